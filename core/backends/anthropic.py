@@ -1,0 +1,129 @@
+"""Anthropic's Messages API (and servers that speak it, e.g. llama.cpp's `/v1/messages`).
+
+System messages become the `system` parameter; with `request.cache_system` it is sent as one
+text block marked `cache_control: ephemeral`, so the stable optimizer instructions are cached.
+Structured replies: the schema is stated in the system prompt, nothing is prefilled, callers
+parse strictly. The `anthropic` SDK is imported lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from skillsleep.core.backends.base import BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.backends.deepseek import schema_instruction
+from skillsleep.core.backends.openai_compat import connection_error, sdk_timeout, status_error
+from skillsleep.core.errors import BackendUnavailable, TransientError
+from skillsleep.core.records import Completion, CompletionRequest, Usage
+
+if TYPE_CHECKING:
+    import anthropic
+
+_STOP_REASONS = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"}
+
+
+def _import_anthropic() -> Any:
+    try:
+        import anthropic
+    except ImportError as exc:  # pragma: no cover - anthropic is a core dependency
+        raise BackendUnavailable("the anthropic SDK is missing: pip install 'skillsleep'") from exc
+    return anthropic
+
+
+class AnthropicBackend(BaseBackend):
+    """Claude models through the Messages API."""
+
+    name = "anthropic"
+    info = ProviderInfo(
+        name="anthropic",
+        description=(
+            "Anthropic's Claude models (Messages API; e.g. claude-sonnet-5, claude-opus-5, claude-haiku-4-5) "
+            "or any server speaking /v1/messages"
+        ),
+        key_env="ANTHROPIC_API_KEY",
+        key_required=True,
+        base_url_env="ANTHROPIC_BASE_URL",
+        default_base_url="https://api.anthropic.com",
+        models=[],  # any model name is passed through
+        default_model="claude-sonnet-5",
+        how_to_configure="set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server)",
+    )
+
+    probe_path = "/v1/models"  # a cheap GET that shows the server is up (used by registry.check_provider)
+
+    def __init__(self, settings: BackendSettings) -> None:
+        super().__init__(settings)
+        self.endpoint = (settings.base_url or self.info.default_base_url or "").rstrip("/")
+        custom_server = settings.base_url is not None and settings.base_url != self.info.default_base_url
+        if not settings.api_key and not custom_server:
+            raise BackendUnavailable("no API key for anthropic: set ANTHROPIC_API_KEY")
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def _get_client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            sdk = _import_anthropic()
+            self._client = sdk.AsyncAnthropic(
+                api_key=self.settings.api_key or "EMPTY",  # a local server accepts any key
+                base_url=self.endpoint,
+                max_retries=0,  # BaseBackend's loop is the only retry loop
+                timeout=sdk_timeout(self.settings),
+            )
+        return self._client
+
+    def _params(self, request: CompletionRequest) -> dict[str, Any]:
+        system_parts = [m.content for m in request.messages if m.role == "system"]
+        if request.json_schema is not None:
+            system_parts.append(schema_instruction(request.json_schema))
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
+            # The SDK's create() takes no `temperature` keyword (anthropic 2.x); the API does.
+            "extra_body": {"temperature": request.temperature},
+        }
+        if system_parts:
+            system = "\n\n".join(system_parts)
+            if request.cache_system:
+                params["system"] = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+            else:
+                params["system"] = system
+        return params
+
+    async def _send(self, request: CompletionRequest) -> Completion:
+        sdk = _import_anthropic()
+        url = f"{self.endpoint}/v1/messages"
+        try:
+            message = await self._get_client().messages.create(**self._params(request))
+        except sdk.APIStatusError as exc:
+            raise status_error(
+                url, exc.status_code, exc.response.text, headers=exc.response.headers,
+                key_hint="Set ANTHROPIC_API_KEY to a valid key.", model=self.model,
+            ) from exc
+        except sdk.APITimeoutError as exc:
+            raise TransientError(f"no answer from {url} within {sdk_timeout(self.settings):.1f} s") from exc
+        except sdk.APIConnectionError as exc:
+            raise connection_error(url, exc.__cause__ or exc) from exc
+        except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
+            raise TransientError(f"{url} sent a body that is not a valid message: {exc}") from exc
+        if isinstance(message, str) or not hasattr(message, "content"):
+            raise TransientError(f"{url} sent a reply that is not a message: {str(message)[:200]!r}")
+        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        usage = message.usage
+        return Completion(
+            text=text,
+            usage=Usage(
+                input_tokens=int(usage.input_tokens or 0),
+                output_tokens=int(usage.output_tokens or 0),
+                cached_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
+            ),
+            finish_reason=_STOP_REASONS.get(message.stop_reason or "", message.stop_reason),
+            raw_id=message.id,
+            model=message.model or self.model,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client; safe to call twice."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()

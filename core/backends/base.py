@@ -1,0 +1,135 @@
+"""The backend contract: one async `complete()` per LLM endpoint, with retries and a concurrency cap.
+
+A concrete backend subclasses `BaseBackend` and implements `_send()`, which performs exactly one
+HTTP/SDK call and raises `TransientError` for a retryable failure (429, 5xx, timeout, dropped
+connection), `BackendUnavailable` / `BackendError` for a permanent one. `complete()` adds the
+semaphore, the retry loop with exponential backoff and jitter, and latency measurement.
+Backends read no environment variables: the command line resolves keys and URLs into
+`BackendSettings` and hands them over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillsleep.core.errors import RetriesExhausted, TransientError
+from skillsleep.core.records import Completion, CompletionRequest
+
+
+class RetryPolicy(BaseModel):
+    """How often and how patiently a transient failure is retried."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempts: int = Field(default=4, ge=1)
+    base_delay_s: float = Field(default=1.0, ge=0)
+    max_delay_s: float = Field(default=30.0, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
+class BackendSettings(BaseModel):
+    """Resolved settings for one backend instance (keys come from the environment via the CLI)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    api_key: str | None = None
+    base_url: str | None = None
+    concurrency: int = Field(default=4, ge=1)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    thinking: bool = False
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class ProviderInfo(BaseModel):
+    """What a provider needs, for `skillsleep backends` and for error messages."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    key_env: str | None = None  # env var holding the API key, if any
+    key_required: bool = False
+    base_url_env: str | None = None  # env var overriding the base URL, if any
+    default_base_url: str | None = None
+    models: list[str] = Field(default_factory=list)  # known model names ([] = any name accepted)
+    default_model: str | None = None
+    extra: str | None = None  # pip extra that installs the SDK / weights
+    how_to_configure: str
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """An LLM endpoint.
+
+    Contract: `complete()` returns a `Completion` (text, usage, latency, finish reason) or raises
+    a `BackendError` after its own retries. It never returns partial garbage as success: a reply
+    cut off by the token limit keeps `finish_reason="length"` so callers can reject it.
+    """
+
+    name: str
+    model: str
+    endpoint: str
+    concurrency: int
+
+    async def complete(self, request: CompletionRequest) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+class BaseBackend:
+    """Retry loop, concurrency cap and latency measurement around one `_send()`."""
+
+    name: ClassVar[str] = "base"
+    info: ClassVar[ProviderInfo]
+
+    def __init__(self, settings: BackendSettings) -> None:
+        self.settings = settings
+        self.model = settings.model
+        self.endpoint = settings.base_url or ""
+        self.concurrency = settings.concurrency
+        self._sem: asyncio.Semaphore | None = None
+        self._sleep = asyncio.sleep  # replaced in tests to make backoff instant
+
+    async def _send(self, request: CompletionRequest) -> Completion:
+        raise NotImplementedError
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.concurrency)
+        policy = self.settings.retry
+        last: TransientError | None = None
+        for attempt in range(policy.attempts):
+            if attempt:
+                await self._sleep(self._delay(attempt, last))
+            async with self._sem:
+                start = time.perf_counter()
+                try:
+                    completion = await asyncio.wait_for(self._send(request), policy.timeout_s)
+                except TransientError as exc:
+                    last = exc
+                    continue
+                except asyncio.TimeoutError:
+                    last = TransientError(f"no answer within {policy.timeout_s:.0f} s")
+                    continue
+            completion.latency_s = time.perf_counter() - start
+            return completion
+        raise RetriesExhausted(
+            f"{self.name}:{self.model} failed {policy.attempts} times; last error: {last}. "
+            "Check the server or the provider's status, or raise retry.attempts / retry.timeout_s."
+        )
+
+    def _delay(self, attempt: int, last: TransientError | None) -> float:
+        policy = self.settings.retry
+        if last is not None and last.retry_after is not None:
+            return min(last.retry_after, policy.max_delay_s)
+        delay = min(policy.base_delay_s * 2 ** (attempt - 1), policy.max_delay_s)
+        return delay * (0.5 + random.random() / 2)
+
+    async def aclose(self) -> None:
+        """Release clients or loaded models; safe to call twice."""

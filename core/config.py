@@ -1,0 +1,465 @@
+"""Training configuration: one TOML file (optionally extending others) → one `TrainConfig`.
+
+Every section is a pydantic model with `extra="forbid"`, so a mistyped key is an error that
+names the file, the section and the closest known key. Only `data.tasks` and `data.skill` are
+required. `extends = "base.toml"` (relative to the file) merges a parent deeply: the child wins
+key by key, tables merge recursively, chains are followed and cycles refused. Relative data
+paths (`data.tasks`, `data.skill`, `run.out_dir`) are made absolute against the directory of
+the file that set them. Overrides (`train.epochs=3`) are applied last; values parse as TOML
+scalars, falling back to a plain string.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import math
+import tomllib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from skillsleep.core.backends.base import RetryPolicy
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.ledger import Budget, Price
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "TrainConfig",
+    "describe_validation_error",
+    "load_config",
+    "resolve_path",
+]
+
+# USD per 1M tokens. DeepSeek: api-docs.deepseek.com/quick_start/pricing as listed in mid-2026
+# (v4-pro at its then-discounted rate; DeepSeek changes prices and bills off-peak hours at half).
+# Anthropic: list prices of the 4.5 generation. Estimates for budgeting, not invoices: override
+# them under [prices] in run.toml.
+DEFAULT_PRICES: dict[str, Price] = {
+    "deepseek:deepseek-v4-flash": Price(input=0.14, output=0.28, cached_input=0.0028),
+    "deepseek:deepseek-v4-pro": Price(input=0.435, output=0.87, cached_input=0.003625),
+    "anthropic:claude-haiku-4-5": Price(input=1.0, output=5.0, cached_input=0.10),
+    "anthropic:claude-sonnet-4-5": Price(input=3.0, output=15.0, cached_input=0.30),
+    "anthropic:claude-opus-4-5": Price(input=5.0, output=25.0, cached_input=0.50),
+    "local:*": Price(),
+}
+
+_PATH_KEYS = (("data", "tasks"), ("data", "skill"), ("run", "out_dir"))
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunSection(_Section):
+    """Run identity and where run directories go."""
+
+    name: str = ""  # empty → the config file's directory name
+    out_dir: str = "runs"
+    seed: int = 0
+
+
+class SplitFractions(_Section):
+    """Shares of tasks without an explicit split."""
+
+    train: float = Field(default=0.5, ge=0)
+    val: float = Field(default=0.3, ge=0)
+    test: float = Field(default=0.2, ge=0)
+
+    @model_validator(mode="after")
+    def _positive(self) -> SplitFractions:
+        if self.train + self.val + self.test <= 0:
+            raise ValueError("split fractions must add up to more than 0")
+        return self
+
+
+class DataSection(_Section):
+    """The task file and the skill being trained."""
+
+    tasks: str
+    skill: str
+    split: SplitFractions = Field(default_factory=SplitFractions)
+
+
+class ModelSection(_Section):
+    """One model role: which backend, how to sample, how patiently to retry."""
+
+    backend: str = "local:qwen2.5-coder-0.5b"  # provider:model
+    base_url: str = ""
+    temperature: float = Field(default=0.0, ge=0)
+    max_tokens: int = Field(default=256, ge=1)
+    concurrency: int = Field(default=1, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    thinking: bool = False
+
+
+class OptimizerSection(ModelSection):
+    """The model that reflects, merges and ranks edits."""
+
+    max_tokens: int = Field(default=1024, ge=1)
+
+
+class JudgeSection(ModelSection):
+    """The rubric judge; an empty backend means the optimizer's."""
+
+    backend: str = ""
+    max_tokens: int = Field(default=512, ge=1)
+
+
+class TrainSection(_Section):
+    """Loop sizes."""
+
+    epochs: int = Field(default=2, ge=1)
+    steps_per_epoch: int = Field(default=0, ge=0)  # 0 → ceil(len(train) / batch_size)
+    batch_size: int = Field(default=8, ge=1)
+    minibatch_size: int = Field(default=4, ge=1)
+    rollouts_k: int = Field(default=1, ge=1)
+    merge_group_size: int = Field(default=8, ge=1)
+
+    def steps(self, n_train: int) -> int:
+        """Steps per epoch for a train split of `n_train` tasks."""
+        return self.steps_per_epoch or max(1, math.ceil(n_train / self.batch_size))
+
+
+class LrSection(_Section):
+    """The textual learning rate: how many edits a step may apply, and its decay."""
+
+    schedule: Literal["constant", "linear", "cosine", "autonomous"] = "cosine"
+    max_edits: int = Field(default=4, ge=1)
+    min_edits: int = Field(default=2, ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LrSection:
+        if self.min_edits > self.max_edits:
+            raise ValueError(f"min_edits ({self.min_edits}) is above max_edits ({self.max_edits})")
+        return self
+
+
+class GateSection(_Section):
+    """The held-out acceptance test."""
+
+    enabled: bool = True
+    metric: Literal["hard", "soft", "mixed"] = "hard"
+    mixed_weight: float = Field(default=0.5, ge=0, le=1)
+    min_margin: float = Field(default=0.0, ge=0)
+    no_regress: bool = False
+
+
+class EditsSection(_Section):
+    """Bounds on one edit and on the whole skill."""
+
+    max_content_chars: int = Field(default=500, ge=1)
+    max_content_lines: int = Field(default=4, ge=1)
+    max_skill_chars: int = Field(default=0, ge=0)  # 0 → no cap
+
+
+class SlowUpdateSection(_Section):
+    """Epoch-boundary comparison of the previous and current skill."""
+
+    enabled: bool = True
+    sample_size: int = Field(default=20, ge=1)
+    max_lines: int = Field(default=8, ge=1)
+
+
+class MetaSection(_Section):
+    """Optimizer-side memory carried across epochs."""
+
+    enabled: bool = True
+    max_lines: int = Field(default=12, ge=1)
+
+
+class BudgetSection(_Section):
+    """Hard caps; 0 means no cap."""
+
+    tokens: int = Field(default=0, ge=0)
+    usd: float = Field(default=0.0, ge=0)
+
+    def to_budget(self) -> Budget:
+        return Budget(tokens=self.tokens or None, usd=self.usd or None)
+
+
+class ReflectSection(_Section):
+    """What the user wants the optimizer to favour, in their words."""
+
+    preferences: str = ""
+
+
+class CacheSection(_Section):
+    """The response cache."""
+
+    enabled: bool = True
+
+
+class TrainConfig(_Section):
+    """Everything one training run is configured by."""
+
+    run: RunSection = Field(default_factory=RunSection)
+    data: DataSection
+    target: ModelSection = Field(default_factory=ModelSection)
+    optimizer: OptimizerSection = Field(default_factory=OptimizerSection)
+    judge: JudgeSection = Field(default_factory=JudgeSection)
+    train: TrainSection = Field(default_factory=TrainSection)
+    lr: LrSection = Field(default_factory=LrSection)
+    gate: GateSection = Field(default_factory=GateSection)
+    edits: EditsSection = Field(default_factory=EditsSection)
+    slow_update: SlowUpdateSection = Field(default_factory=SlowUpdateSection)
+    meta: MetaSection = Field(default_factory=MetaSection)
+    budget: BudgetSection = Field(default_factory=BudgetSection)
+    prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    reflect: ReflectSection = Field(default_factory=ReflectSection)
+    cache: CacheSection = Field(default_factory=CacheSection)
+
+    _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+    _sources: list[Path] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def from_overrides(cls, overrides: Sequence[str] = ()) -> TrainConfig:
+        """A config with no file: defaults plus `section.key=value` overrides (data.* among them)."""
+        return _build([], overrides, base_dir=Path.cwd(), source="overrides")
+
+    @property
+    def base_dir(self) -> Path:
+        """Directory of the config file; relative paths resolve against it."""
+        return self._base_dir
+
+    @property
+    def sources(self) -> list[Path]:
+        """The files this config was read from, child first."""
+        return list(self._sources)
+
+    @property
+    def judge_model(self) -> ModelSection:
+        """The judge settings with an empty backend filled in from the optimizer."""
+        if self.judge.backend:
+            return self.judge
+        return self.judge.model_copy(
+            update={"backend": self.optimizer.backend, "base_url": self.judge.base_url or self.optimizer.base_url}
+        )
+
+
+def resolve_path(cfg: TrainConfig, p: str) -> Path:
+    """A path from the config: absolute as is, else relative to the config file's directory."""
+    path = Path(p).expanduser()
+    return path if path.is_absolute() else cfg.base_dir / path
+
+
+def load_config(path: Path, overrides: Sequence[str] = ()) -> TrainConfig:
+    """Read a TOML config (following `extends`), apply overrides, validate; ConfigError on any problem."""
+    path = Path(path).expanduser().resolve()
+    return _build(_read_chain(path, []), overrides, base_dir=path.parent, source=_label(path))
+
+
+def _build(chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *,
+           base_dir: Path, source: str) -> TrainConfig:
+    merged: dict[str, Any] = {"prices": {k: v.model_dump() for k, v in DEFAULT_PRICES.items()}}
+    origin: dict[tuple[str, ...], str] = {}
+    for file, raw in reversed(chain):  # parents first, so children win
+        _merge(merged, raw, origin, _label(file), ())
+    for text in overrides:
+        parsed = _parse_override(text)
+        _absolutize(parsed, base_dir)
+        _merge(merged, parsed, origin, f"override {text!r}", ())
+    try:
+        cfg = TrainConfig.model_validate(merged)
+    except ValidationError as exc:
+        lines = describe_validation_error(exc, origin=origin, default_source=source)
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+    cfg._base_dir = base_dir
+    cfg._sources = [file for file, _ in chain]
+    if not cfg.run.name:
+        cfg.run.name = base_dir.name or "run"
+    return cfg
+
+
+def _label(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """[(file, raw dict with paths made absolute)], child first, following `extends`."""
+    if path in seen:
+        cycle = " → ".join(_label(p) for p in [*seen[seen.index(path):], path])
+        raise ConfigError(f"extends cycle: {cycle}")
+    if not path.is_file():
+        by = f" (extended by {_label(seen[-1])})" if seen else ""
+        raise ConfigError(f"config file not found: {_label(path)}{by}")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{_label(path)}: invalid TOML: {exc}") from None
+    problems = [f"{_label(path)}: {p}" for p in _unknown_keys(TrainConfig, raw, (), allow={"extends"})]
+    if problems:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
+    parent = raw.pop("extends", None)
+    _absolutize(raw, path.parent)
+    chain = [(path, raw)]
+    if parent is not None:
+        if not isinstance(parent, str):
+            raise ConfigError(f"{_label(path)}: extends: expected a file path string, got {parent!r}")
+        chain += _read_chain((path.parent / parent).expanduser().resolve(), [*seen, path])
+    return chain
+
+
+def _absolutize(raw: dict[str, Any], base: Path) -> None:
+    for section, key in _PATH_KEYS:
+        table = raw.get(section)
+        if isinstance(table, dict) and isinstance(table.get(key), str):
+            p = Path(table[key]).expanduser()
+            table[key] = str(p if p.is_absolute() else base / p)
+
+
+def _merge(into: dict[str, Any], new: dict[str, Any], origin: dict[tuple[str, ...], str],
+           source: str, prefix: tuple[str, ...]) -> None:
+    """Deep-merge `new` into `into`, remembering which source set each leaf."""
+    for key, value in new.items():
+        path = (*prefix, key)
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value, origin, source, path)
+        else:
+            into[key] = copy.deepcopy(value)
+            for known in [k for k in origin if k[: len(path)] == path]:
+                del origin[known]
+            origin[path] = source
+            if isinstance(value, dict):
+                _mark(value, origin, source, path)
+
+
+def _mark(table: dict[str, Any], origin: dict[tuple[str, ...], str], source: str,
+          prefix: tuple[str, ...]) -> None:
+    for key, value in table.items():
+        origin[(*prefix, key)] = source
+        if isinstance(value, dict):
+            _mark(value, origin, source, (*prefix, key))
+
+
+def _parse_override(text: str) -> dict[str, Any]:
+    """`section.key=value` → a nested dict; the value is a TOML scalar or else a plain string."""
+    key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not sep or not key:
+        raise ConfigError(f"invalid override {text!r}: expected section.key=value, e.g. train.epochs=3")
+    try:
+        parsed = tomllib.loads(f"{key} = {value}")
+    except tomllib.TOMLDecodeError:
+        try:
+            parsed = tomllib.loads(f"{key} = {json.dumps(value)}")
+        except tomllib.TOMLDecodeError:
+            raise ConfigError(f"invalid override {text!r}: {key!r} is not a valid key path") from None
+    problems = _unknown_keys(TrainConfig, parsed, ())
+    if problems:
+        raise ConfigError(f"override {text!r}: {problems[0]}")
+    return parsed
+
+
+def _unknown_keys(model: type[BaseModel], data: Any, prefix: tuple[str, ...],
+                  allow: Iterable[str] = ()) -> list[str]:
+    """Messages for keys the schema does not know, with the closest known key."""
+    if not isinstance(data, dict):
+        return []
+    problems: list[str] = []
+    fields = model.model_fields
+    for key, value in data.items():
+        if key in allow:
+            continue
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(fields)})"
+            where = f"[{_section(prefix)}] unknown key" if prefix else "unknown top-level key"
+            problems.append(f"{where} {key!r}{hint}")
+            continue
+        sub, is_map = _submodel(fields[key].annotation)
+        if sub is None or not isinstance(value, dict):
+            continue
+        if is_map:
+            for name, item in value.items():
+                problems += _unknown_keys(sub, item, (*prefix, key, name))
+        else:
+            problems += _unknown_keys(sub, value, (*prefix, key))
+    return problems
+
+
+def _submodel(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
+    """(model class, is a dict of them) for a field annotation, or (None, False)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    if get_origin(annotation) is dict:
+        value = get_args(annotation)[1]
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            return value, True
+    return None, False
+
+
+def _section(path: Sequence[str | int]) -> str:
+    parts = [str(p) if str(p).replace("_", "").isalnum() else json.dumps(str(p)) for p in path]
+    return ".".join(parts)
+
+
+_EXPECTED = {
+    "int": "an integer", "float": "a number", "bool": "true or false", "string": "a string",
+    "dict": "a table", "model": "a table", "list": "a list",
+}
+
+
+def describe_validation_error(exc: ValidationError, *, origin: dict[tuple[str, ...], str] | None = None,
+                              default_source: str = "", section_style: bool = True) -> list[str]:
+    """Plain one-line messages for a pydantic error: where, what was expected, what was found.
+
+    With `section_style`, locations read `[train] epochs`; otherwise `judge.checks[0].type`.
+    `origin` maps key paths to the file (or override) that set them, to prefix each line.
+    """
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(str(p) for p in err["loc"])
+        where = _where(err["loc"], section_style, whole_table=err["type"] == "value_error")
+        source = _source_of(loc, origin or {}, default_source)
+        prefix = f"{source}: " if source else ""
+        lines.append(f"{prefix}{where}{_what(err)}")
+    return lines
+
+
+def _where(loc: tuple[Any, ...], section_style: bool, *, whole_table: bool = False) -> str:
+    if not loc:
+        return ""
+    if not section_style:
+        text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        return f"{text}: "
+    if whole_table:  # a validator on a whole section, e.g. [lr] min_edits above max_edits
+        return f"[{_section(loc)}] "
+    *table, key = loc
+    return f"[{_section(table)}] {key}: " if table else f"{key}: "
+
+
+def _source_of(loc: tuple[str, ...], origin: dict[tuple[str, ...], str], default: str) -> str:
+    for n in range(len(loc), 0, -1):
+        if loc[:n] in origin:
+            return origin[loc[:n]]
+    return default
+
+
+def _what(err: Any) -> str:
+    kind: str = err["type"]
+    got = err.get("input")
+    shown = repr(got) if isinstance(got, str) else json.dumps(got, default=str)
+    if kind == "missing":
+        return "missing (required)"
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "literal_error":
+        return f"expected {err['ctx']['expected']}, got {shown}"
+    base = kind.split("_")[0]
+    if base in _EXPECTED and kind.endswith(("_type", "_parsing", "_from_float", "_fraction")):
+        return f"expected {_EXPECTED[base]}, got {shown}"
+    if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
+        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
+        limit = next(iter(err["ctx"].values()))
+        limit = f"{limit:g}" if isinstance(limit, float) else limit
+        return f"must be {op} {limit}, got {shown}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return msg[0].lower() + msg[1:] if msg else kind

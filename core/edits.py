@@ -1,0 +1,267 @@
+"""Bounded edits: ADD / DELETE / REPLACE single lines of a skill's editable body.
+
+`apply_edits` never raises for a bad edit: an edit that cannot be applied within the bounds is
+skipped with a reason in plain words the optimizer can act on next time. The rules:
+
+- Targets match one body line exactly, ignoring trailing whitespace. When no line matches
+  exactly, a second try also ignores leading whitespace and a leading list marker (`-`, `*`,
+  `+`, `1.`, `1)`) on both sides; it is used only when exactly one editable line matches, and a
+  one-line replacement without its own marker then keeps the matched line's marker.
+- Lines in protected regions (and the region markers) and the frontmatter are never touched.
+- Edits add no sections: content with a markdown heading line is skipped, and heading lines
+  cannot be deleted or replaced.
+- ADD writes after `target` when it is found in the editable body, otherwise at the end of the
+  editable body (before the protected regions).
+- `kind="execution_lapse"` edits leave the body alone: their content becomes a note in the
+  protected appendix region (de-duplicated, the newest `MAX_NOTES` kept).
+- Edits apply in order (a later edit sees the earlier ones); only the first `max_edits` count.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillsleep.core.records import Edit
+from skillsleep.core.skill import Skill
+
+MAX_NOTES = 20
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_REGION_MARKER = "<!-- skillsleep:"
+
+
+class EditLimits(BaseModel):
+    """Bounds on one application of edits (the textual step size)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_edits: int = Field(default=8, ge=0)
+    max_content_chars: int = Field(default=500, ge=1)
+    max_content_lines: int = Field(default=4, ge=1)
+    max_skill_chars: int | None = Field(default=None, ge=1)
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """The edited skill, the edits applied, and the edits skipped with the reason why."""
+
+    skill: Skill
+    applied: list[Edit] = field(default_factory=list)
+    skipped: list[tuple[Edit, str]] = field(default_factory=list)
+
+    def skipped_reasons(self) -> list[str]:
+        """One line per skipped edit: what it tried and why it was skipped."""
+        return [f"{_describe(edit)}: {reason}" for edit, reason in self.skipped]
+
+
+class _Skip(Exception):
+    """An edit outside the bounds; the message is the reason shown to the optimizer."""
+
+
+def apply_edits(skill: Skill, edits: list[Edit], limits: EditLimits) -> EditResult:
+    """Apply `edits` in order within `limits`; bad edits are skipped with a reason, never raised."""
+    current = skill
+    applied: list[Edit] = []
+    skipped: list[tuple[Edit, str]] = []
+    for i, edit in enumerate(edits):
+        if i >= limits.max_edits:
+            skipped.append((edit, f"only the first {limits.max_edits} edits of a step are applied"))
+            continue
+        try:
+            new = _apply_one(current, edit, limits)
+            _check_size(current, new, limits)
+        except _Skip as exc:
+            skipped.append((edit, str(exc)))
+            continue
+        current = new
+        applied.append(edit)
+    return EditResult(skill=current, applied=applied, skipped=skipped)
+
+
+def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
+    if edit.kind == "execution_lapse":
+        return _add_note(skill, edit, limits)
+    lines = skill.body.split("\n")
+    protected = _protected(skill, lines)
+    if edit.op == "add":
+        new = _content_lines(edit, limits)
+        at = _anchor(skill, lines, protected, edit.target)
+        _refuse_duplicate(lines, protected, new)
+        if at is None:
+            at, new = _end_of_body(lines, protected, new)
+        else:
+            at += 1
+        lines[at:at] = new
+    elif edit.op == "delete":
+        at, _ = _find(skill, lines, protected, edit.target, "delete")
+        if _HEADING.match(lines[at]):
+            raise _Skip(f"edits may not delete whole sections; {_q(lines[at])} is a section heading")
+        del lines[at]
+        if 0 < at < len(lines) and not lines[at - 1].strip() and not lines[at].strip():
+            del lines[at]  # do not leave two blank lines where the deleted line was
+    else:
+        new = _content_lines(edit, limits)
+        at, loose = _find(skill, lines, protected, edit.target, "replace")
+        if _HEADING.match(lines[at]):
+            raise _Skip(f"edits may not rename or replace section headings; {_q(lines[at])} is a heading")
+        if loose and len(new) == 1 and not _LIST_MARKER.match(new[0]):
+            marker = _LIST_MARKER.match(lines[at])
+            if marker:
+                new = [marker.group(0) + new[0].lstrip()]
+        if new == [lines[at].rstrip()]:
+            raise _Skip(f"the replacement is identical to the line it would replace: {_q(lines[at])}")
+        lines[at : at + 1] = new
+    return Skill(skill.frontmatter + "\n".join(lines))
+
+
+def _protected(skill: Skill, lines: list[str]) -> set[int]:
+    """Protected region lines plus any stray skillsleep marker line (e.g. an unclosed region)."""
+    out = skill.protected_line_indexes()
+    out.update(i for i, line in enumerate(lines) if line.lstrip().startswith(_REGION_MARKER))
+    return out
+
+
+def _content_lines(edit: Edit, limits: EditLimits) -> list[str]:
+    raw = (edit.content or "").replace("\r\n", "\n")
+    if not raw.strip():
+        raise _Skip(f"an {edit.op} edit needs content: the new line to write into the skill")
+    if len(raw) > limits.max_content_chars:
+        raise _Skip(
+            f"the new content is {len(raw)} characters long; one edit may add at most "
+            f"{limits.max_content_chars} — say it shorter or split it into separate edits"
+        )
+    lines = [line.rstrip() for line in raw.strip("\n").split("\n")]
+    if len(lines) > limits.max_content_lines:
+        raise _Skip(
+            f"the new content has {len(lines)} lines; one edit may add at most "
+            f"{limits.max_content_lines} — say it shorter or split it into separate edits"
+        )
+    _refuse_forbidden(lines)
+    return lines
+
+
+def _refuse_forbidden(lines: list[str]) -> None:
+    for line in lines:
+        if _HEADING.match(line):
+            raise _Skip(
+                f"edits may not add sections (the content has the heading line {_q(line)}); "
+                "add plain lines under an existing section instead"
+            )
+        if _REGION_MARKER in line:
+            raise _Skip("edits may not write skillsleep region markers")
+
+
+def _find(skill: Skill, lines: list[str], protected: set[int], target: str | None, verb: str) -> tuple[int, bool]:
+    """Index of the one editable line equal to `target`, and whether the loose match was used."""
+    if target is None or not target.strip():
+        raise _Skip(f"a {verb} edit needs a target: the line to {verb}, copied exactly from the skill")
+    wanted = target.strip("\n").rstrip()
+    if "\n" in wanted:
+        raise _Skip(
+            f"the target must be a single line of the skill, copied exactly; it spans "
+            f"{wanted.count(chr(10)) + 1} lines — make one edit per line"
+        )
+    exact = [i for i, line in enumerate(lines) if line.rstrip() == wanted]
+    loose_wanted = _loose(wanted)
+    loose = [i for i, line in enumerate(lines) if loose_wanted and _loose(line) == loose_wanted]
+    for candidates, is_loose in ((exact, False), (loose, True)):
+        editable = [i for i in candidates if i not in protected]
+        if len(editable) == 1:
+            return editable[0], is_loose
+        if len(editable) > 1:
+            raise _Skip(
+                f"the line to {verb} appears {len(editable)} times in the skill, so it is ambiguous: "
+                f"{_q(wanted)}; quote a line that appears only once"
+            )
+    if exact or loose:
+        raise _Skip(
+            f"the line to {verb} is in a protected region that step edits may not change: {_q(wanted)}"
+        )
+    if any(line.rstrip() == wanted or _loose(line) == loose_wanted for line in skill.frontmatter.split("\n")):
+        raise _Skip(f"the line to {verb} is in the frontmatter, which edits may not change: {_q(wanted)}")
+    raise _Skip(
+        f"the line to {verb} was not found in the skill: {_q(wanted)}; "
+        "copy the target line exactly as it appears in the skill"
+    )
+
+
+def _anchor(skill: Skill, lines: list[str], protected: set[int], target: str | None) -> int | None:
+    """The line an ADD goes after, or None (end of the body) when absent, unknown or ambiguous."""
+    if target is None or not target.strip():
+        return None
+    try:
+        return _find(skill, lines, protected, target, "add after")[0]
+    except _Skip:
+        return None
+
+
+def _end_of_body(lines: list[str], protected: set[int], new: list[str]) -> tuple[int, list[str]]:
+    """Where an untargeted ADD goes: after the last non-blank editable line."""
+    last = max((i for i, line in enumerate(lines) if i not in protected and line.strip()), default=-1)
+    if last >= 0:
+        return last + 1, new
+    if lines and lines[0].strip():  # the body holds only protected regions: keep a blank line before them
+        return 0, [*new, ""]
+    return 0, new
+
+
+def _refuse_duplicate(lines: list[str], protected: set[int], new: list[str]) -> None:
+    present = {line.strip() for i, line in enumerate(lines) if i not in protected}
+    wanted = [line.strip() for line in new if line.strip()]
+    if wanted and all(line in present for line in wanted):
+        raise _Skip(f"the skill already has this line: {_q(wanted[0])}")
+
+
+def _add_note(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
+    text = " ".join((edit.content or "").split())
+    if not text:
+        raise _Skip("an execution-lapse note needs content: the reminder to record")
+    if len(text) > limits.max_content_chars:
+        raise _Skip(
+            f"the note is {len(text)} characters long; a note may be at most {limits.max_content_chars}"
+        )
+    _refuse_forbidden([text])
+    note = _LIST_MARKER.sub("", text, count=1)
+    notes = [_LIST_MARKER.sub("", line, count=1).strip() for line in skill.region("appendix").split("\n")]
+    notes = [n for n in notes if n]
+    if _fold(note) in {_fold(n) for n in notes}:
+        raise _Skip(f"the reminders already hold this note: {_q(note)}")
+    notes = [*notes, note][-MAX_NOTES:]
+    return skill.with_region("appendix", "\n".join(f"- {n}" for n in notes))
+
+
+def _check_size(before: Skill, after: Skill, limits: EditLimits) -> None:
+    cap = limits.max_skill_chars
+    if cap is not None and len(after.text) > cap and len(after.text) > len(before.text):
+        raise _Skip(
+            f"the skill would grow to {len(after.text)} characters, over its cap of {cap}; "
+            "replace or delete a line instead of adding one"
+        )
+
+
+def _loose(line: str) -> str:
+    return _LIST_MARKER.sub("", line, count=1).strip()
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _q(text: str, limit: int = 120) -> str:
+    text = text.strip()
+    return f"'{text if len(text) <= limit else text[: limit - 1] + '…'}'"
+
+
+def _describe(edit: Edit) -> str:
+    if edit.kind == "execution_lapse":
+        return f"note {_q(edit.content or '', 60)}"
+    parts = [edit.op]
+    if edit.target:
+        parts.append(_q(edit.target, 60))
+    if edit.content and edit.op != "delete":
+        parts.append(("→ " if edit.op == "replace" else "") + _q(edit.content, 60))
+    return " ".join(parts)

@@ -1,0 +1,99 @@
+"""Rollout and scoring: run tasks through a harness, judge them, remember every result.
+
+A rollout is identified by (skill hash, task id, sample index) and is computed at most once per
+run: results are memoised in memory and appended to `rollouts.jsonl` in the run directory, so
+a resumed run reuses them. All rollouts of one call run concurrently; the backend's own limit
+caps how many are in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from skillsleep.core.gate import GateConfig
+from skillsleep.core.harness import Harness
+from skillsleep.core.judges import metric, score
+from skillsleep.core.llm import LLM
+from skillsleep.core.records import Rollout, Task
+from skillsleep.core.skill import Skill
+
+Key = tuple[str, str, int]
+
+
+class Evaluator:
+    """Runs and scores tasks for skills, never twice for the same (skill, task, sample)."""
+
+    def __init__(
+        self,
+        harness: Harness,
+        *,
+        judge_llm: LLM | None,
+        gate: GateConfig,
+        rollouts_k: int = 1,
+        timeout_s: float = 600.0,
+        log_path: Path | None = None,
+        on_rollout: Callable[[Rollout], None] | None = None,
+    ) -> None:
+        self.harness = harness
+        self.judge_llm = judge_llm
+        self.gate = gate
+        self.k = rollouts_k
+        self.timeout_s = timeout_s
+        self.log_path = log_path
+        self.on_rollout = on_rollout
+        self._memo: dict[Key, Rollout] = {}
+        self._pending: dict[Key, asyncio.Task[Rollout]] = {}
+        if log_path is not None and log_path.exists():
+            for line in log_path.read_text().splitlines():
+                try:
+                    r = Rollout.model_validate_json(line)
+                except ValueError:
+                    continue  # a line torn by a crash: that rollout is simply redone
+                self._memo[(r.skill_hash, r.task_id, r.sample)] = r
+
+    @property
+    def computed(self) -> int:
+        """Rollouts held (computed in this run or loaded on resume)."""
+        return len(self._memo)
+
+    async def rollout(self, skill: Skill, task: Task, sample: int = 0) -> Rollout:
+        """One scored rollout, memoised; concurrent requests for the same key share one run."""
+        key = (skill.hash, task.id, sample)
+        if key in self._memo:
+            return self._memo[key]
+        if key not in self._pending:
+            self._pending[key] = asyncio.ensure_future(self._compute(skill, task, sample))
+        try:
+            return await self._pending[key]
+        finally:
+            self._pending.pop(key, None)
+
+    async def _compute(self, skill: Skill, task: Task, sample: int) -> Rollout:
+        run = await self.harness.run(task, skill, sample=sample, timeout_s=self.timeout_s)
+        verdict = await score(task, run, llm=self.judge_llm)
+        result = Rollout(task_id=task.id, skill_hash=skill.hash, sample=sample, run=run, score=verdict)
+        self._memo[(skill.hash, task.id, sample)] = result
+        if self.log_path is not None:
+            with self.log_path.open("a") as fh:
+                fh.write(result.model_dump_json() + "\n")
+        if self.on_rollout is not None:
+            self.on_rollout(result)
+        return result
+
+    async def rollouts(self, skill: Skill, tasks: list[Task], k: int | None = None) -> list[Rollout]:
+        """Every task × sample for a skill, concurrently, in task order."""
+        k = self.k if k is None else k
+        return list(await asyncio.gather(*(self.rollout(skill, t, s) for t in tasks for s in range(k))))
+
+    def value(self, r: Rollout) -> float:
+        return metric(r.score, self.gate.metric, self.gate.mixed_weight)
+
+    async def task_scores(self, skill: Skill, tasks: list[Task]) -> dict[str, float]:
+        """Per-task score of a skill (mean over the K samples, by the gate metric)."""
+        results = await self.rollouts(skill, tasks)
+        by_task: dict[str, list[float]] = {}
+        for r in results:
+            by_task.setdefault(r.task_id, []).append(self.value(r))
+        return {t: sum(v) / len(v) for t, v in by_task.items()}

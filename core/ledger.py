@@ -1,0 +1,127 @@
+"""The call ledger, prices and the budget: every model call is counted, priced and capped.
+
+Prices live in configuration (USD per million tokens, keyed `provider:model` or `provider:*`),
+never in code paths that decide anything. The budget is a hard cap checked before each call
+against what was spent plus what calls in flight have reserved, so concurrency cannot overshoot.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillsleep.core.errors import BudgetExceeded
+from skillsleep.core.records import LedgerEntry, Usage
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = 0.0
+    output: float = 0.0
+    cached_input: float | None = None  # defaults to the input price
+
+
+class Budget(BaseModel):
+    """Hard caps for one run or night; None means no cap."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: int | None = Field(default=None, ge=0)
+    usd: float | None = Field(default=None, ge=0)
+
+
+def price_of(prices: dict[str, Price], provider: str, model: str, usage: Usage) -> float:
+    """Cost of one call in USD (0 when no price is configured for it)."""
+    price = prices.get(f"{provider}:{model}") or prices.get(f"{provider}:*")
+    if price is None:
+        return 0.0
+    cached = min(usage.cached_tokens, usage.input_tokens)
+    cached_price = price.input if price.cached_input is None else price.cached_input
+    return (
+        (usage.input_tokens - cached) * price.input
+        + cached * cached_price
+        + usage.output_tokens * price.output
+    ) / 1_000_000
+
+
+class Ledger:
+    """Totals of every call of a run, by role; enforces the budget before each call."""
+
+    def __init__(
+        self,
+        *,
+        budget: Budget | None = None,
+        prices: dict[str, Price] | None = None,
+        sinks: list[Callable[[LedgerEntry], None]] | None = None,
+        spent_tokens: int = 0,
+        spent_usd: float = 0.0,
+    ) -> None:
+        self.budget = budget or Budget()
+        self.prices = prices or {}
+        self.sinks = sinks or []
+        self.entries: list[LedgerEntry] = []
+        self.spent_tokens = spent_tokens  # carried over from before a resume
+        self.spent_usd = spent_usd
+        self._reserved_tokens = 0
+        self._reserved_usd = 0.0
+
+    def reserve(self, provider: str, model: str, estimate: Usage) -> tuple[int, float]:
+        """Claim room for a call about to be made, or raise BudgetExceeded."""
+        tokens = estimate.total
+        usd = price_of(self.prices, provider, model, estimate)
+        cap_t, cap_u = self.budget.tokens, self.budget.usd
+        if cap_t is not None and self.spent_tokens + self._reserved_tokens + tokens > cap_t:
+            raise BudgetExceeded(
+                f"token budget reached: {self.spent_tokens} of {cap_t} tokens spent and the next call "
+                f"may need ~{tokens}; raise --budget-tokens to go on."
+            )
+        if cap_u is not None and self.spent_usd + self._reserved_usd + usd > cap_u:
+            raise BudgetExceeded(
+                f"money budget reached: ${self.spent_usd:.4f} of ${cap_u:.4f} spent and the next call "
+                f"may cost ~${usd:.4f}; raise --budget-usd to go on."
+            )
+        self._reserved_tokens += tokens
+        self._reserved_usd += usd
+        return tokens, usd
+
+    def release(self, reservation: tuple[int, float]) -> None:
+        self._reserved_tokens -= reservation[0]
+        self._reserved_usd -= reservation[1]
+
+    def record(self, entry: LedgerEntry) -> None:
+        self.entries.append(entry)
+        if not entry.cache_hit:
+            self.spent_tokens += entry.usage.total
+            self.spent_usd += entry.cost_usd
+        for sink in self.sinks:
+            sink(entry)
+
+    def cost(self, provider: str, model: str, usage: Usage) -> float:
+        return price_of(self.prices, provider, model, usage)
+
+    @property
+    def calls_made(self) -> int:
+        """Calls that reached a backend (cache hits excluded)."""
+        return sum(1 for e in self.entries if not e.cache_hit)
+
+    def by_role(self) -> dict[str, dict[str, float]]:
+        """Per role: calls, cache hits, tokens in / out / cached, cost."""
+        out: dict[str, dict[str, float]] = defaultdict(
+            lambda: {"calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0,
+                     "cached_tokens": 0, "cost_usd": 0.0, "errors": 0}
+        )
+        for e in self.entries:
+            row = out[e.role]
+            row["cache_hits" if e.cache_hit else "calls"] += 1
+            row["errors"] += 1 if e.error else 0
+            if not e.cache_hit:
+                row["input_tokens"] += e.usage.input_tokens
+                row["output_tokens"] += e.usage.output_tokens
+                row["cached_tokens"] += e.usage.cached_tokens
+                row["cost_usd"] += e.cost_usd
+        return dict(out)

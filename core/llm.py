@@ -1,0 +1,178 @@
+"""`LLM`: the one door every model call goes through — budget, response cache, backend, ledger.
+
+Each stage asks for a completion in a *role* (target, judge, reflect, merge, rank, slow_update,
+meta, schedule). The request is checked against the budget, answered from the persistent
+response cache when the identical request (model, messages, parameters, sample index) was
+answered before, otherwise sent to the backend; either way the ledger records it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from skillsleep.core.backends.base import Backend
+from skillsleep.core.errors import BackendError, ParseError
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.records import Completion, CompletionRequest, LedgerEntry, Message, Role, Usage
+from skillsleep.core.store import Store
+
+
+def estimate_usage(request: CompletionRequest) -> Usage:
+    """A pessimistic token estimate for the budget check (about 3.5 characters a token)."""
+    chars = sum(len(m.content) for m in request.messages)
+    return Usage(input_tokens=int(chars / 3.5) + 16, output_tokens=request.max_tokens)
+
+
+class LLM:
+    """A backend bound to a ledger, a budget and a cache; `complete()` is what stages call."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        ledger: Ledger,
+        store: Store | None = None,
+        run_id: str = "",
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        seed: int | None = 0,
+    ) -> None:
+        self.backend = backend
+        self.ledger = ledger
+        self.store = store
+        self.run_id = run_id
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self._inflight: dict[str, asyncio.Future[Completion]] = {}
+
+    @property
+    def label(self) -> str:
+        return f"{self.backend.name}:{self.backend.model}"
+
+    def request(
+        self,
+        messages: list[Message],
+        *,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        sample: int = 0,
+        cache_system: bool = False,
+    ) -> CompletionRequest:
+        """Build the request this LLM would send (also used to compute cache keys)."""
+        return CompletionRequest(
+            model=self.backend.model,
+            messages=messages,
+            temperature=self.temperature if temperature is None else temperature,
+            max_tokens=max_tokens or self.max_tokens,
+            json_schema=json_schema,
+            seed=None if self.seed is None else self.seed + sample,
+            sample=sample,
+            cache_system=cache_system,
+        )
+
+    async def complete(self, role: Role, request: CompletionRequest) -> Completion:
+        """Answer a request: cache first, then the backend; budget checked before sending.
+
+        Identical requests in flight at the same time share one backend call."""
+        key = request.cache_key(self.backend.name, self.backend.endpoint)
+        hit = self.store.cached(key) if self.store else None
+        if hit is None and key in self._inflight:
+            hit = await asyncio.shield(self._inflight[key])
+        if hit is not None:
+            self._record(role, hit, cache_hit=True)
+            return hit.model_copy(update={"cached": True})
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            completion = await self._send(role, request, key)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved here, so an unshared failure is not reported twice
+            raise
+        else:
+            future.set_result(completion)
+            return completion
+        finally:
+            self._inflight.pop(key, None)
+
+    async def _send(self, role: Role, request: CompletionRequest, key: str) -> Completion:
+        reservation = self.ledger.reserve(self.backend.name, self.backend.model, estimate_usage(request))
+        try:
+            completion = await self.backend.complete(request)
+        except BackendError as exc:
+            self._record(role, Completion(text=""), cache_hit=False, error=str(exc))
+            raise
+        finally:
+            self.ledger.release(reservation)
+        self._record(role, completion, cache_hit=False)
+        if self.store is not None and not completion.truncated:
+            self.store.cache(key, completion)
+        return completion
+
+    async def ask(
+        self,
+        role: Role,
+        messages: list[Message],
+        *,
+        sample: int = 0,
+        max_tokens: int | None = None,
+        cache_system: bool = False,
+    ) -> Completion:
+        """Plain-text completion in a role."""
+        req = self.request(messages, sample=sample, max_tokens=max_tokens, cache_system=cache_system)
+        return await self.complete(role, req)
+
+    async def ask_json(
+        self,
+        role: Role,
+        messages: list[Message],
+        schema: dict[str, Any],
+        *,
+        max_tokens: int | None = None,
+        cache_system: bool = False,
+    ) -> dict[str, Any]:
+        """Structured completion, parsed strictly; a truncated or malformed reply is a ParseError."""
+        req = self.request(messages, json_schema=schema, max_tokens=max_tokens, cache_system=cache_system)
+        completion = await self.complete(role, req)
+        return parse_json_reply(completion)
+
+    def _record(self, role: Role, c: Completion, *, cache_hit: bool, error: str | None = None) -> None:
+        cost = 0.0 if cache_hit else self.ledger.cost(self.backend.name, self.backend.model, c.usage)
+        entry = LedgerEntry(
+            role=role,
+            provider=self.backend.name,
+            model=self.backend.model,
+            usage=c.usage,
+            cost_usd=cost,
+            latency_s=0.0 if cache_hit else c.latency_s,
+            cache_hit=cache_hit,
+            error=error,
+        )
+        self.ledger.record(entry)
+        if self.store is not None and self.run_id:
+            self.store.record_call(self.run_id, entry)
+
+
+def parse_json_reply(completion: Completion) -> dict[str, Any]:
+    """Strictly parse a JSON-object reply (one fenced ```json block is tolerated)."""
+    if completion.truncated:
+        raise ParseError(f"the reply was cut off at the token limit ({completion.usage.output_tokens} tokens)")
+    text = completion.text.strip()
+    if text.startswith("```"):
+        lines = text.splitlines()
+        if len(lines) >= 2 and lines[-1].strip() == "```":
+            text = "\n".join(lines[1:-1])
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"the reply is not valid JSON ({exc.msg} at char {exc.pos}): {text[:200]!r}") from exc
+    if not isinstance(data, dict):
+        raise ParseError(f"the reply is JSON but not an object: {text[:200]!r}")
+    return data

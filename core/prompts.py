@@ -1,0 +1,102 @@
+"""Prompt templates (`core/prompts/*.md`) and the small helpers that render data into them.
+
+Templates use `string.Template` placeholders (`$name`), so the JSON braces they show are safe;
+a literal dollar sign is written `$$`. Untrusted text (task prompts, agent responses, tool
+output) is always rendered through `data_block()`, which fences it and defuses fence markers
+inside it, so a transcript cannot close the fence and speak as the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib.resources import files
+from string import Template
+
+from skillsleep.core.records import Edit, RejectedEdit
+from skillsleep.core.skill import Skill
+
+_OPEN, _CLOSE = "<<<", ">>>"
+_BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
+
+
+@lru_cache(maxsize=None)
+def _template(name: str) -> Template:
+    text = files("skillsleep.core").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8")
+    return Template(text.rstrip("\n"))
+
+
+def render(name: str, **values: object) -> str:
+    """Fill template `prompts/<name>.md`; a missing value is a KeyError, never a silent blank."""
+    return _template(name).substitute({k: str(v) for k, v in values.items()})
+
+
+def truncate(text: str, limit: int) -> str:
+    """Keep the head and the tail of a long text and say how much was cut in between."""
+    if len(text) <= limit:
+        return text
+    head = limit * 3 // 4
+    tail = limit - head
+    return f"{text[:head]}\n[... {len(text) - limit} characters cut ...]\n{text[-tail:]}"
+
+
+def data_block(label: str, text: str, *, limit: int | None = None) -> str:
+    """Fence untrusted text between `<<<LABEL` and `LABEL>>>`, with fence markers inside defused."""
+    body = truncate(text, limit) if limit else text
+    body = body.replace(_OPEN, "< < <").replace(_CLOSE, "> > >")
+    return f"{_OPEN}{label}\n{body.strip(chr(10)) or '(empty)'}\n{label}{_CLOSE}"
+
+
+def quoted(text: str | None) -> str:
+    """A JSON string literal: exact boundaries, and copyable as-is into a JSON reply."""
+    return json.dumps(text or "", ensure_ascii=False)
+
+
+def describe_edit(edit: Edit, number: int | None = None) -> str:
+    """An edit as a few labelled lines, its fields quoted so a target can be copied exactly."""
+    head = f"Edit {number}" if number is not None else "Edit"
+    lines = [f"{head} (kind {edit.kind}, support {edit.support})", f"  op: {quoted(edit.op)}"]
+    if edit.target is not None:
+        lines.append(f"  target: {quoted(edit.target)}")
+    if edit.content is not None:
+        lines.append(f"  content: {quoted(edit.content)}")
+    if edit.rationale:
+        lines.append(f"  rationale: {quoted(edit.rationale)}")
+    return "\n".join(lines)
+
+
+def describe_rejected(rejected: RejectedEdit) -> str:
+    """A rejected edit with the held-out score it produced: before → after."""
+    where = f"epoch {rejected.epoch + 1}, step {rejected.step + 1}"
+    score = f"score before {rejected.before:.3f} → after {rejected.after:.3f}"
+    return f"{describe_edit(rejected.edit)}\n  result: {score} ({where}), rejected by the gate"
+
+
+def editable_text(skill: Skill) -> str:
+    """The body lines that edits may target (protected regions left out)."""
+    return "\n".join(skill.editable_lines()).strip("\n")
+
+
+def or_none(text: str, none: str = "(none)") -> str:
+    """`text`, or a plain word when it is empty (a blank section confuses small models)."""
+    return text.strip() or none
+
+
+def bullet_lines(items: object, *, max_lines: int) -> list[str]:
+    """Clean a model's list of lines: strings only, bullet marks stripped, blanks dropped, capped."""
+    if not isinstance(items, list):
+        return []
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        line = _BULLET.sub("", " ".join(item.split())).strip()
+        if line and line not in out:
+            out.append(line)
+    return out[:max_lines]
+
+
+def as_bullets(lines: list[str]) -> str:
+    """Lines as a markdown bullet list."""
+    return "\n".join(f"- {line}" for line in lines)

@@ -1,0 +1,270 @@
+"""Typed records shared by every stage: model calls, tasks, rollouts, edits, gate decisions.
+
+They are pydantic models, versioned through `SCHEMA_VERSION`, and written to disk as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+Role = Literal["target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule"]
+ROLES: tuple[str, ...] = ("target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule")
+
+
+class Record(BaseModel):
+    """Base of every record: unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- model calls -------------------------------------------------------------------------------
+
+
+class Message(Record):
+    """One chat message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class CompletionRequest(Record):
+    """Everything that determines a model's answer; its hash is the response-cache key."""
+
+    model: str
+    messages: list[Message]
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    json_schema: dict[str, Any] | None = None
+    seed: int | None = None
+    sample: int = 0
+    thinking: bool = False
+    cache_system: bool = False
+
+    def cache_key(self, provider: str, endpoint: str = "") -> str:
+        """Stable hash of the full request plus where it goes (provider and base URL)."""
+        body = self.model_dump(mode="json")
+        blob = json.dumps({"provider": provider, "endpoint": endpoint, "request": body}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class Usage(Record):
+    """Token counts of one call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+        )
+
+
+class Completion(Record):
+    """A backend's answer to one request."""
+
+    text: str
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    raw_id: str | None = None
+    model: str = ""
+    cached: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason in {"length", "max_tokens"}
+
+
+class LedgerEntry(Record):
+    """One model call as the ledger records it (a cache hit costs nothing and says so)."""
+
+    ts: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    role: Role
+    provider: str
+    model: str
+    usage: Usage
+    cost_usd: float
+    latency_s: float
+    cache_hit: bool = False
+    error: str | None = None
+
+
+# --- tasks and judges --------------------------------------------------------------------------
+
+
+CheckType = Literal[
+    "contains",
+    "not_contains",
+    "regex",
+    "not_regex",
+    "starts_with",
+    "ends_with",
+    "last_line_regex",
+    "section_present",
+    "max_chars",
+    "min_chars",
+    "max_lines",
+    "max_words",
+    "min_words",
+    "json_valid",
+    "tool_called",
+]
+
+
+class Check(Record):
+    """One rule check on a response; `value` is text, a pattern or a number depending on type."""
+
+    type: CheckType
+    value: str | int | None = None
+    case_sensitive: bool = True
+    feedback: str | None = None  # the task author's own wording of what was required
+
+
+class Judge(Record):
+    """How one task is scored: rule checks, an expected answer, an LLM rubric, or a mix."""
+
+    checks: list[Check] = Field(default_factory=list)
+    answer: str | None = None
+    answer_match: Literal["exact", "normalized", "number"] = "normalized"
+    # Where the answer is read from: a regex with one group (default: the whole response).
+    answer_pattern: str | None = None
+    rubric: str | None = None
+    rubric_pass: float = 0.7  # a rubric score at or above this counts as a hard pass
+
+
+Split = Literal["train", "val", "test"]
+
+
+class Task(Record):
+    """One unit of work the target runs; `split` is optional in task files (assigned by seed)."""
+
+    id: str
+    prompt: str
+    context: str | None = None
+    judge: Judge = Field(default_factory=Judge)
+    split: Split | None = None
+    origin: Literal["real", "dream"] = "real"
+    provenance: list[str] = Field(default_factory=list)
+
+
+# --- rollouts and scores -----------------------------------------------------------------------
+
+
+class ToolCall(Record):
+    """A tool the agent called, with arguments and (when known) its result."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: str | None = None
+
+
+class Run(Record):
+    """What a harness returns for one task: the agent's output, no score yet."""
+
+    response: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = None
+    exit_status: int | None = None
+
+
+class Score(Record):
+    """A judge's verdict; `feedback` is plain words a model can act on."""
+
+    hard: float
+    soft: float
+    feedback: list[str] = Field(default_factory=list)
+    rationale: str | None = None
+
+
+class Rollout(Record):
+    """One task run with one skill and one sample index, scored."""
+
+    task_id: str
+    skill_hash: str
+    sample: int = 0
+    run: Run
+    score: Score
+
+
+# --- edits, gate, steps -------------------------------------------------------------------------
+
+
+class Edit(Record):
+    """A bounded edit: ADD a line (after `target` when given, else at the end of the body),
+    DELETE the line equal to `target`, or REPLACE the line equal to `target` by `content`."""
+
+    op: Literal["add", "delete", "replace"]
+    target: str | None = None
+    content: str | None = None
+    rationale: str = ""
+    kind: Literal["skill_defect", "execution_lapse"] = "skill_defect"
+    support: int = 1
+
+    def key(self) -> str:
+        """Identity for exact de-duplication (whitespace and case folded)."""
+        norm = lambda s: " ".join((s or "").split()).lower()  # noqa: E731
+        return f"{self.op}|{norm(self.target)}|{norm(self.content)}"
+
+
+class TaskDelta(Record):
+    """A task's selection score before and after a candidate."""
+
+    task_id: str
+    before: float
+    after: float
+
+
+class GateDecision(Record):
+    """The gate's verdict on one candidate, with the numbers it was based on."""
+
+    baseline: float
+    candidate: float
+    accepted: bool
+    reason: str
+    deltas: list[TaskDelta] = Field(default_factory=list)
+    baseline_hash: str
+    candidate_hash: str
+
+
+class RejectedEdit(Record):
+    """An edit the gate turned down, with the score it produced; shown to later reflections."""
+
+    edit: Edit
+    before: float
+    after: float
+    epoch: int
+    step: int
+
+
+class StepRecord(Record):
+    """Everything one training step did, for the run directory and the summary."""
+
+    epoch: int
+    step: int
+    learning_rate: int
+    batch: list[str]
+    train_score: float
+    proposed: int
+    merged: int
+    selected: list[Edit]
+    applied: list[Edit]
+    skipped: list[str] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+    gate: GateDecision | None = None

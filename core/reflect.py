@@ -1,0 +1,211 @@
+"""Reflect (the backward pass): an optimizer model reads trajectories in minibatches → edits.
+
+Each minibatch mixes failed and passed trajectories, so the optimizer sees what went wrong and
+what already works. Every finding is classified: a `skill_defect` edits the skill body; an
+`execution_lapse` (the skill already says it, the agent lapsed) becomes a reminder note for the
+protected appendix. A malformed reply or an invalid finding is recorded in `failures`, never
+applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from pydantic import Field
+
+from skillsleep.core.errors import ParseError
+from skillsleep.core.llm import LLM
+from skillsleep.core.prompts import data_block, describe_rejected, editable_text, or_none, render, truncate
+from skillsleep.core.records import Edit, Message, Record, RejectedEdit, Rollout, Task
+from skillsleep.core.skill import Skill
+
+RESPONSE_CHARS = 1500  # longer responses are cut in the middle: the head and the end matter most
+PROMPT_CHARS = 1500
+REPLY_TOKENS = 2048  # a minibatch of findings; a reply cut off at the limit is a ParseError
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string", "enum": ["skill_defect", "execution_lapse"]},
+                    "diagnosis": {"type": "string"},
+                    "op": {"type": "string", "enum": ["add", "delete", "replace"]},
+                    "target": {"type": "string"},
+                    "content": {"type": "string"},
+                },
+                "required": ["kind", "diagnosis", "op", "target", "content"],
+            },
+        }
+    },
+    "required": ["findings"],
+}
+
+
+class Trajectory(Record):
+    """One task and the scored rollout the current skill produced on it."""
+
+    task: Task
+    rollout: Rollout
+
+    @property
+    def passed(self) -> bool:
+        return self.rollout.score.hard >= 1.0 and self.rollout.run.error is None
+
+
+class ReflectContext(Record):
+    """What the optimizer should know besides the trajectories."""
+
+    earlier_steps: list[str] = Field(default_factory=list)
+    rejected: list[RejectedEdit] = Field(default_factory=list)
+    meta_skill: str = ""
+    preferences: str = ""
+    max_skill_chars: int | None = None
+
+
+class ReflectResult(Record):
+    """Proposed edits, plus what could not be used (malformed replies, invalid findings)."""
+
+    edits: list[Edit]
+    failures: list[str] = Field(default_factory=list)
+
+
+def minibatches(trajectories: list[Trajectory], size: int) -> list[list[Trajectory]]:
+    """Split into ceil(n/size) minibatches, dealing failures then successes round-robin, so
+    each minibatch holds both kinds where there are enough of each (deterministic order)."""
+    if size < 1:
+        raise ValueError(f"minibatch_size must be at least 1, got {size}")
+    if not trajectories:
+        return []
+    count = math.ceil(len(trajectories) / size)
+    ordered = [t for t in trajectories if not t.passed] + [t for t in trajectories if t.passed]
+    batches: list[list[Trajectory]] = [[] for _ in range(count)]
+    for i, trajectory in enumerate(ordered):
+        batches[i % count].append(trajectory)
+    return batches
+
+
+async def reflect(
+    llm: LLM, skill: Skill, trajectories: list[Trajectory], ctx: ReflectContext, *, minibatch_size: int = 8
+) -> ReflectResult:
+    """Ask the optimizer (role "reflect") for findings on every minibatch, concurrently."""
+    batches = minibatches(trajectories, minibatch_size)
+    system = Message(role="system", content=render("reflect_system"))
+    shared = _shared_sections(skill, ctx)
+    replies = await asyncio.gather(
+        *(_reflect_one(llm, system, shared, batch, i, len(batches)) for i, batch in enumerate(batches))
+    )
+    edits = [edit for batch_edits, _ in replies for edit in batch_edits]
+    failures = [failure for _, batch_failures in replies for failure in batch_failures]
+    return ReflectResult(edits=edits, failures=failures)
+
+
+async def _reflect_one(
+    llm: LLM, system: Message, shared: dict[str, str], batch: list[Trajectory], index: int, total: int
+) -> tuple[list[Edit], list[str]]:
+    where = f"reflect minibatch {index + 1}/{total}"
+    failed = sum(1 for t in batch if not t.passed)
+    user = render(
+        "reflect_user", **shared, count=len(batch), failed=failed, passed=len(batch) - failed,
+        trajectories="\n\n".join(_describe_trajectory(t, n) for n, t in enumerate(batch, 1)),
+    )
+    messages = [system, Message(role="user", content=user)]
+    try:
+        reply = await llm.ask_json("reflect", messages, SCHEMA, max_tokens=REPLY_TOKENS, cache_system=True)
+    except ParseError as exc:
+        return [], [f"{where}: malformed reply, nothing used: {exc}"]
+    findings = reply.get("findings")
+    if not isinstance(findings, list):
+        return [], [f"{where}: the reply has no list under 'findings', nothing used"]
+    edits: list[Edit] = []
+    failures: list[str] = []
+    for n, finding in enumerate(findings, 1):
+        edit, problem = parse_finding(finding)
+        if edit is not None:
+            edits.append(edit)
+        else:
+            failures.append(f"{where}: finding {n} dropped: {problem}")
+    return edits, failures
+
+
+def parse_finding(finding: object) -> tuple[Edit | None, str]:
+    """One finding → an Edit, or None and the reason it is invalid."""
+    if not isinstance(finding, dict):
+        return None, "not an object"
+    kind, op = finding.get("kind"), finding.get("op")
+    target, content = _text(finding.get("target")), _text(finding.get("content"))
+    rationale = _text(finding.get("diagnosis")) or ""
+    if kind not in ("skill_defect", "execution_lapse"):
+        return None, f"unknown kind {kind!r}"
+    if op not in ("add", "delete", "replace"):
+        return None, f"unknown op {op!r}"
+    if kind == "execution_lapse":
+        # A lapse note goes to the appendix: it never targets or removes a body line.
+        if content is None:
+            return None, "an execution_lapse needs a reminder as content"
+        return Edit(op="add", content=content, rationale=rationale, kind=kind), ""
+    if op in ("delete", "replace") and target is None:
+        return None, f"{op} needs the exact existing line as target"
+    if op in ("add", "replace") and content is None:
+        return None, f"{op} needs the new line as content"
+    return Edit(op=op, target=target, content=None if op == "delete" else content, rationale=rationale, kind=kind), ""
+
+
+def _text(value: object) -> str | None:
+    """A non-blank string, or None (blank strings and other types mean "not given")."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _shared_sections(skill: Skill, ctx: ReflectContext) -> dict[str, str]:
+    protected = [
+        data_block(label, skill.region(name))
+        for name, label in (("slow-update", "GUIDANCE"), ("appendix", "REMINDERS"))
+        if skill.region(name).strip()
+    ]
+    return {
+        "skill": data_block("SKILL", editable_text(skill)),
+        "protected": "\n\n".join(protected) or "(none)",
+        "earlier_steps": or_none("\n".join(f"- {line}" for line in ctx.earlier_steps), "(none yet)"),
+        "rejected": or_none("\n\n".join(describe_rejected(r) for r in ctx.rejected)),
+        "meta_skill": or_none(ctx.meta_skill),
+        "preferences": or_none(ctx.preferences),
+        "budget": _budget_note(skill, ctx.max_skill_chars),
+    }
+
+
+def _budget_note(skill: Skill, limit: int | None) -> str:
+    size = len(skill.text)
+    if limit is None:
+        return f"The skill is {size} characters. Keep it short: every line costs the agent attention."
+    note = f"The skill is {size} characters; the limit is {limit} characters."
+    if size >= limit:
+        return note + " It is at or over the limit: prefer delete or replace findings that shorten it."
+    return note + " Edits that would push it past the limit are refused, so keep new lines short."
+
+
+def _describe_trajectory(t: Trajectory, number: int) -> str:
+    score, run = t.rollout.score, t.rollout.run
+    status = "PASSED" if t.passed else "FAILED"
+    parts = [
+        f"### Trajectory {number}: {status} (hard score {score.hard:g}, soft score {score.soft:.2f})",
+        "Task prompt:",
+        data_block("TASK", t.task.prompt, limit=PROMPT_CHARS),
+    ]
+    if t.task.context:
+        parts += ["Task context:", data_block("CONTEXT", t.task.context, limit=PROMPT_CHARS)]
+    parts += ["Agent response:", data_block("RESPONSE", run.response, limit=RESPONSE_CHARS)]
+    if run.tool_calls:
+        calls = "\n".join(f"{c.name} {truncate(str(c.arguments), 200)}" for c in run.tool_calls[:10])
+        parts += ["Tool calls:", data_block("TOOLS", calls)]
+    if run.error:
+        parts += ["Agent error:", data_block("ERROR", run.error, limit=500)]
+    feedback = "\n".join(f"- {line}" for line in score.feedback) or "- (no feedback lines)"
+    parts.append(f"Judge feedback:\n{feedback}")
+    if score.rationale:
+        parts.append("Judge rationale:\n" + data_block("RATIONALE", score.rationale, limit=600))
+    return "\n".join(parts)

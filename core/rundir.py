@@ -1,0 +1,99 @@
+"""The run directory: every candidate, step, gate decision, the ledger and a resumable state.
+
+    <run>/state.json            resumable training state (written atomically after each step)
+    <run>/best_skill.md         the best gate-accepted skill (the seed until one is accepted)
+    <run>/candidates/eEsS.md    every candidate skill
+    <run>/steps/eEsS/*.json     proposed, merged and ranked edits, the step record, the gate
+    <run>/rollouts.jsonl        every scored rollout (reused on resume)
+    <run>/ledger.jsonl          every model call: role, model, tokens, cost, latency, cache hit
+    <run>/summary.json          the run's summary (also printed by --json)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.records import LedgerEntry
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old or the new content, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class RunDir:
+    """Paths and atomic writers of one training run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def state_path(self) -> Path:
+        return self.path / "state.json"
+
+    @property
+    def rollouts_path(self) -> Path:
+        return self.path / "rollouts.jsonl"
+
+    @property
+    def best_path(self) -> Path:
+        return self.path / "best_skill.md"
+
+    def step_dir(self, epoch: int, step: int) -> Path:
+        return self.path / "steps" / f"e{epoch}s{step}"
+
+    def write_json(self, rel: str | Path, data: Any) -> None:
+        if isinstance(data, BaseModel):
+            text = data.model_dump_json(indent=2)
+        else:
+            text = json.dumps(_plain(data), indent=2, ensure_ascii=False)
+        write_atomic(self.path / rel, text + "\n")
+
+    def write_text(self, rel: str | Path, text: str) -> None:
+        write_atomic(self.path / rel, text)
+
+    def load(self, rel: str, model: type[M]) -> M | None:
+        """A saved record, or None when absent; a damaged file is an error naming the fix."""
+        path = self.path / rel
+        if not path.exists():
+            return None
+        try:
+            return model.model_validate_json(path.read_text())
+        except ValueError as exc:
+            raise ConfigError(
+                f"{path} is damaged ({exc.__class__.__name__}); start over with --fresh or a new run name."
+            ) from exc
+
+    def append_ledger(self, entry: LedgerEntry) -> None:
+        with (self.path / "ledger.jsonl").open("a") as fh:
+            fh.write(entry.model_dump_json() + "\n")
+
+
+def _plain(data: Any) -> Any:
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json")
+    if isinstance(data, dict):
+        return {k: _plain(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_plain(v) for v in data]
+    return data

@@ -1,0 +1,121 @@
+"""Slow update (momentum): at an epoch boundary, compare the epoch's start and end skills on the
+same tasks and write high-level guidance that keeps what improved and stops what regressed.
+
+The guidance goes into the protected "slow-update" region, but not here: the trainer applies
+it (`Skill.with_region("slow-update", guidance)`) and gates it like any other change.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal
+
+from pydantic import Field
+
+from skillsleep.core.errors import ParseError
+from skillsleep.core.llm import LLM
+from skillsleep.core.prompts import as_bullets, bullet_lines, data_block, or_none, render
+from skillsleep.core.records import Message, Record, Rollout, Score, Task
+from skillsleep.core.skill import Skill
+
+Outcome = Literal["improved", "regressed", "persistent_fail", "stable_success"]
+OUTCOMES: tuple[Outcome, ...] = ("improved", "regressed", "persistent_fail", "stable_success")
+# How many examples of each outcome the prompt shows: the costly mistakes get the most room.
+EXAMPLES: dict[Outcome, int] = {"regressed": 3, "persistent_fail": 3, "improved": 2, "stable_success": 1}
+RESPONSE_CHARS = 800
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"guidance": {"type": "array", "items": {"type": "string"}}},
+    "required": ["guidance"],
+}
+
+
+def classify(before: Score, after: Score) -> Outcome:
+    """How a task fared from the old skill to the new one, by hard score (1 = pass)."""
+    passed_before, passed_after = before.hard >= 1.0, after.hard >= 1.0
+    if passed_before:
+        return "stable_success" if passed_after else "regressed"
+    return "improved" if passed_after else "persistent_fail"
+
+
+class Comparison(Record):
+    """One task run with the epoch's start skill (before) and its end skill (after)."""
+
+    task: Task
+    before: Rollout
+    after: Rollout
+    outcome: Outcome
+
+
+class SlowUpdateResult(Record):
+    """New guidance ("- " bullet lines), the outcome counts, and a failure note if any."""
+
+    guidance: str
+    counts: dict[str, int] = Field(default_factory=dict)
+    failure: str | None = None
+
+
+async def slow_update(
+    llm: LLM, previous: Skill, current: Skill, comparisons: list[Comparison], *, max_lines: int = 8
+) -> SlowUpdateResult:
+    """Ask the optimizer (role "slow_update") for updated guidance; the old one on failure."""
+    old = current.region("slow-update")
+    counts = {outcome: sum(1 for c in comparisons if c.outcome == outcome) for outcome in OUTCOMES}
+    if not comparisons:
+        return SlowUpdateResult(guidance=old, counts=counts)
+    user = render(
+        "slow_update_user",
+        diff=_diff(previous, current),
+        total=len(comparisons),
+        counts="\n".join(f"- {outcome}: {n}" for outcome, n in counts.items()),
+        examples=_examples(comparisons),
+        guidance=or_none(old),
+        max_lines=max_lines,
+    )
+    messages = [Message(role="system", content=render("slow_update_system")), Message(role="user", content=user)]
+    try:
+        reply = await llm.ask_json("slow_update", messages, SCHEMA, cache_system=True)
+    except ParseError as exc:
+        failure = f"slow update: malformed reply, old guidance kept: {exc}"
+        return SlowUpdateResult(guidance=old, counts=counts, failure=failure)
+    lines = bullet_lines(reply.get("guidance"), max_lines=max_lines)
+    if not lines:
+        failure = "slow update: the reply held no guidance lines, old guidance kept"
+        return SlowUpdateResult(guidance=old, counts=counts, failure=failure)
+    return SlowUpdateResult(guidance=as_bullets(lines), counts=counts)
+
+
+def _diff(previous: Skill, current: Skill) -> str:
+    diff = difflib.unified_diff(
+        previous.text.splitlines(), current.text.splitlines(), "before", "after", lineterm=""
+    )
+    text = "\n".join(diff)
+    return data_block("DIFF", text) if text else "(the skill did not change)"
+
+
+def _examples(comparisons: list[Comparison]) -> str:
+    blocks: list[str] = []
+    for outcome, limit in EXAMPLES.items():
+        chosen = [c for c in comparisons if c.outcome == outcome][:limit]
+        blocks += [_describe(c) for c in chosen]
+    return "\n\n".join(blocks) or "(none)"
+
+
+def _describe(c: Comparison) -> str:
+    task = data_block("TASK", c.task.prompt, limit=RESPONSE_CHARS)
+    parts = [f"### {c.outcome} (task {c.task.id})", "Task prompt:", task]
+    for label, rollout in (("before", c.before), ("after", c.after)):
+        score = rollout.score
+        parts += [
+            f"Response {label} (hard score {score.hard:g}, soft score {score.soft:.2f}):",
+            data_block(f"RESPONSE_{label.upper()}", _run_text(rollout), limit=RESPONSE_CHARS),
+            f"Judge feedback {label}:",
+            "\n".join(f"- {line}" for line in score.feedback) or "- (no feedback lines)",
+        ]
+    return "\n".join(parts)
+
+
+def _run_text(rollout: Rollout) -> str:
+    run = rollout.run
+    return f"{run.response}\n[agent error] {run.error}" if run.error else run.response

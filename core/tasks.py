@@ -1,0 +1,233 @@
+"""Task files: load a JSONL task set, check it strictly, and assign train/val/test splits.
+
+Format: one JSON object per line; blank lines and lines starting with `//` are skipped.
+
+    {"id": "add-1", "prompt": "What is 17 + 25?", "split": "val", "context": "optional text",
+     "judge": {"checks": [{"type": "last_line_regex", "value": "ANSWER: .+",
+                           "feedback": "End with a final line `ANSWER: <answer>`."}],
+               "answer": "42", "answer_pattern": "ANSWER:\\s*(.+)\\s*$", "answer_match": "number"}}
+
+- `id` (string, unique in the file) and `prompt` (string) are required.
+- `split` is optional ("train" | "val" | "test"); tasks without one are assigned by
+  `assign_splits` from a hash of the run seed and the id.
+- `context` is optional text shown to the agent with the prompt.
+- `judge` says how the reply is scored (see `skillsleep.core.records.Judge`): rule `checks`
+  (each `{"type", "value", "case_sensitive", "feedback"}`), an expected `answer` compared by
+  `answer_match` ("exact" | "normalized" | "number") after extracting it with `answer_pattern`
+  (a regex with one group), and/or an LLM `rubric` (passes at `rubric_pass`, default 0.7).
+- Shorthand: the judge keys (`checks`, `answer`, `answer_match`, `answer_pattern`, `rubric`,
+  `rubric_pass`) may also sit at the top level of the task; they are moved into `judge`.
+- Every task must be judgeable: at least one check, an answer, or a rubric.
+
+Problems are reported together (up to five) with the file name and line number.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import ValidationError
+
+from skillsleep.core.config import describe_validation_error
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.records import CheckType, Split, Task
+
+__all__ = ["SPLITS", "assign_splits", "by_split", "load_tasks"]
+
+SPLITS: tuple[str, ...] = get_args(Split)
+_JUDGE_KEYS = ("checks", "answer", "answer_match", "answer_pattern", "rubric", "rubric_pass")
+_CHECK_TYPES: tuple[str, ...] = get_args(CheckType)
+_REGEX_CHECKS = {"regex", "not_regex", "last_line_regex"}
+_NUMBER_CHECKS = {"max_chars", "min_chars", "max_lines", "max_words", "min_words"}
+_MAX_REPORTED = 5
+_TASK_KEYS: tuple[str, ...] = (*Task.model_fields, *_JUDGE_KEYS)
+
+
+def load_tasks(path: Path) -> list[Task]:
+    """Read and validate a JSONL task file; raise ConfigError listing problems by line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"task file not found: {path}") from None
+    problems: list[str] = []
+    tasks: list[Task] = []
+    first_line: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        where = f"{path.name}:{lineno}"
+        task, errors = _parse_line(stripped)
+        problems += [f"{where}: {e}" for e in errors]
+        if task is None:
+            continue
+        if task.id in first_line:
+            problems.append(f"{where}: duplicate id {task.id!r} (first on line {first_line[task.id]})")
+            continue
+        first_line[task.id] = lineno
+        tasks.append(task)
+    if problems:
+        shown = problems[:_MAX_REPORTED]
+        more = len(problems) - len(shown)
+        tail = f"\n  … and {more} more" if more else ""
+        raise ConfigError(f"{len(problems)} problem(s) in {path}:\n  " + "\n  ".join(shown) + tail)
+    if not tasks:
+        raise ConfigError(f"{path} holds no tasks (one JSON object per line is expected)")
+    return tasks
+
+
+def _parse_line(line: str) -> tuple[Task | None, list[str]]:
+    """One line → a Task, or the problems found in it."""
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, [f"invalid JSON ({exc.msg} at column {exc.colno})"]
+    if not isinstance(raw, dict):
+        return None, [f"expected a JSON object, got {type(raw).__name__}"]
+    errors = [f"missing {key!r}" for key in ("id", "prompt") if key not in raw]
+    errors += [_unknown(key) for key in raw if key not in _TASK_KEYS]
+    if errors:
+        return None, errors
+    raw = _lift_shorthand(raw)
+    if isinstance(raw, str):
+        return None, [raw]
+    errors = _check_judge(raw.get("judge"))
+    if errors:
+        return None, errors
+    try:
+        task = Task.model_validate(raw)
+    except ValidationError as exc:
+        return None, describe_validation_error(exc, section_style=False)
+    if not (task.judge.checks or task.judge.answer is not None or task.judge.rubric):
+        return None, [f"task {task.id!r} cannot be judged: give it checks, an answer or a rubric"]
+    return task, []
+
+
+def _unknown(key: str) -> str:
+    close = difflib.get_close_matches(key, _TASK_KEYS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(_TASK_KEYS)})"
+    return f"unknown key {key!r}{hint}"
+
+
+def _lift_shorthand(raw: dict[str, Any]) -> dict[str, Any] | str:
+    """Move top-level judge keys into `judge`; a key given both ways is an error (a str)."""
+    lifted = {k: raw[k] for k in _JUDGE_KEYS if k in raw}
+    if not lifted:
+        return raw
+    judge = raw.get("judge", {})
+    if not isinstance(judge, dict):
+        return "'judge' must be an object"
+    both = sorted(set(lifted) & set(judge))
+    if both:
+        return f"{', '.join(repr(k) for k in both)} given both at the top level and inside 'judge'"
+    rest = {k: v for k, v in raw.items() if k not in lifted}
+    return {**rest, "judge": {**judge, **lifted}}
+
+
+def _check_judge(judge: Any) -> list[str]:
+    """Problems pydantic would report badly: unknown check types, bad regexes, missing values."""
+    if not isinstance(judge, dict):
+        return [] if judge is None else ["'judge' must be an object"]
+    errors: list[str] = []
+    checks = judge.get("checks", [])
+    for i, check in enumerate(checks if isinstance(checks, list) else []):
+        if not isinstance(check, dict):
+            continue
+        kind, value = check.get("type"), check.get("value")
+        if kind not in _CHECK_TYPES:
+            errors.append(f"check {i + 1}: unknown check type {kind!r}; valid: {', '.join(_CHECK_TYPES)}")
+        elif kind in _REGEX_CHECKS:
+            errors += _regex_problem(f"check {i + 1} ({kind})", value, groups=0)
+        elif kind in _NUMBER_CHECKS and not (isinstance(value, int) and not isinstance(value, bool)):
+            errors.append(f"check {i + 1} ({kind}): 'value' must be an integer, got {value!r}")
+    if judge.get("answer_pattern") is not None:
+        errors += _regex_problem("answer_pattern", judge["answer_pattern"], groups=1)
+    return errors
+
+
+def _regex_problem(what: str, pattern: Any, *, groups: int) -> list[str]:
+    if not isinstance(pattern, str):
+        return [f"{what}: the pattern must be a string, got {pattern!r}"]
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        return [f"{what}: invalid regex {pattern!r}: {exc}"]
+    if compiled.groups < groups:
+        return [f"{what}: {pattern!r} needs a capture group ( … ) around the answer"]
+    return []
+
+
+def assign_splits(tasks: list[Task], fractions: dict[str, float], seed: int) -> list[Task]:
+    """Give every task without a split one, deterministically; returns new Task objects.
+
+    A task's split depends only on (seed, id), so adding tasks never moves existing ones. With
+    three or more tasks, train and val are made non-empty by moving auto-assigned tasks.
+    """
+    weights = _check_fractions(fractions)
+    out: list[Task] = []
+    auto: list[int] = []
+    for task in tasks:
+        if task.split is not None:
+            out.append(task)
+            continue
+        auto.append(len(out))
+        out.append(task.model_copy(update={"split": _pick(_unit(seed, task.id), weights)}))
+    if len(out) >= 3:
+        for needed in ("train", "val"):
+            _fill(out, auto, needed, seed)
+    return out
+
+
+def _check_fractions(fractions: dict[str, float]) -> list[tuple[str, float]]:
+    unknown = sorted(set(fractions) - set(SPLITS))
+    if unknown:
+        raise ConfigError(f"unknown split name(s) {', '.join(map(repr, unknown))}; use train, val, test")
+    if any(v < 0 for v in fractions.values()) or sum(fractions.values()) <= 0:
+        raise ConfigError(f"split fractions must be >= 0 with a positive sum, got {fractions}")
+    total = sum(fractions.values())
+    return [(s, fractions.get(s, 0.0) / total) for s in SPLITS]
+
+
+def _unit(seed: int, task_id: str) -> float:
+    """A number in [0, 1) fixed by the seed and the id."""
+    digest = hashlib.sha256(f"{seed}\x00{task_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _pick(u: float, weights: list[tuple[str, float]]) -> str:
+    acc = 0.0
+    for split, w in weights:
+        acc += w
+        if u < acc:
+            return split
+    return next(s for s, w in reversed(weights) if w > 0)
+
+
+def _fill(out: list[Task], auto: list[int], needed: str, seed: int) -> None:
+    """Move one auto-assigned task into `needed` when it is empty, taken from the biggest split."""
+    if any(t.split == needed for t in out):
+        return
+    protected = {"train", "val"} - {needed}
+    sizes = {s: sum(1 for t in out if t.split == s) for s in SPLITS}
+    donors = [i for i in auto if out[i].split not in protected or sizes[out[i].split] > 1]
+    if not donors:
+        return
+    donor = max(donors, key=lambda i: (sizes[out[i].split], -_unit(seed, out[i].id)))
+    out[donor] = out[donor].model_copy(update={"split": needed})
+
+
+def by_split(tasks: Iterable[Task]) -> dict[str, list[Task]]:
+    """Group tasks by split (every split present, possibly empty); unsplit tasks are an error."""
+    groups: dict[str, list[Task]] = {s: [] for s in SPLITS}
+    for task in tasks:
+        if task.split is None:
+            raise ConfigError(f"task {task.id!r} has no split; call assign_splits() first")
+        groups[task.split].append(task)
+    return groups

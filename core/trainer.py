@@ -1,0 +1,235 @@
+"""The training loop: epochs of steps (rollout → reflect → aggregate → clip → update → gate),
+an epoch boundary (slow update, meta skill), and a final test-split report.
+
+State is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
+work of an interrupted step is redone from the response cache and the rollout log, so no
+finished model call is paid for twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from collections.abc import Callable
+
+from pydantic import Field
+
+from skillsleep.core.aggregate import aggregate
+from skillsleep.core.config import TrainConfig
+from skillsleep.core.edits import EditLimits, apply_edits
+from skillsleep.core.epoch import end_epoch
+from skillsleep.core.errors import BudgetExceeded, ConfigError
+from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.gate import GateConfig, decide, mean
+from skillsleep.core.llm import LLM
+from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task
+from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
+from skillsleep.core.rundir import RunDir
+from skillsleep.core.schedule import LRSchedule, budget_at
+from skillsleep.core.select import rank_and_clip
+from skillsleep.core.skill import Skill
+
+Progress = Callable[[str], None]
+
+
+class TrainState(Record):
+    """Everything needed to continue a run where it stopped."""
+
+    version: int = SCHEMA_VERSION
+    config_hash: str
+    epoch: int = 0
+    step: int = 0
+    seed_skill: str
+    current: str
+    best: str
+    seed_score: float
+    current_score: float
+    best_score: float
+    epoch_start: str
+    epoch_start_score: float
+    rejected: list[RejectedEdit] = Field(default_factory=list)
+    earlier_steps: list[str] = Field(default_factory=list)
+    meta_skill: str = ""
+    next_budget: int | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+    epochs: list[dict[str, object]] = Field(default_factory=list)
+    spent_tokens: int = 0
+    spent_usd: float = 0.0
+    stopped: str | None = None
+    done: bool = False
+
+
+def config_hash(cfg: TrainConfig) -> str:
+    """Hash of the settings that shape the run (a resume with other settings is refused)."""
+    return hashlib.sha256(cfg.model_dump_json(exclude={"budget"}).encode()).hexdigest()[:16]
+
+
+class Trainer:
+    """Trains one skill on one task set; `run()` returns the final state."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        *,
+        splits: dict[str, list[Task]],
+        seed_skill: Skill,
+        evaluator: Evaluator,
+        optimizer: LLM,
+        run_dir: RunDir,
+        progress: Progress = lambda _: None,
+    ) -> None:
+        self.cfg = cfg
+        self.train_tasks = splits.get("train", [])
+        self.val = splits.get("val", [])
+        self.test = splits.get("test", [])
+        if not self.train_tasks or not self.val:
+            raise ConfigError(
+                f"training needs train and val tasks (have {len(self.train_tasks)} train, {len(self.val)} val); "
+                "add tasks or set their split."
+            )
+        self.seed_skill = seed_skill
+        self.ev = evaluator
+        self.optimizer = optimizer
+        self.run_dir = run_dir
+        self.progress = progress
+        self.gate = GateConfig.model_validate(cfg.gate.model_dump())
+        self.schedule = LRSchedule(kind=cfg.lr.schedule, max_edits=cfg.lr.max_edits, min_edits=cfg.lr.min_edits)
+        self.limits = EditLimits(
+            max_edits=cfg.lr.max_edits,
+            max_content_chars=cfg.edits.max_content_chars,
+            max_content_lines=cfg.edits.max_content_lines,
+            max_skill_chars=cfg.edits.max_skill_chars or None,
+        )
+        self.steps_per_epoch = cfg.train.steps_per_epoch or math.ceil(len(self.train_tasks) / cfg.train.batch_size)
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    async def run(self, state: TrainState | None = None) -> TrainState:
+        """Train from the seed or continue `state`; stops cleanly when the budget is reached."""
+        st = state or await self._start()
+        st.stopped = None
+        try:
+            while st.epoch < self.cfg.train.epochs:
+                while st.step < self.steps_per_epoch:
+                    await self._step(st)
+                    st.step += 1
+                    self._save(st)
+                self.progress(f"epoch {st.epoch + 1}: boundary (slow update, meta skill)")
+                await end_epoch(self, st)
+                st.epoch += 1
+                st.step = 0
+                self._save(st)
+            st.done = True
+        except BudgetExceeded as exc:
+            st.stopped = f"budget: {exc}"
+            self.progress(f"stopped: {exc}")
+        self._save(st)
+        return st
+
+    async def _start(self) -> TrainState:
+        self.progress(f"scoring the seed skill on {len(self.val)} selection tasks")
+        seed_scores = await self.ev.task_scores(self.seed_skill, self.val)
+        score = mean(seed_scores)
+        text = self.seed_skill.text
+        st = TrainState(
+            config_hash=config_hash(self.cfg), seed_skill=text, current=text, best=text,
+            seed_score=score, current_score=score, best_score=score,
+            epoch_start=text, epoch_start_score=score,
+        )
+        self._save(st)
+        return st
+
+    def _batch(self, epoch: int, step: int) -> list[Task]:
+        order = list(self.train_tasks)
+        random.Random(f"{self.cfg.run.seed}:{epoch}").shuffle(order)
+        size = min(self.cfg.train.batch_size, len(order))
+        start = (step * size) % len(order)
+        return (order + order)[start : start + size]
+
+    async def _step(self, st: TrainState) -> None:
+        cfg, label = self.cfg, f"epoch {st.epoch + 1}/{self.cfg.train.epochs} step {st.step + 1}/{self.steps_per_epoch}"
+        global_step = st.epoch * self.steps_per_epoch + st.step
+        lr = budget_at(self.schedule, global_step, cfg.train.epochs * self.steps_per_epoch, st.next_budget)
+        current = Skill(st.current)
+        batch = self._batch(st.epoch, st.step)
+        self.progress(f"{label}: rollout {len(batch)} tasks × {cfg.train.rollouts_k}")
+        rollouts = await self.ev.rollouts(current, batch)
+        by_id = {t.id: t for t in batch}
+        trajectories = [Trajectory(task=by_id[r.task_id], rollout=r) for r in rollouts]
+        train_score = sum(self.ev.value(r) for r in rollouts) / len(rollouts)
+        ctx = ReflectContext(
+            earlier_steps=st.earlier_steps, rejected=st.rejected, meta_skill=st.meta_skill,
+            preferences=cfg.reflect.preferences, max_skill_chars=cfg.edits.max_skill_chars or None,
+        )
+        self.progress(f"{label}: reflect (train score {train_score:.3f}, learning rate {lr})")
+        reflected = await reflect(self.optimizer, current, trajectories, ctx, minibatch_size=cfg.train.minibatch_size)
+        merged = await aggregate(self.optimizer, reflected.edits, group_size=cfg.train.merge_group_size)
+        selection = await rank_and_clip(
+            self.optimizer, current, merged.edits, budget=lr,
+            autonomous=cfg.lr.schedule == "autonomous", bounds=(cfg.lr.min_edits, cfg.lr.max_edits),
+        )
+        st.next_budget = selection.next_budget
+        result = apply_edits(current, selection.selected, self.limits)
+        failures = [*reflected.failures, *merged.failures, *([selection.failure] if selection.failure else [])]
+        record = StepRecord(
+            epoch=st.epoch, step=st.step, learning_rate=lr, batch=[t.id for t in batch], train_score=train_score,
+            proposed=len(reflected.edits), merged=len(merged.edits), selected=selection.selected,
+            applied=result.applied, skipped=[f"{e.op} {e.target or e.content!r}: {why}" for e, why in result.skipped],
+            failures=failures,
+        )
+        step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
+        self.run_dir.write_json(step_dir / "proposed.json", reflected.edits)
+        self.run_dir.write_json(step_dir / "merged.json", merged.edits)
+        self.run_dir.write_json(step_dir / "ranked.json", {"ranked": selection.ranked, "selected": selection.selected})
+        if result.skill == current:
+            st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")
+            self.progress(f"{label}: no applicable edit")
+        else:
+            await self._gate_candidate(st, record, current, result.skill, label)
+        self.run_dir.write_json(step_dir / "step.json", record)
+        st.steps.append(record)
+
+    async def _gate_candidate(self, st: TrainState, record: StepRecord, current: Skill, cand: Skill, label: str) -> None:
+        self.run_dir.write_text(f"candidates/e{st.epoch}s{st.step}.md", cand.text)
+        self.progress(f"{label}: gate on {len(self.val)} selection tasks")
+        before = await self.ev.task_scores(current, self.val)
+        after = await self.ev.task_scores(cand, self.val)
+        decision = decide(self.gate, before, after, baseline_hash=current.hash, candidate_hash=cand.hash)
+        record.gate = decision
+        verdict = "accepted" if decision.accepted else "rejected"
+        self.progress(f"{label}: {verdict}: {decision.reason}")
+        if decision.accepted:
+            self.accept(st, cand, decision.candidate)
+        else:
+            st.rejected.extend(
+                RejectedEdit(edit=e, before=decision.baseline, after=decision.candidate, epoch=st.epoch, step=st.step)
+                for e in record.applied
+            )
+        st.earlier_steps.append(_step_line(st.step, record.applied, decision.baseline, decision.candidate, verdict))
+
+    def accept(self, st: TrainState, skill: Skill, score: float) -> None:
+        """Make `skill` current; it becomes best (and best_skill.md) only on a strict improvement."""
+        st.current, st.current_score = skill.text, score
+        if score > st.best_score + 1e-9:
+            st.best, st.best_score = skill.text, score
+            self.run_dir.write_text("best_skill.md", skill.text)
+
+    def _save(self, st: TrainState) -> None:
+        st.spent_tokens = self.optimizer.ledger.spent_tokens
+        st.spent_usd = self.optimizer.ledger.spent_usd
+        self.run_dir.write_json("state.json", st)
+
+    async def score_test(self, st: TrainState) -> dict[str, float] | None:
+        """Test-split scores of the seed, the best and the final skill (None without test tasks)."""
+        if not self.test:
+            return None
+        out: dict[str, float] = {}
+        for name, text in (("seed", st.seed_skill), ("best", st.best), ("final", st.current)):
+            out[name] = mean(await self.ev.task_scores(Skill(text), self.test))
+        return out
+
+
+def _step_line(step: int, edits: list[Edit], before: float, after: float, verdict: str) -> str:
+    what = "; ".join(f"{e.op} {(e.content or e.target or '')[:80]!r}" for e in edits)
+    return f"step {step + 1}: {verdict} ({before:.3f} → {after:.3f}): {what}"

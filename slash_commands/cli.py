@@ -1,0 +1,157 @@
+"""The `skillsleep` command line; its verbs are the `/sleep` verbs inside an agent.
+
+Exit codes: 0 ok, 1 error (a backend or the run failed), 2 usage (bad flag, config or input).
+Progress goes to stderr; `--json` prints one machine-readable object on stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from skillsleep.core.errors import BudgetExceeded, ConfigError, SkillsleepError
+
+
+class _Fail(click.ClickException):
+    """An error with a chosen exit code (1 runtime, 2 usage)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
+def _guard(fn: Any) -> Any:
+    """Turn skillsleep errors into clean messages and exit codes (the CLI is the boundary)."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ConfigError as exc:
+            raise _Fail(str(exc), 2) from exc
+        except SkillsleepError as exc:
+            raise _Fail(str(exc), 1) from exc
+        except KeyboardInterrupt:
+            click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
+            sys.exit(130)
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+def progress(message: str) -> None:
+    click.echo(f"· {message}", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="skillsleep")
+def main() -> None:
+    """Train an agent's skill document like weights: rollout, reflect, bounded edits, a held-out gate."""
+
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="Run config (TOML).")
+@click.argument("overrides", nargs=-1)
+@click.option("--fresh", is_flag=True, help="Start over even if the run directory holds a resumable run.")
+@click.option("--budget-tokens", type=click.IntRange(min=1), help="Hard cap on tokens for this run.")
+@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Hard cap on money (USD).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout.")
+@_guard
+def train(
+    config_path: Path, overrides: tuple[str, ...], fresh: bool,
+    budget_tokens: int | None, budget_usd: float | None, as_json: bool,
+) -> None:
+    """Optimize a skill on a task set: `skillsleep train --config run.toml [section.key=value ...]`."""
+    from skillsleep.slash_commands.train_cmd import run_training
+
+    extra = list(overrides)
+    if budget_tokens is not None:
+        extra.append(f"budget.tokens={budget_tokens}")
+    if budget_usd is not None:
+        extra.append(f"budget.usd={budget_usd}")
+    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, progress=progress))
+    _emit(summary, as_json, _train_text)
+
+
+@main.command("eval")
+@click.option("--skill", "skill_path", required=True, type=click.Path(path_type=Path), help="Skill to score.")
+@click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path), help="Task file (JSONL).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Take backends and judge settings from this config.")
+@click.option("--target", "target_spec", help="Target backend as provider:model (default: the config's).")
+@click.option("--base-url", help="Base URL of the target's server (openai / ollama / anthropic).")
+@click.option("--judge", "judge_spec", help="Backend for rubric judges as provider:model.")
+@click.option("--metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score metric.")
+@click.option("--split", type=click.Choice(["all", "train", "val", "test"]), default="all", show_default=True, help="Which tasks to score.")
+@click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task.")
+@click.option("--json", "as_json", is_flag=True, help="Print scores as JSON.")
+@_guard
+def eval_(skill_path: Path, tasks_path: Path, config_path: Path | None, target_spec: str | None,
+          base_url: str | None, judge_spec: str | None, metric: str | None, split: str,
+          rollouts_k: int | None, as_json: bool) -> None:
+    """Score a skill on a task file (a transfer check): `skillsleep eval --skill S --tasks T`."""
+    from skillsleep.slash_commands.train_cmd import EvalOptions, run_eval
+
+    opts = EvalOptions(
+        skill=skill_path, tasks=tasks_path, config=config_path, target=target_spec, base_url=base_url,
+        judge=judge_spec, metric=metric, split=split, rollouts_k=rollouts_k,
+    )
+    _emit(asyncio.run(run_eval(opts, progress=progress)), as_json, _eval_text)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a list of provider objects as JSON.")
+@_guard
+def backends(as_json: bool) -> None:
+    """List every model provider, whether it is configured here, and how to configure it."""
+    from skillsleep.slash_commands.train_cmd import list_backends
+
+    rows = asyncio.run(list_backends())
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        mark = "ok " if r["configured"] else "-- "
+        click.echo(f"{mark}{r['name']:<10} {r['reason']}")
+        if not r["configured"]:
+            click.echo(f"    {r['how_to_configure']}")
+
+
+def _emit(summary: dict[str, Any], as_json: bool, text: Any) -> None:
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        click.echo(text(summary))
+
+
+def _train_text(s: dict[str, Any]) -> str:
+    lines = [
+        f"run: {s['run_dir']}",
+        f"selection score: seed {s['seed_score']:.3f} → best {s['best_score']:.3f} (final {s['final_score']:.3f})",
+        f"steps: {s['steps']}, candidates accepted {s['accepted']}, rejected {s['rejected']}",
+    ]
+    if s.get("test"):
+        t = s["test"]
+        lines.append(f"test split: seed {t['seed']:.3f}, best {t['best']:.3f}, final {t['final']:.3f}")
+    lines.append(f"calls: {s['calls_made']} made, {s['cache_hits']} from cache; tokens {s['tokens']}; cost ${s['cost_usd']:.4f}")
+    if s.get("stopped"):
+        lines.append(f"stopped early: {s['stopped']} — run the same command again (with a larger budget) to resume")
+    lines.append(f"best skill: {s['best_skill']}")
+    return "\n".join(lines)
+
+
+def _eval_text(s: dict[str, Any]) -> str:
+    lines = [f"{s['skill']} on {s['tasks']} ({s['n']} tasks, metric {s['metric']}): {s['score']:.3f}"]
+    for t in s["per_task"]:
+        lines.append(f"  {t['score']:.2f}  {t['id']}" + (f"  — {t['feedback']}" if t["feedback"] else ""))
+    return "\n".join(lines)
+
+
+__all__ = ["main"]
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

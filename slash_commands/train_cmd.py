@@ -1,0 +1,239 @@
+"""`train`, `eval` and `backends`: assemble config, backends, harness and engine, then run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from skillsleep.core.backends.base import Backend
+from skillsleep.core.backends.registry import check_provider, parse_spec, provider_infos
+from skillsleep.core.config import ModelSection, TrainConfig, load_config
+from skillsleep.core.errors import BudgetExceeded, ConfigError
+from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.gate import GateConfig, mean
+from skillsleep.core.judges import metric as metric_of
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.llm import LLM
+from skillsleep.core.rundir import RunDir
+from skillsleep.core.skill import Skill
+from skillsleep.core.store import Store
+from skillsleep.core.tasks import assign_splits, by_split, load_tasks
+from skillsleep.core.trainer import Trainer, TrainState, config_hash
+from skillsleep.harnesses.chat import ChatHarness
+from skillsleep.slash_commands.wiring import backend_settings, make_backend, state_db
+
+Progress = Callable[[str], None]
+
+
+def _read_skill(path: Path) -> Skill:
+    if not path.is_file():
+        raise ConfigError(f"skill file not found: {path}")
+    try:
+        return Skill.parse(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from exc
+
+
+class _Models:
+    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store."""
+
+    def __init__(self, cfg: TrainConfig, ledger: Ledger, store: Store | None, run_id: str) -> None:
+        self.backends: list[Backend] = []
+        self.target = self._llm(cfg.target, ledger, store, run_id, cfg.run.seed)
+        self.optimizer = self._llm(cfg.optimizer, ledger, store, run_id, cfg.run.seed)
+        self.judge = self._llm(cfg.judge_model, ledger, store, run_id, cfg.run.seed)
+
+    def _llm(self, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int) -> LLM:
+        backend = make_backend(section)
+        self.backends.append(backend)
+        return LLM(
+            backend, ledger=ledger, store=store, run_id=run_id,
+            temperature=section.temperature, max_tokens=section.max_tokens, seed=seed,
+        )
+
+    async def aclose(self) -> None:
+        for b in self.backends:
+            await b.aclose()
+
+
+async def run_training(
+    config_path: Path, overrides: list[str], *, fresh: bool, progress: Progress
+) -> dict[str, Any]:
+    """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
+    cfg = load_config(config_path, overrides)
+    tasks = load_tasks(Path(cfg.data.tasks))
+    splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
+    seed_skill = _read_skill(Path(cfg.data.skill))
+    run_dir = RunDir(Path(cfg.run.out_dir) / cfg.run.name)
+    state = None if fresh else run_dir.load("state.json", TrainState)
+    if fresh:
+        for name in ("state.json", "rollouts.jsonl", "ledger.jsonl", "best_skill.md", "summary.json"):
+            (run_dir.path / name).unlink(missing_ok=True)
+    if state is not None and state.config_hash != config_hash(cfg):
+        raise ConfigError(
+            f"{run_dir.path} holds a run made with other settings; pass --fresh to start over "
+            "or set run.name to train in a new directory."
+        )
+    if state is not None and state.done:
+        progress(f"{run_dir.path} already finished; re-scoring from cache (use --fresh to train again)")
+    ledger = Ledger(
+        budget=cfg.budget.to_budget(),
+        prices=cfg.prices,
+        sinks=[run_dir.append_ledger],
+        spent_tokens=state.spent_tokens if state else 0,
+        spent_usd=state.spent_usd if state else 0.0,
+    )
+    store = Store(state_db()) if cfg.cache.enabled else None
+    models = _Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()))
+    try:
+        evaluator = Evaluator(
+            ChatHarness(models.target), judge_llm=models.judge,
+            gate=GateConfig.model_validate(cfg.gate.model_dump()), rollouts_k=cfg.train.rollouts_k,
+            timeout_s=cfg.target.timeout_s, log_path=run_dir.rollouts_path,
+        )
+        trainer = Trainer(
+            cfg, splits=splits, seed_skill=seed_skill, evaluator=evaluator,
+            optimizer=models.optimizer, run_dir=run_dir, progress=progress,
+        )
+        if state is not None and not state.done:
+            progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
+        final = await trainer.run(state)
+        test = None
+        if final.done:
+            progress(f"scoring seed, best and final skill on {len(trainer.test)} test tasks")
+            try:
+                test = await trainer.score_test(final)
+            except BudgetExceeded as exc:
+                final.stopped = f"budget: {exc} (test split not scored)"
+        run_dir.write_text("best_skill.md", final.best)
+        summary = _summary(run_dir, final, ledger, test, len(trainer.test))
+        run_dir.write_json("summary.json", summary)
+        return summary
+    finally:
+        await models.aclose()
+        if store is not None:
+            store.close()
+
+
+def _summary(run_dir: RunDir, st: TrainState, ledger: Ledger, test: dict[str, float] | None, n_test: int) -> dict[str, Any]:
+    roles = ledger.by_role()
+    gated = [s for s in st.steps if s.gate is not None]
+    return {
+        "run_dir": str(run_dir.path),
+        "best_skill": str(run_dir.best_path),
+        "done": st.done,
+        "stopped": st.stopped,
+        "epochs": st.epoch,
+        "steps": len(st.steps),
+        "accepted": sum(1 for s in gated if s.gate and s.gate.accepted),
+        "rejected": sum(1 for s in gated if s.gate and not s.gate.accepted),
+        "seed_score": st.seed_score,
+        "best_score": st.best_score,
+        "final_score": st.current_score,
+        "test": test,
+        "test_tasks": n_test,
+        "calls_made": ledger.calls_made,
+        "cache_hits": sum(int(r["cache_hits"]) for r in roles.values()),
+        "tokens": ledger.spent_tokens,
+        "cost_usd": round(ledger.spent_usd, 6),
+        "calls_by_role": roles,
+        "gate": [
+            {"epoch": s.epoch, "step": s.step, **s.gate.model_dump(mode="json", exclude={"deltas"})}
+            for s in gated if s.gate
+        ],
+    }
+
+
+class EvalOptions(BaseModel):
+    """What `skillsleep eval` was asked to do."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skill: Path
+    tasks: Path
+    config: Path | None = None
+    target: str | None = None
+    base_url: str | None = None
+    judge: str | None = None
+    metric: str | None = None
+    split: str = "all"
+    rollouts_k: int | None = None
+
+
+def _eval_config(opts: EvalOptions) -> TrainConfig:
+    overrides: list[str] = [f"data.tasks={str(opts.tasks.resolve())!r}", f"data.skill={str(opts.skill.resolve())!r}"]
+    if opts.target:
+        overrides.append(f"target.backend={opts.target!r}")
+    if opts.base_url:
+        overrides.append(f"target.base_url={opts.base_url!r}")
+    if opts.judge:
+        overrides.append(f"judge.backend={opts.judge!r}")
+    if opts.metric:
+        overrides.append(f"gate.metric={opts.metric!r}")
+    if opts.rollouts_k:
+        overrides.append(f"train.rollouts_k={opts.rollouts_k}")
+    if opts.config is not None:
+        return load_config(opts.config, overrides)
+    return TrainConfig.from_overrides(overrides)
+
+
+async def run_eval(opts: EvalOptions, *, progress: Progress) -> dict[str, Any]:
+    """Score one skill on a task file."""
+    cfg = _eval_config(opts)
+    skill = _read_skill(opts.skill)
+    tasks = load_tasks(opts.tasks)
+    if opts.split != "all":
+        tasks = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed)).get(opts.split, [])
+        if not tasks:
+            raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
+    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
+    store = Store(state_db()) if cfg.cache.enabled else None
+    models = _Models(cfg, ledger, store, run_id="")
+    gate = GateConfig.model_validate(cfg.gate.model_dump())
+    try:
+        ev = Evaluator(ChatHarness(models.target), judge_llm=models.judge, gate=gate,
+                       rollouts_k=cfg.train.rollouts_k, timeout_s=cfg.target.timeout_s)
+        progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {models.target.label}")
+        rollouts = await ev.rollouts(skill, tasks)
+    finally:
+        await models.aclose()
+        if store is not None:
+            store.close()
+    per_task: dict[str, list[Any]] = {}
+    for r in rollouts:
+        per_task.setdefault(r.task_id, []).append(r)
+    rows = [
+        {"id": tid, "score": sum(metric_of(r.score, gate.metric, gate.mixed_weight) for r in rs) / len(rs),
+         "hard": sum(r.score.hard for r in rs) / len(rs), "soft": sum(r.score.soft for r in rs) / len(rs),
+         "feedback": "; ".join(rs[0].score.feedback), "error": rs[0].run.error}
+        for tid, rs in per_task.items()
+    ]
+    return {
+        "skill": str(opts.skill), "tasks": str(opts.tasks), "n": len(rows), "metric": gate.metric,
+        "score": mean({r["id"]: r["score"] for r in rows}), "per_task": rows,
+        "calls_made": ledger.calls_made, "tokens": ledger.spent_tokens, "cost_usd": round(ledger.spent_usd, 6),
+    }
+
+
+async def list_backends() -> list[dict[str, Any]]:
+    """Every provider with whether it is usable here and how to configure it."""
+    infos = provider_infos()
+
+    async def row(info: Any) -> dict[str, Any]:
+        model = info.default_model or (info.models[0] if info.models else "")
+        settings = backend_settings(info.name, model)
+        configured, reason = await check_provider(info.name, settings)
+        return {
+            "name": info.name, "configured": configured, "reason": reason,
+            "how_to_configure": info.how_to_configure, "models": info.models,
+            "default_model": info.default_model, "key_env": info.key_env,
+        }
+
+    return list(await asyncio.gather(*(row(i) for i in infos)))
+
+
+__all__ = ["run_training", "run_eval", "list_backends", "EvalOptions", "parse_spec"]

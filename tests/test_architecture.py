@@ -1,0 +1,98 @@
+"""The one-way dependency rule of DESIGN.md, enforced by walking every import."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = {"core": 0, "harnesses": 1, "slash_commands": 2}
+VENDOR_SDKS = {"openai", "anthropic", "ollama", "xllamacpp", "llama_cpp"}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for layer in LAYERS:
+        for path in (ROOT / layer).rglob("*.py"):
+            out.append((layer, path))
+    return out
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_layers_only_import_downwards() -> None:
+    problems = []
+    for layer, path in _modules():
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] in LAYERS:
+                problems.append(f"{path.relative_to(ROOT)} imports {name!r}: use 'skillsleep.{name}'")
+            if parts[0] == "skillsleep" and len(parts) > 1 and parts[1] in LAYERS:
+                if LAYERS[parts[1]] > LAYERS[layer]:
+                    problems.append(f"{path.relative_to(ROOT)} ({layer}) imports upward: {name}")
+    assert not problems, "\n".join(problems)
+
+
+def test_vendor_sdks_are_imported_only_in_core_backends() -> None:
+    problems = []
+    for _, path in _modules():
+        rel = path.relative_to(ROOT).as_posix()
+        for name in _imports(path):
+            if name.split(".")[0] in VENDOR_SDKS and not rel.startswith("core/backends/"):
+                problems.append(f"{rel} imports {name}")
+    assert not problems, "\n".join(problems)
+
+
+def test_vendor_sdk_imports_in_backends_are_lazy() -> None:
+    """Module-level SDK imports would load every SDK for `skillsleep --help`."""
+    problems = []
+    for path in (ROOT / "core" / "backends").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            problems += [f"{path.name}: {n}" for n in names if n.split(".")[0] in VENDOR_SDKS]
+    assert not problems, "module-level SDK imports: " + ", ".join(problems)
+
+
+def test_engine_reads_no_environment_and_spawns_no_process() -> None:
+    problems = []
+    for path in (ROOT / "core").rglob("*.py"):
+        text = path.read_text()
+        for needle in ("os.environ", "getenv(", "subprocess", "os.system("):
+            if needle in text:
+                problems.append(f"{path.relative_to(ROOT)} uses {needle}")
+    assert not problems, "\n".join(problems)
+
+
+def test_no_python_files_at_the_repository_root() -> None:
+    assert not list(ROOT.glob("*.py"))
+
+
+def test_help_imports_no_vendor_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from skillsleep.slash_commands.cli import main\n"
+        "for args in (['--help'], ['train', '--help'], ['eval', '--help'], ['backends', '--help']):\n"
+        "    r = CliRunner().invoke(main, args)\n"
+        "    assert r.exit_code == 0, r.output\n"
+        f"loaded = sorted(m for m in {sorted(VENDOR_SDKS)!r} if m in sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

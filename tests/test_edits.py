@@ -1,0 +1,288 @@
+from __future__ import annotations
+
+from skillsleep.core.edits import MAX_NOTES, EditLimits, apply_edits
+from skillsleep.core.records import Edit
+from skillsleep.core.skill import Skill
+
+FRONT = "---\nname: demo\ndescription: 'a demo: skill'   \n---\n"
+DOC = FRONT + """# Demo
+
+## Rules
+- Always answer briefly.
+- Cite the source.
+
+## Output
+End with `ANSWER: <n>`.
+"""
+
+LIMITS = EditLimits()
+
+
+def skill() -> Skill:
+    return Skill.parse(DOC).with_region("slow-update", "- Keep the tone neutral.")
+
+
+def apply(*edits: Edit, limits: EditLimits = LIMITS, base: Skill | None = None):
+    return apply_edits(base or skill(), list(edits), limits)
+
+
+def only_reason(result) -> str:
+    assert len(result.skipped) == 1, result.skipped
+    return result.skipped[0][1]
+
+
+# --- the three operations ----------------------------------------------------------------------
+
+
+def test_add_without_target_appends_at_end_of_body_before_regions() -> None:
+    result = apply(Edit(op="add", content="Show your work."))
+    assert result.applied and not result.skipped
+    text = result.skill.text
+    assert text.index("End with `ANSWER: <n>`.\nShow your work.\n") < text.index("<!-- skillsleep:slow-update:begin")
+    assert result.skill.region("slow-update") == skill().region("slow-update")
+
+
+def test_add_after_target_inserts_right_after_that_line() -> None:
+    result = apply(Edit(op="add", target="- Always answer briefly.", content="- Use metric units."))
+    assert "- Always answer briefly.\n- Use metric units.\n- Cite the source.\n" in result.skill.text
+
+
+def test_add_with_unknown_target_falls_back_to_end_of_body() -> None:
+    result = apply(Edit(op="add", target="- not in the skill", content="Check the units."))
+    assert result.applied
+    assert "End with `ANSWER: <n>`.\nCheck the units.\n" in result.skill.text
+
+
+def test_add_may_write_several_lines() -> None:
+    result = apply(Edit(op="add", target="- Cite the source.", content="- one\n- two"))
+    assert "- Cite the source.\n- one\n- two\n" in result.skill.text
+
+
+def test_add_of_a_line_already_present_is_skipped() -> None:
+    result = apply(Edit(op="add", content="- Cite the source."))
+    assert "already has this line" in only_reason(result)
+    assert result.skill == skill()
+
+
+def test_add_to_a_body_without_editable_text_goes_before_regions() -> None:
+    base = Skill.parse(FRONT).with_region("appendix", "- note")
+    result = apply(Edit(op="add", content="First rule."), base=base)
+    assert result.skill.body.startswith("First rule.\n\n<!-- skillsleep:appendix:begin -->")
+
+
+def test_delete_removes_exactly_the_matching_line() -> None:
+    result = apply(Edit(op="delete", target="- Cite the source."))
+    assert "Cite the source" not in result.skill.text
+    assert "- Always answer briefly.\n\n## Output" in result.skill.text
+
+
+def test_delete_does_not_leave_a_double_blank_line() -> None:
+    base = Skill.parse("# T\n\nlonely line\n\nnext\n")
+    result = apply(Edit(op="delete", target="lonely line"), base=base)
+    assert result.skill.text == "# T\n\nnext\n"
+
+
+def test_replace_swaps_the_matching_line() -> None:
+    result = apply(Edit(op="replace", target="- Cite the source.", content="- Cite the source with a link."))
+    assert "- Cite the source with a link.\n" in result.skill.text
+    assert "- Cite the source.\n" not in result.skill.text
+
+
+def test_replace_identical_content_is_skipped() -> None:
+    result = apply(Edit(op="replace", target="- Cite the source.", content="- Cite the source."))
+    assert "identical" in only_reason(result)
+
+
+def test_replace_without_content_is_skipped_with_a_hint() -> None:
+    result = apply(Edit(op="replace", target="- Cite the source."))
+    assert "needs content" in only_reason(result)
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+
+def test_target_matches_ignoring_trailing_whitespace() -> None:
+    result = apply(Edit(op="delete", target="- Cite the source.   "))
+    assert result.applied
+
+
+def test_target_matches_exactly_not_by_substring() -> None:
+    result = apply(Edit(op="delete", target="Cite the"))
+    assert "was not found in the skill: 'Cite the'" in only_reason(result)
+
+
+def test_target_without_list_marker_matches_the_one_bulleted_line() -> None:
+    result = apply(Edit(op="replace", target="Cite the source.", content="Cite two sources."))
+    assert result.applied
+    assert "- Cite two sources.\n" in result.skill.text  # the bullet is kept
+
+
+def test_not_found_target_is_skipped_with_actionable_reason() -> None:
+    result = apply(Edit(op="replace", target="- Never guess.", content="- Guess."))
+    reason = only_reason(result)
+    assert reason.startswith("the line to replace was not found in the skill: '- Never guess.'")
+    assert "copy the target line exactly" in reason
+    assert result.skill == skill()
+
+
+def test_ambiguous_target_is_skipped() -> None:
+    base = Skill.parse("# T\n- same\n- other\n- same\n")
+    result = apply(Edit(op="delete", target="- same"), base=base)
+    assert "appears 2 times" in only_reason(result)
+    assert result.skill == base
+
+
+def test_replace_of_protected_line_is_skipped() -> None:
+    result = apply(Edit(op="replace", target="- Keep the tone neutral.", content="- Be playful."))
+    assert "protected region" in only_reason(result)
+    assert result.skill == skill()
+
+
+def test_delete_of_region_marker_is_skipped() -> None:
+    result = apply(Edit(op="delete", target="<!-- skillsleep:slow-update:begin -->"))
+    assert "protected region" in only_reason(result)
+
+
+def test_frontmatter_line_cannot_be_edited() -> None:
+    result = apply(Edit(op="replace", target="name: demo", content="name: other"))
+    assert "frontmatter" in only_reason(result)
+    assert result.skill == skill()
+
+
+def test_add_after_a_protected_line_does_not_write_into_the_region() -> None:
+    result = apply(Edit(op="add", target="- Keep the tone neutral.", content="- Sneaky."))
+    assert result.skill.region("slow-update") == "- Keep the tone neutral."
+    assert "- Sneaky." in result.skill.editable_lines()
+
+
+def test_multiline_target_is_skipped() -> None:
+    result = apply(Edit(op="delete", target="- Always answer briefly.\n- Cite the source."))
+    assert "single line" in only_reason(result)
+
+
+# --- headings and markers ---------------------------------------------------------------------
+
+
+def test_content_with_a_heading_is_skipped() -> None:
+    result = apply(Edit(op="add", content="## New section\n- rule"))
+    assert only_reason(result).startswith("edits may not add sections")
+
+
+def test_deleting_a_heading_is_refused() -> None:
+    result = apply(Edit(op="delete", target="## Rules"))
+    assert "edits may not delete whole sections" in only_reason(result)
+
+
+def test_replacing_a_heading_is_refused() -> None:
+    result = apply(Edit(op="replace", target="## Rules", content="Rules, loosely"))
+    assert "headings" in only_reason(result)
+
+
+def test_content_with_a_region_marker_is_skipped() -> None:
+    result = apply(Edit(op="add", content="<!-- skillsleep:appendix:end -->"))
+    assert "region markers" in only_reason(result)
+
+
+# --- limits -----------------------------------------------------------------------------------
+
+
+def test_edits_past_max_edits_are_skipped() -> None:
+    edits = [Edit(op="add", content=f"Rule {i}.") for i in range(4)]
+    result = apply(*edits, limits=EditLimits(max_edits=2))
+    assert [e.content for e in result.applied] == ["Rule 0.", "Rule 1."]
+    assert [r for _, r in result.skipped] == ["only the first 2 edits of a step are applied"] * 2
+
+
+def test_content_over_char_limit_is_skipped() -> None:
+    result = apply(Edit(op="add", content="x" * 51), limits=EditLimits(max_content_chars=50))
+    assert "51 characters" in only_reason(result)
+
+
+def test_content_over_line_limit_is_skipped() -> None:
+    result = apply(Edit(op="add", content="a\nb\nc"), limits=EditLimits(max_content_lines=2))
+    assert "3 lines" in only_reason(result)
+
+
+def test_growth_past_max_skill_chars_is_skipped_but_shrinking_is_allowed() -> None:
+    cap = len(skill().text)
+    result = apply(
+        Edit(op="add", content="One more rule."),
+        Edit(op="delete", target="- Cite the source."),
+        limits=EditLimits(max_skill_chars=cap),
+    )
+    assert "over its cap" in result.skipped[0][1]
+    assert [e.op for e in result.applied] == ["delete"]
+
+
+# --- execution-lapse notes --------------------------------------------------------------------
+
+
+def test_execution_lapse_goes_to_appendix_and_leaves_body_unchanged() -> None:
+    base = skill()
+    result = apply(Edit(op="add", content="Re-read the question before answering.", kind="execution_lapse"))
+    assert result.applied
+    assert result.skill.region("appendix") == "- Re-read the question before answering."
+    assert result.skill.without_regions().text.rstrip() == base.without_regions().text.rstrip()
+    assert result.skill.region("slow-update") == base.region("slow-update")
+
+
+def test_execution_lapse_notes_are_deduplicated() -> None:
+    note = Edit(op="add", content="Check units.", kind="execution_lapse")
+    same = Edit(op="add", content="- check   UNITS.", kind="execution_lapse")
+    result = apply(note, same)
+    assert result.skill.region("appendix") == "- Check units."
+    assert "already hold this note" in only_reason(result)
+
+
+def test_execution_lapse_notes_keep_only_the_newest() -> None:
+    edits = [Edit(op="add", content=f"note {i}", kind="execution_lapse") for i in range(MAX_NOTES + 3)]
+    result = apply(*edits, limits=EditLimits(max_edits=100))
+    notes = result.skill.region("appendix").split("\n")
+    assert len(notes) == MAX_NOTES
+    assert notes[0] == "- note 3" and notes[-1] == f"- note {MAX_NOTES + 2}"
+
+
+# --- whole-application properties -------------------------------------------------------------
+
+
+def test_frontmatter_is_byte_identical_after_edits() -> None:
+    result = apply(
+        Edit(op="add", content="New rule."),
+        Edit(op="delete", target="- Cite the source."),
+        Edit(op="replace", target="- Always answer briefly.", content="- Answer in one line."),
+        Edit(op="add", content="note", kind="execution_lapse"),
+    )
+    assert len(result.applied) == 4
+    assert result.skill.frontmatter == FRONT
+    assert result.skill.text.startswith(FRONT)
+
+
+def test_later_edit_sees_earlier_results() -> None:
+    result = apply(
+        Edit(op="replace", target="- Cite the source.", content="- Cite two sources."),
+        Edit(op="delete", target="- Cite two sources."),
+    )
+    assert len(result.applied) == 2
+    assert "Cite" not in result.skill.text
+
+
+def test_edit_on_a_line_removed_earlier_is_skipped() -> None:
+    result = apply(
+        Edit(op="delete", target="- Cite the source."),
+        Edit(op="replace", target="- Cite the source.", content="- Cite more."),
+    )
+    assert [e.op for e in result.applied] == ["delete"]
+    assert "was not found" in only_reason(result)
+
+
+def test_input_skill_is_not_mutated() -> None:
+    base = skill()
+    before = base.text
+    apply(Edit(op="delete", target="- Cite the source."), base=base)
+    assert base.text == before
+
+
+def test_skipped_reasons_name_the_edit_and_the_reason() -> None:
+    result = apply(Edit(op="delete", target="- Missing line."))
+    (line,) = result.skipped_reasons()
+    assert line.startswith("delete '- Missing line.': the line to delete was not found")

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import json
+
+from skillsleep.core.backends.base import BackendSettings
+from skillsleep.core.backends.scripted import ScriptedBackend
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.llm import LLM
+from skillsleep.core.records import Rollout, Run, Score, Task
+from skillsleep.core.skill import Skill
+from skillsleep.core.slow_update import Comparison, classify, slow_update
+
+PREVIOUS = Skill("# Answering\nAnswer in one word.\n")
+CURRENT = Skill("# Answering\nEnd with a line ANSWER: and the answer.\n").with_region("slow-update", "- Old guidance.")
+
+
+def make_llm(responder) -> tuple[LLM, ScriptedBackend]:
+    backend = ScriptedBackend(BackendSettings(model="s"), responder)
+    return LLM(backend, ledger=Ledger()), backend
+
+
+def score(hard: float, soft: float = 0.5, feedback: list[str] | None = None) -> Score:
+    return Score(hard=hard, soft=soft, feedback=feedback or [])
+
+
+def comparison(task_id: str, before: float, after: float, *, feedback: str = "") -> Comparison:
+    b, a = score(before), score(after, feedback=[feedback] if feedback else [])
+    def rollout(s: Score, text: str) -> Rollout:
+        return Rollout(task_id=task_id, skill_hash="h", run=Run(response=text), score=s)
+    return Comparison(
+        task=Task(id=task_id, prompt=f"prompt of {task_id}"),
+        before=rollout(b, f"{task_id} before"), after=rollout(a, f"{task_id} after"), outcome=classify(b, a),
+    )
+
+
+def test_classify_all_four_outcomes_by_hard_score():
+    assert classify(score(0), score(1)) == "improved"
+    assert classify(score(1), score(0)) == "regressed"
+    assert classify(score(0, 0.1), score(0, 0.9)) == "persistent_fail"
+    assert classify(score(1, 0.9), score(1, 0.1)) == "stable_success"
+
+
+async def test_prompt_shows_diff_counts_examples_and_old_guidance():
+    llm, backend = make_llm(lambda r: json.dumps({"guidance": ["Keep the ANSWER line.", "- Do not drop brevity."]}))
+    comparisons = [
+        comparison("up", 0, 1),
+        comparison("down", 1, 0, feedback="the answer must be one word; it has five"),
+        comparison("stuck", 0, 0),
+        comparison("fine", 1, 1),
+    ]
+    result = await slow_update(llm, PREVIOUS, CURRENT, comparisons, max_lines=5)
+    assert result.counts == {"improved": 1, "regressed": 1, "persistent_fail": 1, "stable_success": 1}
+    assert result.guidance == "- Keep the ANSWER line.\n- Do not drop brevity."
+    assert result.failure is None
+    request = backend.requests[0]
+    assert llm.ledger.by_role()["slow_update"]["calls"] == 1
+    text = request.messages[-1].content
+    assert "-Answer in one word." in text and "+End with a line ANSWER: and the answer." in text
+    assert "- regressed: 1" in text and "- persistent_fail: 1" in text
+    assert "down before" in text and "down after" in text and "the answer must be one word; it has five" in text
+    assert "Old guidance." in text
+    assert "at most 5 lines" in text
+    assert "untrusted" in request.messages[0].content and request.cache_system
+
+
+async def test_guidance_is_capped_at_max_lines():
+    llm, _ = make_llm(lambda r: json.dumps({"guidance": [f"rule {i}" for i in range(20)]}))
+    result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 1, 0)], max_lines=3)
+    assert result.guidance.splitlines() == ["- rule 0", "- rule 1", "- rule 2"]
+
+
+async def test_parse_error_keeps_old_guidance():
+    llm, _ = make_llm(lambda r: "no json here")
+    result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 1, 0)])
+    assert result.guidance == "- Old guidance."
+    assert result.failure is not None and "malformed" in result.failure
+    assert result.counts["regressed"] == 1
+
+
+async def test_empty_guidance_reply_keeps_old_guidance():
+    llm, _ = make_llm(lambda r: json.dumps({"guidance": ["", 3]}))
+    result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 0, 1)])
+    assert result.guidance == "- Old guidance." and result.failure is not None
+
+
+async def test_result_is_not_applied_to_the_skill():
+    llm, _ = make_llm(lambda r: json.dumps({"guidance": ["New rule."]}))
+    before = CURRENT.text
+    await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 0, 1)])
+    assert CURRENT.text == before
+
+
+async def test_no_comparisons_no_call():
+    llm, backend = make_llm(lambda r: "{}")
+    result = await slow_update(llm, PREVIOUS, CURRENT, [])
+    assert backend.requests == [] and result.guidance == "- Old guidance."

@@ -1,0 +1,206 @@
+"""Task files: parsing, shorthand judges, line-numbered errors, split assignment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.records import Task
+from skillsleep.core.tasks import assign_splits, by_split, load_tasks
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "answer-format"
+
+
+def write_lines(tmp_path: Path, *lines: str | dict) -> Path:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+def task(i: int, **extra: object) -> dict:
+    return {"id": f"t{i}", "prompt": f"question {i}", "answer": str(i), **extra}
+
+
+def test_valid_file_with_comments_blank_lines_and_full_judge(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path,
+        "// a comment",
+        "",
+        {"id": "a", "prompt": "2+2?", "split": "val", "context": "math",
+         "judge": {"checks": [{"type": "regex", "value": r"\d+", "feedback": "give a number"}],
+                   "answer": "4", "answer_match": "number", "answer_pattern": r"ANSWER:\s*(.+)$"}},
+        {"id": "b", "prompt": "Say hi", "judge": {"rubric": "friendly greeting"}},
+    )
+    tasks = load_tasks(path)
+    assert [t.id for t in tasks] == ["a", "b"]
+    assert tasks[0].split == "val" and tasks[0].context == "math"
+    assert tasks[0].judge.checks[0].feedback == "give a number"
+    assert tasks[1].split is None and tasks[1].judge.rubric == "friendly greeting"
+
+
+def test_shorthand_judge_keys_move_into_judge(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, {"id": "a", "prompt": "p", "answer": "42", "answer_match": "number",
+                                  "checks": [{"type": "contains", "value": "42"}], "rubric": "r"})
+    (t,) = load_tasks(path)
+    assert t.judge.answer == "42" and t.judge.answer_match == "number"
+    assert t.judge.checks[0].type == "contains" and t.judge.rubric == "r"
+
+
+def test_shorthand_and_judge_together_merge_but_conflicts_fail(tmp_path: Path) -> None:
+    ok = write_lines(tmp_path, {"id": "a", "prompt": "p", "answer": "1", "judge": {"rubric": "r"}})
+    (t,) = load_tasks(ok)
+    assert t.judge.answer == "1" and t.judge.rubric == "r"
+    bad = write_lines(tmp_path, {"id": "a", "prompt": "p", "answer": "1", "judge": {"answer": "2"}})
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: 'answer' given both at the top level and inside 'judge'"):
+        load_tasks(bad)
+
+
+def test_invalid_json_and_missing_prompt_are_reported_with_line_numbers(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, task(1), "// skipped", '{"id": "x", "prompt": ', task(2), {"id": "y", "answer": "1"})
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "2 problem(s)" in msg
+    assert "tasks.jsonl:3: invalid JSON" in msg
+    assert "tasks.jsonl:5: missing 'prompt'" in msg
+
+
+def test_non_object_line_and_unknown_field(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, "[1, 2]", task(1, promt="typo"))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:1: expected a JSON object, got list" in msg
+    assert "tasks.jsonl:2: unknown key 'promt' (did you mean 'prompt'?)" in msg
+
+
+def test_bad_split_value_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: split: .*'train', 'val' or 'test'"):
+        load_tasks(write_lines(tmp_path, task(1, split="dev")))
+
+
+def test_duplicate_ids_name_both_lines(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, task(1), task(2), task(1))
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:3: duplicate id 't1' \(first on line 1\)"):
+        load_tasks(path)
+
+
+def test_unknown_check_type_lists_valid_types(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, task(1, checks=[{"type": "regexp", "value": "x"}]))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:1: check 1: unknown check type 'regexp'; valid:" in msg
+    assert "last_line_regex" in msg and "contains" in msg
+
+
+def test_invalid_regex_in_a_check_is_reported(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, task(1), task(2, checks=[{"type": "regex", "value": "(unclosed"}]))
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:2: check 1 \(regex\): invalid regex '\(unclosed'"):
+        load_tasks(path)
+
+
+def test_answer_pattern_needs_a_valid_regex_with_a_group(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, task(1, answer_pattern="ANSWER: .+"), task(2, answer_pattern="[oops"))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:1: answer_pattern: 'ANSWER: .+' needs a capture group" in msg
+    assert "tasks.jsonl:2: answer_pattern: invalid regex '[oops'" in msg
+
+
+def test_numeric_check_needs_an_integer_value(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"check 1 \(max_chars\): 'value' must be an integer, got '10'"):
+        load_tasks(write_lines(tmp_path, task(1, checks=[{"type": "max_chars", "value": "10"}])))
+
+
+def test_task_without_any_judge_is_refused(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, {"id": "lonely", "prompt": "p"})
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'lonely' cannot be judged"):
+        load_tasks(path)
+
+
+def test_at_most_five_problems_are_listed(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, *["not json"] * 8)
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "8 problem(s)" in msg and "tasks.jsonl:5:" in msg and "tasks.jsonl:6:" not in msg
+    assert "and 3 more" in msg
+
+
+def test_missing_and_empty_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="task file not found"):
+        load_tasks(tmp_path / "none.jsonl")
+    with pytest.raises(ConfigError, match="holds no tasks"):
+        load_tasks(write_lines(tmp_path, "// only a comment"))
+
+
+def make(n: int, **extra: object) -> list[Task]:
+    return [Task(id=f"task-{i}", prompt="p", **extra) for i in range(n)]
+
+
+FRACTIONS = {"train": 0.5, "val": 0.3, "test": 0.2}
+
+
+def test_split_assignment_is_deterministic_and_seed_dependent() -> None:
+    tasks = make(40)
+    a = [t.split for t in assign_splits(tasks, FRACTIONS, seed=1)]
+    assert a == [t.split for t in assign_splits(tasks, FRACTIONS, seed=1)]
+    assert a != [t.split for t in assign_splits(tasks, FRACTIONS, seed=2)]
+    assert set(a) == {"train", "val", "test"}
+    assert all(t.split is None for t in tasks)  # inputs are not mutated
+
+
+def test_split_assignment_is_stable_when_tasks_are_added() -> None:
+    before = {t.id: t.split for t in assign_splits(make(30), FRACTIONS, seed=0)}
+    after = {t.id: t.split for t in assign_splits(make(45), FRACTIONS, seed=0)}
+    assert all(after[k] == v for k, v in before.items())
+
+
+def test_explicit_splits_are_kept() -> None:
+    tasks = make(20, split="test")
+    assert all(t.split == "test" for t in assign_splits(tasks, FRACTIONS, seed=0))
+    mixed = [Task(id="fixed", prompt="p", split="val"), *make(10)]
+    assert assign_splits(mixed, {"train": 1.0}, seed=0)[0].split == "val"
+
+
+def test_train_and_val_are_never_empty_from_three_tasks() -> None:
+    for seed in range(20):
+        out = by_split(assign_splits(make(3), {"test": 1.0}, seed=seed))
+        assert len(out["train"]) == 1 and len(out["val"]) == 1 and len(out["test"]) == 1
+        out = by_split(assign_splits(make(4), {"train": 1.0}, seed=seed))
+        assert out["val"] and out["train"]
+
+
+def test_two_tasks_are_left_as_hashed() -> None:
+    out = assign_splits(make(2), {"train": 1.0}, seed=0)
+    assert [t.split for t in out] == ["train", "train"]
+
+
+def test_bad_fractions_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="unknown split name"):
+        assign_splits(make(3), {"dev": 1.0}, seed=0)
+    with pytest.raises(ConfigError, match="positive sum"):
+        assign_splits(make(3), {"train": 0.0}, seed=0)
+
+
+def test_by_split_groups_and_refuses_unsplit_tasks() -> None:
+    groups = by_split([Task(id="a", prompt="p", split="val"), Task(id="b", prompt="p", split="train")])
+    assert [t.id for t in groups["val"]] == ["a"] and groups["test"] == []
+    with pytest.raises(ConfigError, match="has no split"):
+        by_split(make(1))
+
+
+def test_shipped_example_loads_with_designed_splits() -> None:
+    tasks = load_tasks(EXAMPLE / "tasks.jsonl")
+    groups = by_split(tasks)
+    assert {k: len(v) for k, v in groups.items()} == {"train": 10, "val": 8, "test": 6}
+    for t in tasks:
+        assert t.judge.checks[0].type == "last_line_regex" and t.judge.checks[0].feedback
+        assert t.judge.answer and t.judge.answer_pattern
+    skill = (EXAMPLE / "SKILL.md").read_text()
+    assert skill.startswith("---\nname: ") and "ANSWER" not in skill
