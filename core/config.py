@@ -91,7 +91,7 @@ class ModelSection(_Section):
     base_url: str = ""
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int = Field(default=256, ge=1)
-    concurrency: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=0, ge=0)  # 0 → the provider's default (local: 1, others: 8)
     timeout_s: float = Field(default=120.0, gt=0)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     thinking: bool = False

@@ -48,7 +48,7 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
         model=model,
         api_key=key,
         base_url=base_url,
-        concurrency=section.concurrency,
+        concurrency=section.concurrency or (1 if provider == "local" else 8),
         retry=RetryPolicy.model_validate(section.retry.model_dump()),
         thinking=section.thinking,
         options=options,

@@ -113,7 +113,8 @@ class LocalBackend(BaseBackend):
     async def _send(self, request: CompletionRequest) -> Completion:
         result = await asyncio.to_thread(self._call, self._body(request))
         if "error" in result or not result.get("choices"):
-            raise BackendError(f"the local model {self.model!r} refused the request: {str(result.get('error', result))[:300]}")
+            detail = str(result.get("error", result))[:300]
+            raise BackendError(f"the local model {self.model!r} refused the request: {detail}")
         choice = result["choices"][0]
         usage = result.get("usage") or {}
         return Completion(

@@ -130,7 +130,9 @@ def _scripted_factory(settings: BackendSettings) -> Backend:
     return ScriptedBackend.from_script(settings, settings.model)
 
 
-async def check_provider(name: str, settings: BackendSettings | None = None, *, timeout_s: float = 2.0) -> tuple[bool, str]:
+async def check_provider(
+    name: str, settings: BackendSettings | None = None, *, timeout_s: float = 2.0
+) -> tuple[bool, str]:
     """Whether provider `name` looks usable with these settings, and a reason saying how to configure it."""
     provider = get_provider(name)
     info = provider.info

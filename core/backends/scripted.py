@@ -31,8 +31,8 @@ def load_rules(path: Path) -> list[tuple[re.Pattern[str], str]]:
         raise ConfigError(f"{path} must hold a JSON list of {{\"match\": regex, \"reply\": text}} rules")
     rules: list[tuple[re.Pattern[str], str]] = []
     for i, rule in enumerate(data):
-        if not isinstance(rule, dict) or not isinstance(rule.get("match"), str) or not isinstance(rule.get("reply"), str):
-            raise ConfigError(f"{path}: rule {i} must be {{\"match\": \"<regex>\", \"reply\": \"<text>\"}}, got {rule!r}")
+        if not (isinstance(rule, dict) and isinstance(rule.get("match"), str) and isinstance(rule.get("reply"), str)):
+            raise ConfigError(f'{path}: rule {i} must be {{"match": "<regex>", "reply": "<text>"}}, got {rule!r}')
         try:
             rules.append((re.compile(rule["match"]), rule["reply"]))
         except re.error as exc:
