@@ -272,6 +272,7 @@ def _build(chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *
     cfg._sources = [file for file, _ in chain]
     if not cfg.run.name:
         cfg.run.name = base_dir.name or "run"
+    cfg.run.out_dir = str(resolve_path(cfg, cfg.run.out_dir))  # the default "runs" too
     return cfg
 
 

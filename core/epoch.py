@@ -64,5 +64,5 @@ async def _slow_update(
     tr.run_dir.write_text(f"candidates/e{st.epoch}-slow-update.md", candidate.text)
     tr.progress(f"slow update {'accepted' if decision.accepted else 'rejected'}: {decision.reason}")
     if decision.accepted:
-        tr.accept(st, candidate, decision.candidate)
+        tr.accept(st, candidate, decision.candidate, tie_ok=True)
     return result.counts

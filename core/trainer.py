@@ -208,10 +208,11 @@ class Trainer:
             )
         st.earlier_steps.append(_step_line(st.step, record.applied, decision.baseline, decision.candidate, verdict))
 
-    def accept(self, st: TrainState, skill: Skill, score: float) -> None:
-        """Make `skill` current; it becomes best (and best_skill.md) only on a strict improvement."""
+    def accept(self, st: TrainState, skill: Skill, score: float, *, tie_ok: bool = False) -> None:
+        """Make `skill` current; it becomes best (and best_skill.md) on a strict improvement, or on
+        a tie with `tie_ok` (slow-update guidance the gate found not to lower the score)."""
         st.current, st.current_score = skill.text, score
-        if score > st.best_score + 1e-9:
+        if score > st.best_score + 1e-9 or (tie_ok and score >= st.best_score - 1e-9):
             st.best, st.best_score = skill.text, score
             self.run_dir.write_text("best_skill.md", skill.text)
 

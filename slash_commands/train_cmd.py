@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from skillsleep.core.gate import GateConfig, mean
 from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
+from skillsleep.core.records import LedgerEntry
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
@@ -78,8 +80,9 @@ async def run_training(
             f"{run_dir.path} holds a run made with other settings; pass --fresh to start over "
             "or set run.name to train in a new directory."
         )
-    if state is not None and state.done:
-        progress(f"{run_dir.path} already finished; re-scoring from cache (use --fresh to train again)")
+    if state is not None and state.done and (run_dir.path / "summary.json").is_file():
+        progress(f"{run_dir.path} already finished; showing its summary (--fresh trains again)")
+        return dict(json.loads((run_dir.path / "summary.json").read_text()))
     ledger = Ledger(
         budget=cfg.budget.to_budget(),
         prices=cfg.prices,
@@ -110,7 +113,7 @@ async def run_training(
             except BudgetExceeded as exc:
                 final.stopped = f"budget: {exc} (test split not scored)"
         run_dir.write_text("best_skill.md", final.best)
-        summary = _summary(run_dir, final, ledger, test, len(trainer.test))
+        summary = _summary(run_dir, final, test, len(trainer.test))
         run_dir.write_json("summary.json", summary)
         return summary
     finally:
@@ -119,7 +122,20 @@ async def run_training(
             store.close()
 
 
-def _summary(run_dir: RunDir, st: TrainState, ledger: Ledger, test: dict[str, float] | None, n_test: int) -> dict[str, Any]:
+def _whole_run_ledger(run_dir: RunDir) -> Ledger:
+    """The ledger of every invocation of a run (resumes included), from ledger.jsonl."""
+    ledger = Ledger()
+    path = run_dir.path / "ledger.jsonl"
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            ledger.record(LedgerEntry.model_validate_json(line))
+        except ValueError:
+            continue  # a line torn by a crash
+    return ledger
+
+
+def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int) -> dict[str, Any]:
+    ledger = _whole_run_ledger(run_dir)
     roles = ledger.by_role()
     gated = [s for s in st.steps if s.gate is not None]
     return {

@@ -3,7 +3,8 @@
 `ScriptedBackend(settings, responder)` answers each request with `responder(request)`; a string
 responder list is consumed in order. `ScriptedBackend.from_script(settings, path)` (the spec
 `scripted:<script.json>`) reads a list of rules `{"match": "<regex>", "reply": "..."}`: the first
-rule whose regex is found in the last user message or a system message answers; no match is an
+rule whose regex is found in the requested JSON schema (if any), the last user message or a
+system message answers; no match is an
 error naming the request. Nothing ever falls back to this backend.
 """
 
@@ -47,8 +48,9 @@ def rule_responder(rules: list[tuple[re.Pattern[str], str]], source: str) -> Res
         users = [m.content for m in request.messages if m.role == "user"]
         last_user = users[-1] if users else ""
         system = "\n".join(m.content for m in request.messages if m.role == "system")
+        schema = json.dumps(request.json_schema) if request.json_schema else ""
         for pattern, reply in rules:
-            if pattern.search(last_user) or pattern.search(system):
+            if pattern.search(schema) or pattern.search(last_user) or pattern.search(system):
                 return reply
         raise BackendError(
             f"no rule in {source} matches the request (last user message: {last_user[:120]!r}); add a rule for it"

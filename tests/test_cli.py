@@ -1,0 +1,178 @@
+"""The command line, wired end to end with scripted backends chosen by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skillsleep.slash_commands.cli import main
+
+RULE = "End every reply with a final line `ANSWER: <answer>`."
+SEED = "---\nname: fours\ndescription: answer sums\n---\n# Fours\n\n- Read the question.\n"
+OPTIMIZER = [
+    {"match": '"findings"', "reply": json.dumps({"findings": [
+        {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}]})},
+    {"match": '"groups"', "reply": json.dumps({"groups": []})},
+    {"match": '"order"', "reply": json.dumps({"order": [1]})},
+    {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
+    {"match": '"notes"', "reply": json.dumps({"notes": ["Answer-format rules pay off."]})},
+]
+TARGET = [
+    {"match": "ANSWER:", "reply": "Two and two.\nANSWER: 4"},
+    {"match": "What is", "reply": "It is 4."},
+]
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "home"))
+    (tmp_path / "opt.json").write_text(json.dumps(OPTIMIZER))
+    (tmp_path / "target.json").write_text(json.dumps(TARGET))
+    (tmp_path / "SKILL.md").write_text(SEED)
+    lines = []
+    for i in range(10):
+        split = "train" if i < 4 else "val" if i < 8 else "test"
+        lines.append(json.dumps({
+            "id": f"q{i}", "prompt": f"Question {i}: What is 2+2?", "split": split, "answer": "4",
+            "answer_pattern": r"ANSWER:\s*(.+)$", "answer_match": "number",
+            "checks": [{"type": "last_line_regex", "value": "ANSWER: .+"}],
+        }))
+    (tmp_path / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "run.toml").write_text(
+        '[run]\nname = "cli"\n[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
+        f'[target]\nbackend = "scripted:{tmp_path / "target.json"}"\n'
+        f'[optimizer]\nbackend = "scripted:{tmp_path / "opt.json"}"\n'
+        "[train]\nepochs = 2\nbatch_size = 4\n[lr]\nschedule = \"linear\"\nmax_edits = 2\nmin_edits = 1\n"
+    )
+    return tmp_path
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_train_json_summary_reports_an_accepted_gate_and_writes_best_skill(project: Path) -> None:
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["done"] and summary["accepted"] == 1
+    assert summary["seed_score"] == 0.0 and summary["best_score"] == 1.0
+    assert summary["test"] == {"seed": 0.0, "best": 1.0, "final": 1.0}
+    assert summary["gate"][0]["accepted"] and summary["gate"][0]["candidate"] > summary["gate"][0]["baseline"]
+    best = Path(summary["best_skill"]).read_text()
+    assert RULE in best and best.startswith("---\nname: fours")
+    assert "Keep the ANSWER line last." in best  # slow-update guidance, in its protected region
+    assert "Answer-format rules" not in best  # the meta skill never reaches the deployed skill
+    run = project / "runs" / "cli"
+    assert json.loads((run / "summary.json").read_text())["best_score"] == 1.0
+    assert (run / "candidates" / "e0s0.md").exists() and (run / "steps" / "e0s0" / "step.json").exists()
+    ledger = [json.loads(x) for x in (run / "ledger.jsonl").read_text().splitlines()]
+    assert {"target", "reflect", "slow_update", "meta"} <= {e["role"] for e in ledger}
+    assert "reflect" in err and "accepted" in err  # progress on stderr
+
+
+def test_second_train_of_a_finished_run_pays_for_nothing(project: Path) -> None:
+    code, first, _ = invoke("train", "--config", str(project / "run.toml"), "--json")
+    ledger = project / "runs" / "cli" / "ledger.jsonl"
+    before = ledger.read_text()
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
+    assert code == 0, err
+    assert json.loads(out) == json.loads(first) and "already finished" in err
+    assert ledger.read_text() == before
+
+
+def test_fresh_retrains_and_the_response_cache_answers_every_call(project: Path) -> None:
+    assert invoke("train", "--config", str(project / "run.toml"))[0] == 0
+    code, out, _ = invoke("train", "--config", str(project / "run.toml"), "--fresh", "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["accepted"] == 1 and summary["calls_made"] == 0
+
+
+def test_override_changes_a_setting(project: Path) -> None:
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "train.epochs=1", "slow_update.enabled=false", "--json")
+    assert code == 0, err
+    best = Path(json.loads(out)["best_skill"]).read_text()
+    assert json.loads(out)["epochs"] == 1 and "Keep the ANSWER line last." not in best
+
+
+def test_changed_settings_refuse_to_resume_a_finished_run(project: Path) -> None:
+    assert invoke("train", "--config", str(project / "run.toml"))[0] == 0
+    code, _, err = invoke("train", "--config", str(project / "run.toml"), "train.batch_size=2")
+    assert code == 2 and "--fresh" in err
+
+
+def test_unknown_config_key_is_a_usage_error_naming_it(project: Path) -> None:
+    (project / "bad.toml").write_text('[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n[gate]\nmetrc = "soft"\n')
+    code, _, err = invoke("train", "--config", str(project / "bad.toml"))
+    assert code == 2 and "metrc" in err and "metric" in err
+
+
+def test_unknown_provider_is_a_usage_error_listing_known_ones(project: Path) -> None:
+    code, _, err = invoke("train", "--config", str(project / "run.toml"), "target.backend=deepsek:deepseek-v4-flash")
+    assert code == 2 and "deepseek" in err and "ollama" in err and "Did you mean" in err
+
+
+def test_budget_hit_mid_run_stops_cleanly_and_resumes_with_a_larger_budget(project: Path) -> None:
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--budget-tokens", "5000", "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["stopped"].startswith("budget") and not summary["done"] and summary["tokens"] <= 5000
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
+    assert code == 0 and json.loads(out)["done"] and "resuming" in err
+
+
+def test_budget_too_small_to_score_the_seed_is_an_error(project: Path) -> None:
+    code, _, err = invoke("train", "--config", str(project / "run.toml"), "--budget-tokens", "10")
+    assert code == 1 and "budget" in err and not (project / "runs/cli/best_skill.md").exists()
+
+
+def test_eval_scores_a_skill_per_task(project: Path) -> None:
+    target = f"scripted:{project / 'target.json'}"
+    code, out, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
+                            "--target", target, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["n"] == 10 and data["score"] == 0.0
+    assert "ANSWER" in data["per_task"][0]["feedback"]
+    (project / "good.md").write_text(SEED + f"- {RULE}\n")
+    code, out, _ = invoke("eval", "--skill", str(project / "good.md"), "--tasks", str(project / "tasks.jsonl"),
+                          "--target", target, "--split", "test", "--json")
+    assert code == 0 and json.loads(out)["score"] == 1.0 and json.loads(out)["n"] == 2
+
+
+def test_eval_missing_skill_file_is_a_usage_error(project: Path) -> None:
+    code, _, err = invoke("eval", "--skill", str(project / "nope.md"), "--tasks", str(project / "tasks.jsonl"))
+    assert code == 2 and "skill file not found" in err
+
+
+def test_backends_json_lists_every_provider_with_how_to_configure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens there
+    code, out, err = invoke("backends", "--json")
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert {"deepseek", "openai", "ollama", "anthropic", "local", "scripted"} <= set(rows)
+    assert rows["deepseek"]["configured"] is False and "DEEPSEEK_API_KEY" in rows["deepseek"]["reason"]
+    assert rows["anthropic"]["configured"] is False and "ANTHROPIC_API_KEY" in rows["anthropic"]["reason"]
+    assert rows["ollama"]["configured"] is False
+    for row in rows.values():
+        assert isinstance(row["reason"], str) and row["reason"] and row["how_to_configure"]
+
+
+def test_backends_sees_a_reachable_ollama_compatible_server(monkeypatch: pytest.MonkeyPatch, fault_server) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("OLLAMA_HOST", fault_server.url)
+    code, out, _ = invoke("backends", "--json")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert code == 0 and rows["ollama"]["configured"] is True
+
+
+def test_help_lists_the_verbs() -> None:
+    code, out, _ = invoke("--help")
+    assert code == 0 and all(v in out for v in ("train", "eval", "backends"))
+    assert invoke("train")[0] == 2  # missing --config is a usage error
