@@ -176,3 +176,32 @@ def test_help_lists_the_verbs() -> None:
     code, out, _ = invoke("--help")
     assert code == 0 and all(v in out for v in ("train", "eval", "backends"))
     assert invoke("train")[0] == 2  # missing --config is a usage error
+
+
+@pytest.mark.parametrize("kind", ["status", "garbage", "truncate"])
+def test_a_failing_server_ends_the_run_with_a_clear_error_and_no_best_skill(
+    project: Path, fault_server, kind: str  # type: ignore[no-untyped-def]
+) -> None:
+    from servers import Action
+
+    fault_server.default = Action(kind=kind, status=500)
+    code, _, err = invoke(
+        "train", "--config", str(project / "run.toml"), "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1", "target.retry.attempts=2", "target.retry.base_delay_s=0",
+    )
+    assert code == 1
+    assert "failed 2 times" in err and fault_server.url in err
+    assert not (project / "runs" / "cli" / "best_skill.md").exists()
+
+
+def test_a_flaky_server_is_retried_and_the_run_succeeds(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    from servers import Action
+
+    fault_server.push(Action(kind="status", status=429), Action(kind="status", status=503))
+    fault_server.default = Action(kind="ok", text="It is 4.")
+    code, out, err = invoke(
+        "train", "--config", str(project / "run.toml"), "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1", "target.retry.base_delay_s=0", "train.epochs=1", "--json",
+    )
+    assert code == 0, err
+    assert json.loads(out)["done"] and len(fault_server.posts()) >= 3
