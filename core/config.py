@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from skillsleep.core.backends.base import RetryPolicy
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.gate import GateConfig
+from skillsleep.core.schedule import LRSchedule
 from skillsleep.core.ledger import Budget, Price
 
 __all__ = [
@@ -125,30 +127,6 @@ class TrainSection(_Section):
         return self.steps_per_epoch or max(1, math.ceil(n_train / self.batch_size))
 
 
-class LrSection(_Section):
-    """The textual learning rate: how many edits a step may apply, and its decay."""
-
-    schedule: Literal["constant", "linear", "cosine", "autonomous"] = "cosine"
-    max_edits: int = Field(default=4, ge=1)
-    min_edits: int = Field(default=2, ge=0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> LrSection:
-        if self.min_edits > self.max_edits:
-            raise ValueError(f"min_edits ({self.min_edits}) is above max_edits ({self.max_edits})")
-        return self
-
-
-class GateSection(_Section):
-    """The held-out acceptance test."""
-
-    enabled: bool = True
-    metric: Literal["hard", "soft", "mixed"] = "hard"
-    mixed_weight: float = Field(default=0.5, ge=0, le=1)
-    min_margin: float = Field(default=0.0, ge=0)
-    no_regress: bool = False
-
-
 class EditsSection(_Section):
     """Bounds on one edit and on the whole skill."""
 
@@ -203,8 +181,8 @@ class TrainConfig(_Section):
     optimizer: OptimizerSection = Field(default_factory=OptimizerSection)
     judge: JudgeSection = Field(default_factory=JudgeSection)
     train: TrainSection = Field(default_factory=TrainSection)
-    lr: LrSection = Field(default_factory=LrSection)
-    gate: GateSection = Field(default_factory=GateSection)
+    lr: LRSchedule = Field(default_factory=LRSchedule)
+    gate: GateConfig = Field(default_factory=GateConfig)
     edits: EditsSection = Field(default_factory=EditsSection)
     slow_update: SlowUpdateSection = Field(default_factory=SlowUpdateSection)
     meta: MetaSection = Field(default_factory=MetaSection)

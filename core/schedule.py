@@ -19,7 +19,7 @@ from skillsleep.core.records import Record
 class LRSchedule(Record):
     """How the edit budget per step evolves over `total_steps` steps."""
 
-    kind: Literal["constant", "linear", "cosine", "autonomous"] = "cosine"
+    schedule: Literal["constant", "linear", "cosine", "autonomous"] = "cosine"
     max_edits: int = Field(default=4, ge=1)
     min_edits: int = Field(default=2, ge=0)
 
@@ -39,12 +39,12 @@ def budget_at(schedule: LRSchedule, step: int, total_steps: int, proposed: int |
     if total_steps < 1:
         raise ValueError(f"total_steps must be at least 1, got {total_steps}")
     low, high = schedule.min_edits, schedule.max_edits
-    if schedule.kind == "constant":
+    if schedule.schedule == "constant":
         return high
-    if schedule.kind == "autonomous":
+    if schedule.schedule == "autonomous":
         return high if proposed is None else max(low, min(high, proposed))
     progress = min(1.0, max(0.0, step / (total_steps - 1))) if total_steps > 1 else 0.0
-    if schedule.kind == "linear":
+    if schedule.schedule == "linear":
         value = high - (high - low) * progress
     else:
         value = low + (high - low) * (1 + math.cos(math.pi * progress)) / 2

@@ -21,12 +21,12 @@ from skillsleep.core.edits import EditLimits, apply_edits
 from skillsleep.core.epoch import end_epoch
 from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.gate import GateConfig, decide, mean
+from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
-from skillsleep.core.schedule import LRSchedule, budget_at
+from skillsleep.core.schedule import budget_at
 from skillsleep.core.select import rank_and_clip
 from skillsleep.core.skill import Skill
 
@@ -93,8 +93,8 @@ class Trainer:
         self.optimizer = optimizer
         self.run_dir = run_dir
         self.progress = progress
-        self.gate = GateConfig.model_validate(cfg.gate.model_dump())
-        self.schedule = LRSchedule(kind=cfg.lr.schedule, max_edits=cfg.lr.max_edits, min_edits=cfg.lr.min_edits)
+        self.gate = cfg.gate
+        self.schedule = cfg.lr
         self.limits = EditLimits(
             max_edits=cfg.lr.max_edits,
             max_content_chars=cfg.edits.max_content_chars,

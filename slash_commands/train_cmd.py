@@ -15,7 +15,7 @@ from skillsleep.core.backends.registry import check_provider, parse_spec, provid
 from skillsleep.core.config import ModelSection, TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.gate import GateConfig, mean
+from skillsleep.core.gate import mean
 from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
@@ -95,7 +95,7 @@ async def run_training(
     try:
         evaluator = Evaluator(
             ChatHarness(models.target), judge_llm=models.judge,
-            gate=GateConfig.model_validate(cfg.gate.model_dump()), rollouts_k=cfg.train.rollouts_k,
+            gate=cfg.gate, rollouts_k=cfg.train.rollouts_k,
             timeout_s=cfg.target.timeout_s, log_path=run_dir.rollouts_path,
         )
         trainer = Trainer(
@@ -209,7 +209,7 @@ async def run_eval(opts: EvalOptions, *, progress: Progress) -> dict[str, Any]:
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
     models = _Models(cfg, ledger, store, run_id="")
-    gate = GateConfig.model_validate(cfg.gate.model_dump())
+    gate = cfg.gate
     try:
         ev = Evaluator(ChatHarness(models.target), judge_llm=models.judge, gate=gate,
                        rollouts_k=cfg.train.rollouts_k, timeout_s=cfg.target.timeout_s)

@@ -120,7 +120,7 @@ def test_literal_and_bound_errors_are_plain(tmp_path: Path) -> None:
 
 def test_section_level_rule_names_the_section(tmp_path: Path) -> None:
     path = write(tmp_path / "run.toml", MINIMAL + "[lr]\nmax_edits = 2\nmin_edits = 5\n")
-    with pytest.raises(ConfigError, match=r"run\.toml: \[lr\] min_edits \(5\) is above max_edits \(2\)"):
+    with pytest.raises(ConfigError, match=r"run\.toml: \[lr\] min_edits \(5\) must not exceed max_edits \(2\)"):
         load_config(path)
 
 

@@ -7,7 +7,7 @@ from skillsleep.core.schedule import LRSchedule, budget_at
 
 
 def series(kind: str, total: int, high: int = 8, low: int = 2) -> list[int]:
-    schedule = LRSchedule(kind=kind, max_edits=high, min_edits=low)
+    schedule = LRSchedule(schedule=kind, max_edits=high, min_edits=low)
     return [budget_at(schedule, step, total) for step in range(total)]
 
 
@@ -28,7 +28,7 @@ def test_cosine_decays_from_max_to_min_slowly_at_both_ends():
 
 def test_cosine_default_is_cosine_from_four_to_two():
     schedule = LRSchedule()
-    assert schedule.kind == "cosine"
+    assert schedule.schedule == "cosine"
     assert [budget_at(schedule, s, 3) for s in range(3)] == [4, 3, 2]
 
 
@@ -38,11 +38,11 @@ def test_single_step_gets_max():
 
 
 def test_steps_past_the_end_stay_at_min():
-    assert budget_at(LRSchedule(kind="linear", max_edits=8, min_edits=2), 10, 4) == 2
+    assert budget_at(LRSchedule(schedule="linear", max_edits=8, min_edits=2), 10, 4) == 2
 
 
 def test_autonomous_uses_proposal_clamped_or_max():
-    schedule = LRSchedule(kind="autonomous", max_edits=6, min_edits=2)
+    schedule = LRSchedule(schedule="autonomous", max_edits=6, min_edits=2)
     assert budget_at(schedule, 3, 10, None) == 6
     assert budget_at(schedule, 3, 10, 4) == 4
     assert budget_at(schedule, 3, 10, 1) == 2

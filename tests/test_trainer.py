@@ -177,6 +177,9 @@ async def test_budget_stops_cleanly_and_never_writes_an_unaccepted_best(tmp_path
     accepted = {Skill.parse(SEED).text} | {
         (tmp_path / f"runs/t/candidates/e{s.epoch}s{s.step}.md").read_text()
         for s in st.steps if s.gate and s.gate.accepted
+    } | {
+        (tmp_path / f"runs/t/candidates/e{e['epoch']}-slow-update.md").read_text()
+        for e in st.epochs if (e.get("slow_update_gate") or {}).get("accepted")  # type: ignore[union-attr]
     }
     assert not best.exists() or best.read_text() in accepted
     assert ledger.spent_tokens <= 6000
