@@ -127,7 +127,24 @@ class Trainer:
         self._save(st)
         return st
 
+    def plan(self) -> dict[str, int]:
+        """Projected model calls of the whole run (an upper bound; the caches make it smaller)."""
+        k, cfg = self.cfg.train.rollouts_k, self.cfg
+        batch = min(cfg.train.batch_size, len(self.train_tasks)) * k
+        per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 2 + len(self.val) * k
+        per_epoch = per_step * self.steps_per_epoch
+        if cfg.slow_update.enabled:
+            per_epoch += 2 * min(cfg.slow_update.sample_size, len(self.train_tasks)) + 1 + len(self.val) * k
+        per_epoch += 1 if cfg.meta.enabled else 0
+        total = len(self.val) * k + per_epoch * cfg.train.epochs + 3 * len(self.test) * k
+        return {"steps": self.steps_per_epoch * cfg.train.epochs, "calls_per_step": per_step, "max_calls": total}
+
     async def _start(self) -> TrainState:
+        plan = self.plan()
+        self.progress(
+            f"plan: {self.cfg.train.epochs} epoch(s) × {self.steps_per_epoch} step(s); ≤ {plan['calls_per_step']} "
+            f"model calls a step, ≤ {plan['max_calls']} in all (judge calls for rubric tasks come on top)"
+        )
         self.progress(f"scoring the seed skill on {len(self.val)} selection tasks")
         seed_scores = await self.ev.task_scores(self.seed_skill, self.val)
         score = mean(seed_scores)

@@ -34,6 +34,7 @@ class Action:
     status: int = 200
     body: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0  # wait this long before answering (an "ok" answer only)
 
 
 @dataclass
@@ -179,6 +180,8 @@ class FaultServer:
                     server._stop.wait(server.hang_s)
                     self.close_connection = True
                 else:
+                    if a.delay_s:
+                        server._stop.wait(a.delay_s)
                     if "/api/chat" in self.path:
                         shape = _ollama_body(a)
                     elif self.path.rstrip("/").endswith("/messages"):

@@ -193,3 +193,16 @@ async def test_budget_hit_while_scoring_the_seed_raises_and_writes_no_best(tmp_p
     with pytest.raises(BudgetExceeded, match="raise --budget-tokens"):
         await trainer.run()
     assert tb.requests == [] and not (tmp_path / "runs/t/best_skill.md").exists()
+
+
+async def test_plan_bounds_the_calls_actually_made(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path)
+    ledger = Ledger()
+    trainer, _, _ = build(cfg, tmp_path, Optimizer(), ledger=ledger)
+    messages: list[str] = []
+    trainer.progress = messages.append
+    st = await trainer.run()
+    await trainer.score_test(st)
+    plan = trainer.plan()
+    assert plan["steps"] == 4 and ledger.calls_made <= plan["max_calls"]
+    assert messages[0].startswith("plan: 2 epoch(s) × 2 step(s)")
