@@ -74,7 +74,7 @@ class LLM:
             cache_system=cache_system,
         )
 
-    async def complete(self, role: Role, request: CompletionRequest) -> Completion:
+    async def complete(self, role: Role, request: CompletionRequest, *, timeout_s: float | None = None) -> Completion:
         """Answer a request: cache first, then the backend; budget checked before sending.
 
         Identical requests in flight at the same time share one backend call."""
@@ -88,7 +88,7 @@ class LLM:
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            completion = await self._send(role, request, key)
+            completion = await self._send(role, request, key, timeout_s)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -102,10 +102,10 @@ class LLM:
         finally:
             self._inflight.pop(key, None)
 
-    async def _send(self, role: Role, request: CompletionRequest, key: str) -> Completion:
+    async def _send(self, role: Role, request: CompletionRequest, key: str, timeout_s: float | None) -> Completion:
         reservation = self.ledger.reserve(self.backend.name, self.backend.model, estimate_usage(request))
         try:
-            completion = await self.backend.complete(request)
+            completion = await self.backend.complete(request, timeout_s=timeout_s)
         except BackendError as exc:
             self._record(role, Completion(text=""), cache_hit=False, error=str(exc))
             raise

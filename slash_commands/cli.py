@@ -44,8 +44,25 @@ def _guard(fn: Any) -> Any:
     return wrapper
 
 
-def progress(message: str) -> None:
-    click.echo(f"· {message}", err=True)
+class Progress:
+    """Stage lines on stderr; on a terminal also a live count of finished rollouts."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, message: str) -> None:
+        if self.live and self.done:
+            click.echo("\r\033[K", nl=False, err=True)
+        click.echo(f"· {message}", err=True)
+
+    def tick(self, _: object = None) -> None:
+        self.done += 1
+        if self.live:
+            click.echo(f"\r  {self.done} rollouts scored", nl=False, err=True)
+
+
+progress = Progress()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -74,7 +91,7 @@ def train(
         extra.append(f"budget.tokens={budget_tokens}")
     if budget_usd is not None:
         extra.append(f"budget.usd={budget_usd}")
-    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, progress=progress))
+    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, progress=progress, on_rollout=progress.tick))
     _emit(summary, as_json, _train_text)
 
 
@@ -100,7 +117,7 @@ def eval_(skill_path: Path, tasks_path: Path, config_path: Path | None, target_s
         skill=skill_path, tasks=tasks_path, config=config_path, target=target_spec, base_url=base_url,
         judge=judge_spec, metric=metric, split=split, rollouts_k=rollouts_k,
     )
-    _emit(asyncio.run(run_eval(opts, progress=progress)), as_json, _eval_text)
+    _emit(asyncio.run(run_eval(opts, progress=progress, on_rollout=progress.tick)), as_json, _eval_text)
 
 
 @main.command()

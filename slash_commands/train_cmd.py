@@ -19,7 +19,7 @@ from skillsleep.core.gate import mean
 from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
-from skillsleep.core.records import LedgerEntry
+from skillsleep.core.records import LedgerEntry, Rollout
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
@@ -63,7 +63,8 @@ class _Models:
 
 
 async def run_training(
-    config_path: Path, overrides: list[str], *, fresh: bool, progress: Progress
+    config_path: Path, overrides: list[str], *, fresh: bool, progress: Progress,
+    on_rollout: Callable[[Rollout], None] | None = None,
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
     cfg = load_config(config_path, overrides)
@@ -96,7 +97,7 @@ async def run_training(
         evaluator = Evaluator(
             ChatHarness(models.target), judge_llm=models.judge,
             gate=cfg.gate, rollouts_k=cfg.train.rollouts_k,
-            timeout_s=cfg.target.timeout_s, log_path=run_dir.rollouts_path,
+            timeout_s=cfg.target.timeout_s, log_path=run_dir.rollouts_path, on_rollout=on_rollout,
         )
         trainer = Trainer(
             cfg, splits=splits, seed_skill=seed_skill, evaluator=evaluator,
@@ -197,7 +198,9 @@ def _eval_config(opts: EvalOptions) -> TrainConfig:
     return TrainConfig.from_overrides(overrides)
 
 
-async def run_eval(opts: EvalOptions, *, progress: Progress) -> dict[str, Any]:
+async def run_eval(
+    opts: EvalOptions, *, progress: Progress, on_rollout: Callable[[Rollout], None] | None = None
+) -> dict[str, Any]:
     """Score one skill on a task file."""
     cfg = _eval_config(opts)
     skill = _read_skill(opts.skill)
@@ -212,7 +215,7 @@ async def run_eval(opts: EvalOptions, *, progress: Progress) -> dict[str, Any]:
     gate = cfg.gate
     try:
         ev = Evaluator(ChatHarness(models.target), judge_llm=models.judge, gate=gate,
-                       rollouts_k=cfg.train.rollouts_k, timeout_s=cfg.target.timeout_s)
+                       rollouts_k=cfg.train.rollouts_k, timeout_s=cfg.target.timeout_s, on_rollout=on_rollout)
         progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {models.target.label}")
         rollouts = await ev.rollouts(skill, tasks)
     finally:

@@ -80,5 +80,5 @@ def test_train_on_the_local_model_gates_on_real_scores(tmp_path: Path, local_mod
     else:
         assert best == seed
     # the answer-line rule measurably helps the real model on held-out tasks (LOCAL_MODELS.md: 0/20 → 14/20)
-    assert summary["best_score"] > summary["seed_score"]
+    assert summary["best_score"] > summary["seed_score"], json.dumps(summary["gate"])
     assert summary["calls_by_role"]["target"]["calls"] > 0 and summary["cost_usd"] == 0

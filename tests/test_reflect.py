@@ -182,3 +182,21 @@ async def test_no_trajectories_means_no_call():
     llm, backend = make_llm(lambda r: NO_FINDINGS)
     result = await reflect(llm, SKILL, [], ReflectContext())
     assert result.edits == [] and backend.requests == []
+
+
+async def test_the_requirement_shared_by_failures_is_summarised_once_at_the_end():
+    llm, backend = make_llm(lambda r: NO_FINDINGS)
+    need = "The reply must end with a line `ANSWER: <x>`"
+    failures = [traj(i, False, feedback=[f"{need}; its last line was 'reply {i}'"]) for i in range(3)]
+    await reflect(llm, SKILL, [*failures, traj(9, True)], ReflectContext(), minibatch_size=8)
+    text = user_text(backend.requests[0])
+    summary = text.split("## Your task")[1]
+    assert f"(3 of 3) {need}\n" in summary and "reply 1" not in summary
+    assert text.index("## Trajectories") < text.index("## Your task")
+
+
+async def test_each_finding_is_written_requirement_first_then_the_edit():
+    llm, backend = make_llm(lambda r: NO_FINDINGS)
+    await reflect(llm, SKILL, [traj(1, False)], ReflectContext())
+    item = backend.requests[0].json_schema["properties"]["findings"]["items"]
+    assert list(item["properties"]) == ["diagnosis", "kind", "op", "target", "content"]

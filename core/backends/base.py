@@ -77,7 +77,7 @@ class Backend(Protocol):
     endpoint: str
     concurrency: int
 
-    async def complete(self, request: CompletionRequest) -> Completion: ...
+    async def complete(self, request: CompletionRequest, *, timeout_s: float | None = None) -> Completion: ...
 
     async def aclose(self) -> None: ...
 
@@ -99,10 +99,13 @@ class BaseBackend:
     async def _send(self, request: CompletionRequest) -> Completion:
         raise NotImplementedError
 
-    async def complete(self, request: CompletionRequest) -> Completion:
+    async def complete(self, request: CompletionRequest, *, timeout_s: float | None = None) -> Completion:
+        """Send with retries; `timeout_s` (default: the retry policy's) limits each attempt once it
+        holds a concurrency slot, so time spent queued behind other calls never counts."""
         if self._sem is None:
             self._sem = asyncio.Semaphore(self.concurrency)
         policy = self.settings.retry
+        limit = timeout_s or policy.timeout_s
         last: TransientError | None = None
         for attempt in range(policy.attempts):
             if attempt:
@@ -110,12 +113,12 @@ class BaseBackend:
             async with self._sem:
                 start = time.perf_counter()
                 try:
-                    completion = await asyncio.wait_for(self._send(request), policy.timeout_s)
+                    completion = await asyncio.wait_for(self._send(request), limit)
                 except TransientError as exc:
                     last = exc
                     continue
                 except asyncio.TimeoutError:
-                    last = TransientError(f"no answer within {policy.timeout_s:.0f} s")
+                    last = TransientError(f"no answer within {limit:.0f} s")
                     continue
             completion.latency_s = time.perf_counter() - start
             return completion
