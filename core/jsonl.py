@@ -1,0 +1,79 @@
+"""Reading JSONL bytes defensively: complete lines only, bad lines counted, never raised.
+
+`records()` yields one `Line` per complete line (ending in a newline). A last line without its
+newline is the agent still writing: it is not consumed, so the next incremental read starts at
+its first byte (`consumed` tells where to resume).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped as "huge_line"
+
+
+@dataclass
+class Line:
+    """One complete JSON object line: its byte offset (absolute) and parsed value."""
+
+    offset: int
+    end: int
+    value: dict[str, Any]
+
+
+@dataclass
+class Reader:
+    """Iterates the JSON-object lines of a byte buffer that starts at `base_offset` in its file."""
+
+    data: bytes
+    base_offset: int = 0
+    max_line_bytes: int = MAX_LINE_BYTES
+    skipped: Counter[str] = field(default_factory=Counter)
+    consumed: int = 0  # absolute offset just past the last complete line
+
+    def __post_init__(self) -> None:
+        self.consumed = self.base_offset
+
+    def records(self) -> Iterator[Line]:
+        pos, data = 0, self.data
+        while pos < len(data):
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break  # half-written last line: leave it for the next read
+            raw, start, pos = data[pos:nl], pos, nl + 1
+            self.consumed = self.base_offset + pos
+            if not raw.strip():
+                continue
+            if len(raw) > self.max_line_bytes:
+                self.skipped["huge_line"] += 1
+                continue
+            value = _decode(raw, self.skipped)
+            if value is not None:
+                yield Line(offset=self.base_offset + start, end=self.base_offset + pos, value=value)
+
+
+def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            text = raw.decode("utf-8", errors="replace")
+            value = json.loads(text)
+        except ValueError:
+            skipped["binary_garbage"] += 1
+            return None
+        skipped["bad_encoding_repaired"] += 1
+        return value if isinstance(value, dict) else None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        skipped["malformed_json"] += 1
+        return None
+    if not isinstance(value, dict):
+        skipped["not_an_object"] += 1
+        return None
+    return value

@@ -1,0 +1,44 @@
+"""Defensive JSONL reading and UTC timestamps, shared by every transcript parser."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from skillsleep.core.jsonl import Reader
+from skillsleep.core.session import utc
+
+
+def test_complete_lines_are_read_and_a_half_written_last_line_is_left_for_later() -> None:
+    data = b'{"a": 1}\n{"b": 2}\n{"c": 3'
+    reader = Reader(data, base_offset=100)
+    lines = list(reader.records())
+    assert [line.value for line in lines] == [{"a": 1}, {"b": 2}]
+    assert lines[0].offset == 100 and lines[1].offset == 109
+    assert reader.consumed == 118 and not reader.skipped
+    rest = Reader(data[reader.consumed - 100:] + b"}\n", base_offset=reader.consumed)
+    assert [line.value for line in rest.records()] == [{"c": 3}]
+
+
+def test_bad_lines_are_counted_by_reason_and_never_raise() -> None:
+    data = b'not json\n[1, 2]\n\xff\xfe\x00garbage\n' + b'{"x": "' + b"y" * 50 + b'"}\n\n{"ok": true}\n'
+    reader = Reader(data, max_line_bytes=40)
+    assert [line.value for line in reader.records()] == [{"ok": True}]
+    assert reader.skipped == {"malformed_json": 1, "not_an_object": 1, "binary_garbage": 1, "huge_line": 1}
+    assert reader.consumed == len(data)
+
+
+def test_invalid_utf8_inside_a_json_string_is_repaired_and_counted() -> None:
+    reader = Reader(b'{"t": "caf\xe9"}\n')
+    assert [line.value["t"] for line in reader.records()] == ["caf\ufffd"]
+    assert reader.skipped == {"bad_encoding_repaired": 1}
+
+
+def test_utc_makes_every_timestamp_an_aware_utc_instant() -> None:
+    east = utc("2026-11-29T09:00:00+09:00")
+    assert east == datetime(2026, 11, 29, 0, 0, tzinfo=timezone.utc) and east.tzinfo == timezone.utc
+    assert utc("2026-11-29T00:00:00Z") == east
+    assert utc("2026-11-29T00:00:00") == east  # naive means UTC
+    assert utc(1_795_910_400) == utc(1_795_910_400_000)  # seconds or milliseconds
+    assert utc("yesterday") is None and utc(None) is None and utc("") is None
+    later = utc(datetime(2026, 11, 29, 1, 0, tzinfo=timezone(timedelta(hours=2))))
+    assert later is not None and later < east
