@@ -1,0 +1,387 @@
+"""Claude Code transcripts (`~/.claude/projects/**.jsonl`) read into sessions of turns.
+
+Every record is keyed on `type`; a record whose type this module does not know is skipped and
+counted as `unknown_type:<t>`, bad lines are counted by `Reader`, and nothing here raises for bad
+input. Known metadata records (snapshots, titles, attachments, cost state, …) carry no turn and
+are ignored without being counted: `skipped` is for what could not be read.
+
+Choices the format leaves open:
+
+- Usage is counted once per `message.id`, taking the *last* line of a split reply: Claude Code
+  writes one line per content block and repeats `usage` on each, and only the last one carries
+  the final `output_tokens`. `Usage.input_tokens` is the whole prompt (`input_tokens` +
+  `cache_creation_input_tokens` + `cache_read_input_tokens`), `cached_tokens` the cache reads.
+- Not user prompts: `isMeta` / `isCompactSummary` / `isVisibleInTranscriptOnly` records, task
+  notifications, `Caveat: …`, `<local-command-stdout|stderr>`, `<bash-stdout|stderr>`,
+  compaction prompts and system-reminder-only text. A slash command is a `command` turn; a
+  `! cmd` bash-mode line is a `command` turn with tool `"!"`.
+- "[Request interrupted by user…]" is an `error` turn (the run was aborted, like Codex's
+  `turn_aborted`), never a prompt. A `<synthetic>` assistant message is an error only when it
+  says so (`isApiErrorMessage`, an `error` field, "API Error…"); otherwise the agent wrote it
+  (e.g. "No response requested.") and it is dropped.
+- Sidechain (subagent) records get their own session id, `agent-<agentId>` (else the file stem
+  or `<sessionId>:sidechain`), with `parent_id` the parent's session id (from `sessionId` when
+  it differs, else from the `<parent>/subagents/` path).
+- `byte_end` is the offset just past the session's last line, where an incremental read resumes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+
+from skillsleep.core.jsonl import Line, Reader
+from skillsleep.core.records import Usage
+from skillsleep.core.session import ParseResult, Session, Turn, utc
+
+__all__ = ["claude_session_files", "parse_claude"]
+
+# Understood records that hold no turn; prefixes cover families such as `api-request-blob`.
+_METADATA = frozenset(
+    {
+        "summary", "file-history-snapshot", "queue-operation", "attachment", "last-prompt",
+        "ai-title", "custom-title", "agent-name", "cost-state", "atis-latch", "tools-used",
+        "permission-mode", "mode", "progress", "pr-link", "frame-link", "worktree-state",
+        "relocated", "bridge-session",
+    }
+)  # fmt: skip
+_METADATA_PREFIXES = ("api-request",)
+_ERROR_SUBTYPES = frozenset({"api_error", "error", "api_refusal"})
+_META_PREFIXES = (
+    "Caveat:",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<user-prompt-submit-hook>",
+    "This session is being continued from a previous conversation",
+)
+_INTERRUPTED = "[Request interrupted by user"
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_TAG = "<{0}>(.*?)</{0}>"
+_SYNTHETIC = "<synthetic>"
+
+
+@dataclass
+class _Hints:
+    """What the file's path says: a subagent file, its agent id and its parent session."""
+
+    sidechain: bool
+    stem: str
+    agent: str | None
+    parent: str | None
+
+    @classmethod
+    def of(cls, source: str) -> _Hints:
+        path = PurePath(source)
+        in_subagents = path.parent.name == "subagents"
+        named = re.fullmatch(r"agent-([0-9a-f]{6,})", path.stem)  # agent-<hex>: a subagent's file
+        agent = path.stem.removeprefix("agent-") if in_subagents or named else None
+        parent = path.parent.parent.name if in_subagents and path.parent.parent.name else None
+        return cls("/subagents/" in source.replace("\\", "/"), path.stem, agent, parent)
+
+
+@dataclass
+class _Builder:
+    """One session being assembled, plus the bookkeeping that does not belong in `Session`."""
+
+    session: Session
+    usage: dict[str, Usage] = field(default_factory=dict)  # message id → last usage seen
+    tools: dict[str, str] = field(default_factory=dict)  # tool_use id → tool name
+    has_content: bool = False
+
+    def add(self, rec: dict[str, Any], turn: Turn) -> None:
+        if turn.kind == "tool_call" and turn.call_id:
+            if turn.call_id in self.tools:
+                return  # the same block written twice (a resumed session copies history)
+            self.tools[turn.call_id] = turn.tool or ""
+        turn.ts = utc(_str(rec.get("timestamp")))
+        self.session.turns.append(turn)
+        self.has_content = True
+
+    def finish(self) -> Session:
+        self.session.usage = sum(self.usage.values(), Usage())
+        return self.session
+
+
+def parse_claude(
+    data: bytes, *, source: str, base_offset: int = 0, sidechain: bool | None = None
+) -> ParseResult:
+    """Sessions in one Claude Code JSONL buffer that starts at `base_offset` of file `source`.
+
+    `sidechain=True` marks every record as a subagent's; None detects it from a `/subagents/`
+    path and `isSidechain`; False ignores the path but still honours `isSidechain`."""
+    reader = Reader(data, base_offset=base_offset)
+    skipped: Counter[str] = Counter()
+    builders: dict[str, _Builder] = {}
+    hints = _Hints.of(source)
+    current: str | None = None
+    for line in reader.records():
+        rec = line.value
+        kind = rec.get("type")
+        if kind is None and isinstance(rec.get("message"), dict):
+            kind = rec["message"].get("role")  # the oldest lines carry no type
+        if not isinstance(kind, str):
+            skipped["missing_type"] += 1
+            continue
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            if kind not in _METADATA and not kind.startswith(_METADATA_PREFIXES):
+                skipped[f"unknown_type:{kind}"] += 1
+            continue
+        key, side, parent = _identity(rec, hints, sidechain, fallback=current or hints.stem)
+        builder = builders.get(key)
+        if builder is None:
+            session = Session(harness="claude-code", id=key, source=source, sidechain=side, parent_id=parent)
+            builder = builders[key] = _Builder(session)
+            session.byte_start = line.offset
+        if not side:
+            current = key  # a later record without a sessionId belongs to this session
+        try:
+            handler(builder, rec, line)
+        except (AttributeError, TypeError, ValueError, KeyError):
+            # A record of a known type whose fields have drifted: count it, keep the rest.
+            skipped[f"bad_record:{kind}"] += 1
+            continue
+        _envelope(builder.session, rec, line)
+    skipped.update(reader.skipped)
+    sessions = [b.finish() for b in builders.values() if b.has_content]
+    return ParseResult(sessions=sessions, skipped=skipped, bytes_read=reader.consumed - base_offset)
+
+
+def claude_session_files(root: Path) -> list[Path]:
+    """Transcript files under a Claude config root: `projects/<project>/*.jsonl` (sessions, and
+    the old flat `agent-*.jsonl`) and `projects/<project>/<session>/subagents/agent-*.jsonl`."""
+    projects = root / "projects"
+    if not projects.is_dir():
+        return []
+    found = [*projects.glob("*/*.jsonl"), *projects.glob("*/*/subagents/agent-*.jsonl")]
+    return sorted(p for p in found if p.is_file())
+
+
+# --- identity and envelope ----------------------------------------------------------------------
+
+
+def _identity(
+    rec: dict[str, Any], hints: _Hints, forced: bool | None, *, fallback: str
+) -> tuple[str, bool, str | None]:
+    """(session id, sidechain?, parent id) of one record."""
+    sid = _str(rec.get("sessionId")) or _str(rec.get("session_id"))
+    side = forced is True or (forced is None and hints.sidechain) or rec.get("isSidechain") is True
+    if not side:
+        return sid or fallback, False, None
+    agent = _str(rec.get("agentId")) or hints.agent
+    own = f"agent-{agent}" if agent else (f"{sid}:sidechain" if sid else hints.stem)
+    parent = sid if sid and sid != own else hints.parent
+    return own, True, parent
+
+
+def _envelope(session: Session, rec: dict[str, Any], line: Line) -> None:
+    ts = utc(_str(rec.get("timestamp")))
+    if ts is not None:
+        session.started = ts if session.started is None else min(session.started, ts)
+        session.ended = ts if session.ended is None else max(session.ended, ts)
+    session.project = session.project or _str(rec.get("cwd"))
+    session.agent_version = _str(rec.get("version")) or session.agent_version
+    session.byte_end = line.end
+
+
+# --- record handlers ----------------------------------------------------------------------------
+
+
+def _user(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+    message = rec["message"]
+    if not isinstance(message, dict):
+        raise TypeError("user message is not an object")
+    content = message.get("content")
+    if isinstance(content, str):
+        blocks: list[Any] = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        blocks = content
+    else:
+        raise TypeError("user content is neither text nor blocks")
+    results = [x for x in blocks if isinstance(x, dict) and x.get("type") == "tool_result"]
+    texts = [x["text"] for x in blocks if _is_text(x)]
+    for result in results:
+        call_id = _str(result.get("tool_use_id"))
+        tool = b.tools.get(call_id) if call_id else None
+        text = _block_text(result.get("content"))
+        failed = result.get("is_error") is True
+        b.add(rec, Turn(kind="tool_result", call_id=call_id, tool=tool, text=text, is_error=failed))
+    text = "\n".join(texts)
+    if _REMINDER.sub("", text).strip().startswith(_INTERRUPTED):
+        b.add(rec, Turn(kind="error", text=text.strip()))
+    elif not results and not _is_meta_record(rec):
+        turn = _prompt_turn(text)
+        if turn is not None:
+            b.add(rec, turn)
+
+
+def _assistant(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+    message = rec["message"]
+    if not isinstance(message, dict):
+        raise TypeError("assistant message is not an object")
+    model = _str(message.get("model"))
+    msg_id = _str(message.get("id")) or _str(rec.get("uuid")) or f"@{line.offset}"
+    usage = message.get("usage")
+    if isinstance(usage, dict):
+        b.usage[msg_id] = _usage(usage)  # last line of a split reply wins: it has the final count
+        b.has_content = True
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    if model == _SYNTHETIC or rec.get("isApiErrorMessage") is True:
+        text = "\n".join(x["text"] for x in blocks if _is_text(x))
+        if rec.get("isApiErrorMessage") is True or rec.get("error") or text.startswith("API Error"):
+            b.add(rec, Turn(kind="error", text=text or _str(rec.get("error")) or "API error", model=model))
+        return
+    if model and model not in b.session.models:
+        b.session.models.append(model)
+    for block in blocks:
+        turn = _assistant_turn(block, model)
+        if turn is not None:
+            b.add(rec, turn)
+
+
+def _system(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+    if rec.get("subtype") in _ERROR_SUBTYPES:
+        b.add(rec, Turn(kind="error", text=_error_text(rec)))
+
+
+def _tool_use(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+    """A drifted shape: a tool call as its own top-level record."""
+    args = rec.get("input")
+    call_id = _str(rec.get("id")) or _str(rec.get("tool_use_id"))
+    args = args if isinstance(args, dict) else {}
+    b.add(rec, Turn(kind="tool_call", tool=_str(rec.get("name")), call_id=call_id, arguments=args))
+
+
+def _tool_result(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+    """A drifted shape: a tool result as its own top-level record."""
+    text = _block_text(rec.get("output", rec.get("content")))
+    call_id = _str(rec.get("tool_use_id")) or _str(rec.get("id"))
+    failed = rec.get("is_error") is True
+    name = _str(rec.get("name"))
+    b.add(rec, Turn(kind="tool_result", tool=name, call_id=call_id, text=text, is_error=failed))
+
+
+_HANDLERS = {
+    "user": _user,
+    "assistant": _assistant,
+    "system": _system,
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+}
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _is_text(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+
+
+def _is_meta_record(rec: dict[str, Any]) -> bool:
+    origin = rec.get("origin")
+    return (
+        rec.get("isMeta") is True
+        or rec.get("isCompactSummary") is True
+        or rec.get("isVisibleInTranscriptOnly") is True
+        or (isinstance(origin, dict) and origin.get("kind") == "task-notification")
+    )
+
+
+def _prompt_turn(text: str) -> Turn | None:
+    """The turn a user's text makes: a prompt, a slash or bash command, or None for meta text."""
+    stripped = _REMINDER.sub("", text).strip()
+    if not stripped or stripped.startswith(_META_PREFIXES):
+        return None
+    name = _tag("command-name", stripped)
+    if name is not None:
+        name = name if name.startswith("/") else f"/{name}"
+        args = _tag("command-args", stripped) or ""
+        return Turn(kind="command", tool=name, arguments={"args": args}, text=f"{name} {args}".strip())
+    bash = _tag("bash-input", stripped)
+    if bash is not None:
+        return Turn(kind="command", tool="!", arguments={"args": bash}, text=f"! {bash}")
+    return Turn(kind="user", text=stripped)
+
+
+def _assistant_turn(block: Any, model: str | None) -> Turn | None:
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+        return Turn(kind="assistant", text=block["text"], model=model)
+    if kind in ("tool_use", "server_tool_use"):
+        args = block.get("input")
+        return Turn(
+            kind="tool_call",
+            tool=_str(block.get("name")),
+            call_id=_str(block.get("id")),
+            arguments=args if isinstance(args, dict) else {},
+            model=model,
+        )
+    return None  # thinking, redacted_thinking and unknown blocks carry nothing to mine
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    def n(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    cache_read = n("cache_read_input_tokens")
+    return Usage(
+        input_tokens=n("input_tokens") + n("cache_creation_input_tokens") + cache_read,
+        output_tokens=n("output_tokens"),
+        cached_tokens=cache_read,
+    )
+
+
+def _error_text(rec: dict[str, Any]) -> str:
+    error = rec.get("error")
+    parts: list[str] = []
+    if isinstance(error, dict):
+        inner = error.get("error")
+        nested = inner.get("error") if isinstance(inner, dict) else None
+        for candidate in (error.get("message"), nested.get("message") if isinstance(nested, dict) else None):
+            if isinstance(candidate, str) and candidate:
+                parts.append(candidate)
+                break
+        if isinstance(error.get("status"), int) and error["status"]:
+            parts.append(f"status {error['status']}")
+    elif isinstance(error, str) and error:
+        parts.append(error)
+    for key in ("apiRefusalExplanation", "content"):
+        if not parts and isinstance(rec.get(key), str) and rec[key]:
+            parts.append(rec[key])
+    return "; ".join(parts) or str(rec.get("subtype"))
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif isinstance(block, dict) and block.get("type") == "image":
+                texts.append("[image]")
+            elif isinstance(block, str):
+                texts.append(block)
+        return "\n".join(texts)
+    return "" if content is None else str(content)
+
+
+def _tag(name: str, text: str) -> str | None:
+    match = re.search(_TAG.format(name), text, re.DOTALL)
+    return match.group(1).strip() if match else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
