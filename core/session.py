@@ -76,4 +76,4 @@ class ParseResult(Record):
 
     sessions: list[Session] = Field(default_factory=list)
     skipped: Counter[str] = Field(default_factory=Counter)
-    bytes_read: int = 0
+    bytes_read: int = 0  # bytes of the given data consumed (complete lines): resume at base_offset + bytes_read

@@ -69,9 +69,9 @@ _IGNORED_EVENTS = frozenset({
 def parse_codex(data: bytes, *, source: str, base_offset: int = 0) -> ParseResult:
     """The session in one rollout's bytes (`data` starts at `base_offset` in the file `source`).
 
-    Never raises for bad input. A half-written last line is left unread: `bytes_read` is the
-    absolute offset just past the last complete line, so the next read passes it as
-    `base_offset`. A continuation chunk has no `session_meta`; its id then comes from the file
+    Never raises for bad input. A half-written last line is left unread: `bytes_read` counts the
+    bytes of `data` up to the end of the last complete line, so the next read starts at
+    `base_offset + bytes_read`. A continuation chunk has no `session_meta`; its id then comes from the file
     name. Returns no session when no Codex record was recognised.
     """
     reader = Reader(data, base_offset=base_offset)
@@ -80,7 +80,7 @@ def parse_codex(data: bytes, *, source: str, base_offset: int = 0) -> ParseResul
         rollout.feed(line)
     skipped = Counter(reader.skipped) + rollout.skipped
     sessions = [rollout.session()] if rollout.recognised else []
-    return ParseResult(sessions=sessions, skipped=skipped, bytes_read=reader.consumed)
+    return ParseResult(sessions=sessions, skipped=skipped, bytes_read=reader.consumed - base_offset)
 
 
 def codex_session_files(codex_home: Path) -> list[Path]:
