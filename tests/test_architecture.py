@@ -69,13 +69,28 @@ def test_vendor_sdk_imports_in_backends_are_lazy() -> None:
     assert not problems, "module-level SDK imports: " + ", ".join(problems)
 
 
+FORBIDDEN_IN_CORE = {
+    ("os", "environ"), ("os", "getenv"), ("os", "putenv"), ("os", "system"), ("os", "popen"),
+    ("os", "execv"), ("os", "spawnv"), ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"),
+}
+
+
 def test_engine_reads_no_environment_and_spawns_no_process() -> None:
     problems = []
     for path in (ROOT / "core").rglob("*.py"):
-        text = path.read_text()
-        for needle in ("os.environ", "getenv(", "subprocess", "os.system("):
-            if needle in text:
-                problems.append(f"{path.relative_to(ROOT)} uses {needle}")
+        tree = ast.parse(path.read_text())
+        rel = path.relative_to(ROOT)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if (node.value.id, node.attr) in FORBIDDEN_IN_CORE:
+                    problems.append(f"{rel}:{node.lineno} uses {node.value.id}.{node.attr}")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.module == "os":
+                    names = [f"os.{a.name}" for a in node.names]
+                for name in names:
+                    if name.split(".")[0] == "subprocess" or name in {"os.environ", "os.getenv", "os.system"}:
+                        problems.append(f"{rel}:{node.lineno} imports {name}")
     assert not problems, "\n".join(problems)
 
 
