@@ -63,7 +63,7 @@ def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
         try:
             text = raw.decode("utf-8", errors="replace")
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             skipped["binary_garbage"] += 1
             return None
         skipped["bad_encoding_repaired"] += 1
@@ -72,6 +72,9 @@ def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
         value = json.loads(text)
     except ValueError:
         skipped["malformed_json"] += 1
+        return None
+    except RecursionError:
+        skipped["too_deep"] += 1
         return None
     if not isinstance(value, dict):
         skipped["not_an_object"] += 1

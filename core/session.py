@@ -17,7 +17,7 @@ from skillsleep.core.records import Record, Usage
 TurnKind = Literal["user", "command", "assistant", "tool_call", "tool_result", "error"]
 
 
-def utc(value: str | int | float | datetime | None) -> datetime | None:
+def utc(value: object) -> datetime | None:
     """An aware UTC datetime from ISO text (with or without zone: naive means UTC), epoch seconds
     or milliseconds, or a datetime; None when missing or unreadable."""
     if value is None or value == "":
@@ -25,10 +25,12 @@ def utc(value: str | int | float | datetime | None) -> datetime | None:
     try:
         if isinstance(value, datetime):
             dt = value
-        elif isinstance(value, (int, float)):
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
             dt = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc)
-        else:
+        elif isinstance(value, str):
             dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        else:
+            return None
     except (ValueError, OverflowError, OSError):
         return None
     return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)

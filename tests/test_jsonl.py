@@ -42,3 +42,14 @@ def test_utc_makes_every_timestamp_an_aware_utc_instant() -> None:
     assert utc("yesterday") is None and utc(None) is None and utc("") is None
     later = utc(datetime(2026, 11, 29, 1, 0, tzinfo=timezone(timedelta(hours=2))))
     assert later is not None and later < east
+
+
+def test_hostile_nesting_is_counted_not_raised() -> None:
+    deep = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    reader = Reader(deep + b'{"ok": 1}\n')
+    assert [line.value for line in reader.records()] == [{"ok": 1}]
+    assert reader.skipped == {"too_deep": 1}
+
+
+def test_utc_of_a_wrong_type_is_none() -> None:
+    assert utc({"a": 1}) is None and utc([1]) is None and utc(True) is None
