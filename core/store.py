@@ -11,7 +11,11 @@ import threading
 from pathlib import Path
 
 from skillsleep.core.errors import ConfigError
+import json
+from typing import Any
+
 from skillsleep.core.records import Completion, LedgerEntry
+from skillsleep.core.session import Session
 
 SCHEMA_VERSION = 1
 
@@ -28,6 +32,16 @@ CREATE TABLE IF NOT EXISTS calls (
     entry TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS calls_run ON calls (run_id);
+CREATE TABLE IF NOT EXISTS harvest_cursors (source TEXT PRIMARY KEY, cursor TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    harness TEXT NOT NULL,
+    id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    ended TEXT,
+    data TEXT NOT NULL,
+    PRIMARY KEY (harness, id)
+);
+CREATE INDEX IF NOT EXISTS sessions_source ON sessions (source);
 """
 
 
@@ -79,6 +93,48 @@ class Store:
         with self._lock:
             rows = self._db.execute("SELECT entry FROM calls WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
         return [LedgerEntry.model_validate_json(r[0]) for r in rows]
+
+    def cursor(self, source: str) -> dict[str, Any] | None:
+        """The harvest cursor of a transcript source, or None when never read."""
+        with self._lock:
+            row = self._db.execute("SELECT cursor FROM harvest_cursors WHERE source=?", (source,)).fetchone()
+        return dict(json.loads(row[0])) if row else None
+
+    def set_cursor(self, source: str, cursor: dict[str, Any]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO harvest_cursors (source, cursor) VALUES (?, ?)", (source, json.dumps(cursor))
+            )
+
+    def session(self, harness: str, session_id: str) -> Session | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT data FROM sessions WHERE harness=? AND id=?", (harness, session_id)
+            ).fetchone()
+        return Session.model_validate_json(row[0]) if row else None
+
+    def put_session(self, session: Session) -> None:
+        """Store (or replace) a harvested, already redacted session."""
+        ended = session.ended.isoformat() if session.ended else None
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO sessions (harness, id, source, ended, data) VALUES (?, ?, ?, ?, ?)",
+                (session.harness, session.id, session.source, ended, session.model_dump_json()),
+            )
+
+    def delete_sessions_from(self, source: str) -> None:
+        """Forget the sessions read from a transcript that was truncated or replaced."""
+        with self._lock:
+            self._db.execute("DELETE FROM sessions WHERE source=?", (source,))
+
+    def sessions(self, harness: str | None = None) -> list[Session]:
+        """Stored sessions, oldest end first."""
+        query, args = "SELECT data FROM sessions", ()
+        if harness is not None:
+            query, args = query + " WHERE harness=?", (harness,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY ended, id", args).fetchall()
+        return [Session.model_validate_json(r[0]) for r in rows]
 
     def close(self) -> None:
         with self._lock:

@@ -138,6 +138,34 @@ def backends(as_json: bool) -> None:
             click.echo(f"    {r['how_to_configure']}")
 
 
+@main.command()
+@click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw"]), help="Only this agent's transcripts.")
+@click.option("--since", help="Only sessions that ended after this: ISO date/time or a span (24h, 7d).")
+@click.option("--redact-pattern", "redact_patterns", multiple=True, help="Extra regex to redact (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the harvest report as JSON.")
+@_guard
+def harvest(harness: str | None, since: str | None, redact_patterns: tuple[str, ...], as_json: bool) -> None:
+    """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
+    from skillsleep.slash_commands.harvest_cmd import run_harvest
+
+    _emit(run_harvest(harness, since, redact_patterns), as_json, _harvest_text)
+
+
+def _harvest_text(r: dict[str, Any]) -> str:
+    lines = [
+        "new or updated sessions: " + ", ".join(f"{k} {v}" for k, v in r["sessions"].items()),
+        f"turns {r['turns']}, errors {r['errors']}, bytes read {r['bytes_read']} "
+        f"({r['files_read']} of {r['files_seen']} files; {r['files_reset']} re-read after truncation)",
+    ]
+    if r["tools"]:
+        lines.append("tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r["tools"].items(), key=lambda kv: -kv[1])[:10]))
+    if r["skipped"]:
+        lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(r["skipped"].items())))
+    if r["redactions"]:
+        lines.append("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(r["redactions"].items())))
+    return "\n".join(lines)
+
+
 def _emit(summary: dict[str, Any], as_json: bool, text: Any) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))

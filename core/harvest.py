@@ -1,0 +1,192 @@
+"""Incremental harvest: read only new transcript bytes, redact, merge into stored sessions.
+
+Each transcript file has a cursor in the state database: its identity (device, inode), size,
+mtime, the offset read up to, and a hash of its first bytes. On the next harvest:
+
+    unchanged (same identity, size and mtime)  → not opened at all
+    grown, same identity and head               → read from the old offset only
+    shrunk, replaced or a different head        → read again from the start, old sessions replaced
+
+A half-written last line is left for next time (the parsers never consume it). Sessions are
+redacted before they are stored; a continuation chunk is merged into the stored session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from skillsleep.core.records import Record
+from skillsleep.core.redact import Redactor
+from skillsleep.core.session import ParseResult, Session
+from skillsleep.core.store import Store
+
+Parser = Callable[[bytes, str, int], ParseResult]  # (data, source, base_offset)
+# A database of transcript events: (path, last seq read per session) → (new events, new seqs).
+DbReader = Callable[[Path, dict[str, int]], tuple[ParseResult, dict[str, int]]]
+HEAD_BYTES = 1024
+
+
+class Source(Record):
+    """One transcript file (JSONL) or event database (SQLite) and the harness that reads it."""
+
+    harness: str
+    path: Path
+    kind: Literal["jsonl", "sqlite"] = "jsonl"
+
+
+class DbCursor(Record):
+    """Where an event database was read up to: file stats (its own and its WAL's) and seqs."""
+
+    stats: list[int]
+    seqs: dict[str, int] = Field(default_factory=dict)
+
+
+class Cursor(Record):
+    """How far a transcript file has been read, and how to recognise it again."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    offset: int
+    head: str  # sha256 of the first min(offset, HEAD_BYTES) bytes
+
+
+class HarvestReport(Record):
+    """What one harvest found (counts of new material only)."""
+
+    sessions: dict[str, int] = Field(default_factory=dict)  # new or updated sessions per harness
+    turns: int = 0
+    tools: Counter[str] = Field(default_factory=Counter)
+    errors: int = 0
+    skipped: Counter[str] = Field(default_factory=Counter)
+    bytes_read: int = 0
+    files_seen: int = 0
+    files_read: int = 0
+    files_reset: int = 0
+
+
+def _head(path: Path, n: int) -> str:
+    with path.open("rb") as fh:
+        return hashlib.sha256(fh.read(n)).hexdigest()
+
+
+def _db_stats(path: Path) -> list[int]:
+    out: list[int] = []
+    for p in (path, path.with_name(path.name + "-wal")):
+        try:
+            st = os.stat(p)
+            out += [st.st_ino, st.st_size, st.st_mtime_ns]
+        except FileNotFoundError:
+            out += [0, 0, 0]
+    return out
+
+
+def merge(old: Session, new: Session) -> Session:
+    """A stored session extended by a continuation chunk of the same transcript."""
+    starts = [t for t in (old.started, new.started) if t is not None]
+    ends = [t for t in (old.ended, new.ended) if t is not None]
+    return old.model_copy(update={
+        "turns": [*old.turns, *new.turns],
+        "models": [*old.models, *(m for m in new.models if m not in old.models)],
+        "usage": old.usage + new.usage,
+        "started": min(starts) if starts else None,
+        "ended": max(ends) if ends else None,
+        "byte_end": max(old.byte_end, new.byte_end),
+        "project": old.project or new.project,
+        "agent_version": new.agent_version or old.agent_version,
+    })
+
+
+class Harvester:
+    """Runs the incremental harvest of a set of transcript files into the store."""
+
+    def __init__(
+        self, store: Store, parsers: dict[str, Parser], redactor: Redactor,
+        db_readers: dict[str, DbReader] | None = None,
+    ) -> None:
+        self.store = store
+        self.parsers = parsers
+        self.db_readers = db_readers or {}
+        self.redactor = redactor
+
+    def harvest(self, sources: Sequence[Source], *, since: datetime | None = None) -> HarvestReport:
+        """Read what is new in every source; sessions that ended before `since` are not stored."""
+        report = HarvestReport()
+        for source in sources:
+            report.files_seen += 1
+            try:
+                if source.kind == "sqlite":
+                    self._db(source, report, since)
+                else:
+                    self._one(source, report, since)
+            except OSError as exc:  # vanished or unreadable file: counted, never fatal
+                report.skipped[f"unreadable_file:{type(exc).__name__}"] += 1
+        return report
+
+    def _one(self, source: Source, report: HarvestReport, since: datetime | None) -> None:
+        key = str(source.path)
+        st = os.stat(source.path)
+        old = self.store.cursor(key)
+        cursor = Cursor.model_validate(old) if old else None
+        same_file = cursor is not None and (cursor.device, cursor.inode) == (st.st_dev, st.st_ino)
+        if cursor and same_file and cursor.size == st.st_size and cursor.mtime_ns == st.st_mtime_ns:
+            return  # unchanged: not a byte read
+        start = 0
+        if cursor and same_file and st.st_size >= cursor.offset and _head(source.path, min(cursor.offset, HEAD_BYTES)) == cursor.head:
+            start = cursor.offset
+        elif cursor is not None:
+            report.files_reset += 1
+            self.store.delete_sessions_from(key)
+        with source.path.open("rb") as fh:
+            fh.seek(start)
+            data = fh.read()
+        parsed = self.parsers[source.harness](data, key, start)
+        report.files_read += 1
+        report.bytes_read += len(data)
+        report.skipped.update(parsed.skipped)
+        for session in parsed.sessions:
+            self._store(source.harness, self.redactor.session(session), report, since)
+        offset = start + parsed.bytes_read
+        self.store.set_cursor(key, Cursor(
+            device=st.st_dev, inode=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns,
+            offset=offset, head=_head(source.path, min(offset, HEAD_BYTES)),
+        ).model_dump())
+
+    def _db(self, source: Source, report: HarvestReport, since: datetime | None) -> None:
+        key = str(source.path)
+        stats = _db_stats(source.path)
+        old = self.store.cursor(key)
+        cursor = DbCursor.model_validate(old) if old else DbCursor(stats=[])
+        if cursor.stats == stats:
+            return  # neither the database nor its write-ahead log changed
+        parsed, seqs = self.db_readers[source.harness](source.path, cursor.seqs)
+        report.files_read += 1
+        report.skipped.update(parsed.skipped)
+        for session in parsed.sessions:
+            self._store(source.harness, self.redactor.session(session), report, since)
+        if not parsed.skipped.get("sqlite_locked"):
+            self.store.set_cursor(key, DbCursor(stats=stats, seqs=seqs).model_dump())
+
+    def _store(self, harness: str, chunk: Session, report: HarvestReport, since: datetime | None) -> None:
+        stored = self.store.session(harness, chunk.id)
+        session = chunk
+        if stored is not None and stored.source == chunk.source and chunk.byte_start >= stored.byte_end:
+            session = merge(stored, chunk)
+        if since is not None and session.ended is not None and session.ended < since:
+            return
+        self.store.put_session(session)
+        report.sessions[harness] = report.sessions.get(harness, 0) + 1
+        report.turns += len(chunk.turns)
+        for turn in chunk.turns:
+            if turn.kind == "tool_call" and turn.tool:
+                report.tools[turn.tool] += 1
+            report.errors += turn.kind == "error" or (turn.kind == "tool_result" and turn.is_error)

@@ -1,0 +1,78 @@
+"""`skillsleep harvest`: find the agents' transcripts, read what is new, redact, store."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.harvest import DbReader, Harvester, Parser, Source
+from skillsleep.core.redact import Redactor
+from skillsleep.core.session import utc
+from skillsleep.core.store import Store
+from skillsleep.harnesses.claude_code import claude_session_files, parse_claude
+from skillsleep.harnesses.codex import codex_session_files, parse_codex
+from skillsleep.harnesses.openclaw import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
+from skillsleep.slash_commands.wiring import state_db
+
+HARNESSES = ("claude-code", "codex", "openclaw")
+PARSERS: dict[str, Parser] = {
+    "claude-code": lambda data, source, offset: parse_claude(data, source=source, base_offset=offset),
+    "codex": lambda data, source, offset: parse_codex(data, source=source, base_offset=offset),
+    "openclaw": lambda data, source, offset: parse_openclaw_jsonl(data, source=source, base_offset=offset),
+}
+DB_READERS: dict[str, DbReader] = {
+    "openclaw": lambda path, seqs: read_openclaw_sqlite(path, after_seq=seqs, exclude_agents={"skillsleep-replay"}),
+}
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def discover(harness: str) -> list[Source]:
+    """Every transcript of one harness on this machine (roots from the agents' own env vars)."""
+    if harness == "claude-code":
+        root = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude")
+        return [Source(harness=harness, path=p) for p in claude_session_files(root)]
+    if harness == "codex":
+        root = Path(os.environ.get("CODEX_HOME") or _home() / ".codex")
+        return [Source(harness=harness, path=p) for p in codex_session_files(root)]
+    roots = [Path(os.environ["OPENCLAW_STATE_DIR"])] if os.environ.get("OPENCLAW_STATE_DIR") else [
+        _home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
+    return [
+        Source(harness=harness, path=p, kind="sqlite" if p.suffix == ".sqlite" else "jsonl")
+        for root in roots for p in openclaw_sources(root, exclude_agents={"skillsleep-replay"})
+    ]
+
+
+def parse_since(text: str) -> datetime:
+    """An instant from ISO text (naive = UTC) or a span back from now: 30m, 24h, 7d, 2w."""
+    m = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
+    if m:
+        unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
+        return datetime.now(timezone.utc) - timedelta(**{unit: int(m.group(1))})
+    when = utc(text)
+    if when is None:
+        raise ConfigError(f"--since {text!r}: give an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) or a span (24h, 7d)")
+    return when
+
+
+def run_harvest(harness: str | None, since: str | None, redact_patterns: tuple[str, ...]) -> dict[str, Any]:
+    """Harvest one or every harness; returns the report as plain data."""
+    names = [harness] if harness else list(HARNESSES)
+    cutoff = parse_since(since) if since else None
+    redactor = Redactor(redact_patterns)
+    store = Store(state_db())
+    try:
+        sources = [s for name in names for s in discover(name)]
+        report = Harvester(store, PARSERS, redactor, db_readers=DB_READERS).harvest(sources, since=cutoff)
+    finally:
+        store.close()
+    out = report.model_dump(mode="json")
+    out["sessions"] = {name: report.sessions.get(name, 0) for name in names}
+    out["redactions"] = dict(redactor.counts)
+    return out
