@@ -151,6 +151,26 @@ def harvest(harness: str | None, since: str | None, redact_patterns: tuple[str, 
     _emit(run_harvest(harness, since, redact_patterns), as_json, _harvest_text)
 
 
+@main.command()
+@click.option("--debounce", "debounce_s", type=click.FloatRange(min=0), default=2.0, show_default=True,
+              help="Seconds of quiet after a transcript changes before it is harvested.")
+@click.option("--duration", "duration_s", type=click.FloatRange(min=0), help="Stop after this many seconds (default: until Ctrl-C).")
+@click.option("--redact-pattern", "redact_patterns", multiple=True, help="Extra regex to redact (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per harvest, one per line.")
+@_guard
+def watch(debounce_s: float, duration_s: float | None, redact_patterns: tuple[str, ...], as_json: bool) -> None:
+    """Harvest new transcript bytes shortly after an agent writes them (same path as `harvest`)."""
+    from skillsleep.slash_commands.watch_cmd import report_line, run_watch
+
+    def on_report(r: dict[str, Any]) -> None:
+        click.echo(json.dumps(r, ensure_ascii=False) if as_json else report_line(r))
+
+    def on_start(roots: list[tuple[str, Path]]) -> None:
+        progress("watching " + ", ".join(f"{h} {p}" for h, p in roots) + " (Ctrl-C to stop)")
+
+    run_watch(debounce_s, duration_s, redact_patterns, on_report, on_start)
+
+
 def _harvest_text(r: dict[str, Any]) -> str:
     lines = [
         "new or updated sessions: " + ", ".join(f"{k} {v}" for k, v in r["sessions"].items()),
