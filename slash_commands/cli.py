@@ -134,21 +134,24 @@ def backends(as_json: bool) -> None:
     for r in rows:
         mark = "ok " if r["configured"] else "-- "
         click.echo(f"{mark}{r['name']:<10} {r['reason']}")
-        if not r["configured"]:
+        if not r["configured"] and r["how_to_configure"] not in r["reason"]:
             click.echo(f"    {r['how_to_configure']}")
 
 
 @main.command()
-@click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw"]), help="Only this agent's transcripts.")
+@click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts.")
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+              help="Also read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder (repeatable).")
 @click.option("--since", help="Only sessions that ended after this: ISO date/time or a span (24h, 7d).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True, help="Extra regex to redact (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the harvest report as JSON.")
 @_guard
-def harvest(harness: str | None, since: str | None, redact_patterns: tuple[str, ...], as_json: bool) -> None:
+def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None, redact_patterns: tuple[str, ...],
+            as_json: bool) -> None:
     """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
     from skillsleep.slash_commands.harvest_cmd import run_harvest
 
-    _emit(run_harvest(harness, since, redact_patterns), as_json, _harvest_text)
+    _emit(run_harvest(harness, since, redact_patterns, chat_dirs), as_json, _harvest_text)
 
 
 @main.command()

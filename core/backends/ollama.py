@@ -39,7 +39,7 @@ class OllamaBackend(BaseBackend):
         default_base_url=DEFAULT_HOST,
         models=[],  # whatever the server has pulled
         default_model="qwen2.5-coder:0.5b",
-        how_to_configure="start `ollama serve` and pull the model; set OLLAMA_HOST or pass --base-url for another host",
+        how_to_configure="start `ollama serve` and pull the model; set OLLAMA_HOST or base_url in the config for another host",
     )
 
     probe_path = "/api/tags"  # a cheap GET that shows the server is up (used by registry.check_provider)

@@ -85,7 +85,8 @@ class OpenAIBackend(BaseBackend):
         key_required=False,
         base_url_env="OPENAI_BASE_URL",
         how_to_configure=(
-            "pass --base-url http://HOST:PORT/v1 (or set OPENAI_BASE_URL); set OPENAI_API_KEY if the server needs a key"
+            "set base_url = 'http://HOST:PORT/v1' in the config's [target]/[optimizer] section "
+            "(--base-url for eval) or OPENAI_BASE_URL; set OPENAI_API_KEY if the server needs a key"
         ),
     )
 
@@ -96,7 +97,7 @@ class OpenAIBackend(BaseBackend):
         base_url = settings.base_url or self.info.default_base_url
         if not base_url:
             raise BackendUnavailable(
-                f"the {self.name} backend needs a server URL: pass --base-url http://HOST:PORT/v1"
+                f"the {self.name} backend needs a server URL: set base_url = \"http://HOST:PORT/v1\" in the config section (--base-url for eval)"
                 + (f" or set {self.info.base_url_env}" if self.info.base_url_env else "")
             )
         if self.info.key_required and not settings.api_key:
