@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -13,16 +14,18 @@ from skillsleep.core.harvest import DbReader, Harvester, Parser, Source
 from skillsleep.core.redact import Redactor
 from skillsleep.core.session import utc
 from skillsleep.core.store import Store
+from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
 from skillsleep.harnesses.claude_code import claude_session_files, parse_claude
 from skillsleep.harnesses.codex import codex_session_files, parse_codex
 from skillsleep.harnesses.openclaw import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
-from skillsleep.slash_commands.wiring import state_db
+from skillsleep.slash_commands.wiring import data_dir, state_db
 
 HARNESSES = ("claude-code", "codex", "openclaw")
 PARSERS: dict[str, Parser] = {
     "claude-code": lambda data, source, offset: parse_claude(data, source=source, base_offset=offset),
     "codex": lambda data, source, offset: parse_codex(data, source=source, base_offset=offset),
     "openclaw": lambda data, source, offset: parse_openclaw_jsonl(data, source=source, base_offset=offset),
+    "chat": lambda data, source, offset: parse_chat_log(data, source=source, base_offset=offset),
 }
 DB_READERS: dict[str, DbReader] = {
     "openclaw": lambda path, seqs: read_openclaw_sqlite(path, after_seq=seqs, exclude_agents={"skillsleep-replay"}),
@@ -61,14 +64,22 @@ def parse_since(text: str) -> datetime:
     return when
 
 
-def run_harvest(harness: str | None, since: str | None, redact_patterns: tuple[str, ...]) -> dict[str, Any]:
-    """Harvest one or every harness; returns the report as plain data."""
-    names = [harness] if harness else list(HARNESSES)
+def run_harvest(
+    harness: str | None, since: str | None, redact_patterns: tuple[str, ...], chat_dirs: Sequence[Path] = (),
+) -> dict[str, Any]:
+    """Harvest one or every harness; returns the report as plain data. Direct-chat logs are read
+    only from `chat_dirs` (never from skillsleep's own data directory)."""
+    if harness == "chat" and not chat_dirs:
+        raise ConfigError("--harness chat: pass --chat-dir DIR (repeatable) with the folders of your chat logs (*.jsonl)")
+    names = [harness] if harness and harness != "chat" else [] if harness else list(HARNESSES)
     cutoff = parse_since(since) if since else None
     redactor = Redactor(redact_patterns)
     store = Store(state_db())
     try:
         sources = [s for name in names for s in discover(name)]
+        if chat_dirs:
+            names.append("chat")
+            sources += [Source(harness="chat", path=p) for p in chat_log_files([Path(d) for d in chat_dirs], exclude=[data_dir()])]
         report = Harvester(store, PARSERS, redactor, db_readers=DB_READERS).harvest(sources, since=cutoff)
     finally:
         store.close()
