@@ -70,3 +70,12 @@ def ollama_server(llama_server: str) -> Iterator[str]:
     proc = start_ollama_proxy(f"{llama_server}/v1", port)
     yield f"http://127.0.0.1:{port}"
     stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def transcripts() -> Path:
+    """../shared/data/transcripts (external sample transcripts); skipped where it is absent."""
+    root = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
+    if not root.is_dir():
+        pytest.skip("../shared/data/transcripts is absent (CI provides it)")
+    return root

@@ -33,14 +33,6 @@ def kinds(session: Session) -> list[str]:
     return [t.kind for t in session.turns]
 
 
-@pytest.fixture(scope="module")
-def transcripts() -> Path:
-    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
-    if not path.is_dir():
-        pytest.skip("../shared/data/transcripts is absent (CI provides it)")
-    return path
-
-
 # --- hand-written fixtures -----------------------------------------------------------------------
 
 

@@ -26,14 +26,6 @@ def _session(path: Path) -> Session:
     return result.sessions[0]
 
 
-@pytest.fixture(scope="module")
-def transcripts() -> Path:
-    root = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
-    if not root.is_dir():
-        pytest.skip("../shared/data/transcripts is absent (CI provides it)")
-    return root
-
-
 # --- own fixtures: one pitfall each -----------------------------------------------------------
 
 

@@ -25,14 +25,6 @@ FIXTURES = Path(__file__).parent / "fixtures" / "openclaw"
 CHANNEL = FIXTURES / "channel_session.jsonl"
 
 
-@pytest.fixture
-def transcripts() -> Path:
-    root = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
-    if not root.is_dir():
-        pytest.skip("../shared/data/transcripts is absent (CI provides it)")
-    return root
-
-
 def _parse(data: bytes, source: str = "/s/agents/main/sessions/sess-1.jsonl", base_offset: int = 0):
     return parse_openclaw_jsonl(data, source=source, base_offset=base_offset)
 
