@@ -72,6 +72,7 @@ class HarvestReport(Record):
     files_seen: int = 0
     files_read: int = 0
     files_reset: int = 0
+    unreadable: list[str] = Field(default_factory=list)  # "path: error" of files that could not be read
 
 
 def _head(path: Path, n: int) -> str:
@@ -128,8 +129,9 @@ class Harvester:
                     self._db(source, report, since)
                 else:
                     self._one(source, report, since)
-            except OSError as exc:  # vanished or unreadable file: counted, never fatal
+            except OSError as exc:  # vanished or unreadable file: counted and named, never fatal
                 report.skipped[f"unreadable_file:{type(exc).__name__}"] += 1
+                report.unreadable.append(f"{source.path}: {exc.strerror or exc}")
         return report
 
     def _one(self, source: Source, report: HarvestReport, since: datetime | None) -> None:

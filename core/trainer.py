@@ -101,7 +101,7 @@ class Trainer:
             max_content_lines=cfg.edits.max_content_lines,
             max_skill_chars=cfg.edits.max_skill_chars or None,
         )
-        self.steps_per_epoch = cfg.train.steps_per_epoch or math.ceil(len(self.train_tasks) / cfg.train.batch_size)
+        self.steps_per_epoch = cfg.train.steps(len(self.train_tasks))
 
     # --- the loop ---------------------------------------------------------------------------
 

@@ -184,6 +184,8 @@ def _harvest_text(r: dict[str, Any]) -> str:
         lines.append("tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r["tools"].items(), key=lambda kv: -kv[1])[:10]))
     if r["skipped"]:
         lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(r["skipped"].items())))
+    for problem in r["unreadable"][:10]:
+        lines.append(f"could not read {problem} (check the file's permissions; it is retried next time)")
     if r["redactions"]:
         lines.append("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(r["redactions"].items())))
     return "\n".join(lines)

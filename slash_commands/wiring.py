@@ -14,7 +14,7 @@ import platformdirs
 from skillsleep.core.backends.base import Backend, BackendSettings, RetryPolicy
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
-from skillsleep.core.errors import UnknownNameError
+from skillsleep.core.errors import ConfigError, UnknownNameError
 
 
 def data_dir() -> Path:
@@ -37,6 +37,12 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
     if provider not in infos:
         raise UnknownNameError("provider", provider, list(infos))
     info = infos[provider]
+    if section is not None and section.thinking and not info.supports_thinking:
+        with_thinking = [i.name for i in infos.values() if i.supports_thinking]
+        raise ConfigError(
+            f"thinking = true has no effect on the {provider} backend (only on: {', '.join(with_thinking)}); "
+            "remove it from the config"
+        )
     key = os.environ.get(info.key_env) if info.key_env else None
     base_url = (section.base_url if section else "") or (
         os.environ.get(info.base_url_env) if info.base_url_env else None

@@ -205,3 +205,8 @@ def test_a_flaky_server_is_retried_and_the_run_succeeds(project: Path, fault_ser
     )
     assert code == 0, err
     assert json.loads(out)["done"] and len(fault_server.posts()) >= 3
+
+
+def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None:
+    code, _, err = invoke("train", "--config", str(project / "run.toml"), "target.thinking=true")
+    assert code == 2 and "thinking = true has no effect on the scripted backend" in err and "deepseek" in err

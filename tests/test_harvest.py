@@ -113,6 +113,7 @@ def test_a_vanished_file_is_counted_not_fatal(world, tmp_path: Path) -> None:  #
     h, _, path = world
     report = h.harvest([Source(harness="claude-code", path=tmp_path / "gone.jsonl"), Source(harness="claude-code", path=path)])
     assert report.skipped["unreadable_file:FileNotFoundError"] == 1 and report.sessions == {"claude-code": 1}
+    assert report.unreadable == [f"{tmp_path / 'gone.jsonl'}: No such file or directory"]
 
 
 def test_since_compares_instants_not_strings(world) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,6 @@ import json
 import os
 import random
 import sqlite3
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -186,11 +185,11 @@ def test_deeply_nested_lines_and_odd_field_types_are_skipped_not_raised() -> Non
     "Conversation info (untrusted metadata):\n```json\n" + "{" * 1_000_000,
     "System: [t] event\n" * 50_000 + "hi",
 ])
-def test_pathological_prompts_are_read_in_linear_time(text: str) -> None:
+def test_pathological_prompts_are_parsed_into_one_session(text: str) -> None:
+    """Inputs that make a backtracking wrapper regex blow up (speed lives in bench/, not here)."""
     lines = [_header(), _entry("message", message={"role": "user", "content": text})]
-    started = time.perf_counter()
-    _parse(_jsonl(lines))
-    assert time.perf_counter() - started < 1.0
+    result = _parse(_jsonl(lines))
+    assert len(result.sessions) == 1 and not result.skipped
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -199,8 +198,10 @@ def test_random_bytes_never_raise(seed: int) -> None:
     base = bytearray(CHANNEL.read_bytes())
     for _ in range(60):
         base[rng.randrange(len(base))] = rng.randrange(256)
-    _parse(bytes(base))
-    _parse(rng.randbytes(5000))
+    for data in (bytes(base), rng.randbytes(5000)):
+        result = _parse(data)
+        assert result.bytes_read == data.rfind(b"\n") + 1  # every complete line consumed, good or bad
+        assert all(s.byte_end <= len(data) for s in result.sessions)
 
 
 # --- SQLite -------------------------------------------------------------------------------------

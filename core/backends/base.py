@@ -60,6 +60,7 @@ class ProviderInfo(BaseModel):
     models: list[str] = Field(default_factory=list)  # known model names ([] = any name accepted)
     default_model: str | None = None
     extra: str | None = None  # pip extra that installs the SDK / weights
+    supports_thinking: bool = False  # whether `thinking = true` changes anything for this provider
     how_to_configure: str
 
 

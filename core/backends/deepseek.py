@@ -50,6 +50,7 @@ class DeepSeekBackend(OpenAIBackend):
         models=MODELS,
         default_model="deepseek-v4-flash",
         how_to_configure="set DEEPSEEK_API_KEY (get a key from the DeepSeek platform)",
+        supports_thinking=True,
     )
 
     def _messages(self, request: CompletionRequest) -> list[dict[str, str]]:
