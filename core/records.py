@@ -155,6 +155,7 @@ class Task(Record):
     id: str
     prompt: str
     context: str | None = None
+    workdir: str | None = None  # where the task ran; a replay runs in a temporary copy of it
     judge: Judge = Field(default_factory=Judge)
     split: Split | None = None
     origin: Literal["real", "dream"] = "real"

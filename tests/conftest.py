@@ -6,15 +6,23 @@
                       Anthropic /v1/messages) serving that model on 127.0.0.1
     ollama_server     root URL of ollama-proxy-plus (Ollama REST API) in front of llama_server;
                       its model name is servers.OLLAMA_MODEL
+    transcripts       ../shared/data/transcripts (skipped where it is absent)
+    agent_tools       the real claude / codex / openclaw CLIs at pinned versions, installed by
+                      scripts/install-agents.sh (the same script .ci/run uses)
+    agent_server      a scripted model server for those CLIs (tests/agent_server.py), per test
 """
 
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from agent_server import AgentServer
 from servers import FaultServer, free_port, ollama_proxy_exe, start_llama_server, start_ollama_proxy, stop_process
 
 from skillsleep.core.backends import registry
@@ -79,3 +87,38 @@ def transcripts() -> Path:
     if not root.is_dir():
         pytest.skip("../shared/data/transcripts is absent (CI provides it)")
     return root
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class AgentTools:
+    """Where the pinned agent CLIs are: `bin` holds claude, codex and openclaw; `node24` holds the
+    Node.js 24 that OpenClaw needs (put it first on PATH when running openclaw)."""
+
+    bin: Path
+    node24: Path
+
+    def path_env(self) -> str:
+        """A PATH with Node 24 and the agent CLIs first, then the system's."""
+        return f"{self.node24}:{self.bin}:/usr/local/bin:/usr/bin:/bin"
+
+
+@pytest.fixture(scope="session")
+def agent_tools() -> AgentTools:
+    """The agent CLIs, installed (once; npm's cache reused) by scripts/install-agents.sh."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed, so the agent CLIs cannot be installed (install Node.js 20+ and npm)")
+    out = subprocess.run(["bash", str(REPO / "scripts" / "install-agents.sh")], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"scripts/install-agents.sh failed:\n{out.stderr[-2000:]}")
+    bin_dir = Path(out.stdout.strip().splitlines()[-1])
+    return AgentTools(bin=bin_dir, node24=bin_dir.parent / "node" / "bin")
+
+
+@pytest.fixture
+def agent_server() -> Iterator[AgentServer]:
+    """A fresh scripted model server for the agent CLIs on 127.0.0.1 (see tests/agent_server.py)."""
+    with AgentServer() as server:
+        yield server

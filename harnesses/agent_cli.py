@@ -1,0 +1,205 @@
+"""What the CLI agent harnesses share: finding the CLI, its version, a throwaway working copy,
+a process group that dies with its timeout, and the status `skillsleep harnesses` prints.
+
+A replay must never touch the user's files: every run gets a fresh temporary copy of the task's
+working directory (or an empty one), and the agent's own state goes to a temporary home the
+harness prepares (see each harness); the copy is deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillsleep.core.records import Record, Task
+
+KILL_GRACE_S = 3.0  # SIGTERM → SIGKILL
+WORKDIR_IGNORE = shutil.ignore_patterns(".git", "node_modules", ".venv", "__pycache__")
+
+
+class AgentSettings(BaseModel):
+    """Settings every CLI harness takes (each harness adds its own)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = ""  # the CLI: a path or a name on PATH; "" → the harness's default name
+    target_model: str = ""  # "" → the model the agent is configured with
+    base_url: str = ""  # a model server to use instead of the agent's configured provider
+    api_key_env: str = ""  # environment variable that holds the key for base_url
+    concurrency: int = Field(default=2, ge=1)  # runs in parallel
+    extra_args: list[str] = Field(default_factory=list)  # appended to the agent's command line
+    env: dict[str, str] = Field(default_factory=dict)  # extra environment for the agent
+
+
+class HarnessStatus(Record):
+    """One line of `skillsleep harnesses`."""
+
+    name: str
+    installed: bool
+    version: str | None = None
+    usable: bool
+    reason: str = ""
+    command: str | None = None
+
+
+@dataclass
+class CLIResult:
+    """What one agent process did."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None  # None: killed on timeout
+    timed_out: bool
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class AgentCLI:
+    """Facts about one agent CLI: its default command name, install hint and oldest version."""
+
+    harness: str
+    default_command: str
+    package: str  # npm package
+    min_version: tuple[int, ...]
+    version_pattern: str = r"(\d+(?:\.\d+)+)"
+
+    def install_hint(self) -> str:
+        wanted = ".".join(map(str, self.min_version))
+        return f"npm install -g {self.package}@{wanted} (or set the harness's `command` to its path)"
+
+
+def parse_version(text: str, pattern: str = r"(\d+(?:\.\d+)+)") -> tuple[int, ...] | None:
+    m = re.search(pattern, text)
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+def resolve_command(cli: AgentCLI, settings: AgentSettings, env: dict[str, str] | None = None) -> str | None:
+    """The CLI's absolute path, or None when it is not installed."""
+    name = settings.command or cli.default_command
+    path = (env or os.environ).get("PATH")
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) else None
+    return shutil.which(name, path=path)
+
+
+_STATUS_CACHE: dict[tuple[str, str], HarnessStatus] = {}
+
+
+def probe(cli: AgentCLI, settings: AgentSettings, env: dict[str, str] | None = None) -> HarnessStatus:
+    """Is the CLI installed, which version, and can skillsleep replay with it? (cached per command)"""
+    command = resolve_command(cli, settings, env)
+    if command is None:
+        wanted = settings.command or cli.default_command
+        return HarnessStatus(name=cli.harness, installed=False, usable=False,
+                             reason=f"`{wanted}` was not found; install it: {cli.install_hint()}")
+    key = (cli.harness, command)
+    if key in _STATUS_CACHE:
+        return _STATUS_CACHE[key]
+    try:
+        out = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL, env=env)
+        text = (out.stdout + out.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return HarnessStatus(name=cli.harness, installed=True, usable=False, command=command,
+                             reason=f"`{command} --version` failed ({exc}); reinstall it: {cli.install_hint()}")
+    version = parse_version(out.stdout, cli.version_pattern) if out.returncode == 0 else None
+    if version is None:
+        last = text.splitlines()[-1] if text else "no output"
+        status = HarnessStatus(name=cli.harness, installed=True, usable=False, command=command,
+                               reason=f"`{command} --version` did not report a version ({last[:200]}); "
+                                      f"reinstall it: {cli.install_hint()}")
+    elif version < cli.min_version:
+        shown = ".".join(map(str, version))
+        status = HarnessStatus(name=cli.harness, installed=True, version=shown, usable=False, command=command,
+                               reason=f"version {shown} is older than {'.'.join(map(str, cli.min_version))}, "
+                                      f"the oldest skillsleep replays with; upgrade: {cli.install_hint()}")
+    else:
+        status = HarnessStatus(name=cli.harness, installed=True, version=".".join(map(str, version)),
+                               usable=True, command=command)
+    _STATUS_CACHE[key] = status
+    return status
+
+
+@contextlib.contextmanager
+def workdir(task: Task) -> Iterator[Path]:
+    """A fresh temporary copy of the task's working directory (or an empty one), deleted after.
+
+    `.git`, `node_modules`, virtual environments and caches are not copied."""
+    with tempfile.TemporaryDirectory(prefix="skillsleep-replay-") as tmp:
+        root = Path(tmp) / "work"
+        source = Path(task.workdir) if task.workdir else None
+        if source is not None and source.is_dir():
+            shutil.copytree(source, root, symlinks=True, ignore=WORKDIR_IGNORE, ignore_dangling_symlinks=True)
+        else:
+            root.mkdir()
+        yield root
+
+
+def agent_env(base: dict[str, str] | None, extra: dict[str, str]) -> dict[str, str]:
+    """The environment for one agent process: the caller's, plus `extra`."""
+    env = dict(os.environ if base is None else base)
+    env.update(extra)
+    return env
+
+
+async def run_cli(argv: Sequence[str], *, cwd: Path, env: dict[str, str], timeout_s: float,
+                  stdin: bytes | None = None) -> CLIResult:
+    """Run one agent process in its own process group; on timeout the whole group is killed.
+
+    stdin is closed (or fed `stdin` then closed): an agent waiting for input would hang."""
+    start = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=str(cwd), env=env, start_new_session=True,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
+        timed_out = False
+    except asyncio.TimeoutError:
+        await _kill_group(proc)
+        try:  # a process that left the group may still hold the pipes: don't wait on it forever
+            out, err = await asyncio.wait_for(proc.communicate(), KILL_GRACE_S)
+        except asyncio.TimeoutError:
+            out, err = b"", b""
+        timed_out = True
+    except asyncio.CancelledError:
+        await _kill_group(proc)
+        raise
+    return CLIResult(
+        stdout=out.decode("utf-8", errors="replace"),
+        stderr=err.decode("utf-8", errors="replace"),
+        returncode=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        duration_s=time.monotonic() - start,
+    )
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+            break
+        except asyncio.TimeoutError:
+            continue
+    # children that left the group are not ours to chase; the group leader is gone.
+
+
+def tail(text: str, n: int = 600) -> str:
+    """The last `n` characters of an agent's stderr, for an error message."""
+    text = text.strip()
+    return text if len(text) <= n else "…" + text[-n:]
