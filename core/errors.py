@@ -8,6 +8,7 @@
     │   ├── RetriesExhausted     429 / 5xx / timeouts kept coming after the last retry
     │   └── TransientError       one retryable failure (caught by the retry loop, never escapes it)
     ├── BudgetExceeded           the token or money cap would be crossed by the next call
+    ├── Busy                     another cycle holds the state directory's lock
     ├── ParseError               a model reply was malformed or truncated (recorded, never applied)
     └── EditError                an edit breaks the bounds (unknown line, protected region, too big)
 """
@@ -67,3 +68,7 @@ class ParseError(SkillsleepError):
 
 class EditError(SkillsleepError):
     """An edit cannot be applied within the bounds."""
+
+
+class Busy(SkillsleepError):
+    """Another skillsleep cycle holds the lock of this state directory."""

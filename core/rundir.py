@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,7 +27,9 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that readers see the old or the new content, never a torn one."""
+    """Write a file so that readers see the old or the new content, never a torn one.
+
+    An existing file keeps its permission bits; a new one gets 0644."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -34,6 +37,11 @@ def write_atomic(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o644  # (reading the umask would briefly change it for every thread)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -21,8 +21,12 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 fi
 
 if ! command -v npm >/dev/null; then
-  echo "install-agents: npm is not installed; install Node.js 20+ and npm first" >&2
-  exit 1
+  if command -v apt-get >/dev/null && [[ "$(id -u)" == 0 ]]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "install-agents: npm is not installed; install Node.js 20+ and npm first" >&2
+    exit 1
+  fi
 fi
 
 cd "$dest"

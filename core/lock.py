@@ -1,0 +1,59 @@
+"""One lock per state directory: cron, `/sleep` and `watch` never run a cycle twice at once.
+
+The lock is an advisory `flock` on `<data>/cycle.lock`, so it is released by the kernel when
+the holder exits in any way (kill -9 included): a stale lock file never blocks the next night.
+The file records who holds it, for the message the second process prints.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+
+from skillsleep.core.errors import Busy
+
+
+class StateLock:
+    """`with StateLock(data_dir, "night"):` — raises Busy at once when another holder exists."""
+
+    def __init__(self, data_dir: Path, purpose: str) -> None:
+        self.path = Path(data_dir) / "cycle.lock"
+        self.purpose = purpose
+        self._fd: int | None = None
+
+    def __enter__(self) -> StateLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read(fd)
+            os.close(fd)
+            who = f"pid {holder.get('pid', '?')}, {holder.get('purpose', 'a cycle')} since {holder.get('since', '?')}"
+            raise Busy(f"another skillsleep cycle is running on {self.path.parent} ({who}); "
+                       "wait for it to finish, or stop that process first") from None
+        info = {"pid": os.getpid(), "purpose": self.purpose, "since": datetime.now(timezone.utc).isoformat()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def _read(fd: int) -> dict[str, object]:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        return data if isinstance(data, dict) else {}
+    except ValueError:
+        return {}

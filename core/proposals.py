@@ -1,0 +1,273 @@
+"""Staged proposals and the only code that writes a user's live skill: adopt, reject, rollback.
+
+    <data>/staging/<id>/proposal.json   the Proposal record (status changes are atomic rewrites)
+    <data>/staging/<id>/SKILL.md        the candidate skill
+    <data>/staging/<id>/base.md         the live file as it was when the proposal was staged
+    <data>/staging/<id>/diff.patch      unified diff live → candidate
+    <data>/backups/<n>-<id>/            the live file before each adopt / rollback, with meta.json
+    <data>/history.jsonl                every action (stage, adopt, reject, rollback), one line each
+
+Rules: the live file is written only by `adopt` and `rollback`, always backed up first and
+replaced atomically (a reader, or a kill at any instant, sees the old or the new file, never a
+torn one). `adopt` refuses when the live file changed since staging (the user edited it) unless
+`force`, and the refusal shows both changes: the user's (base → live) and the proposal's
+(base → candidate).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import secrets
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.records import Record
+from skillsleep.core.rundir import write_atomic
+
+ABSENT = "absent"  # base hash of a live file that did not exist yet (a new managed skill)
+
+Status = Literal["staged", "adopted", "rejected"]
+
+
+class Proposal(Record):
+    """One night's result for one skill, waiting for the user's decision."""
+
+    id: str
+    created: datetime
+    skill_path: str  # the live file this proposal would replace
+    base_hash: str  # sha256 of the live file at staging time, or ABSENT
+    candidate_hash: str
+    accepted: bool  # the gate's verdict
+    reason: str  # the gate's reason (why accepted / why not)
+    status: Status = "staged"
+    baseline_score: float | None = None
+    candidate_score: float | None = None
+    test_before: float | None = None
+    test_after: float | None = None
+    night: int | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Action(Record):
+    """One line of the history: what was done to which proposal / live file."""
+
+    time: datetime
+    kind: Literal["stage", "adopt", "reject", "rollback"]
+    proposal_id: str | None = None
+    skill_path: str | None = None
+    detail: str = ""
+    backup: str | None = None
+
+
+class Conflict(ConfigError):
+    """The live file changed since the proposal was staged."""
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of a file's bytes, or ABSENT when it does not exist."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return ABSENT
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        old_name, new_name))
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Proposals:
+    """The staging area, backups and history under one data directory."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = Path(data_dir)
+        self.staging = self.root / "staging"
+        self.backups = self.root / "backups"
+        self.history_path = self.root / "history.jsonl"
+
+    # --- staging -------------------------------------------------------------------------------
+
+    def stage(self, skill_path: Path, candidate: str, *, accepted: bool, reason: str,
+              files: dict[str, str] | None = None, **fields: Any) -> Proposal:
+        """Stage a candidate for `skill_path` (the live file is only read). `files` are extra
+        report files written next to it (report.md, report.json, report.html …)."""
+        live = Path(skill_path).expanduser().resolve()
+        base = live.read_text() if live.exists() else ""
+        pid = _now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+        folder = self.staging / pid
+        write_atomic(folder / "SKILL.md", candidate)
+        write_atomic(folder / "base.md", base)
+        write_atomic(folder / "diff.patch", unified_diff(base, candidate, f"a/{live.name}", f"b/{live.name}"))
+        for name, text in (files or {}).items():
+            write_atomic(folder / name, text)
+        proposal = Proposal(
+            id=pid, created=_now(), skill_path=str(live), base_hash=file_hash(live),
+            candidate_hash=hashlib.sha256(candidate.encode()).hexdigest(), accepted=accepted, reason=reason,
+            **fields,
+        )
+        self._save(proposal)  # proposal.json last: a proposal without it was never staged
+        self._record(Action(time=_now(), kind="stage", proposal_id=pid, skill_path=str(live),
+                            detail=("accepted: " if accepted else "not accepted: ") + reason))
+        return proposal
+
+    def list(self) -> list[Proposal]:
+        """Every staged proposal, oldest first (folders without a readable proposal.json skipped)."""
+        out = []
+        if self.staging.is_dir():
+            for folder in sorted(self.staging.iterdir()):
+                p = self._load(folder)
+                if p is not None:
+                    out.append(p)
+        return out
+
+    def get(self, pid: str | None = None, *, accepted_only: bool = False) -> Proposal:
+        """A proposal by id (a unique prefix is enough), or the newest pending one."""
+        proposals = self.list()
+        if pid:
+            hits = [p for p in proposals if p.id == pid] or [p for p in proposals if p.id.startswith(pid)]
+            if len(hits) != 1:
+                known = ", ".join(p.id for p in proposals[-5:]) or "none"
+                what = "matches several proposals" if hits else "is not a staged proposal"
+                raise ConfigError(f"{pid!r} {what}; recent ones: {known} (see `skillsleep status`)")
+            return hits[0]
+        pending = [p for p in proposals if p.status == "staged" and (p.accepted or not accepted_only)]
+        if not pending:
+            kind = "accepted " if accepted_only else ""
+            raise ConfigError(f"there is no pending {kind}proposal; run `skillsleep run` for a night, "
+                              "or name one with its id (see `skillsleep status`)")
+        return pending[-1]
+
+    def candidate(self, p: Proposal) -> str:
+        return (self.staging / p.id / "SKILL.md").read_text()
+
+    def diff(self, p: Proposal) -> str:
+        """The proposal's diff against the live file as it is NOW."""
+        live = Path(p.skill_path)
+        current = live.read_text() if live.exists() else ""
+        return unified_diff(current, self.candidate(p), f"a/{live.name} (live)", f"b/{live.name} (proposal {p.id})")
+
+    # --- decisions -----------------------------------------------------------------------------
+
+    def adopt(self, pid: str | None = None, *, force: bool = False) -> Proposal:
+        """Put a proposal live: the newest accepted pending one by default. Refuses a proposal
+        the gate did not accept, or a live file edited since staging, unless `force`."""
+        p = self.get(pid, accepted_only=not pid)
+        if p.status != "staged":
+            raise ConfigError(f"proposal {p.id} was already {p.status}; stage a new one with `skillsleep run`")
+        if not p.accepted and not force:
+            raise ConfigError(f"proposal {p.id} was not accepted by the gate ({p.reason}); "
+                              "adopt it anyway with --force")
+        live = Path(p.skill_path)
+        current = file_hash(live)
+        if current != p.base_hash and not force:
+            raise Conflict(self._conflict_message(p))
+        backup = self._backup(live, p.id, reason=f"before adopting {p.id}")
+        write_atomic(live, self.candidate(p))
+        p = p.model_copy(update={"status": "adopted"})
+        self._save(p)
+        self._record(Action(time=_now(), kind="adopt", proposal_id=p.id, skill_path=str(live),
+                            detail="forced" if force and current != p.base_hash else "", backup=backup))
+        return p
+
+    def reject(self, pid: str | None = None) -> Proposal:
+        p = self.get(pid)
+        if p.status != "staged":
+            raise ConfigError(f"proposal {p.id} was already {p.status}")
+        p = p.model_copy(update={"status": "rejected"})
+        self._save(p)
+        self._record(Action(time=_now(), kind="reject", proposal_id=p.id, skill_path=p.skill_path))
+        return p
+
+    def rollback(self, steps: int = 1) -> Action:
+        """Undo the last `steps` adopts/rollbacks of the most recently changed skill, restoring the
+        file as it was before them (the current file is backed up first, so this is undoable)."""
+        if steps < 1:
+            raise ConfigError("rollback needs STEPS >= 1")
+        changes = [a for a in self.history() if a.kind in ("adopt", "rollback") and a.backup]
+        if not changes:
+            raise ConfigError("nothing to roll back: no adopt has been recorded")
+        skill = changes[-1].skill_path
+        changes = [a for a in changes if a.skill_path == skill]
+        if steps > len(changes):
+            raise ConfigError(f"only {len(changes)} change(s) of {skill} are recorded; roll back at most that many")
+        target = changes[-steps]
+        assert target.backup is not None and skill is not None
+        source = Path(target.backup) / "SKILL.md"
+        live = Path(skill)
+        backup = self._backup(live, None, reason=f"before rolling back {steps} step(s)")
+        if (Path(target.backup) / "absent").exists():
+            live.unlink(missing_ok=True)
+        else:
+            write_atomic(live, source.read_text())
+        action = Action(time=_now(), kind="rollback", skill_path=skill, backup=backup,
+                        detail=f"restored the file from before {target.kind} {target.proposal_id or ''}".strip())
+        self._record(action)
+        return action
+
+    def history(self) -> list[Action]:
+        """Every recorded action, oldest first (a torn last line from a kill is skipped)."""
+        if not self.history_path.exists():
+            return []
+        out = []
+        for line in self.history_path.read_text().splitlines():
+            try:
+                out.append(Action.model_validate_json(line))
+            except ValueError:
+                continue
+        return out
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _conflict_message(self, p: Proposal) -> str:
+        base = (self.staging / p.id / "base.md").read_text()
+        live = Path(p.skill_path)
+        current = live.read_text() if live.exists() else ""
+        name = live.name
+        yours = unified_diff(base, current, f"{name} (when staged)", f"{name} (live now)") or "(file removed)\n"
+        theirs = unified_diff(base, self.candidate(p), f"{name} (when staged)", f"{name} (proposal {p.id})")
+        return (f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
+                f"--- your edits since staging ---\n{yours}"
+                f"--- the proposal's edits ---\n{theirs}"
+                "Run another night to get a proposal based on your current file, or adopt anyway with --force "
+                "(the current file is backed up first).")
+
+    def _backup(self, live: Path, pid: str | None, *, reason: str) -> str:
+        n = len(list(self.backups.iterdir())) if self.backups.is_dir() else 0
+        folder = self.backups / f"{n + 1:05d}-{pid or 'rollback'}"
+        if live.exists():
+            write_atomic(folder / "SKILL.md", live.read_text())
+        else:
+            write_atomic(folder / "absent", "")
+        write_atomic(folder / "meta.json", json.dumps({"skill_path": str(live), "reason": reason,
+                                                       "hash": file_hash(live), "time": _now().isoformat()}))
+        return str(folder)
+
+    def _save(self, p: Proposal) -> None:
+        write_atomic(self.staging / p.id / "proposal.json", p.model_dump_json(indent=2) + "\n")
+
+    def _load(self, folder: Path) -> Proposal | None:
+        try:
+            return Proposal.model_validate_json((folder / "proposal.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _record(self, action: Action) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        line = (action.model_dump_json() + "\n").encode()
+        fd = os.open(self.history_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,162 @@
+"""Staging, adopt / reject / rollback, conflicts, and a kill in the middle of an adopt."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.proposals import ABSENT, Conflict, Proposals, file_hash
+
+OLD = "---\nname: fmt\n---\n- answer briefly\n"
+NEW = "---\nname: fmt\n---\n- answer briefly\n- end with `Answer: <value>`\n"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Path:
+    path = tmp_path / "skills" / "fmt" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(OLD)
+    path.chmod(0o640)
+    return path
+
+
+def test_stage_does_not_touch_the_live_file(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, NEW, accepted=True, reason="0.40 → 0.70", files={"report.md": "# night 1\n"})
+    assert live.read_text() == OLD
+    folder = tmp_path / "data" / "staging" / p.id
+    assert (folder / "SKILL.md").read_text() == NEW
+    assert (folder / "report.md").read_text() == "# night 1\n"
+    assert "+- end with `Answer: <value>`" in (folder / "diff.patch").read_text()
+    assert p.base_hash == file_hash(live) and p.status == "staged"
+    assert [a.kind for a in props.history()] == ["stage"]
+
+
+def test_adopt_newest_accepted_backs_up_and_keeps_mode(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    good = props.stage(live, NEW, accepted=True, reason="better")
+    props.stage(live, OLD + "- noise\n", accepted=False, reason="no gain")  # newer, but not accepted
+    adopted = props.adopt()
+    assert adopted.id == good.id and adopted.status == "adopted"
+    assert live.read_text() == NEW
+    assert live.stat().st_mode & 0o777 == 0o640
+    action = props.history()[-1]
+    assert action.kind == "adopt" and action.backup is not None
+    assert (Path(action.backup) / "SKILL.md").read_text() == OLD
+    with pytest.raises(ConfigError, match="already adopted"):
+        props.adopt(good.id)
+
+
+def test_adopt_refuses_unaccepted_unless_forced(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, NEW, accepted=False, reason="0.50 is not above 0.50")
+    with pytest.raises(ConfigError, match="no pending accepted proposal"):
+        props.adopt()
+    with pytest.raises(ConfigError, match="not accepted by the gate.*--force"):
+        props.adopt(p.id)
+    assert live.read_text() == OLD
+    props.adopt(p.id, force=True)
+    assert live.read_text() == NEW
+
+
+def test_adopt_refuses_when_user_edited_and_shows_both_changes(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, NEW, accepted=True, reason="better")
+    edited = OLD + "- my own rule\n"
+    live.write_text(edited)
+    with pytest.raises(Conflict) as err:
+        props.adopt()
+    message = str(err.value)
+    assert "+- my own rule" in message  # the user's edit
+    assert "+- end with `Answer: <value>`" in message  # the proposal's edit
+    assert "--force" in message
+    assert live.read_text() == edited and props.get(p.id).status == "staged"
+    props.adopt(force=True)
+    assert live.read_text() == NEW
+    assert (Path(props.history()[-1].backup or "") / "SKILL.md").read_text() == edited
+
+
+def test_reject_and_prefix_lookup(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, NEW, accepted=True, reason="better")
+    assert props.reject(p.id[:12]).status == "rejected"
+    with pytest.raises(ConfigError, match="no pending accepted proposal"):
+        props.adopt()
+    with pytest.raises(ConfigError, match="is not a staged proposal"):
+        props.get("nope")
+    assert live.read_text() == OLD
+
+
+def test_rollback_restores_step_by_step_and_is_undoable(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    v2 = OLD + "- two\n"
+    v3 = v2 + "- three\n"
+    props.adopt(props.stage(live, v2, accepted=True, reason="r").id)
+    props.adopt(props.stage(live, v3, accepted=True, reason="r").id)
+    assert live.read_text() == v3
+    props.rollback(2)
+    assert live.read_text() == OLD
+    props.rollback(1)  # undo the rollback itself
+    assert live.read_text() == v3
+    with pytest.raises(ConfigError, match="roll back at most"):
+        props.rollback(9)
+
+
+def test_rollback_of_a_new_managed_skill_removes_it(tmp_path: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    target = tmp_path / "learned" / "SKILL.md"
+    p = props.stage(target, NEW, accepted=True, reason="first")
+    assert p.base_hash == ABSENT
+    props.adopt()
+    assert target.read_text() == NEW
+    props.rollback()
+    assert not target.exists()
+
+
+def test_nothing_to_roll_back(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nothing to roll back"):
+        Proposals(tmp_path / "data").rollback()
+
+
+_ADOPT_LOOP = textwrap.dedent(r"""
+    import sys
+    from pathlib import Path
+    from skillsleep.core.proposals import Proposals
+    data, live = Path(sys.argv[1]), Path(sys.argv[2])
+    props = Proposals(data)
+    big_old, big_new = "- old line\n" * 20000, "- new line\n" * 20000
+    print("ready", flush=True)
+    i = 0
+    while True:  # adopt alternating versions forever; the parent kills us mid-write
+        text = big_new if i % 2 == 0 else big_old
+        props.adopt(props.stage(live, text, accepted=True, reason="loop").id, force=True)
+        i += 1
+""")
+
+
+def test_kill_during_adopt_leaves_old_or_new_never_torn(tmp_path: Path, live: Path) -> None:
+    big_old = "- old line\n" * 20000
+    big_new = "- new line\n" * 20000
+    live.write_text(big_old)
+    for round_ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", _ADOPT_LOOP, str(tmp_path / "data"), str(live)],
+                                stdout=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        # let it adopt a few times, then kill it at an arbitrary instant
+        while len(list((tmp_path / "data" / "staging").glob("*"))) < 3 * (round_ + 1):
+            assert proc.poll() is None, "the adopt loop died on its own"
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        assert live.read_text() in (big_old, big_new)
+    history = Proposals(tmp_path / "data").history()  # a torn last history line is skipped
+    assert history and all(a.kind in ("stage", "adopt") for a in history)
