@@ -141,29 +141,43 @@ def backends(as_json: bool) -> None:
 @main.command()
 @click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts.")
 @click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, file_okay=False),
-              help="Also read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder (repeatable).")
+              help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "
+                   "(repeatable; replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
 @click.option("--since", help="Only sessions that ended after this: ISO date/time or a span (24h, 7d).")
-@click.option("--redact-pattern", "redact_patterns", multiple=True, help="Extra regex to redact (repeatable).")
+@click.option("--redact-pattern", "redact_patterns", multiple=True,
+              help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the harvest report as JSON.")
 @_guard
 def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None, redact_patterns: tuple[str, ...],
             as_json: bool) -> None:
     """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
     from skillsleep.slash_commands.harvest_cmd import run_harvest
+    from skillsleep.slash_commands.wiring import effective_settings
 
-    _emit(run_harvest(harness, since, redact_patterns, chat_dirs), as_json, _harvest_text)
+    if chat_dirs and harness not in (None, "chat"):
+        raise ConfigError(f"--chat-dir has no effect with --harness {harness} (it reads only that agent's "
+                          "transcripts); drop --chat-dir, or use --harness chat")
+    settings = effective_settings(chat_dirs, redact_patterns).harvest
+    report = run_harvest(harness, since, tuple(settings.redact_patterns.value), settings.chat_dir_paths())
+    _emit(report, as_json, _harvest_text)
 
 
 @main.command()
 @click.option("--debounce", "debounce_s", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Seconds of quiet after a transcript changes before it is harvested.")
 @click.option("--duration", "duration_s", type=click.FloatRange(min=0), help="Stop after this many seconds (default: until Ctrl-C).")
-@click.option("--redact-pattern", "redact_patterns", multiple=True, help="Extra regex to redact (repeatable).")
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+              help="Watch this folder of direct-chat logs too, besides the agents' transcripts (repeatable; "
+                   "replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
+@click.option("--redact-pattern", "redact_patterns", multiple=True,
+              help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per harvest, one per line.")
 @_guard
-def watch(debounce_s: float, duration_s: float | None, redact_patterns: tuple[str, ...], as_json: bool) -> None:
+def watch(debounce_s: float, duration_s: float | None, chat_dirs: tuple[Path, ...], redact_patterns: tuple[str, ...],
+          as_json: bool) -> None:
     """Harvest new transcript bytes shortly after an agent writes them (same path as `harvest`)."""
     from skillsleep.slash_commands.watch_cmd import report_line, run_watch
+    from skillsleep.slash_commands.wiring import effective_settings
 
     def on_report(r: dict[str, Any]) -> None:
         click.echo(json.dumps(r, ensure_ascii=False) if as_json else report_line(r))
@@ -171,7 +185,42 @@ def watch(debounce_s: float, duration_s: float | None, redact_patterns: tuple[st
     def on_start(roots: list[tuple[str, Path]]) -> None:
         progress("watching " + ", ".join(f"{h} {p}" for h, p in roots) + " (Ctrl-C to stop)")
 
-    run_watch(debounce_s, duration_s, redact_patterns, on_report, on_start)
+    run_watch(debounce_s, duration_s, effective_settings(chat_dirs, redact_patterns), on_report, on_start)
+
+
+@main.command("config")
+@click.option("--json", "as_json", is_flag=True, help="Print the config file and the settings as JSON.")
+@_guard
+def config_(as_json: bool) -> None:
+    """Show the config file's path and every effective setting with where it came from."""
+    from skillsleep.slash_commands.wiring import effective_settings
+
+    settings = effective_settings(strict_file=False)
+    _emit(settings.model_dump(mode="json"), as_json, _config_text)
+
+
+def _config_text(s: dict[str, Any]) -> str:
+    from skillsleep.slash_commands.wiring import ConfigFile, origin_label
+
+    where = ConfigFile.model_validate(s["config_file"])
+    chosen = {"SKILLSLEEP_CONFIG": "set by SKILLSLEEP_CONFIG", "SKILLSLEEP_HOME": "in SKILLSLEEP_HOME",
+              "default": "the platform default; SKILLSLEEP_CONFIG or SKILLSLEEP_HOME move it"}[where.chosen_by]
+    state = "exists" if where.exists else "does not exist; every setting below is from env or default"
+    lines = [f"config file: {where.path} ({state}; {chosen})"]
+    for section, settings in s.items():
+        if section == "config_file":
+            continue
+        for name, setting in settings.items():
+            key = f"{section}.{name}"
+            merge = "lists from every level are combined" if setting["merge"] == "extend" else "the highest level wins"
+            lines.append(f"{key} ({merge}):")
+            if not setting["value"]:
+                lines.append(f"  (none)  ← {setting['source']}")
+            for origin, items in setting["layers"].items():
+                used = setting["merge"] == "extend" or origin == setting["source"]
+                note = "" if used else " (overridden, not used)"
+                lines += [f"  {item}  ← {origin}: {origin_label(origin, key, where)}{note}" for item in items]
+    return "\n".join(lines)
 
 
 def _harvest_text(r: dict[str, Any]) -> str:

@@ -67,17 +67,23 @@ def parse_since(text: str) -> datetime:
 def run_harvest(
     harness: str | None, since: str | None, redact_patterns: tuple[str, ...], chat_dirs: Sequence[Path] = (),
 ) -> dict[str, Any]:
-    """Harvest one or every harness; returns the report as plain data. Direct-chat logs are read
-    only from `chat_dirs` (never from skillsleep's own data directory)."""
+    """Harvest one harness, or every one when `harness` is None; returns the report as plain data.
+
+    Direct-chat logs are read from `chat_dirs` (never from skillsleep's own data directory) when
+    `harness` is None or "chat"; another harness name reads only that agent's transcripts.
+    The caller layers flags, env and config file (`wiring.effective_settings()`)."""
     if harness == "chat" and not chat_dirs:
-        raise ConfigError("--harness chat: pass --chat-dir DIR (repeatable) with the folders of your chat logs (*.jsonl)")
+        raise ConfigError(
+            "--harness chat: no chat-log folders are set; pass --chat-dir DIR (repeatable), set "
+            "SKILLSLEEP_CHAT_DIRS, or list them under [harvest] chat_dirs in the config file "
+            "(`skillsleep config` shows where it is)")
     names = [harness] if harness and harness != "chat" else [] if harness else list(HARNESSES)
     cutoff = parse_since(since) if since else None
     redactor = Redactor(redact_patterns)
     store = Store(state_db())
     try:
         sources = [s for name in names for s in discover(name)]
-        if chat_dirs:
+        if chat_dirs and harness in (None, "chat"):
             names.append("chat")
             sources += [Source(harness="chat", path=p) for p in chat_log_files([Path(d) for d in chat_dirs], exclude=[data_dir()])]
         report = Harvester(store, PARSERS, redactor, db_readers=DB_READERS).harvest(sources, since=cutoff)

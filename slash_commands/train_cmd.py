@@ -26,7 +26,7 @@ from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.wiring import backend_settings, make_backend, state_db
+from skillsleep.slash_commands.wiring import backend_settings, chat_log_dir, make_backend, state_db
 
 Progress = Callable[[str], None]
 
@@ -95,7 +95,7 @@ async def run_training(
     models = _Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()))
     try:
         evaluator = Evaluator(
-            ChatHarness(models.target), judge_llm=models.judge,
+            ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), judge_llm=models.judge,
             gate=cfg.gate, rollouts_k=cfg.train.rollouts_k,
             timeout_s=cfg.target.timeout_s, log_path=run_dir.rollouts_path, on_rollout=on_rollout,
         )
@@ -214,7 +214,8 @@ async def run_eval(
     models = _Models(cfg, ledger, store, run_id="")
     gate = cfg.gate
     try:
-        ev = Evaluator(ChatHarness(models.target), judge_llm=models.judge, gate=gate,
+        ev = Evaluator(ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress),
+                       judge_llm=models.judge, gate=gate,
                        rollouts_k=cfg.train.rollouts_k, timeout_s=cfg.target.timeout_s, on_rollout=on_rollout)
         progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {models.target.label}")
         rollouts = await ev.rollouts(skill, tasks)

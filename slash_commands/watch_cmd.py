@@ -1,11 +1,14 @@
 """`skillsleep watch`: harvest a session's new bytes shortly after its transcript changes.
 
 A watchdog observer watches the transcript roots (the folders `harvest_cmd.discover()` reads
-from) and notes which harness had a `*.jsonl`, `*.sqlite` or `*.sqlite-wal` file created,
-modified or moved in. After the last event of a burst has been quiet for `debounce_s` seconds,
-each harness that changed is harvested once through `harvest_cmd.run_harvest()` — the same
-code path as `skillsleep harvest` (discover, cursors, redaction, store). If an agent writes
-without pause, a harvest still runs at least every `10 × debounce_s` seconds.
+from, plus the direct-chat log folders: `--chat-dir`, `SKILLSLEEP_CHAT_DIRS` or `[harvest]
+chat_dirs`, layered as for `harvest`) and notes which harness had a `*.jsonl`, `*.sqlite` or
+`*.sqlite-wal` file created, modified or moved in. Events inside skillsleep's own data
+directory are ignored (its chat logs are never harvested). After the last event of a burst has
+been quiet for `debounce_s` seconds, each harness that changed is harvested once through
+`harvest_cmd.run_harvest()` — the same code path as `skillsleep harvest` (discover, cursors,
+redaction, store). If an agent writes without pause, a harvest still runs at least every
+`10 × debounce_s` seconds.
 
 Safe to run while a training cycle runs: the state database is SQLite in WAL mode, `Store`
 serialises its own writes, and each harvest opens the store, writes its short per-file
@@ -29,8 +32,10 @@ from watchdog.observers import Observer
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.slash_commands.harvest_cmd import HARNESSES, _home, run_harvest
+from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label
 
 Report = dict[str, Any]
+WATCHED_HARNESSES = (*HARNESSES, "chat")  # the order harvests run in
 WATCHED_SUFFIXES = (".jsonl", ".sqlite", ".sqlite-wal")
 MAX_DELAY_FACTOR = 10  # a harvest runs at least every MAX_DELAY_FACTOR × debounce during nonstop writes
 
@@ -72,6 +77,9 @@ class _Handler(FileSystemEventHandler):
 class Watcher:
     """Watches transcript roots and harvests each changed harness once per debounced burst.
 
+    `roots` are (harness, folder) pairs; the folders of "chat" roots are the chat-log folders
+    its harvest reads. Events on paths inside an `exclude` folder are ignored.
+
     `start()` starts the observer and a worker thread that harvests when a burst has been quiet
     for `debounce_s`; `process_pending()` harvests whatever is pending right away (the worker
     calls it; tests may too); `stop()` stops both, harvesting what is still pending.
@@ -82,8 +90,11 @@ class Watcher:
     def __init__(
         self, roots: Sequence[tuple[str, Path]], debounce_s: float = 2.0,
         on_report: Callable[[Report], None] | None = None, redact_patterns: tuple[str, ...] = (),
+        exclude: Sequence[Path] = (),
     ) -> None:
-        self.roots = [(harness, Path(path)) for harness, path in roots]
+        self.roots = [(harness, Path(path).resolve()) for harness, path in roots]
+        self.chat_dirs = [root for harness, root in self.roots if harness == "chat"]
+        self.exclude = [Path(p).resolve() for p in exclude]
         self.debounce_s = debounce_s
         self.on_report = on_report or (lambda _: None)
         self.redact_patterns = redact_patterns
@@ -96,23 +107,23 @@ class Watcher:
         self._worker: threading.Thread | None = None
         self._harvest_lock = threading.Lock()
 
-    def harness_of(self, path: str) -> str | None:
+    def harnesses_of(self, path: str) -> set[str]:
+        """Every harness whose root holds `path` (roots may nest: a chat folder above ~/.claude)."""
         p = Path(path)
-        for harness, root in self.roots:
-            if p.is_relative_to(root):
-                return harness
-        return None
+        if any(p.is_relative_to(x) for x in self.exclude):
+            return set()
+        return {harness for harness, root in self.roots if p.is_relative_to(root)}
 
     def note(self, path: str) -> None:
         """An event on `path` (called from the observer thread)."""
-        harness = self.harness_of(path)
-        if harness is None:
+        harnesses = self.harnesses_of(path)
+        if not harnesses:
             return
         with self._cond:
             now = time.monotonic()
             if not self._pending:
                 self._first = now
-            self._pending.add(harness)
+            self._pending |= harnesses
             self._last = now
             self._cond.notify_all()
 
@@ -151,13 +162,14 @@ class Watcher:
         """Harvest every harness with pending events now; returns (and reports) one dict each."""
         with self._harvest_lock:
             with self._cond:
-                names = [h for h in HARNESSES if h in self._pending]
+                names = [h for h in WATCHED_HARNESSES if h in self._pending]
                 self._pending.clear()
             reports = []
             for harness in names:
                 at = datetime.now(timezone.utc).isoformat(timespec="seconds")
                 try:
-                    report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, self.redact_patterns)}
+                    report: Report = {"harness": harness, "at": at,
+                                      **run_harvest(harness, None, self.redact_patterns, self.chat_dirs)}
                 except Exception as exc:  # a failed harvest is reported; the next change retries it
                     report = {"harness": harness, "at": at, "error": f"{type(exc).__name__}: {exc}"}
                 reports.append(report)
@@ -195,26 +207,46 @@ def catch_up(
     roots: Sequence[tuple[str, Path]], redact_patterns: tuple[str, ...], on_report: Callable[[Report], None]
 ) -> None:
     """Harvest what changed before the watch began (reported only when there was something new)."""
-    for harness in [h for h in HARNESSES if h in {name for name, _ in roots}]:
+    chat_dirs = [Path(root) for name, root in roots if name == "chat"]
+    for harness in [h for h in WATCHED_HARNESSES if h in {name for name, _ in roots}]:
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, redact_patterns)}
+        report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, redact_patterns, chat_dirs)}
         if report["bytes_read"] or any(report["sessions"].values()) or report["files_reset"]:
             on_report(report)
 
 
+def chat_roots(settings: EffectiveSettings) -> list[tuple[str, Path]]:
+    """("chat", folder) for each effective chat-log folder outside skillsleep's data directory.
+
+    A folder that does not exist is an error naming where it was set (a watch that silently
+    watched nothing there would look like a working one)."""
+    chat = settings.harvest.chat_dirs
+    own = data_dir().resolve()
+    roots = []
+    for folder in settings.harvest.chat_dir_paths():
+        if not folder.is_dir():
+            where = origin_label(chat.source, "harvest.chat_dirs", settings.config_file)
+            raise ConfigError(f"chat-log folder {folder} does not exist (set by {where}): create it, or stop listing it there")
+        if not folder.resolve().is_relative_to(own):
+            roots.append(("chat", folder))
+    return roots
+
+
 def run_watch(
-    debounce_s: float, duration_s: float | None, redact_patterns: tuple[str, ...],
+    debounce_s: float, duration_s: float | None, settings: EffectiveSettings,
     on_report: Callable[[Report], None], on_start: Callable[[list[tuple[str, Path]]], None] | None = None,
 ) -> None:
-    """Watch until Ctrl-C or `duration_s` seconds; harvests are reported through `on_report`."""
-    roots = watch_roots()
+    """Watch until Ctrl-C or `duration_s` seconds; harvests are reported through `on_report`.
+    `settings` are the layered harvest settings (`wiring.effective_settings()`)."""
+    roots = watch_roots() + chat_roots(settings)
     if not roots:
         raise ConfigError(
             "no transcript folders to watch: none of $CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects), "
             "$CODEX_HOME/sessions or $CODEX_HOME/archived_sessions (default ~/.codex), "
-            "$OPENCLAW_STATE_DIR/agents (default ~/.openclaw/agents) exists; set those variables "
-            "if the agents keep their state elsewhere")
-    watcher = Watcher(roots, debounce_s, on_report, redact_patterns)
+            "$OPENCLAW_STATE_DIR/agents (default ~/.openclaw/agents) exists and no chat-log folder is set; "
+            "set those variables if the agents keep their state elsewhere, or pass --chat-dir DIR")
+    redact_patterns = tuple(settings.harvest.redact_patterns.value)
+    watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()])
     watcher.start()
     catch_up(roots, redact_patterns, on_report)
     if on_start:

@@ -1,20 +1,28 @@
 """Turn configuration plus the environment into engine objects (the only place env is read).
 
-Paths: `SKILLSLEEP_HOME` overrides every state path (state.db, model cache); otherwise the
-platform's user data / cache directories are used.
+Paths: `SKILLSLEEP_HOME` overrides every state path (state.db, model cache, chat-logs/,
+config.toml); otherwise the platform's user data / cache / config directories are used.
+
+The user's config file is, first match wins: `$SKILLSLEEP_CONFIG`, `$SKILLSLEEP_HOME/config.toml`,
+`platformdirs.user_config_dir("skillsleep")/config.toml`. Its settings layer as flag > env >
+file > default (`effective_settings()` says how each list combines).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
+from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.backends.base import Backend, BackendSettings, RetryPolicy
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
+from skillsleep.core.user_config import Origin, Setting, UserConfig, check_redact_pattern, layer, parse_user_config
 
 
 def data_dir() -> Path:
@@ -29,6 +37,11 @@ def cache_dir() -> Path:
 
 def state_db() -> Path:
     return data_dir() / "state.db"
+
+
+def chat_log_dir() -> Path:
+    """Where skillsleep logs its own direct-chat episodes (never harvested: it is in data_dir())."""
+    return data_dir() / "chat-logs"
 
 
 def backend_settings(provider: str, model: str, section: ModelSection | None = None) -> BackendSettings:
@@ -65,3 +78,116 @@ def make_backend(section: ModelSection) -> Backend:
     """A backend for a `[target]` / `[optimizer]` / `[judge]` section."""
     provider, model = parse_spec(section.backend)
     return create_backend(section.backend, backend_settings(provider, model, section))
+
+
+# --- the user's config file and the settings layered over it ------------------------------------
+
+CONFIG_ENV = "SKILLSLEEP_CONFIG"
+CHAT_DIRS_ENV = "SKILLSLEEP_CHAT_DIRS"  # os.pathsep-separated folders
+REDACT_PATTERNS_ENV = "SKILLSLEEP_REDACT_PATTERNS"  # one regex per line (a newline is never part of one)
+
+
+class ConfigFile(BaseModel):
+    """Where the user's config file is, whether it exists, and what chose that path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path
+    exists: bool
+    chosen_by: Literal["SKILLSLEEP_CONFIG", "SKILLSLEEP_HOME", "default"]
+
+
+class HarvestSettings(BaseModel):
+    """The effective `[harvest]` settings of one command, each with where it came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chat_dirs: Setting
+    redact_patterns: Setting
+
+    def chat_dir_paths(self) -> list[Path]:
+        return [Path(d) for d in self.chat_dirs.value]
+
+
+class EffectiveSettings(BaseModel):
+    """What `skillsleep config` shows: the config file and every effective setting, by section
+    (a later section, e.g. `sleep`, is one more field here, filled in by `effective_settings()`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config_file: ConfigFile
+    harvest: HarvestSettings
+
+
+def config_file() -> ConfigFile:
+    """`$SKILLSLEEP_CONFIG`, else `$SKILLSLEEP_HOME/config.toml`, else
+    `platformdirs.user_config_dir("skillsleep")/config.toml` (the first that is set wins)."""
+    explicit = os.environ.get(CONFIG_ENV)
+    home = os.environ.get("SKILLSLEEP_HOME")
+    if explicit:
+        return _config_file(Path(explicit).expanduser().absolute(), "SKILLSLEEP_CONFIG")
+    if home:
+        return _config_file(Path(home).expanduser().absolute() / "config.toml", "SKILLSLEEP_HOME")
+    return _config_file(Path(platformdirs.user_config_dir("skillsleep")) / "config.toml", "default")
+
+
+def _config_file(path: Path, chosen_by: Literal["SKILLSLEEP_CONFIG", "SKILLSLEEP_HOME", "default"]) -> ConfigFile:
+    return ConfigFile(path=path, exists=path.is_file(), chosen_by=chosen_by)
+
+
+def user_config(where: ConfigFile | None = None) -> UserConfig:
+    """The validated config file; all defaults when it does not exist. A path named by
+    SKILLSLEEP_CONFIG that does not exist is an error (a typo would otherwise go unnoticed)."""
+    where = where or config_file()
+    if not where.exists:
+        if where.chosen_by == "SKILLSLEEP_CONFIG":
+            raise ConfigError(f"{CONFIG_ENV}={where.path} does not exist: create that file or unset {CONFIG_ENV}")
+        return UserConfig()
+    try:
+        text = where.path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the config file {where.path} ({exc}); fix its permissions or encoding") from None
+    return parse_user_config(text, where.path)
+
+
+def effective_settings(
+    chat_dirs: Sequence[Path | str] = (), redact_patterns: Sequence[str] = (), *, strict_file: bool = True,
+) -> EffectiveSettings:
+    """Every setting of the config file layered flag > env > file > default; the arguments are
+    the command-line flags that map to settings (empty: the flag was not given).
+
+    `[harvest]`:
+    `chat_dirs` replace: the highest level that names any folder decides (a `--chat-dir` means
+    "these folders", not "these too"). `redact_patterns` extend: patterns from the file, the
+    environment and the flags are all applied, so a flag can never switch a configured redaction
+    off. Empty environment variables count as unset. Relative folders from a flag or the
+    environment are relative to the current directory; from the file, to the file's folder.
+    `strict_file=False` (for `skillsleep config`) treats a missing SKILLSLEEP_CONFIG file as empty.
+    """
+    where = config_file()
+    cfg = UserConfig() if not strict_file and not where.exists else user_config(where)
+    env_dirs = [str(Path(d).expanduser().resolve()) for d in os.environ.get(CHAT_DIRS_ENV, "").split(os.pathsep) if d]
+    env_patterns = [p for p in os.environ.get(REDACT_PATTERNS_ENV, "").splitlines() if p]
+    problems = [f"{REDACT_PATTERNS_ENV}: {p}" for p in map(check_redact_pattern, env_patterns) if p]
+    problems += [f"--redact-pattern: {p}" for p in map(check_redact_pattern, redact_patterns) if p]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    flag_dirs = [str(Path(d).expanduser().resolve()) for d in chat_dirs]
+    harvest = HarvestSettings(
+        chat_dirs=layer("replace", {"flag": flag_dirs, "env": env_dirs, "file": cfg.harvest.chat_dirs}),
+        redact_patterns=layer("extend", {"flag": list(redact_patterns), "env": env_patterns,
+                                         "file": cfg.harvest.redact_patterns}),
+    )
+    return EffectiveSettings(config_file=where, harvest=harvest)
+
+
+_FLAGS = {"harvest.chat_dirs": "--chat-dir", "harvest.redact_patterns": "--redact-pattern"}
+_ENVS = {"harvest.chat_dirs": CHAT_DIRS_ENV, "harvest.redact_patterns": REDACT_PATTERNS_ENV}
+
+
+def origin_label(origin: Origin, key: str, where: ConfigFile) -> str:
+    """Where a level of setting `key` ("harvest.chat_dirs") is set, in words: `--chat-dir`,
+    `SKILLSLEEP_CHAT_DIRS`, `[harvest] chat_dirs in <file>`, `default`."""
+    section, _, name = key.rpartition(".")
+    return {"flag": _FLAGS.get(key, "a flag"), "env": _ENVS.get(key, "the environment"),
+            "file": f"[{section}] {name} in {where.path}", "default": "default"}[origin]

@@ -34,6 +34,13 @@ registry.LOAD_ENTRY_POINTS = False
 LOCAL_MODEL = "qwen2.5-coder-0.5b"
 
 
+@pytest.fixture(autouse=True)
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own skillsleep settings never leak into a test."""
+    for name in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def _fault_server_session() -> Iterator[FaultServer]:
     server = FaultServer(hang_s=5.0).start()

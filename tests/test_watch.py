@@ -16,12 +16,15 @@ from test_harvest import SID, assistant, user
 from skillsleep.core.store import Store
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.watch_cmd import Watcher, watch_roots
+from skillsleep.slash_commands.wiring import data_dir
 
 TIMEOUT = 5.0
 
 
 @pytest.fixture()
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for var in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
+        monkeypatch.delenv(var, raising=False)
     for var, name in (("HOME", "home"), ("SKILLSLEEP_HOME", "skillsleep"), ("CLAUDE_CONFIG_DIR", "claude"),
                       ("CODEX_HOME", "codex"), ("OPENCLAW_STATE_DIR", "openclaw")):
         (tmp_path / name).mkdir()
@@ -129,6 +132,8 @@ def test_cli_watch_reports_one_json_line_per_harvest(env: Path) -> None:
 
 
 def test_cli_watch_without_any_transcript_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
+        monkeypatch.delenv(var, raising=False)
     for var in ("HOME", "SKILLSLEEP_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
         monkeypatch.setenv(var, str(tmp_path / var.lower()))
     result = CliRunner().invoke(main, ["watch", "--duration", "1"])
@@ -145,3 +150,112 @@ def test_cli_watch_first_catches_up_on_what_was_written_before_it_started(env: P
     assert result.exit_code == 0, result.output
     lines = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
     assert [(r["harness"], r["bytes_read"]) for r in lines] == [("claude-code", path.stat().st_size)]
+
+
+# --- direct-chat log folders ------------------------------------------------------------------------
+
+
+def chat_line(cid: str, prompt: str) -> bytes:
+    return (json.dumps({"id": cid, "messages": [{"role": "user", "content": prompt},
+                                                {"role": "assistant", "content": "ok"}]}) + "\n").encode()
+
+
+def stored_chat(env: Path, cid: str) -> Any:
+    store = Store(env / "skillsleep" / "state.db")
+    try:
+        return store.session("chat", cid)
+    finally:
+        store.close()
+
+
+def test_a_chat_log_folder_is_watched_and_harvested_like_a_transcript(env: Path) -> None:
+    chats = env / "chats"
+    (chats / "2026").mkdir(parents=True)
+    reports = Reports()
+    watcher = Watcher([*watch_roots(), ("chat", chats)], 0.2, reports).start()
+    try:
+        log = chats / "2026" / "day.jsonl"
+        log.write_bytes(chat_line("c1", "summarise the meeting"))
+        [first] = reports.wait_for(1)
+        assert first["harness"] == "chat" and first["sessions"] == {"chat": 1}
+        assert first["bytes_read"] == log.stat().st_size
+        append(log, chat_line("c2", "and draft the email"))
+        second = reports.wait_for(2)[1]
+        assert second["harness"] == "chat" and second["bytes_read"] == len(chat_line("c2", "and draft the email"))
+    finally:
+        watcher.stop()
+    assert stored_chat(env, "c1").prompts() == ["summarise the meeting"]
+    assert stored_chat(env, "c2").prompts() == ["and draft the email"]
+
+
+def test_writes_inside_skillsleeps_own_data_dir_are_ignored(env: Path) -> None:
+    own_logs = data_dir() / "chat-logs"
+    own_logs.mkdir(parents=True)
+    reports = Reports()
+    watcher = Watcher([("chat", env)], 0.1, reports, exclude=[data_dir()]).start()  # a chat folder above it
+    try:
+        (own_logs / "2026-11-29.jsonl").write_bytes(chat_line("mine", "a training episode"))
+        time.sleep(0.5)
+        assert reports.items == [] and watcher.process_pending() == []
+        outside = env / "chats.jsonl"
+        outside.write_bytes(chat_line("theirs", "a real chat"))
+        [report] = reports.wait_for(1)
+    finally:
+        watcher.stop()
+    assert report["harness"] == "chat" and report["files_seen"] == 1 and report["sessions"] == {"chat": 1}
+    assert stored_chat(env, "mine") is None and stored_chat(env, "theirs") is not None
+
+
+def test_cli_watch_chat_dir_catches_up_and_then_harvests_changes(env: Path) -> None:
+    chats = env / "chats"
+    chats.mkdir()
+    early = chats / "early.jsonl"
+    early.write_bytes(chat_line("e1", "written before the watch"))
+    late = chats / "late.jsonl"
+
+    def write_soon() -> None:
+        time.sleep(0.4)
+        late.write_bytes(chat_line("l1", "written while watching"))
+
+    writer = threading.Thread(target=write_soon)
+    writer.start()
+    result = CliRunner().invoke(main, ["watch", "--chat-dir", str(chats), "--duration", "1.5", "--debounce", "0.1", "--json"])
+    writer.join()
+    assert result.exit_code == 0, result.output
+    assert f"chat {chats}" in result.stderr
+    lines = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+    assert [(r["harness"], r["bytes_read"]) for r in lines] == [
+        ("chat", early.stat().st_size), ("chat", late.stat().st_size)]
+    assert stored_chat(env, "l1").prompts() == ["written while watching"]
+
+
+def test_cli_watch_takes_chat_dirs_from_the_config_file(env: Path) -> None:
+    chats = env / "chats"
+    chats.mkdir()
+    (chats / "a.jsonl").write_bytes(chat_line("a1", "from the config's folder"))
+    (env / "skillsleep" / "config.toml").write_text("[harvest]\nchat_dirs = ['../chats']\n")
+    result = CliRunner().invoke(main, ["watch", "--duration", "0.3", "--debounce", "0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert f"chat {chats}" in result.stderr
+    assert [json.loads(x)["harness"] for x in result.stdout.splitlines() if x.startswith("{")] == ["chat"]
+
+
+def test_cli_watch_with_only_a_chat_dir_needs_no_agent_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
+        monkeypatch.delenv(var, raising=False)
+    for var in ("HOME", "SKILLSLEEP_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    (tmp_path / "chats").mkdir()
+    monkeypatch.setenv("SKILLSLEEP_CHAT_DIRS", str(tmp_path / "chats"))
+    result = CliRunner().invoke(main, ["watch", "--duration", "0"])
+    assert result.exit_code == 0, result.output
+    assert f"watching chat {tmp_path / 'chats'}" in result.stderr
+
+
+def test_cli_watch_a_missing_chat_dir_is_a_usage_error_naming_where_it_was_set(env: Path) -> None:
+    result = CliRunner().invoke(main, ["watch", "--chat-dir", str(env / "nope"), "--duration", "0"])
+    assert result.exit_code == 2 and f"{env / 'nope'} does not exist (set by --chat-dir)" in result.stderr
+    config = env / "skillsleep" / "config.toml"
+    config.write_text("[harvest]\nchat_dirs = ['/no/such/chats']\n")
+    result = CliRunner().invoke(main, ["watch", "--duration", "0"])
+    assert result.exit_code == 2 and f"(set by [harvest] chat_dirs in {config})" in result.stderr

@@ -1,0 +1,159 @@
+"""The user's own settings file (`config.toml`) and how its values layer with env and flags.
+
+The file is TOML with one table per command family; today only `[harvest]`:
+
+    [harvest]
+    chat_dirs = ["~/chat-logs", "exports"]     # ~ expanded; relative → relative to the file
+    redact_patterns = ['acme-[0-9]{8}']        # extra secret regexes; each must compile
+
+It is validated strictly: an unknown table or key is an error that names the file and the key
+and lists the known keys; a TOML syntax error names the file and the line; a bad value names the
+file, the table and the key. A later section (e.g. `[sleep]` for the nightly cycle) is a new
+`_Section` model plus one field on `UserConfig`; nothing else changes.
+
+This module only defines and validates. Finding the file and reading it and the environment
+is done by `skillsleep.slash_commands.wiring`, which layers the levels with `layer()`:
+command-line flag > environment > file > default. How a list from a higher level combines
+with the lower ones is part of each setting (`Merge`): `replace` (the highest level that sets
+it wins) or `extend` (every level's items, file first, duplicates dropped).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from skillsleep.core.config import describe_validation_error
+from skillsleep.core.errors import ConfigError
+
+__all__ = [
+    "ORIGINS",
+    "HarvestSection",
+    "Merge",
+    "Origin",
+    "Setting",
+    "UserConfig",
+    "check_redact_pattern",
+    "layer",
+    "parse_user_config",
+]
+
+Origin = Literal["flag", "env", "file", "default"]
+ORIGINS: tuple[Origin, ...] = ("flag", "env", "file", "default")  # highest precedence first
+Merge = Literal["replace", "extend"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def check_redact_pattern(pattern: str) -> str | None:
+    """Why `pattern` cannot be a redaction regex (the same rules `Redactor` applies), or None."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        return f"redaction pattern {pattern!r} is not a valid regular expression ({exc}); fix or remove it"
+    if compiled.fullmatch(""):
+        return f"redaction pattern {pattern!r} matches the empty string; make it match a secret"
+    return None
+
+
+class HarvestSection(_Section):
+    """`[harvest]`: what `skillsleep harvest` and `skillsleep watch` read and redact."""
+
+    chat_dirs: list[str] = Field(default_factory=list)  # folders of direct-chat logs (*.jsonl)
+    redact_patterns: list[str] = Field(default_factory=list)  # extra secret regexes
+
+    @field_validator("redact_patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        problems = [p for p in map(check_redact_pattern, patterns) if p]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return patterns
+
+
+class UserConfig(_Section):
+    """Everything `config.toml` may hold. An absent file is `UserConfig()` (all defaults)."""
+
+    harvest: HarvestSection = Field(default_factory=HarvestSection)
+
+
+def parse_user_config(text: str, path: Path) -> UserConfig:
+    """Validate the text of the config file at `path`; ConfigError naming `path` on any problem.
+
+    `chat_dirs` come back absolute and resolved: `~` expanded, relative ones joined to `path`'s folder."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        where = f" (line {text.count(chr(10)) + 1})" if "end of document" in str(exc) else ""
+        raise ConfigError(f"{path}: invalid TOML: {exc}{where}; fix the file or move it away") from None
+    problems = _unknown_keys(UserConfig, raw, ())
+    if problems:
+        raise ConfigError(f"{path}: " + f"\n{path}: ".join(problems))
+    try:
+        cfg = UserConfig.model_validate(raw)
+    except ValidationError as exc:
+        lines = describe_validation_error(exc, default_source=str(path))
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+    base = path.parent
+    cfg.harvest.chat_dirs = [str(_absolute(d, base)) for d in cfg.harvest.chat_dirs]
+    return cfg
+
+
+def _absolute(text: str, base: Path) -> Path:
+    p = Path(text).expanduser()
+    return (p if p.is_absolute() else base / p).resolve()
+
+
+def _unknown_keys(model: type[BaseModel], data: Mapping[str, Any], prefix: tuple[str, ...]) -> list[str]:
+    """One message per key the schema does not know, always listing the known keys."""
+    problems: list[str] = []
+    fields = model.model_fields
+    for key, value in data.items():
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            where = f"[{'.'.join(prefix)}] unknown key" if prefix else "unknown table or key"
+            problems.append(f"{where} {key!r} ({hint}known: {', '.join(fields)})")
+            continue
+        sub = fields[key].annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel) and isinstance(value, dict):
+            problems += _unknown_keys(sub, value, (*prefix, key))
+    return problems
+
+
+class Setting(BaseModel):
+    """One effective list setting: its value, the level it came from and every level's input.
+
+    `source` is the highest level that set it ("default" when none did). `layers` holds what
+    each level that set it gave — for `replace` the lower ones are shown but not used."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: list[str]
+    source: Origin
+    merge: Merge
+    layers: dict[Origin, list[str]] = Field(default_factory=dict)
+
+
+def layer(merge: Merge, layers: Mapping[Origin, list[str] | None], default: list[str] | None = None) -> Setting:
+    """Combine the levels of one list setting. A level that is None or empty did not set it.
+
+    `replace`: the highest level that set it wins. `extend`: file, env, then flag items, each
+    once, in that order (a higher level adds to the lower ones and never removes from them)."""
+    given: dict[Origin, list[str]] = {o: list(v) for o in ORIGINS if o != "default" and (v := layers.get(o))}
+    source: Origin = next((o for o in ORIGINS if o in given), "default")
+    if source == "default":
+        value = list(default or [])
+    elif merge == "replace":
+        value = given[source]
+    else:
+        value = list(dict.fromkeys(item for o in reversed(ORIGINS) for item in given.get(o, [])))
+    return Setting(value=value, source=source, merge=merge, layers=given)
