@@ -83,6 +83,9 @@ class UserConfig(_Section):
     """Everything `config.toml` may hold. An absent file is `UserConfig()` (all defaults)."""
 
     harvest: HarvestSection = Field(default_factory=HarvestSection)
+    # `[harness.<name>]`: settings of one replay harness (command, target_model, base_url, …),
+    # validated against that harness's own settings model by the caller (core knows no harness).
+    harness: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 def parse_user_config(text: str, path: Path) -> UserConfig:

@@ -74,9 +74,10 @@ class AgentCLI:
     package: str  # npm package
     min_version: tuple[int, ...]
     version_pattern: str = r"(\d+(?:\.\d+)+)"
+    tested_version: str = ""  # the version the test suite runs (the install hint names it)
 
     def install_hint(self) -> str:
-        wanted = ".".join(map(str, self.min_version))
+        wanted = self.tested_version or ".".join(map(str, self.min_version))
         return f"npm install -g {self.package}@{wanted} (or set the harness's `command` to its path)"
 
 

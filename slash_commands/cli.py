@@ -139,6 +139,26 @@ def backends(as_json: bool) -> None:
 
 
 @main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a list of harness objects as JSON.")
+@_guard
+def harnesses(as_json: bool) -> None:
+    """List every harness (agent to replay tasks in): installed, version, usable, and why not.
+
+    A CLI harness is configured in the config file, e.g. `[harness.codex] command = "/opt/codex"`."""
+    from skillsleep.harnesses import registry
+    from skillsleep.slash_commands.wiring import harness_settings
+
+    rows = [s.model_dump(mode="json") for s in registry.statuses(harness_settings())]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        mark = "ok " if r["usable"] else "-- "
+        version = r["version"] or ("not installed" if not r["installed"] else "version unknown")
+        click.echo(f"{mark}{r['name']:<12} {version:<16} {r['reason']}")
+
+
+@main.command()
 @click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts.")
 @click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, file_okay=False),
               help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "

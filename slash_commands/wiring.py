@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict
@@ -191,3 +191,20 @@ def origin_label(origin: Origin, key: str, where: ConfigFile) -> str:
     section, _, name = key.rpartition(".")
     return {"flag": _FLAGS.get(key, "a flag"), "env": _ENVS.get(key, "the environment"),
             "file": f"[{section}] {name} in {where.path}", "default": "default"}[origin]
+
+
+def harness_settings(cfg: UserConfig | None = None) -> dict[str, dict[str, Any]]:
+    """`[harness.<name>]` tables of the config file, each checked against its harness's settings
+    (an unknown harness or key is an error naming the file, never ignored)."""
+    from skillsleep.harnesses import registry
+
+    where = config_file()
+    cfg = cfg if cfg is not None else user_config(where)
+    out: dict[str, dict[str, Any]] = {}
+    for name, table in cfg.harness.items():
+        if name not in registry.CLI_HARNESSES:
+            known = ", ".join(registry.CLI_HARNESSES)
+            raise ConfigError(f"{where.path}: [harness.{name}] is not a harness with settings (known: {known})")
+        registry.settings_for(name, table, where=f"{where.path}: [harness.{name}]")
+        out[name] = dict(table)
+    return out
