@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
-Role = Literal["target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule"]
-ROLES: tuple[str, ...] = ("target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule")
+Role = Literal["target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine"]
+ROLES: tuple[str, ...] = ("target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine")
 
 
 class Record(BaseModel):

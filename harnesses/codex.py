@@ -271,7 +271,8 @@ class _Rollout:
         name = name or kind
         if call_id:
             self.tool_names[call_id] = name
-        self.turns.append(Turn(kind="tool_call", text=text, tool=name, call_id=call_id, arguments=args, ts=ts))
+        self.turns.append(Turn(kind="tool_call", text=text, tool=name, call_id=call_id, arguments=args, ts=ts,
+                               model=self.model))
 
     def _tool_result(self, p: dict[str, Any], ts: datetime | None) -> None:
         call_id = _str(p.get("call_id")) or None

@@ -97,6 +97,8 @@ def _last_user(body: dict[str, Any]) -> tuple[str, str | None]:
                     return "", "\n".join(_texts(results[-1].get("content")))
     trailing: list[dict[str, Any]] = []
     for item in reversed(items):
+        if item.get("role") == "system":  # Claude Code 2.1.3xx sends its environment as a trailing system message
+            continue
         if item.get("role") != "user":
             break
         trailing.insert(0, item)
