@@ -60,6 +60,7 @@ _META_PREFIXES = (
     "<task-notification>",
     "<user-prompt-submit-hook>",
     "This session is being continued from a previous conversation",
+    "Base directory for this skill:",  # a skill's body injected by the Skill tool
 )
 _INTERRUPTED = "[Request interrupted by user"
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)

@@ -102,7 +102,7 @@ from skillsleep.harnesses.agent_cli import (
 __all__ = ["CLAUDE", "ClaudeCodeHarness", "ClaudeCodeSettings", "parse_claude_output", "prepare_config_dir"]
 
 CLAUDE = AgentCLI(harness="claude-code", default_command="claude", package="@anthropic-ai/claude-code",
-                  min_version=(2, 1, 0))
+                  min_version=(2, 1, 0), tested_version="2.1.332")
 QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_AUTOUPDATER": "1",

@@ -127,7 +127,8 @@ from skillsleep.harnesses.agent_cli import (
 
 __all__ = ["CODEX", "CodexHarness", "CodexSettings", "codex_skill", "parse_codex_output"]
 
-CODEX = AgentCLI(harness="codex", default_command="codex", package="@openai/codex", min_version=(0, 171, 0))
+CODEX = AgentCLI(harness="codex", default_command="codex", package="@openai/codex", min_version=(0, 171, 0),
+                 tested_version="0.171.0")
 FALLBACK_SKILL_NAME = "skillsleep-candidate"
 PROVIDER = "skillsleep"
 QUIET = ("check_for_update_on_startup=false", "analytics.enabled=false", "features.plugins=false",

@@ -359,7 +359,7 @@ def test_missing_cli_is_an_error_naming_the_install(tmp_path: Path) -> None:
     status = harness.status()
     assert not status.installed and not status.usable
     run = asyncio.run(harness.run(Task(id="t", prompt="hi"), EMPTY))
-    assert run.error is not None and "npm install -g @anthropic-ai/claude-code@2.1.0" in run.error
+    assert run.error is not None and "npm install -g @anthropic-ai/claude-code@2.1.332" in run.error
     # found on PATH by its default name, or not at all
     run = asyncio.run(ClaudeCodeHarness(env={"PATH": str(tmp_path), "HOME": str(tmp_path)})
                       .run(Task(id="t", prompt="hi"), EMPTY))
