@@ -95,17 +95,17 @@ def resolve_command(cli: AgentCLI, settings: AgentSettings, env: dict[str, str] 
     return shutil.which(name, path=path)
 
 
-_STATUS_CACHE: dict[tuple[str, str], HarnessStatus] = {}
+_STATUS_CACHE: dict[tuple[str, str, str], HarnessStatus] = {}
 
 
 def probe(cli: AgentCLI, settings: AgentSettings, env: dict[str, str] | None = None) -> HarnessStatus:
-    """Is the CLI installed, which version, and can skillsleep replay with it? (cached per command)"""
+    """Is the CLI installed, which version, and can skillsleep replay with it? (cached per command and PATH)"""
     command = resolve_command(cli, settings, env)
     if command is None:
         wanted = settings.command or cli.default_command
         return HarnessStatus(name=cli.harness, installed=False, usable=False,
                              reason=f"`{wanted}` was not found; install it: {cli.install_hint()}")
-    key = (cli.harness, command)
+    key = (cli.harness, command, (env or os.environ).get("PATH", ""))  # PATH picks the node it runs on
     if key in _STATUS_CACHE:
         return _STATUS_CACHE[key]
     try:
