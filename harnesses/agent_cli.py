@@ -39,6 +39,7 @@ class AgentSettings(BaseModel):
     base_url: str = ""  # a model server to use instead of the agent's configured provider
     api_key_env: str = ""  # environment variable that holds the key for base_url
     concurrency: int = Field(default=2, ge=1)  # runs in parallel
+    timeout_s: float = Field(default=600.0, gt=0)  # one replay's wall-clock limit (callers pass it to run())
     extra_args: list[str] = Field(default_factory=list)  # appended to the agent's command line
     env: dict[str, str] = Field(default_factory=dict)  # extra environment for the agent
 

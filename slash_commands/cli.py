@@ -100,22 +100,26 @@ def train(
 @click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path), help="Task file (JSONL).")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Take backends and judge settings from this config.")
 @click.option("--target", "target_spec", help="Target backend as provider:model (default: the config's).")
-@click.option("--base-url", help="Base URL of the target's server (openai / ollama / anthropic).")
+@click.option("--base-url", help="Base URL of the target's server (a backend's, or the agent's with --harness).")
 @click.option("--judge", "judge_spec", help="Backend for rubric judges as provider:model.")
 @click.option("--metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score metric.")
 @click.option("--split", type=click.Choice(["all", "train", "val", "test"]), default="all", show_default=True, help="Which tasks to score.")
 @click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task.")
+@click.option("--harness", "harness_name", default="chat", show_default=True,
+              help="Where tasks run: chat, claude-code, codex or openclaw (see `skillsleep harnesses`).")
+@click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
 @click.option("--json", "as_json", is_flag=True, help="Print scores as JSON.")
 @_guard
 def eval_(skill_path: Path, tasks_path: Path, config_path: Path | None, target_spec: str | None,
           base_url: str | None, judge_spec: str | None, metric: str | None, split: str,
-          rollouts_k: int | None, as_json: bool) -> None:
+          rollouts_k: int | None, harness_name: str, target_model: str | None, as_json: bool) -> None:
     """Score a skill on a task file (a transfer check): `skillsleep eval --skill S --tasks T`."""
     from skillsleep.slash_commands.train_cmd import EvalOptions, run_eval
 
     opts = EvalOptions(
         skill=skill_path, tasks=tasks_path, config=config_path, target=target_spec, base_url=base_url,
-        judge=judge_spec, metric=metric, split=split, rollouts_k=rollouts_k,
+        judge=judge_spec, metric=metric, split=split, rollouts_k=rollouts_k, harness=harness_name,
+        target_model=target_model,
     )
     _emit(asyncio.run(run_eval(opts, progress=progress, on_rollout=progress.tick)), as_json, _eval_text)
 

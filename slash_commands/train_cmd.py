@@ -25,8 +25,9 @@ from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
+from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.wiring import backend_settings, chat_log_dir, make_backend, state_db
+from skillsleep.slash_commands.wiring import backend_settings, chat_log_dir, harness_settings, make_backend, state_db
 
 Progress = Callable[[str], None]
 
@@ -179,6 +180,8 @@ class EvalOptions(BaseModel):
     metric: str | None = None
     split: str = "all"
     rollouts_k: int | None = None
+    harness: str = "chat"
+    target_model: str | None = None
 
 
 def _eval_config(opts: EvalOptions) -> TrainConfig:
@@ -198,6 +201,32 @@ def _eval_config(opts: EvalOptions) -> TrainConfig:
     return TrainConfig.from_overrides(overrides)
 
 
+def _eval_harness(opts: EvalOptions, models: _Models, cfg: TrainConfig, progress: Progress) -> tuple[Any, str, float]:
+    """(harness, label, per-run timeout) for `eval`: the chat harness on the [target] backend, or
+    an agent CLI with its `[harness.<name>]` settings, `--target-model` and `--base-url` on top."""
+    registry.check_name(opts.harness)
+    if opts.harness == "chat":
+        if opts.target_model:
+            raise ConfigError("--target-model picks an agent's model; with the chat harness use --target provider:model")
+        harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
+        return harness, models.target.label, cfg.target.timeout_s
+    if opts.target:
+        raise ConfigError(f"--target picks a backend for the chat harness; for {opts.harness} use --target-model MODEL "
+                          "(and --base-url URL for another model server)")
+    table = dict(harness_settings().get(opts.harness, {}))
+    if opts.target_model:
+        table["target_model"] = opts.target_model
+    if opts.base_url:
+        table["base_url"] = opts.base_url
+    settings = registry.settings_for(opts.harness, table)
+    harness = registry.create_harness(opts.harness, settings=settings)
+    status = harness.status()  # type: ignore[attr-defined]
+    if not status.usable:
+        raise ConfigError(f"the {opts.harness} harness is not usable here: {status.reason}")
+    model = settings.target_model or "its configured model"
+    return harness, f"{opts.harness} {status.version} ({model})", settings.timeout_s
+
+
 async def run_eval(
     opts: EvalOptions, *, progress: Progress, on_rollout: Callable[[Rollout], None] | None = None
 ) -> dict[str, Any]:
@@ -214,10 +243,10 @@ async def run_eval(
     models = _Models(cfg, ledger, store, run_id="")
     gate = cfg.gate
     try:
-        ev = Evaluator(ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress),
-                       judge_llm=models.judge, gate=gate,
-                       rollouts_k=cfg.train.rollouts_k, timeout_s=cfg.target.timeout_s, on_rollout=on_rollout)
-        progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {models.target.label}")
+        harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)
+        ev = Evaluator(harness, judge_llm=models.judge, gate=gate,
+                       rollouts_k=cfg.train.rollouts_k, timeout_s=timeout_s, on_rollout=on_rollout)
+        progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {label}")
         rollouts = await ev.rollouts(skill, tasks)
     finally:
         await models.aclose()
@@ -233,7 +262,7 @@ async def run_eval(
         for tid, rs in per_task.items()
     ]
     return {
-        "skill": str(opts.skill), "tasks": str(opts.tasks), "n": len(rows), "metric": gate.metric,
+        "skill": str(opts.skill), "tasks": str(opts.tasks), "harness": opts.harness, "n": len(rows), "metric": gate.metric,
         "score": mean({r["id"]: r["score"] for r in rows}), "per_task": rows,
         "calls_made": ledger.calls_made, "tokens": ledger.spent_tokens, "cost_usd": round(ledger.spent_usd, 6),
     }
