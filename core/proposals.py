@@ -95,6 +95,7 @@ class Proposals:
         self.staging = self.root / "staging"
         self.backups = self.root / "backups"
         self.history_path = self.root / "history.jsonl"
+        self.problems: list[str] = []  # unreadable proposals found by the last list()
 
     # --- staging -------------------------------------------------------------------------------
 
@@ -122,8 +123,11 @@ class Proposals:
         return proposal
 
     def list(self) -> list[Proposal]:
-        """Every staged proposal, oldest first (folders without a readable proposal.json skipped)."""
+        """Every staged proposal, oldest first. A folder without proposal.json is a staging that
+        was interrupted (it is written last) and is skipped; one whose proposal.json cannot be
+        read is skipped too, but named in `problems` so `status` can tell the user."""
         out = []
+        self.problems = []
         if self.staging.is_dir():
             for folder in sorted(self.staging.iterdir()):
                 p = self._load(folder)
@@ -257,9 +261,14 @@ class Proposals:
         write_atomic(self.staging / p.id / "proposal.json", p.model_dump_json(indent=2) + "\n")
 
     def _load(self, folder: Path) -> Proposal | None:
+        path = folder / "proposal.json"
+        if not path.exists():
+            return None
         try:
-            return Proposal.model_validate_json((folder / "proposal.json").read_text())
-        except (OSError, ValueError):
+            return Proposal.model_validate_json(path.read_text())
+        except (OSError, ValueError) as exc:
+            self.problems.append(f"{path} cannot be read ({exc.__class__.__name__}); restore it from a backup "
+                                 f"or delete the folder {folder} to drop that proposal")
             return None
 
     def _record(self, action: Action) -> None:

@@ -1,10 +1,13 @@
 """The user's own settings file (`config.toml`) and how its values layer with env and flags.
 
-The file is TOML with one table per command family; today only `[harvest]`:
+The file is TOML with one table per command family:
 
     [harvest]
     chat_dirs = ["~/chat-logs", "exports"]     # ~ expanded; relative → relative to the file
     redact_patterns = ['acme-[0-9]{8}']        # extra secret regexes; each must compile
+
+    [harness.codex]                            # one table per replay harness (README: Harnesses);
+    command = "/opt/codex/bin/codex"           # its keys are checked by slash_commands.wiring
 
 It is validated strictly: an unknown table or key is an error that names the file and the key
 and lists the known keys; a TOML syntax error names the file and the line; a bad value names the

@@ -23,9 +23,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.records import Record, Task
+from skillsleep.core.records import Record, Run, Task
+from skillsleep.core.skill import Skill
 
 KILL_GRACE_S = 3.0  # SIGTERM → SIGKILL
+PLACEHOLDER_KEY = "skillsleep-placeholder-key"  # sent to a base_url server when api_key_env is empty
+FALLBACK_SKILL_NAME = "skillsleep-candidate"
+FALLBACK_DESCRIPTION = "The skill being trained: read it and follow it for this task."
+_SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # the Agent Skills name rule
 WORKDIR_IGNORE = shutil.ignore_patterns(".git", "node_modules", ".venv", "__pycache__")
 
 
@@ -199,6 +204,91 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         except asyncio.TimeoutError:
             continue
     # children that left the group are not ours to chase; the group leader is gone.
+
+
+def task_text(task: Task) -> str:
+    """What one episode asks: the task's context, a blank line, then its prompt."""
+    return task.prompt if not task.context else f"{task.context}\n\n{task.prompt}"
+
+
+# --- the skill as an agent loads it ------------------------------------------------------------
+
+
+def frontmatter_value(frontmatter: str, key: str) -> str | None:
+    """The value of `key:` in a skill's frontmatter block (quotes stripped), or None."""
+    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*?)[ \t]*$", frontmatter, re.M)
+    return m.group(1).strip().strip("\"'") if m else None
+
+
+def skill_name(skill: Skill) -> str:
+    """The skill's frontmatter `name` when it is a valid skill name, else FALLBACK_SKILL_NAME."""
+    name = frontmatter_value(skill.frontmatter, "name") or ""
+    return name if _SKILL_NAME.fullmatch(name) else FALLBACK_SKILL_NAME
+
+
+def skill_document(skill: Skill, name: str) -> str:
+    """The SKILL.md an agent will load: the skill unchanged when its frontmatter has this `name`
+    and a non-empty `description`; else with `name` set and a description added, other keys and
+    the body kept (agents refuse a skill without both)."""
+    has_name = frontmatter_value(skill.frontmatter, "name") == name
+    has_description = bool(frontmatter_value(skill.frontmatter, "description"))
+    if has_name and has_description:
+        return skill.text
+    inner = skill.frontmatter.rstrip("\n").split("\n")[1:-1] if skill.frontmatter else []
+    inner = [ln for ln in inner if not re.match(r"name:|description:[ \t]*(\"\"|'')?[ \t]*$", ln)]
+    head = [f"name: {name}"] + ([] if has_description else [f"description: {FALLBACK_DESCRIPTION}"])
+    return "---\n" + "\n".join(head + inner) + "\n---\n" + skill.body
+
+
+# --- the shared run() of the CLI harnesses -----------------------------------------------------
+
+
+class CLIHarness:
+    """What every CLI harness's `run()` does before the agent starts: wait for one of
+    `settings.concurrency` slots, check the CLI (missing / too old → an error Run naming the
+    install), check that `api_key_env` is set when a `base_url` needs it, and turn a failure to
+    prepare the working copy or temporary state into an error Run. Subclasses set `name` and
+    `cli` and implement `replay()`; `env` is the base environment of the agent process (None →
+    this process's), with `settings.env` on top."""
+
+    name: str
+    cli: AgentCLI
+
+    def __init__(self, settings: AgentSettings, *, env: dict[str, str] | None = None) -> None:
+        self.settings = settings
+        self.env = env
+        self._slots = asyncio.Semaphore(settings.concurrency)
+
+    def base_env(self) -> dict[str, str]:
+        return agent_env(self.env, self.settings.env)
+
+    def status(self) -> HarnessStatus:
+        """Installed, version, usable (and why not) — `skillsleep harnesses`."""
+        return probe(self.cli, self.settings, self.base_env())
+
+    async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
+        """One episode; `timeout_s` bounds the agent process, not the wait for a slot. A failed
+        episode is `Run.error`, never an exception. (`sample` only keys the engine's memo: the
+        agent CLIs take no seed.)"""
+        async with self._slots:
+            status = await asyncio.to_thread(self.status)
+            if not status.usable or not status.command:
+                return Run(error=f"the {self.name} harness cannot run: {status.reason}")
+            base = self.base_env()
+            s = self.settings
+            if s.base_url and s.api_key_env and not base.get(s.api_key_env):
+                return Run(error=f"{self.name} harness: `api_key_env` names {s.api_key_env}, which is not set in the "
+                                 f"environment; export {s.api_key_env}=<the key for {s.base_url}>, or set "
+                                 f"`api_key_env` to \"\" for a server that needs no key.")
+            try:
+                return await self.replay(status.command, task, skill, base, timeout_s)
+            except OSError as exc:  # the working copy or the temporary agent state could not be made
+                return Run(error=f"{self.name} could not prepare the replay ({exc}); check disk space and that "
+                                 f"the task's folder {task.workdir or '(none)'} is readable")
+
+    async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
+        """Run the agent once (`command` is the CLI's path, `base` the environment to start from)."""
+        raise NotImplementedError
 
 
 def tail(text: str, n: int = 600) -> str:

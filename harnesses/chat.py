@@ -30,14 +30,14 @@ from typing import Any
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Completion, Message, Run, Task
 from skillsleep.core.skill import Skill
+from skillsleep.harnesses.agent_cli import task_text
 
 
 def chat_messages(task: Task, skill: Skill) -> list[Message]:
     """The messages one direct-chat episode sends (frontmatter is metadata, not prompt)."""
     system = skill.body.strip()
-    user = task.prompt if not task.context else f"{task.context}\n\n{task.prompt}"
     messages = [Message(role="system", content=system)] if system else []
-    return [*messages, Message(role="user", content=user)]
+    return [*messages, Message(role="user", content=task_text(task))]
 
 
 def _warn(message: str) -> None:

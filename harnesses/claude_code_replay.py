@@ -74,9 +74,7 @@ raises for one episode. Claude Code has no sampling seed: `sample` only distingu
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -88,14 +86,15 @@ from pydantic import Field
 from skillsleep.core.records import Run, Task, ToolCall, Usage
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import (
+    PLACEHOLDER_KEY,
     AgentCLI,
+    CLIHarness,
     AgentSettings,
     CLIResult,
-    HarnessStatus,
     agent_env,
-    probe,
     run_cli,
     tail,
+    task_text,
     workdir,
 )
 
@@ -109,7 +108,6 @@ QUIET_ENV = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_ERROR_REPORTING": "1",
 }
-PLACEHOLDER_KEY = "skillsleep-placeholder-key"  # sent to a base_url server when api_key_env is empty
 _LOGIN_KEYS = ("oauthAccount", "primaryApiKey", "customApiKeyResponses")
 _PROVIDER_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_USE_")
 _AUTH_MARKERS = ("invalid api key", "not logged in", "/login", "authentication", "unauthorized",
@@ -407,11 +405,6 @@ def prepare_config_dir(user_dir: Path, user_global: Path, dest: Path, *, own_pro
 # --- the harness ----------------------------------------------------------------------------------
 
 
-def task_prompt(task: Task) -> str:
-    """The prompt one replay sends: the task's context, a blank line, then its prompt."""
-    return task.prompt if not task.context else f"{task.context}\n\n{task.prompt}"
-
-
 def build_argv(command: str, settings: ClaudeCodeSettings, prompt: str, skill_file: Path | None) -> list[str]:
     """The `claude` command line of one replay (see the module docstring for each flag)."""
     argv = [command, "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence",
@@ -435,49 +428,25 @@ def anthropic_base_url(base_url: str) -> str:
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
-class ClaudeCodeHarness:
+class ClaudeCodeHarness(CLIHarness):
     """Runs one task headless in Claude Code with a given skill; see the module docstring.
 
     `env` is the base environment of the agent process (None → this process's). At most
     `settings.concurrency` runs of one harness instance go at once."""
 
     name = "claude-code"
+    cli = CLAUDE
+    settings: ClaudeCodeSettings
 
     def __init__(self, settings: ClaudeCodeSettings | None = None, *, env: dict[str, str] | None = None) -> None:
-        self.settings = settings or ClaudeCodeSettings()
-        self.env = env
-        self._slots = asyncio.Semaphore(self.settings.concurrency)
-
-    def status(self) -> HarnessStatus:
-        """Is `claude` installed, which version, and can skillsleep replay with it?"""
-        return probe(CLAUDE, self.settings, self.env)
-
-    async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
-        """One episode (waits for a free slot first; `timeout_s` bounds the agent process only).
-        Never raises for a failed episode: the failure is `Run.error`."""
-        async with self._slots:
-            try:
-                return await self._run(task, skill, timeout_s)
-            except OSError as exc:
-                return Run(error=f"claude-code could not start the replay ({exc}); check that the temporary "
-                                 f"directory and the task's workdir ({task.workdir}) are readable and writable.")
+        super().__init__(settings or ClaudeCodeSettings(), env=env)
 
     def _server(self) -> str:
         return anthropic_base_url(self.settings.base_url) if self.settings.base_url else ""
 
-    async def _run(self, task: Task, skill: Skill, timeout_s: float) -> Run:
-        status = await asyncio.to_thread(self.status)
-        if not status.usable or not status.command:
-            return Run(error=f"claude-code harness: {status.reason}")
-        base = dict(os.environ if self.env is None else self.env)
+    async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
         s = self.settings
-        key = PLACEHOLDER_KEY
-        if s.base_url and s.api_key_env:
-            key = base.get(s.api_key_env, "")
-            if not key:
-                return Run(error=f"claude-code harness: `api_key_env` names {s.api_key_env}, which is not set in "
-                                 f"the environment; export {s.api_key_env}=<the key for {s.base_url}>, or set "
-                                 f"`api_key_env` to \"\" for a server that needs no key.")
+        key = base[s.api_key_env] if s.base_url and s.api_key_env else PLACEHOLDER_KEY  # set: run() checked
         with workdir(task) as cwd, tempfile.TemporaryDirectory(prefix="skillsleep-claude-") as tmp:
             state = Path(tmp)
             config = prepare_config_dir(user_config_dir(base), user_global_config(base), state / "config",
@@ -487,7 +456,7 @@ class ClaudeCodeHarness:
             if body:
                 skill_file = state / "skill.md"
                 skill_file.write_text(body + "\n", encoding="utf-8")
-            argv = build_argv(status.command, s, task_prompt(task), skill_file)
+            argv = build_argv(command, s, task_text(task), skill_file)
             result = await run_cli(argv, cwd=cwd, env=self._env(base, config, key), timeout_s=timeout_s)
         return self._finish(result, timeout_s)
 

@@ -97,7 +97,6 @@ discovery with `$name` injection.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -116,12 +115,14 @@ from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import (
     AgentCLI,
     AgentSettings,
+    CLIHarness,
     CLIResult,
-    HarnessStatus,
-    agent_env,
-    probe,
+    frontmatter_value,
     run_cli,
+    skill_document,
+    skill_name,
     tail,
+    task_text,
     workdir,
 )
 
@@ -129,7 +130,6 @@ __all__ = ["CODEX", "CodexHarness", "CodexSettings", "codex_skill", "parse_codex
 
 CODEX = AgentCLI(harness="codex", default_command="codex", package="@openai/codex", min_version=(0, 171, 0),
                  tested_version="0.171.0")
-FALLBACK_SKILL_NAME = "skillsleep-candidate"
 PROVIDER = "skillsleep"
 QUIET = ("check_for_update_on_startup=false", "analytics.enabled=false", "features.plugins=false",
          "features.remote_plugin=false", "features.apps=false", "features.unbounded_connection_retries=false",
@@ -137,7 +137,6 @@ QUIET = ("check_for_update_on_startup=false", "analytics.enabled=false", "featur
 LEAN_FEATURES = ("goals", "multi_agent", "view_image", "image_generation")
 LEAN_INSTRUCTIONS = ("You are a coding agent in a terminal. Do what the user asks. Use the shell tool when you "
                      "need to run a command. Answer briefly.\n")
-_SKILL_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _TURN_FAILED = "Codex failed: "
 _STDERR_NOISE = ("Reading additional input from stdin", "WARNING: proceeding, even though we could not create")
 
@@ -304,26 +303,10 @@ def parse_codex_output(stdout: str) -> Run:
 # --- installing the skill ---------------------------------------------------------------------
 
 
-def _frontmatter_value(frontmatter: str, key: str) -> str | None:
-    m = re.search(rf"^{key}:[ \t]*(.*?)[ \t]*$", frontmatter, re.M)
-    return m.group(1).strip("\"'") if m else None
-
-
 def codex_skill(skill: Skill) -> tuple[str, str]:
-    """(name, SKILL.md text) as Codex will load it: the frontmatter `name` when it is a valid
-    skill name (else `skillsleep-candidate`), and a frontmatter that has `name` and `description`."""
-    name = _frontmatter_value(skill.frontmatter, "name") or ""
-    has_description = bool(_frontmatter_value(skill.frontmatter, "description"))
-    if _SKILL_NAME.match(name) and has_description:
-        return name, skill.text
-    if not _SKILL_NAME.match(name):
-        name = FALLBACK_SKILL_NAME
-    lines = skill.frontmatter.rstrip("\n").split("\n")[1:-1] if skill.frontmatter else []
-    lines = [ln for ln in lines if not re.match(r"name:|description:[ \t]*(\"\"|'')?[ \t]*$", ln)]
-    if not has_description:
-        lines.append("description: The skill being trained; follow it for this task.")
-    head = "\n".join(["---", f"name: {name}", *lines, "---"]) + "\n"
-    return name, head + skill.body
+    """(name, SKILL.md text) as Codex will load it (see `agent_cli.skill_document`)."""
+    name = skill_name(skill)
+    return name, skill_document(skill, name)
 
 
 def _skill_files(root: Path) -> list[Path]:
@@ -339,7 +322,7 @@ def _named(path: Path, name: str) -> bool:
     except OSError:
         return False
     fm = Skill.parse(text).frontmatter
-    return _frontmatter_value(fm, "name") == name or (not fm and path.parent.name == name)
+    return frontmatter_value(fm, "name") == name or (not fm and path.parent.name == name)
 
 
 def _install_skill(work: Path, skill: Skill, mode: str) -> str:
@@ -434,44 +417,20 @@ def _skills_config(user: Path | None, env: Mapping[str, str], name: str) -> list
 # --- the harness ------------------------------------------------------------------------------
 
 
-class CodexHarness:
+class CodexHarness(CLIHarness):
     """Runs one task headless in `codex exec` with a candidate skill (see the module docstring).
 
     `env` is the base environment of the agent process (None → this process's); the user's Codex
     home is found in it. At most `settings.concurrency` runs go at once per harness."""
 
     name = "codex"
+    cli = CODEX
+    settings: CodexSettings
 
     def __init__(self, settings: CodexSettings | None = None, *, env: dict[str, str] | None = None) -> None:
-        self.settings = settings or CodexSettings()
-        self._env = env
-        self._slots = asyncio.Semaphore(self.settings.concurrency)
+        super().__init__(settings or CodexSettings(), env=env)
 
-    def status(self) -> HarnessStatus:
-        """Installed, version, usable (and why not) — `skillsleep harnesses`."""
-        return probe(CODEX, self.settings, self._base_env())
-
-    def _base_env(self) -> dict[str, str]:
-        return agent_env(self._env, self.settings.env)
-
-    async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
-        """Run `task` once with `skill`; a failed episode is a `Run` with `error`, never an exception."""
-        async with self._slots:
-            status = await asyncio.to_thread(self.status)
-            if not status.usable or status.command is None:
-                return Run(error=f"the codex harness cannot run: {status.reason}")
-            base = self._base_env()
-            key_env = self.settings.api_key_env
-            if self.settings.base_url and key_env and not base.get(key_env):
-                return Run(error=f"api_key_env names {key_env}, which is not set: export {key_env}=<key for "
-                                 f"{self.settings.base_url}> (or clear api_key_env for a server without a key)")
-            try:
-                return await self._run(status.command, task, skill, base, timeout_s)
-            except OSError as exc:  # boundary: the working copy or the Codex home could not be made
-                return Run(error=f"could not prepare the codex replay: {exc}; check disk space and that the "
-                                 f"task's folder {task.workdir or '(none)'} is readable")
-
-    async def _run(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
+    async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
         s = self.settings
         user = _user_codex_home(base)
         with workdir(task) as work, tempfile.TemporaryDirectory(prefix="skillsleep-codex-") as tmp:
@@ -487,7 +446,7 @@ class CodexHarness:
                 instructions = Path(tmp) / "instructions.md"
                 instructions.write_text(s.lean_instructions, encoding="utf-8")
                 extra += ["-c", f"model_instructions_file={_toml(str(instructions))}"]
-            prompt = prefix + (f"{task.context}\n\n{task.prompt}" if task.context else task.prompt)
+            prompt = prefix + task_text(task)
             argv = self.argv(command, prompt, extra)
             env = {**base, "CODEX_HOME": str(home), "TMPDIR": str(scratch)}
             result = await run_cli(argv, cwd=work, env=env, timeout_s=timeout_s)

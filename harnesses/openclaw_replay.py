@@ -103,14 +103,18 @@ from skillsleep.core.records import Run, Task, ToolCall, Usage
 from skillsleep.core.session import Session
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import (
+    PLACEHOLDER_KEY,
     AgentCLI,
     AgentSettings,
+    CLIHarness,
     CLIResult,
     HarnessStatus,
     agent_env,
-    probe,
     run_cli,
+    skill_document,
+    skill_name,
     tail,
+    task_text,
     workdir,
 )
 from skillsleep.harnesses.openclaw import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
@@ -120,7 +124,6 @@ __all__ = [
     "OpenClawHarness",
     "OpenClawSettings",
     "parse_openclaw_output",
-    "skill_name",
     "tool_calls_from_sessions",
     "user_config_path",
 ]
@@ -129,16 +132,10 @@ OPENCLAW = AgentCLI(harness="openclaw", default_command="openclaw", package="ope
                     tested_version="2026.9.6")
 QUIET_ENV = {"OPENCLAW_NO_AUTO_UPDATE": "1", "DO_NOT_TRACK": "1"}
 REPLAY_PROVIDER = "skillsleep"  # the provider the generated config adds for base_url
-PLACEHOLDER_KEY = "skillsleep-placeholder-key"  # sent to a base_url server when api_key_env is empty
-DEFAULT_SKILL_NAME = "skillsleep-candidate"
-DEFAULT_DESCRIPTION = "The skill under training: read it and follow it for this task."
 AGENT_DEADLINE_MARGIN_S = 20.0  # start-up + shutdown time between OpenClaw's deadline and the hard kill
 NODE_HINT = ("OpenClaw needs Node.js 24.16 or newer (node:sqlite): put a Node 24.16+ `node` first on PATH "
              "(e.g. `nvm install 24`, or the bin folder of the npm package node@24) and run again")
 
-_SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
-_FM_NAME = re.compile(r"^name:[ \t]*(.*?)[ \t]*$", re.M)
-_FM_DESCRIPTION = re.compile(r"^description:", re.M)
 _NODE_PROBLEM = re.compile(r"node:sqlite is unavailable|use 24\.16\+|requires Node(?:\.js)? (?:>= ?)?24", re.I)
 _NODE_VERSION = re.compile(r"Node(?:\.js)? v?(\d+\.\d+\.\d+)")
 _AUTH_MARKERS = ("api key", "apikey", "unauthorized", "authentication", "forbidden", "credential",
@@ -411,31 +408,10 @@ def prepare_run_state(root: Path, base: Mapping[str, str], settings: OpenClawSet
 # --- the skill ------------------------------------------------------------------------------------
 
 
-def skill_name(skill: Skill) -> str:
-    """The skill's frontmatter `name` when it is a valid skill name, else `skillsleep-candidate`."""
-    m = _FM_NAME.search(skill.frontmatter)
-    name = m.group(1).strip().strip("'\"") if m else ""
-    return name if _SKILL_NAME.fullmatch(name) else DEFAULT_SKILL_NAME
-
-
-def skill_document(skill: Skill, name: str) -> str:
-    """The SKILL.md to install: the skill as is when its frontmatter has this `name` and a
-    `description`, else with those two set in (or added as) its frontmatter; the body unchanged."""
-    m = _FM_NAME.search(skill.frontmatter)
-    has_name = bool(m) and m.group(1).strip().strip("'\"") == name  # type: ignore[union-attr]
-    has_description = bool(_FM_DESCRIPTION.search(skill.frontmatter))
-    if has_name and has_description:
-        return skill.text
-    inner = skill.frontmatter.rstrip("\n").split("\n")[1:-1] if skill.frontmatter else []
-    inner = [line for line in inner if not _FM_NAME.match(line)]
-    head = [f"name: {name}"] + ([] if has_description else [f"description: {DEFAULT_DESCRIPTION}"])
-    return "---\n" + "\n".join(head + inner) + "\n---\n" + skill.body
-
-
 def task_prompt(task: Task, name: str | None) -> str:
     """The prompt one replay sends: `$<skill name> ` (when a skill is installed), the task's context,
     a blank line, then its prompt."""
-    text = task.prompt if not task.context else f"{task.context}\n\n{task.prompt}"
+    text = task_text(task)
     return f"${name} {text}" if name else text
 
 
@@ -475,7 +451,7 @@ def build_argv(command: str, settings: OpenClawSettings, *, prompt_file: Path, c
     return [*argv, *settings.extra_args]
 
 
-class OpenClawHarness:
+class OpenClawHarness(CLIHarness):
     """Runs one task headless in OpenClaw with a given skill; see the module docstring.
 
     `env` is the base environment of the agent process (None → this process's); it also says
@@ -483,19 +459,18 @@ class OpenClawHarness:
     harness instance go at once."""
 
     name = "openclaw"
+    cli = OPENCLAW
+    settings: OpenClawSettings
 
     def __init__(self, settings: OpenClawSettings | None = None, *, env: dict[str, str] | None = None) -> None:
-        self.settings = settings or OpenClawSettings()
-        self.env = env
-        self._slots = asyncio.Semaphore(self.settings.concurrency)
+        super().__init__(settings or OpenClawSettings(), env=env)
         self._status: HarnessStatus | None = None
 
     def status(self) -> HarnessStatus:
-        """Is `openclaw` installed, which version, and can skillsleep replay with it? A Node.js
-        too old for OpenClaw is reported as such."""
+        """As every CLI harness's, except that a Node.js too old for OpenClaw is reported as such."""
         if self._status is not None:
             return self._status
-        status = probe(OPENCLAW, self.settings, self.env)
+        status = super().status()
         if status.installed and not status.usable and status.version is None and status.command:
             problem = node_problem(self._version_output(status.command))
             if problem:
@@ -506,34 +481,16 @@ class OpenClawHarness:
     def _version_output(self, command: str) -> str:
         try:
             out = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=60,
-                                 stdin=subprocess.DEVNULL, env=self.env)
+                                 stdin=subprocess.DEVNULL, env=self.base_env())
         except (OSError, subprocess.TimeoutExpired):
             return ""
         return out.stdout + out.stderr
 
-    async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
-        """One episode (waits for a free slot first; `timeout_s` bounds the agent process).
-        Never raises for a failed episode: the failure is `Run.error`."""
-        async with self._slots:
-            try:
-                return await self._run(task, skill, timeout_s)
-            except OSError as exc:
-                return Run(error=f"openclaw could not start the replay ({exc}); check that the temporary "
-                                 f"directory and the task's workdir ({task.workdir}) are readable and writable.")
-
-    async def _run(self, task: Task, skill: Skill, timeout_s: float) -> Run:
-        status = await asyncio.to_thread(self.status)
-        if not status.usable or not status.command:
-            return Run(error=f"openclaw harness: {status.reason}")
-        base = dict(os.environ if self.env is None else self.env)
+    async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
         s = self.settings
         if s.base_url and not s.target_model:
             return Run(error=f"openclaw harness: `base_url` is set ({s.base_url}) but `target_model` is empty; set "
                              f"`target_model` to the model name that server serves.")
-        if s.base_url and s.api_key_env and not base.get(s.api_key_env):
-            return Run(error=f"openclaw harness: `api_key_env` names {s.api_key_env}, which is not set in the "
-                             f"environment; export {s.api_key_env}=<the key for {s.base_url}>, or set "
-                             f"`api_key_env` to \"\" for a server that needs no key.")
         with workdir(task) as cwd, tempfile.TemporaryDirectory(prefix="skillsleep-openclaw-",
                                                                ignore_cleanup_errors=True) as tmp:
             root = Path(tmp)
@@ -541,7 +498,7 @@ class OpenClawHarness:
             name = install_skill(cwd, skill)
             prompt_file = root / "prompt.md"
             prompt_file.write_text(task_prompt(task, name), encoding="utf-8")
-            argv = build_argv(status.command, s, prompt_file=prompt_file, cwd=cwd, state=state, config=config,
+            argv = build_argv(command, s, prompt_file=prompt_file, cwd=cwd, state=state, config=config,
                               timeout_s=timeout_s)
             env = self._env(base, root, state, user_config)
             result = await run_cli(argv, cwd=cwd, env=env, timeout_s=timeout_s)

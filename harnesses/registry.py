@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from skillsleep.core.errors import ConfigError, UnknownNameError
 from skillsleep.core.harness import Harness
@@ -54,12 +54,8 @@ def settings_for(name: str, raw: Mapping[str, Any] | None, *, where: str = "") -
     except ValidationError as exc:
         section = where or f"[harness.{name}]"
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(section)'}: {e['msg']}" for e in exc.errors())
-        known = ", ".join(settings_fields(settings_cls))
+        known = ", ".join(settings_cls.model_fields)
         raise ConfigError(f"{section}: {problems} (known keys: {known})") from None
-
-
-def settings_fields(settings_cls: type[BaseModel]) -> list[str]:
-    return list(settings_cls.model_fields)
 
 
 def create_harness(

@@ -84,6 +84,14 @@ class Rewriter:
         return v
 
 
+def answer_skill(skills_dir: Path, word: str) -> None:
+    """Install the `answer` skill (its SKILL_SAYS word makes the stub answer `word`) in `skills_dir`."""
+    skill = skills_dir / "answer" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: answer\ndescription: How to answer a question in this project.\n---\n\n"
+                     f"Always answer with one word. SKILL_SAYS: {word}\n")
+
+
 class Recorder:
     def __init__(self, bin_dir: Path, tmp: Path, server: AgentServer) -> None:
         self.bin_dir = bin_dir
@@ -205,10 +213,7 @@ class Recorder:
     def stdout_codex(self, folder: Path) -> dict[str, Any]:
         home = self.home("codex-stdout")
         work = home / "project"
-        skill = work / ".agents" / "skills" / "answer" / "SKILL.md"
-        skill.parent.mkdir(parents=True)
-        skill.write_text("---\nname: answer\ndescription: How to answer a question in this project.\n---\n\n"
-                         "Always answer with one word. SKILL_SAYS: mango\n")
+        answer_skill(work / ".agents" / "skills", "mango")
         env = self.codex_env(home)
         base = ["codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral"]
         m: dict[str, Any] = {}
@@ -224,10 +229,7 @@ class Recorder:
     def stdout_openclaw(self, folder: Path) -> dict[str, Any]:
         home = self.home("openclaw-stdout")
         work = home / "project"
-        skill = work / "skills" / "answer" / "SKILL.md"
-        skill.parent.mkdir(parents=True)
-        skill.write_text("---\nname: answer\ndescription: How to answer a question in this project.\n---\n\n"
-                         "Always answer with one word. SKILL_SAYS: papaya\n")
+        answer_skill(work / "skills", "papaya")
         env = self.openclaw_env(home)
         m: dict[str, Any] = {}
 
@@ -318,10 +320,7 @@ class Recorder:
         home = self.home("codex")
         work = home / "project"
         (work / "AGENTS.md").write_text("# Project notes\n\nKeep answers short.\n")
-        skill = work / ".agents" / "skills" / "answer" / "SKILL.md"
-        skill.parent.mkdir(parents=True)
-        skill.write_text("---\nname: answer\ndescription: How to answer a question in this project.\n---\n\n"
-                         "Always answer with one word. SKILL_SAYS: mango\n")
+        answer_skill(work / ".agents" / "skills", "mango")
         env = self.codex_env(home)
         base = ["codex", "exec", "--json", "--skip-git-repo-check"]
         runs = [
@@ -357,10 +356,7 @@ class Recorder:
     def transcripts_openclaw(self, folder: Path) -> list[dict[str, Any]]:
         home = self.home("openclaw")
         work = home / "project"
-        skill = work / "skills" / "answer" / "SKILL.md"
-        skill.parent.mkdir(parents=True)
-        skill.write_text("---\nname: answer\ndescription: How to answer a question in this project.\n---\n\n"
-                         "Always answer with one word. SKILL_SAYS: papaya\n")
+        answer_skill(work / "skills", "papaya")
         env = self.openclaw_env(home)
         state = Path(env["OPENCLAW_STATE_DIR"])
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from skillsleep.core.errors import BudgetExceeded, ConfigError, SkillsleepError
+from skillsleep.core.errors import ConfigError, SkillsleepError
 
 
 class _Fail(click.ClickException):

@@ -11,7 +11,18 @@ import pytest
 
 from skillsleep.core.records import Task
 from skillsleep.harnesses import agent_cli
-from skillsleep.harnesses.agent_cli import AgentCLI, AgentSettings, probe, run_cli, workdir
+from skillsleep.core.skill import Skill
+from skillsleep.harnesses.agent_cli import (
+    FALLBACK_SKILL_NAME,
+    AgentCLI,
+    AgentSettings,
+    probe,
+    run_cli,
+    skill_document,
+    skill_name,
+    task_text,
+    workdir,
+)
 
 CLI = AgentCLI(harness="fake", default_command="fake-agent", package="@example/fake-agent", min_version=(1, 2, 0))
 
@@ -111,3 +122,31 @@ def test_run_cli_closes_stdin_and_returns_output(tmp_path: Path) -> None:
     assert not result.timed_out and result.returncode == 3
     assert result.stdout.strip() == f"out:{tmp_path}"  # `cat` read nothing: stdin is closed
     assert result.stderr.strip() == "err"
+
+
+ANSWER = Skill("---\nname: answer\ndescription: How to answer any question.\n---\nOne word.\n")
+
+
+def test_skill_name_comes_from_the_frontmatter_or_a_fallback() -> None:
+    assert skill_name(ANSWER) == "answer"
+    assert skill_name(Skill("Just a body.\n")) == FALLBACK_SKILL_NAME
+    assert skill_name(Skill("---\nname: My Skill\n---\nbody\n")) == FALLBACK_SKILL_NAME
+    assert skill_name(Skill("---\nname: 'quoted-name'\ndescription: d\n---\nbody\n")) == "quoted-name"
+
+
+def test_skill_document_keeps_the_body_and_adds_what_agents_need() -> None:
+    assert skill_document(ANSWER, "answer") == ANSWER.text
+    bare = Skill("Use tabs.\n")
+    doc = Skill(skill_document(bare, FALLBACK_SKILL_NAME))
+    assert doc.body == bare.body
+    assert f"name: {FALLBACK_SKILL_NAME}" in doc.frontmatter and "description:" in doc.frontmatter
+    odd = Skill("---\nname: My Skill\nlicense: MIT\n---\nbody\n")
+    doc = Skill(skill_document(odd, FALLBACK_SKILL_NAME))
+    assert doc.body == "body\n"
+    assert "My Skill" not in doc.frontmatter and "license: MIT" in doc.frontmatter
+    assert f"name: {FALLBACK_SKILL_NAME}" in doc.frontmatter
+
+
+def test_task_text_puts_context_first() -> None:
+    assert task_text(Task(id="t", prompt="fix it")) == "fix it"
+    assert task_text(Task(id="t", prompt="fix it", context="in src/a.py")) == "in src/a.py\n\nfix it"

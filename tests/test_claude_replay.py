@@ -9,9 +9,7 @@ scripted model server (tests/agent_server.py), and one smoke run against the rea
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import os
 import stat
 import sys
 import time
@@ -21,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from agent_server import AgentServer
+from replay_checks import processes_with, snapshot
 from servers import free_port
 
 from skillsleep.core.harness import Harness
@@ -436,18 +435,6 @@ def test_real_claude_skill_reaches_the_model(agent_tools: AgentTools, agent_serv
     assert "SKILL_SAYS: kiwi" in agent_server.requests_text()
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.mark.slow
 def test_real_claude_timeout_kills_the_process_group(agent_tools: AgentTools, agent_server: AgentServer,
                                                      tmp_path: Path) -> None:
@@ -458,12 +445,12 @@ def test_real_claude_timeout_kills_the_process_group(agent_tools: AgentTools, ag
     assert run.error is not None and "timeout" in run.error and "within 4 s" in run.error
     assert run.exit_status is None
     assert any(s.path.startswith("/v1/messages") for s in agent_server.seen)  # it was waiting on the model
-    left = _processes_with(marker)
+    left = processes_with(marker)
     for _ in range(50):  # a killed process may take a moment to be reaped
         if not left:
             break
         time.sleep(0.1)
-        left = _processes_with(marker)
+        left = processes_with(marker)
     assert left == [], f"agent processes survived the timeout: {left}"
 
 
@@ -492,21 +479,6 @@ def test_real_claude_missing_cli(agent_tools: AgentTools, tmp_path: Path) -> Non
     assert run.error is not None and "npm install -g @anthropic-ai/claude-code" in run.error
 
 
-def _tree(root: Path) -> dict[str, tuple[str, int, str]]:
-    """Every path under root with its kind, size and sha256 (links by their target)."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_symlink():
-            out[rel] = ("link", 0, os.readlink(path))
-        elif path.is_dir():
-            out[rel] = ("dir", 0, "")
-        else:
-            data = path.read_bytes()
-            out[rel] = ("file", len(data), hashlib.sha256(data).hexdigest())
-    return out
-
-
 @pytest.mark.slow
 def test_real_claude_leaves_the_users_folders_and_workdir_unchanged(agent_tools: AgentTools, agent_server: AgentServer,
                                                                     tmp_path: Path) -> None:
@@ -520,7 +492,7 @@ def test_real_claude_leaves_the_users_folders_and_workdir_unchanged(agent_tools:
     (home / ".codex").mkdir()
     (home / ".codex" / "history.jsonl").write_text("{}\n")
     project = _project(tmp_path)
-    before_home, before_project = _tree(home), _tree(project)
+    before_home, before_project = snapshot(home), snapshot(project)
     env = {"PATH": agent_tools.path_env(), "HOME": str(home), "ANTHROPIC_API_KEY": "dummy"}
     harness = ClaudeCodeHarness(ClaudeCodeSettings(target_model="stub-model", max_retries=0), env=env)
     task = Task(id="t", prompt="STUB_TOOL: echo changed > notes.txt && cat notes.txt",
@@ -528,8 +500,8 @@ def test_real_claude_leaves_the_users_folders_and_workdir_unchanged(agent_tools:
     run = asyncio.run(harness.run(task, Skill("Be brief.\n"), timeout_s=120))
     assert run.error is None, run.error
     assert run.tool_calls and run.tool_calls[0].result == "changed"  # the replay did write, in its copy
-    assert _tree(home) == before_home
-    assert _tree(project) == before_project
+    assert snapshot(home) == before_home
+    assert snapshot(project) == before_project
     assert not (home / "stop-hook-fired").exists()
 
 

@@ -4,9 +4,7 @@ and real `codex exec` runs against the scripted agent server (slow) and the loca
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import os
 import shutil
 import stat
 import threading
@@ -19,12 +17,13 @@ import httpx
 import pytest
 from agent_server import AgentServer
 from conftest import AgentTools
+from replay_checks import processes_with, snapshot
 from servers import free_port
 
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
+from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
 from skillsleep.harnesses.codex_replay import (
-    FALLBACK_SKILL_NAME,
     CodexHarness,
     CodexSettings,
     codex_skill,
@@ -266,19 +265,6 @@ async def test_real_codex_a_skill_codex_cannot_load_is_an_error(agent_tools: Age
     assert run.error is not None and "could not load the candidate skill" in run.error and "YAML" in run.error
 
 
-def agent_pids(marker: str) -> list[int]:
-    """Processes whose environment holds `marker` (this user's, readable ones)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "environ").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 async def wait_for(condition: Callable[[], bool], what: str, limit_s: float = 20.0) -> None:
     """Poll `condition` until true (a bounded wait, not a timing assertion)."""
     for _ in range(int(limit_s / 0.1)):
@@ -295,12 +281,12 @@ async def test_real_codex_timeout_kills_the_process_group(agent_tools: AgentTool
     name, value = marker.split("=")
     harness = CodexHarness(stub_settings(agent_server, env={name: value}), env=user_env(agent_tools, tmp_path / "home"))
     pending = asyncio.create_task(harness.run(Task(id="t", prompt="STUB_HANG"), Skill(""), timeout_s=4))
-    await wait_for(lambda: bool(agent_pids(marker)) or pending.done(), "the codex process to start")
-    assert agent_pids(marker), "codex was not running while the request hung"
+    await wait_for(lambda: bool(processes_with(marker)) or pending.done(), "the codex process to start")
+    assert processes_with(marker), "codex was not running while the request hung"
     run = await pending
     assert run.error is not None and "did not finish within 4s" in run.error and "killed" in run.error
     assert run.exit_status is None
-    await wait_for(lambda: not agent_pids(marker), "the killed process group to be gone")
+    await wait_for(lambda: not processes_with(marker), "the killed process group to be gone")
 
 
 @pytest.mark.slow
@@ -343,21 +329,6 @@ async def test_real_codex_auth_failure_says_how_to_log_in(agent_tools: AgentTool
     env = user_env(agent_tools, tmp_path / "home", MY_KEY="wrong")
     run = await CodexHarness(settings, env=env).run(Task(id="t", prompt="hi"), MANGO)
     assert run.error is not None and "401" in run.error and "codex login" in run.error
-
-
-def snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
-    """Every path under `root`: kind, size and sha256 (symlinks by their target)."""
-    out: dict[str, tuple[str, int, str]] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_symlink():
-            out[rel] = ("link", 0, os.readlink(path))
-        elif path.is_dir():
-            out[rel] = ("dir", 0, "")
-        else:
-            data = path.read_bytes()
-            out[rel] = ("file", len(data), hashlib.sha256(data).hexdigest())
-    return out
 
 
 def write(path: Path, text: str) -> None:

@@ -6,7 +6,6 @@ each checks several things)."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import sqlite3
@@ -14,21 +13,20 @@ import uuid
 from pathlib import Path
 
 import pytest
+from replay_checks import processes_with, snapshot
 from servers import free_port
 
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.openclaw import parse_openclaw_jsonl
+from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
 from skillsleep.harnesses.openclaw_replay import (
-    DEFAULT_SKILL_NAME,
     OpenClawHarness,
     OpenClawSettings,
     agent_deadline,
     node_problem,
     parse_openclaw_output,
     run_config,
-    skill_document,
-    skill_name,
     tool_calls_from_sessions,
     user_config_path,
 )
@@ -172,26 +170,6 @@ def test_tool_calls_with_arguments_and_results_from_a_recorded_transcript(transc
     assert calls[0].result  # the tool's output came back and is paired by call id
 
 
-def test_skill_name_comes_from_the_frontmatter_or_a_fallback() -> None:
-    assert skill_name(SKILL) == "answer"
-    assert skill_name(Skill("Just a body.\n")) == DEFAULT_SKILL_NAME
-    assert skill_name(Skill("---\nname: My Skill\n---\nbody\n")) == DEFAULT_SKILL_NAME
-    assert skill_name(Skill("---\nname: 'quoted-name'\ndescription: d\n---\nbody\n")) == "quoted-name"
-
-
-def test_skill_document_keeps_the_body_and_adds_what_openclaw_needs() -> None:
-    assert skill_document(SKILL, "answer") == SKILL.text
-    bare = Skill("Use tabs.\n")
-    doc = Skill(skill_document(bare, DEFAULT_SKILL_NAME))
-    assert doc.body == bare.body
-    assert f"name: {DEFAULT_SKILL_NAME}" in doc.frontmatter and "description:" in doc.frontmatter
-    odd = Skill("---\nname: My Skill\nlicense: MIT\n---\nbody\n")
-    doc = Skill(skill_document(odd, DEFAULT_SKILL_NAME))
-    assert doc.body == "body\n"
-    assert "My Skill" not in doc.frontmatter and "license: MIT" in doc.frontmatter
-    assert f"name: {DEFAULT_SKILL_NAME}" in doc.frontmatter
-
-
 def test_user_config_path_follows_openclaw_resolution(tmp_path: Path) -> None:
     assert user_config_path({"HOME": "/h"}) == Path("/h/.openclaw/openclaw.json")
     assert user_config_path({"HOME": "/h", "OPENCLAW_HOME": "/o"}) == Path("/o/.openclaw/openclaw.json")
@@ -280,21 +258,6 @@ def project(root: Path) -> Path:
     (folder / "README.md").write_text("# the user's project\n")
     (folder / "src" / "main.py").write_text("print('hi')\n")
     return folder
-
-
-def snapshot(root: Path) -> dict[str, tuple[str, int, str]]:
-    """Every path under root: kind, size and sha256 (links by target)."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_symlink():
-            out[rel] = ("link", 0, os.readlink(path))
-        elif path.is_dir():
-            out[rel] = ("dir", 0, "")
-        else:
-            data = path.read_bytes()
-            out[rel] = ("file", len(data), hashlib.sha256(data).hexdigest())
-    return out
 
 
 def fake_logs(log_dir: Path) -> list[Path]:
@@ -459,19 +422,6 @@ def real_env(agent_tools, home: Path, **extra: str) -> dict[str, str]:  # noqa: 
     return {"PATH": agent_tools.path_env(), "HOME": str(home), "LANG": "C.UTF-8", **extra}
 
 
-def processes_with(marker: str) -> list[str]:
-    """Live processes whose environment holds `marker`."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if marker.encode() in (proc / "environ").read_bytes():
-                    found.append(proc.name)
-            except OSError:
-                continue
-    return found
-
-
 @pytest.mark.slow
 def test_real_skill_reaches_the_model_and_user_state_is_untouched(agent_tools, agent_server, tmp_path: Path) -> None:  # noqa: ANN001
     home = user_home(tmp_path, f"{agent_server.url}/v1")
@@ -526,7 +476,7 @@ def test_real_plain_runs_in_parallel(agent_tools, agent_server, tmp_path: Path) 
         assert r.response == "hello" and r.tool_calls == [] and r.exit_status == 0
     text = agent_server.requests_text()
     assert "say hello" in text
-    assert f"${DEFAULT_SKILL_NAME}" not in text and "SKILL_SAYS" not in text  # the baseline installs no skill
+    assert f"${FALLBACK_SKILL_NAME}" not in text and "SKILL_SAYS" not in text  # the baseline installs no skill
 
 
 @pytest.mark.slow

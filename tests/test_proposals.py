@@ -160,3 +160,14 @@ def test_kill_during_adopt_leaves_old_or_new_never_torn(tmp_path: Path, live: Pa
         assert live.read_text() in (big_old, big_new)
     history = Proposals(tmp_path / "data").history()  # a torn last history line is skipped
     assert history and all(a.kind in ("stage", "adopt") for a in history)
+
+
+def test_an_unreadable_proposal_is_named_not_silently_dropped(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    good = props.stage(live, NEW, accepted=True, reason="better")
+    bad = props.stage(live, NEW, accepted=True, reason="also better")
+    (tmp_path / "data" / "staging" / bad.id / "proposal.json").write_text("{torn")
+    (tmp_path / "data" / "staging" / "20990101-000000-dead").mkdir()  # interrupted staging: no proposal.json
+    assert [p.id for p in props.list()] == [good.id]
+    assert len(props.problems) == 1 and bad.id in props.problems[0] and "delete the folder" in props.problems[0]
+    assert props.adopt().id == good.id

@@ -171,7 +171,7 @@ def test_bad_patterns_from_env_or_flag_name_where_they_came_from(home: Path, mon
 
 def test_harvest_reads_chat_dirs_and_redacts_with_patterns_from_the_file(home: Path) -> None:
     chat_log(home.parent / "chats", CONVO)
-    write_config(home, f'[harvest]\nchat_dirs = ["../chats"]\nredact_patterns = [\'acme-[0-9]{{8}}\']\n')
+    write_config(home, '[harvest]\nchat_dirs = ["../chats"]\nredact_patterns = [\'acme-[0-9]{8}\']\n')
     result = CliRunner().invoke(main, ["harvest", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
