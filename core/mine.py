@@ -789,8 +789,12 @@ async def mine(
     min_recurrence: int = 2,
     max_tasks: int | None = 50,
     redactor: Redactor | None = None,
+    judges: bool = True,
 ) -> MineResult:
-    """Mine the recurring tasks in `sessions`: ranked, judged, with clusters for the splitter."""
+    """Mine the recurring tasks in `sessions`: ranked, judged, with clusters for the splitter.
+
+    `judges=False` leaves every task with the default rubric (judge the ones you keep later with
+    `judge_tasks`, which costs one optimizer call per task)."""
     if min_recurrence < 1:
         raise ValueError(f"min_recurrence must be at least 1, got {min_recurrence}")
     if max_tasks is not None and max_tasks < 0:
@@ -830,15 +834,23 @@ async def mine(
     links = [(position[group_of_key[keys[a]]], position[group_of_key[keys[b]]]) for a, b in related]
     result.clusters = _clusters([m for m, _, _ in kept], len(ranked), links)
 
-    if llm is not None and kept:
-        verdicts = await asyncio.gather(*(_judge(llm, m, result.problems) for m, _, _ in kept))
-        for (mined_task, _, _), (judge, from_optimizer, dropped) in zip(kept, verdicts):
-            mined_task.task.judge = judge
-            mined_task.judge_source = "optimizer" if from_optimizer else "default"
-            mined_task.dropped_checks = dropped
-            result.dropped_checks += len(dropped)
     result.tasks = [m for m, _, _ in kept]
+    if llm is not None and judges:
+        result.dropped_checks += await judge_tasks(llm, result.tasks, result.problems)
     return result
+
+
+async def judge_tasks(llm: LLM, tasks: list[MinedTask], problems: list[str]) -> int:
+    """Give each task a judge written by the optimizer (concurrently); returns the checks dropped.
+    A reply that cannot be read leaves the default rubric and is named in `problems`."""
+    verdicts = await asyncio.gather(*(_judge(llm, m, problems) for m in tasks))
+    dropped_total = 0
+    for mined_task, (judge, from_optimizer, dropped) in zip(tasks, verdicts):
+        mined_task.task.judge = judge
+        mined_task.judge_source = "optimizer" if from_optimizer else "default"
+        mined_task.dropped_checks = dropped
+        dropped_total += len(dropped)
+    return dropped_total
 
 
 def _clusters(kept: list[MinedTask], total: int, links: list[tuple[int, int]]) -> dict[str, list[str]]:

@@ -100,11 +100,17 @@ class Proposals:
     # --- staging -------------------------------------------------------------------------------
 
     def stage(self, skill_path: Path, candidate: str, *, accepted: bool, reason: str,
-              files: dict[str, str] | None = None, **fields: Any) -> Proposal:
+              files: dict[str, str] | None = None, base_text: str | None = None, **fields: Any) -> Proposal:
         """Stage a candidate for `skill_path` (the live file is only read). `files` are extra
-        report files written next to it (report.md, report.json, report.html …)."""
+        report files written next to it (report.md, report.json, report.html …).
+
+        `base_text` is the live file as the candidate was derived from it (None: as it is now; ""
+        with no file: a new skill). When the live file changed since then, adopt sees a conflict,
+        so edits the user made during a night are never overwritten silently."""
         live = Path(skill_path).expanduser().resolve()
-        base = live.read_text() if live.exists() else ""
+        base = base_text if base_text is not None else (live.read_bytes().decode("utf-8") if live.exists() else "")
+        base_hash = file_hash(live) if base_text is None else (
+            ABSENT if base_text == "" and not live.exists() else hashlib.sha256(base_text.encode()).hexdigest())
         pid = _now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         folder = self.staging / pid
         write_atomic(folder / "SKILL.md", candidate)
@@ -113,7 +119,7 @@ class Proposals:
         for name, text in (files or {}).items():
             write_atomic(folder / name, text)
         proposal = Proposal(
-            id=pid, created=_now(), skill_path=str(live), base_hash=file_hash(live),
+            id=pid, created=_now(), skill_path=str(live), base_hash=base_hash,
             candidate_hash=hashlib.sha256(candidate.encode()).hexdigest(), accepted=accepted, reason=reason,
             **fields,
         )
@@ -133,7 +139,8 @@ class Proposals:
                 p = self._load(folder)
                 if p is not None:
                     out.append(p)
-        return out
+        # by creation time: ids carry whole seconds only, so two staged in one second sort at random
+        return sorted(out, key=lambda p: (p.created, p.id))
 
     def get(self, pid: str | None = None, *, accepted_only: bool = False) -> Proposal:
         """A proposal by id (a unique prefix is enough), or the newest pending one."""

@@ -14,8 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
-Role = Literal["target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine"]
-ROLES: tuple[str, ...] = ("target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine")
+Role = Literal["target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine",
+               "relevance", "dream"]
+ROLES: tuple[str, ...] = ("target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine",
+                          "relevance", "dream")
 
 
 class Record(BaseModel):
@@ -254,6 +256,19 @@ class RejectedEdit(Record):
     step: int
 
 
+class Refusal(Record):
+    """An edit the safety screen refused before the gate (core/safety.py), with the rule and the
+    words that matched."""
+
+    edit: Edit
+    rule: str
+    why: str
+    matched: str
+
+    def reason(self) -> str:
+        return f"refused before the gate ({self.rule}): {self.why} — “{self.matched}”"
+
+
 class StepRecord(Record):
     """Everything one training step did, for the run directory and the summary."""
 
@@ -268,4 +283,5 @@ class StepRecord(Record):
     applied: list[Edit]
     skipped: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
+    refused: list[Refusal] = Field(default_factory=list)  # by the safety screen, before ranking
     gate: GateDecision | None = None

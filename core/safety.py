@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from skillsleep.core.records import Edit
+from skillsleep.core.records import Edit, Refusal
+
+__all__ = ["RULES", "Refusal", "Rule", "screen", "screen_all"]
 
 _SECRETS = (r"(?:secrets?|api[ _-]?keys?|tokens?|passwords?|passphrases?|credentials?|private[ _-]?keys?|"
             r"\.env\b|~?/?\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.aws\b|\.netrc|keychain|cookies?)")
@@ -64,19 +66,6 @@ RULES: tuple[Rule, ...] = (
                                       rf"[^\n]{{0,50}}?{_SECRETS}", re.I),
          "tells the agent to reveal secrets"),
 )
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why an edit was refused before the gate."""
-
-    edit: Edit
-    rule: str
-    why: str
-    matched: str
-
-    def reason(self) -> str:
-        return f"refused before the gate ({self.rule}): {self.why} — “{self.matched}”"
 
 
 def screen(edit: Edit) -> Refusal | None:

@@ -1,4 +1,5 @@
-"""The state database (SQLite, WAL): response cache and call ledger, shared by runs and nights.
+"""The state database (SQLite, WAL): response cache, call ledger, harvest cursors and sessions,
+and a few small named values (`meta`, e.g. "last_harvest"), shared by runs and nights.
 
 One `Store` per state directory. Writes are single statements in autocommit mode, so a killed
 process leaves the database consistent; a cache row is written only after a complete answer.
@@ -6,14 +7,13 @@ process leaves the database consistent; a cache row is written only after a comp
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from pathlib import Path
-
-from skillsleep.core.errors import ConfigError
-import json
 from typing import Any
 
+from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Completion, LedgerEntry
 from skillsleep.core.session import Session
 
@@ -68,6 +68,19 @@ class Store:
             raise ConfigError(
                 f"{self.path} was written by a newer skillsleep (schema {row[0]}); upgrade skillsleep."
             )
+
+    def meta(self, key: str) -> str | None:
+        """A small value remembered under `key` (e.g. "last_harvest"), or None when never set."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Remember `value` under `key` (replacing the old one); the schema version is not settable."""
+        if key == "schema_version":
+            raise ValueError("schema_version is managed by the store itself")
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def cached(self, key: str) -> Completion | None:
         """The stored completion for a request key, or None."""

@@ -26,6 +26,7 @@ from skillsleep.core.llm import LLM
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
+from skillsleep.core.safety import screen_all
 from skillsleep.core.schedule import budget_at
 from skillsleep.core.select import rank_and_clip
 from skillsleep.core.skill import Skill
@@ -78,8 +79,14 @@ class Trainer:
         optimizer: LLM,
         run_dir: RunDir,
         progress: Progress = lambda _: None,
+        first_epoch: int = 0,
     ) -> None:
+        """`first_epoch` > 0 trains only epochs first_epoch..train.epochs-1 (a night is one epoch of
+        a skill's training: numbering and the learning-rate schedule run on across nights)."""
         self.cfg = cfg
+        self.first_epoch = first_epoch
+        if not 0 <= first_epoch < cfg.train.epochs:
+            raise ConfigError(f"first_epoch {first_epoch} is outside 0..{cfg.train.epochs - 1}")
         self.train_tasks = splits.get("train", [])
         self.val = splits.get("val", [])
         self.test = splits.get("test", [])
@@ -107,7 +114,7 @@ class Trainer:
 
     async def run(self, state: TrainState | None = None) -> TrainState:
         """Train from the seed or continue `state`; stops cleanly when the budget is reached."""
-        st = state or await self._start()
+        st = state or await self.start()
         st.stopped = None
         try:
             while st.epoch < self.cfg.train.epochs:
@@ -136,13 +143,16 @@ class Trainer:
         if cfg.slow_update.enabled:
             per_epoch += 2 * min(cfg.slow_update.sample_size, len(self.train_tasks)) + 1 + len(self.val) * k
         per_epoch += 1 if cfg.meta.enabled else 0
-        total = len(self.val) * k + per_epoch * cfg.train.epochs + 3 * len(self.test) * k
-        return {"steps": self.steps_per_epoch * cfg.train.epochs, "calls_per_step": per_step, "max_calls": total}
+        epochs = cfg.train.epochs - self.first_epoch
+        total = len(self.val) * k + per_epoch * epochs + 3 * len(self.test) * k
+        return {"steps": self.steps_per_epoch * epochs, "calls_per_step": per_step, "max_calls": total}
 
-    async def _start(self) -> TrainState:
+    async def start(self) -> TrainState:
+        """Score the seed skill on the selection split and return the initial state."""
         plan = self.plan()
         self.progress(
-            f"plan: {self.cfg.train.epochs} epoch(s) × {self.steps_per_epoch} step(s); ≤ {plan['calls_per_step']} "
+            f"plan: {self.cfg.train.epochs - self.first_epoch} epoch(s) × {self.steps_per_epoch} step(s); "
+            f"≤ {plan['calls_per_step']} "
             f"model calls a step, ≤ {plan['max_calls']} in all (judge calls for rubric tasks come on top)"
         )
         self.progress(f"scoring the seed skill on {len(self.val)} selection tasks")
@@ -152,7 +162,7 @@ class Trainer:
         st = TrainState(
             config_hash=config_hash(self.cfg), seed_skill=text, current=text, best=text,
             seed_score=score, current_score=score, best_score=score,
-            epoch_start=text, epoch_start_score=score,
+            epoch_start=text, epoch_start_score=score, epoch=self.first_epoch,
         )
         self._save(st)
         return st
@@ -182,8 +192,11 @@ class Trainer:
         self.progress(f"{label}: reflect (train score {train_score:.3f}, learning rate {lr})")
         reflected = await reflect(self.optimizer, current, trajectories, ctx, minibatch_size=cfg.train.minibatch_size)
         merged = await aggregate(self.optimizer, reflected.edits, group_size=cfg.train.merge_group_size)
+        safe, refused = screen_all(merged.edits)
+        for r in refused:
+            self.progress(f"{label}: {r.reason()}")
         selection = await rank_and_clip(
-            self.optimizer, current, merged.edits, budget=lr,
+            self.optimizer, current, safe, budget=lr,
             autonomous=cfg.lr.schedule == "autonomous", bounds=(cfg.lr.min_edits, cfg.lr.max_edits),
         )
         st.next_budget = selection.next_budget
@@ -193,8 +206,11 @@ class Trainer:
             epoch=st.epoch, step=st.step, learning_rate=lr, batch=[t.id for t in batch], train_score=train_score,
             proposed=len(reflected.edits), merged=len(merged.edits), selected=selection.selected,
             applied=result.applied, skipped=[f"{e.op} {e.target or e.content!r}: {why}" for e, why in result.skipped],
-            failures=failures,
+            failures=failures, refused=refused,
         )
+        if refused:
+            st.earlier_steps.append(f"step {st.step + 1}: refused by the safety screen, never propose again: " + "; ".join(
+                f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused))
         step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
         self.run_dir.write_json(step_dir / "proposed.json", reflected.edits)
         self.run_dir.write_json(step_dir / "merged.json", merged.edits)

@@ -9,10 +9,17 @@ The file is TOML with one table per command family:
     [harness.codex]                            # one table per replay harness (README: Harnesses);
     command = "/opt/codex/bin/codex"           # its keys are checked by slash_commands.wiring
 
+    [sleep]                                    # the nightly cycle, `skillsleep run`
+    harness = "codex"                          # chat | claude-code | codex | openclaw
+    backend = "deepseek"                       # provider or provider:model of the optimizer
+    rollouts_k = 2
+    since = "7d"                               # ISO date/time or a span: 30m, 24h, 7d, 2w
+    auto_adopt = false
+
 It is validated strictly: an unknown table or key is an error that names the file and the key
 and lists the known keys; a TOML syntax error names the file and the line; a bad value names the
-file, the table and the key. A later section (e.g. `[sleep]` for the nightly cycle) is a new
-`_Section` model plus one field on `UserConfig`; nothing else changes.
+file, the table and the key. A later section is a new `_Section` model plus one field on
+`UserConfig`; nothing else changes.
 
 This module only defines and validates. Finding the file and reading it and the environment
 is done by `skillsleep.slash_commands.wiring`, which layers the levels with `layer()`:
@@ -27,10 +34,12 @@ import difflib
 import re
 import tomllib
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from skillsleep.core.config import describe_validation_error
 from skillsleep.core.errors import ConfigError
@@ -41,8 +50,10 @@ __all__ = [
     "Merge",
     "Origin",
     "Setting",
+    "SleepSection",
     "UserConfig",
     "check_redact_pattern",
+    "check_since",
     "layer",
     "parse_user_config",
 ]
@@ -82,6 +93,63 @@ class HarvestSection(_Section):
         return patterns
 
 
+_SPAN = re.compile(r"\s*(\d+)\s*([mhdw])\s*")
+
+
+def check_since(text: str) -> str | None:
+    """Why `text` is not a `since` value, or None. The grammar of `--since` (harvest): an ISO
+    date/time (naive = UTC) or a span back from now, N followed by m, h, d or w. Only the syntax
+    is checked here (no clock is read); the caller turns it into an instant."""
+    if _SPAN.fullmatch(text):
+        return None
+    try:
+        datetime.fromisoformat(text.strip())  # 3.11+: "Z" and "T"-less times too
+    except ValueError:
+        return (f"{text!r} is neither an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) "
+                "nor a span back from now (30m, 24h, 7d, 2w)")
+    return None
+
+
+SleepHarness = Literal["chat", "claude-code", "codex", "openclaw"]
+
+
+class SleepSection(_Section):
+    """`[sleep]`: the settings of the nightly cycle, `skillsleep run` (flag > env > file > default,
+    layered by `skillsleep.slash_commands.wiring.sleep_settings`). Strict: TOML gives typed values,
+    so `rollouts_k = "2"` or `gate = false` is an error, never a silent conversion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    harness: SleepHarness = "chat"  # which agent replays the tasks
+    # "" → a managed learned skill; else a SKILL.md path, `PATH#Heading` (an AGENTS.md section)
+    # or the name of a skill of the harness
+    skill: str = ""
+    backend: str = "local"  # provider (deepseek, ollama, anthropic, openai, local) or provider:model
+    base_url: str = ""  # model server of that backend; "" → the provider's env var / default
+    optimizer_model: str = ""  # "" → the backend's default model
+    target_model: str = ""  # "" → the optimizer's (chat harness) / the agent's own (CLI harness)
+    gate: Literal["on", "off"] = "on"  # accept edits only when held-out real tasks improve
+    gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
+    rollouts_k: int = Field(default=1, ge=1)  # samples per task and skill
+    preferences: str = ""  # the user's rules, given to the optimizer as a prior
+    budget_tokens: int = Field(default=0, ge=0)  # 0 → no cap
+    budget_usd: float = Field(default=0.0, ge=0, allow_inf_nan=False)  # 0 → no cap
+    max_tasks: int = Field(default=20, ge=1)  # mined tasks per night
+    since: str = "30d"  # harvest window: ISO date/time or a span (30m, 24h, 7d, 2w)
+    auto_adopt: bool = False  # write the live skill after an accepted gate (backup first)
+    steps: int = Field(default=2, ge=1)  # training steps per night
+    dreams: int = Field(default=1, ge=0)  # dreamed paraphrases per training task
+    min_recurrence: int = Field(default=2, ge=1)  # sessions a task must recur in to be mined
+
+    @field_validator("since")
+    @classmethod
+    def _since_syntax(cls, text: str) -> str:
+        problem = check_since(text)
+        if problem:  # not a ValueError: its message would name the table, not `[sleep] since`
+            raise PydanticCustomError("since_syntax", problem)
+        return text
+
+
 class UserConfig(_Section):
     """Everything `config.toml` may hold. An absent file is `UserConfig()` (all defaults)."""
 
@@ -89,6 +157,7 @@ class UserConfig(_Section):
     # `[harness.<name>]`: settings of one replay harness (command, target_model, base_url, …),
     # validated against that harness's own settings model by the caller (core knows no harness).
     harness: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    sleep: SleepSection = Field(default_factory=SleepSection)  # `[sleep]`: the nightly cycle
 
 
 def parse_user_config(text: str, path: Path) -> UserConfig:

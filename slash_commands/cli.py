@@ -95,6 +95,45 @@ def train(
     _emit(summary, as_json, _train_text)
 
 
+@main.command("run")
+@click.option("--harness", type=click.Choice(["chat", "claude-code", "codex", "openclaw"]),
+              help="Where tasks are replayed (default: chat, on the backend).")
+@click.option("--skill", help="SKILL.md path, PATH#Heading for an AGENTS.md section, or a skill NAME of the harness "
+                              "(default: the managed learned skill).")
+@click.option("--backend", help="Model provider (deepseek, ollama, anthropic, openai, local) or provider:model.")
+@click.option("--base-url", help="The backend's server URL (default: the provider's env var or default).")
+@click.option("--optimizer-model", help="Model that mines, reflects and judges (default: the backend's).")
+@click.option("--target-model", help="Model that runs the tasks (chat: default the optimizer's; a CLI harness: the agent's own).")
+@click.option("--gate", type=click.Choice(["on", "off"]), help="on: stage only what strictly improves held-out tasks.")
+@click.option("--gate-metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score the gate compares.")
+@click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task (contrastive reflection).")
+@click.option("--preferences", help="Your rules, given to the optimizer as a prior (\"prefer short answers\").")
+@click.option("--budget-tokens", type=click.IntRange(min=0), help="Hard cap on tokens tonight (0: none).")
+@click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")
+@click.option("--max-tasks", type=click.IntRange(min=1), help="Most recurring tasks used tonight.")
+@click.option("--since", help="Mine sessions that ended after this: ISO date/time or a span (30d).")
+@click.option("--auto-adopt/--no-auto-adopt", default=None, help="Adopt the proposal when the gate accepted it.")
+@click.option("--steps", type=click.IntRange(min=1), help="Training steps tonight.")
+@click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
+@click.option("--min-recurrence", type=click.IntRange(min=1), help="How often a request must recur to be a task.")
+@click.option("--dry-run", is_flag=True, help="Run the night and write its report, but stage no proposal.")
+@click.option("--json", "as_json", is_flag=True, help="Print the night's summary as JSON.")
+@_guard
+def run_(dry_run: bool, as_json: bool, **flags: Any) -> None:
+    """One night: harvest, mine recurring tasks, replay, reflect, gate, stage a proposal."""
+    from skillsleep.slash_commands.sleep_cmd import run_sleep
+
+    summary = run_sleep(flags, dry_run=dry_run, progress=progress, on_rollout=progress.tick)
+    _emit(summary, as_json, _run_text)
+
+
+def _run_text(s: dict[str, Any]) -> str:
+    return str(s["markdown"]).rstrip() + "\n" + "\n".join(
+        [f"\nreport: {s['report'].get('report.html', '')}"]
+        + ([f"problems: {len(s['problems'])} (see report.json / --json)"] if s["problems"] else [])
+        + ([f"--auto-adopt did not adopt: {s['adopt_error']}"] if s.get("adopt_error") else []))
+
+
 @main.command("eval")
 @click.option("--skill", "skill_path", required=True, type=click.Path(path_type=Path), help="Skill to score.")
 @click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path), help="Task file (JSONL).")
@@ -236,6 +275,13 @@ def _config_text(s: dict[str, Any]) -> str:
             continue
         for name, setting in settings.items():
             key = f"{section}.{name}"
+            if "merge" not in setting:  # a scalar setting ([sleep]): one value, the highest level wins
+                shown = json.dumps(setting["value"], ensure_ascii=False)
+                lines.append(f"{key} = {shown}  ← {_origin_text(setting['source'], key, where)}")
+                lines += [f"  {json.dumps(value, ensure_ascii=False)}  ← {_origin_text(origin, key, where)}"
+                          " (overridden, not used)"
+                          for origin, value in setting["layers"].items() if origin != setting["source"]]
+                continue
             merge = "lists from every level are combined" if setting["merge"] == "extend" else "the highest level wins"
             lines.append(f"{key} ({merge}):")
             if not setting["value"]:
@@ -245,6 +291,12 @@ def _config_text(s: dict[str, Any]) -> str:
                 note = "" if used else " (overridden, not used)"
                 lines += [f"  {item}  ← {origin}: {origin_label(origin, key, where)}{note}" for item in items]
     return "\n".join(lines)
+
+
+def _origin_text(origin: Any, key: str, where: Any) -> str:
+    from skillsleep.slash_commands.wiring import origin_label
+
+    return "default" if origin == "default" else f"{origin}: {origin_label(origin, key, where)}"
 
 
 def _harvest_text(r: dict[str, Any]) -> str:
@@ -292,6 +344,74 @@ def _eval_text(s: dict[str, Any]) -> str:
     for t in s["per_task"]:
         lines.append(f"  {t['score']:.2f}  {t['id']}" + (f"  — {t['feedback']}" if t["feedback"] else ""))
     return "\n".join(lines)
+
+
+# --- the proposal verbs of the nightly cycle (slash_commands/proposals_cmd.py) -------------------
+
+
+@main.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+@_guard
+def status_(as_json: bool) -> None:
+    """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems.
+
+    Reads only: needs no config file, backend or lock."""
+    from skillsleep.slash_commands import proposals_cmd
+
+    _emit(proposals_cmd.status(), as_json, proposals_cmd.status_text)
+
+
+@main.command("diff")
+@click.argument("proposal_id", metavar="[ID]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print {id, skill_path, status, diff} as JSON.")
+@_guard
+def diff_(proposal_id: str | None, as_json: bool) -> None:
+    """The unified diff of a proposal (default: the newest pending one) against the live file now."""
+    from skillsleep.slash_commands import proposals_cmd
+
+    d = proposals_cmd.diff(proposal_id)
+    if as_json:
+        _emit(d, True, None)
+    elif d["diff"]:
+        click.echo(f"proposal {d['id']} ({d['status']}) against {d['skill_path']} as it is now:", err=True)
+        click.echo(d["diff"], nl=False)
+    else:
+        click.echo(f"no difference: {d['skill_path']} already equals proposal {d['id']}", err=True)
+
+
+@main.command("adopt")
+@click.argument("proposal_id", metavar="[ID]", required=False)
+@click.option("--force", is_flag=True,
+              help="Adopt even if the gate did not accept it, or the live file was edited since staging.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written and the backup as JSON.")
+@_guard
+def adopt_(proposal_id: str | None, force: bool, as_json: bool) -> None:
+    """Put a proposal live (default: the newest accepted pending one); the old file is backed up first."""
+    from skillsleep.slash_commands import proposals_cmd
+
+    _emit(proposals_cmd.adopt(proposal_id, force=force), as_json, proposals_cmd.adopt_text)
+
+
+@main.command("reject")
+@click.argument("proposal_id", metavar="[ID]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the rejected proposal as JSON.")
+@_guard
+def reject_(proposal_id: str | None, as_json: bool) -> None:
+    """Drop a pending proposal (default: the newest pending one); the live file is not touched."""
+    from skillsleep.slash_commands import proposals_cmd
+
+    _emit(proposals_cmd.reject(proposal_id), as_json, proposals_cmd.reject_text)
+
+
+@main.command("rollback")
+@click.argument("steps", type=click.IntRange(min=1), default=1, required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
+@_guard
+def rollback_(steps: int, as_json: bool) -> None:
+    """Undo the last STEPS adopts/rollbacks (default 1) of the most recently changed skill."""
+    from skillsleep.slash_commands import proposals_cmd
+
+    _emit(proposals_cmd.rollback(steps), as_json, proposals_cmd.rollback_text)
 
 
 __all__ = ["main"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from skillsleep.harnesses.openclaw import openclaw_sources, parse_openclaw_jsonl
 from skillsleep.slash_commands.wiring import data_dir, state_db
 
 HARNESSES = ("claude-code", "codex", "openclaw")
+LAST_HARVEST = "last_harvest"  # Store.meta key: {"time": ISO UTC, "sessions": {harness: n}, "errors": n}
 PARSERS: dict[str, Parser] = {
     "claude-code": lambda data, source, offset: parse_claude(data, source=source, base_offset=offset),
     "codex": lambda data, source, offset: parse_codex(data, source=source, base_offset=offset),
@@ -87,9 +89,11 @@ def run_harvest(
             names.append("chat")
             sources += [Source(harness="chat", path=p) for p in chat_log_files([Path(d) for d in chat_dirs], exclude=[data_dir()])]
         report = Harvester(store, PARSERS, redactor, db_readers=DB_READERS).harvest(sources, since=cutoff)
+        out = report.model_dump(mode="json")
+        out["sessions"] = {name: report.sessions.get(name, 0) for name in names}
+        out["redactions"] = dict(redactor.counts)
+        store.set_meta(LAST_HARVEST, json.dumps({
+            "time": datetime.now(timezone.utc).isoformat(), "sessions": out["sessions"], "errors": report.errors}))
     finally:
         store.close()
-    out = report.model_dump(mode="json")
-    out["sessions"] = {name: report.sessions.get(name, 0) for name in names}
-    out["redactions"] = dict(redactor.counts)
     return out

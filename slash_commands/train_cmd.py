@@ -41,7 +41,7 @@ def _read_skill(path: Path) -> Skill:
         raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from exc
 
 
-class _Models:
+class Models:
     """The LLMs of one run (target, optimizer, judge), sharing one ledger and store."""
 
     def __init__(self, cfg: TrainConfig, ledger: Ledger, store: Store | None, run_id: str) -> None:
@@ -93,7 +93,7 @@ async def run_training(
         spent_usd=state.spent_usd if state else 0.0,
     )
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = _Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()))
+    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()))
     try:
         evaluator = Evaluator(
             ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), judge_llm=models.judge,
@@ -201,7 +201,7 @@ def _eval_config(opts: EvalOptions) -> TrainConfig:
     return TrainConfig.from_overrides(overrides)
 
 
-def _eval_harness(opts: EvalOptions, models: _Models, cfg: TrainConfig, progress: Progress) -> tuple[Any, str, float]:
+def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress: Progress) -> tuple[Any, str, float]:
     """(harness, label, per-run timeout) for `eval`: the chat harness on the [target] backend, or
     an agent CLI with its `[harness.<name>]` settings, `--target-model` and `--base-url` on top."""
     registry.check_name(opts.harness)
@@ -240,7 +240,7 @@ async def run_eval(
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = _Models(cfg, ledger, store, run_id="")
+    models = Models(cfg, ledger, store, run_id="")
     gate = cfg.gate
     try:
         harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)

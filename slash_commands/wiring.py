@@ -5,24 +5,37 @@ config.toml); otherwise the platform's user data / cache / config directories ar
 
 The user's config file is, first match wins: `$SKILLSLEEP_CONFIG`, `$SKILLSLEEP_HOME/config.toml`,
 `platformdirs.user_config_dir("skillsleep")/config.toml`. Its settings layer as flag > env >
-file > default (`effective_settings()` says how each list combines).
+file > default (`effective_settings()` says how each list combines; `sleep_settings()` layers the
+scalar `[sleep]` settings of `skillsleep run`, env `SKILLSLEEP_<KEY>`, flag `--<key>`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import types
+import typing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import annotated_types
 import platformdirs
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillsleep.core.backends.base import Backend, BackendSettings, RetryPolicy
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.user_config import Origin, Setting, UserConfig, check_redact_pattern, layer, parse_user_config
+from skillsleep.core.user_config import (
+    ORIGINS,
+    Origin,
+    Setting,
+    SleepSection,
+    UserConfig,
+    check_redact_pattern,
+    layer,
+    parse_user_config,
+)
 
 
 def data_dir() -> Path:
@@ -109,14 +122,39 @@ class HarvestSettings(BaseModel):
         return [Path(d) for d in self.chat_dirs.value]
 
 
+Scalar = bool | int | float | str  # bool first: a JSON true stays a bool
+
+
+class ScalarSetting(BaseModel):
+    """One effective scalar setting (the counterpart of `Setting` for lists): its value, the level
+    it came from ("default" when none set it) and what each level that set it gave."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: Scalar
+    source: Origin
+    layers: dict[Origin, Scalar] = Field(default_factory=dict)
+
+
+class SleepSettings(BaseModel):
+    """The effective `[sleep]` settings of `skillsleep run`: the validated values, and per key
+    the value with where it came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    values: SleepSection
+    settings: dict[str, ScalarSetting]
+
+
 class EffectiveSettings(BaseModel):
     """What `skillsleep config` shows: the config file and every effective setting, by section
-    (a later section, e.g. `sleep`, is one more field here, filled in by `effective_settings()`)."""
+    (a later section is one more field here, filled in by `effective_settings()`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     config_file: ConfigFile
     harvest: HarvestSettings
+    sleep: dict[str, ScalarSetting]
 
 
 def config_file() -> ConfigFile:
@@ -178,16 +216,130 @@ def effective_settings(
         redact_patterns=layer("extend", {"flag": list(redact_patterns), "env": env_patterns,
                                          "file": cfg.harvest.redact_patterns}),
     )
-    return EffectiveSettings(config_file=where, harvest=harvest)
+    sleep = sleep_settings(cfg=cfg)
+    return EffectiveSettings(config_file=where, harvest=harvest, sleep=sleep.settings)
+
+
+# --- [sleep]: the scalar settings of the nightly cycle ------------------------------------------
+
+SLEEP_ENVS: dict[str, str] = {key: f"SKILLSLEEP_{key.upper()}" for key in SleepSection.model_fields}
+SLEEP_FLAGS: dict[str, str] = {key: "--" + key.replace("_", "-") for key in SleepSection.model_fields}
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _expected(key: str) -> str:
+    """What `[sleep] key` accepts, in words: "a whole number ≥ 1", "'on' or 'off'", …"""
+    field = SleepSection.model_fields[key]
+    kind = field.annotation
+    low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
+    bound = f" ≥ {low:g}" if low is not None else ""
+    if kind is bool:
+        return "true or false (also 1/0, yes/no, on/off)"
+    if kind is int:
+        return f"a whole number{bound}"
+    if kind is float:
+        return f"a number{bound}"
+    choices = typing.get_args(kind) if typing.get_origin(kind) is Literal else ()
+    if choices:
+        return "one of " + ", ".join(repr(c) for c in choices)
+    return "a string"
+
+
+def _from_text(key: str, text: str) -> Scalar:
+    """The text of an env var (or a string flag) as `[sleep] key`'s type; ValueError when it is not one."""
+    kind = SleepSection.model_fields[key].annotation
+    if kind is bool:
+        word = text.strip().lower()
+        if word in _TRUE or word in _FALSE:
+            return word in _TRUE
+        raise ValueError(text)
+    if kind is int:
+        return int(text.strip())
+    if kind is float:
+        return float(text.strip())
+    return text
+
+
+def _is_text_typed(key: str) -> bool:
+    kind = SleepSection.model_fields[key].annotation
+    return kind is str or typing.get_origin(kind) is Literal
+
+
+def sleep_settings(flags: Mapping[str, object | None] = types.MappingProxyType({}),
+                   cfg: UserConfig | None = None) -> SleepSettings:
+    """The `[sleep]` settings layered flag > env > file > default, validated by `SleepSection`.
+
+    `flags` maps keys of `[sleep]` to the command-line value (None: the flag was not given); an
+    unknown key is a programming error (ValueError). The environment is `SLEEP_ENVS[key]`
+    (`SKILLSLEEP_ROLLOUTS_K`, …; empty counts as unset), parsed to the key's type (bools accept
+    1/0/true/false/yes/no/on/off in any case). The file counts only for keys it sets. A bad value
+    is a ConfigError naming where it came from: the env var and its text, the flag, or the file
+    and key. `cfg` defaults to the user's config file (`user_config()`)."""
+    unknown = [k for k in flags if k not in SleepSection.model_fields]
+    if unknown:
+        raise ValueError(f"unknown [sleep] key(s) {unknown} in flags (known: {', '.join(SleepSection.model_fields)})")
+    where = config_file()
+    cfg = cfg if cfg is not None else user_config(where)
+    file_set = cfg.sleep.model_fields_set
+    given: dict[str, dict[Origin, Any]] = {}
+    problems: list[str] = []
+    unreadable: set[str] = set()  # keys whose flag or env text is not of the key's type
+    for key in SleepSection.model_fields:
+        levels: dict[Origin, Any] = given.setdefault(key, {})
+        flag = flags.get(key)
+        if isinstance(flag, str) and not _is_text_typed(key):
+            try:
+                flag = _from_text(key, flag)
+            except ValueError:
+                problems.append(f"{SLEEP_FLAGS[key]} {flag!r}: expected {_expected(key)}")
+                unreadable.add(key)
+        if flag is not None:
+            levels["flag"] = flag
+        if text := os.environ.get(SLEEP_ENVS[key], ""):
+            try:
+                levels["env"] = _from_text(key, text)
+            except ValueError:
+                problems.append(f"{SLEEP_ENVS[key]}={text!r}: expected {_expected(key)}")
+                unreadable.add(key)
+        if key in file_set:
+            levels["file"] = getattr(cfg.sleep, key)
+    sources: dict[str, Origin] = {key: next((o for o in ORIGINS if o in levels), "default")
+                                  for key, levels in given.items()}
+    chosen = {key: given[key][o] for key, o in sources.items() if o != "default" and key not in unreadable}
+    try:
+        values = SleepSection.model_validate(chosen)
+    except ValidationError as exc:
+        problems += [_sleep_problem(err, sources, where) for err in exc.errors(include_url=False)]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    settings = {key: ScalarSetting(value=getattr(values, key), source=sources[key], layers=levels)
+                for key, levels in given.items()}
+    return SleepSettings(values=values, settings=settings)
+
+
+def _sleep_problem(err: Any, sources: Mapping[str, Origin], where: ConfigFile) -> str:
+    """One pydantic error of the layered `[sleep]` values, named by the level that gave the value."""
+    key = str(err["loc"][0]) if err["loc"] else ""
+    got = err.get("input")
+    what = str(err["msg"]) if err["type"] == "since_syntax" else f"expected {_expected(key)}"
+    source = sources.get(key, "default")
+    if source == "flag":
+        return f"{SLEEP_FLAGS[key]} {got!r}: {what}"
+    if source == "env":
+        return f"{SLEEP_ENVS[key]}={os.environ.get(SLEEP_ENVS[key], '')!r}: {what}"
+    return f"{where.path}: [sleep] {key}: {what}, got {got!r}"
 
 
 _FLAGS = {"harvest.chat_dirs": "--chat-dir", "harvest.redact_patterns": "--redact-pattern"}
+_FLAGS |= {f"sleep.{key}": flag for key, flag in SLEEP_FLAGS.items()}
 _ENVS = {"harvest.chat_dirs": CHAT_DIRS_ENV, "harvest.redact_patterns": REDACT_PATTERNS_ENV}
+_ENVS |= {f"sleep.{key}": env for key, env in SLEEP_ENVS.items()}
 
 
 def origin_label(origin: Origin, key: str, where: ConfigFile) -> str:
-    """Where a level of setting `key` ("harvest.chat_dirs") is set, in words: `--chat-dir`,
-    `SKILLSLEEP_CHAT_DIRS`, `[harvest] chat_dirs in <file>`, `default`."""
+    """Where a level of setting `key` ("harvest.chat_dirs", "sleep.rollouts_k") is set, in words:
+    `--chat-dir`, `SKILLSLEEP_CHAT_DIRS`, `[harvest] chat_dirs in <file>`, `default`."""
     section, _, name = key.rpartition(".")
     return {"flag": _FLAGS.get(key, "a flag"), "env": _ENVS.get(key, "the environment"),
             "file": f"[{section}] {name} in {where.path}", "default": "default"}[origin]

@@ -27,6 +27,7 @@ from servers import FaultServer, free_port, ollama_proxy_exe, start_llama_server
 
 from skillsleep.core.backends import registry
 from skillsleep.core.backends.weights import ensure_weights, weights_installed
+from skillsleep.slash_commands.wiring import SLEEP_ENVS
 
 # Tests see only the built-in backends, never whatever plugins the machine has installed.
 registry.LOAD_ENTRY_POINTS = False
@@ -37,7 +38,7 @@ LOCAL_MODEL = "qwen2.5-coder-0.5b"
 @pytest.fixture(autouse=True)
 def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer's own skillsleep settings never leak into a test."""
-    for name in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
+    for name in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS", *SLEEP_ENVS.values()):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from servers import Action
 from skillsleep.slash_commands.cli import main
-from test_cli import RULE, SEED, project  # noqa: F401  (the project fixture)
+from test_cli import RULE, SEED, project  # noqa: F401,F811  (the project fixture)
 
 
 @pytest.mark.slow
-def test_sigkill_mid_run_then_resume(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+def test_sigkill_mid_run_then_resume(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     fault_server.default = Action(kind="ok", text="It is 4.", delay_s=0.15)
     args = ["train", "--config", str(project / "run.toml"), "target.backend=openai:m",
             f"target.base_url={fault_server.url}/v1", "target.concurrency=1", "train.batch_size=2",

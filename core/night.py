@@ -1,0 +1,459 @@
+"""One night of the sleep cycle, inside the engine: plan it, train one epoch, judge the result.
+
+    plan_night()   mined tasks → only the recurring ones → only those the skill is about (one
+                   optimizer call, "relevance"; every task for the managed learned skill) → the
+                   top `max_tasks` get judges → split by cluster (val and test real only, never a
+                   near-duplicate across splits, a task keeps its split across nights, test tasks
+                   never reach the optimizer) → dreamed paraphrases of train tasks ("dream")
+    train_night()  one epoch of the ordinary `Trainer` (rollout → reflect → safety screen →
+                   clip → gate; slow update and meta skill at its end) numbered as the night, with
+                   the skill's memory (rejected edits, meta skill) carried in; then the night's
+                   verdict on the held-out split and the test split's before → after
+    night_report() the NightReport for the proposal
+
+The caller (slash_commands/sleep_cmd.py) harvests, holds the lock, builds backends and the
+harness, stages the proposal and saves memory and the night record. Nothing here writes a
+user's skill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from skillsleep.core.errors import BudgetExceeded, ParseError
+from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.gate import decide, mean
+from skillsleep.core.llm import LLM
+from skillsleep.core.mine import RELATED_THRESHOLD, MinedTask, MineResult, judge_tasks, mine, similarity
+from skillsleep.core.nights import SkillMemory
+from skillsleep.core.prompts import data_block, render, truncate
+from skillsleep.core.records import Edit, GateDecision, Message, Record, Split, Task
+from skillsleep.core.redact import Redactor
+from skillsleep.core.report import (
+    GateRejection,
+    HistoryPoint,
+    NightReport,
+    NightUsage,
+    Outcome,
+    ReportTask,
+    SafetyRefusal,
+    SplitResult,
+    StopReason,
+)
+from skillsleep.core.rundir import RunDir
+from skillsleep.core.safety import screen
+from skillsleep.core.session import Session
+from skillsleep.core.skill import Skill
+from skillsleep.core.trainer import Trainer, TrainState
+from skillsleep.core.config import TrainConfig
+
+Progress = Callable[[str], None]
+
+RELEVANCE_BATCH = 40  # tasks shown per relevance call
+RELEVANCE_CHARS = 300
+SKILL_CHARS = 6000
+DREAM_CHARS = 2000
+DREAM_TOKENS = 1024
+_PROTECTION: dict[str, int] = {"train": 0, "val": 1, "test": 2}  # a task only moves towards test
+
+
+class NightSettings(Record):
+    """What shapes a night's plan."""
+
+    max_tasks: int = Field(default=20, ge=1)
+    min_recurrence: int = Field(default=2, ge=1)
+    dreams: int = Field(default=1, ge=0)
+    val_fraction: float = Field(default=0.3, gt=0, lt=1)
+    test_fraction: float = Field(default=0.2, ge=0, lt=1)
+
+
+class NightPlan(Record):
+    """The tasks of one night and where each one went."""
+
+    mined: MineResult
+    sessions: int = 0
+    recurring: int = 0  # mined tasks that recur at least min_recurrence times
+    unrelated: list[str] = Field(default_factory=list)  # recurring tasks the relevance filter left out
+    cut: list[str] = Field(default_factory=list)  # relevant tasks beyond max_tasks
+    splits: dict[str, Split] = Field(default_factory=dict)  # real task id → split
+    dreams: list[Task] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+    not_ready: str = ""  # why this night cannot train (too few tasks …); "" when it can
+
+    def tasks(self) -> dict[str, list[Task]]:
+        """train (real, then dreamed), val and test tasks, each with its split set."""
+        out: dict[str, list[Task]] = {"train": [], "val": [], "test": []}
+        for m in self.mined.tasks:
+            split = self.splits.get(m.task.id)
+            if split is not None:
+                out[split].append(m.task.model_copy(update={"split": split}))
+        out["train"] += self.dreams
+        return out
+
+    def recurrence(self) -> dict[str, int]:
+        return {m.task.id: m.recurrence for m in self.mined.tasks}
+
+
+# --- plan ----------------------------------------------------------------------------------------
+
+
+async def plan_night(
+    sessions: Iterable[Session],
+    *,
+    skill: Skill,
+    skill_name: str,
+    managed: bool,
+    optimizer: LLM,
+    settings: NightSettings,
+    memory: SkillMemory,
+    redactor: Redactor | None = None,
+    progress: Progress = lambda _: None,
+) -> NightPlan:
+    """Mine, filter, judge, split and dream: everything before the first rollout."""
+    sessions = list(sessions)
+    progress(f"mining {len(sessions)} sessions for recurring tasks")
+    mined = await mine(sessions, llm=optimizer, min_recurrence=settings.min_recurrence, max_tasks=None,
+                       redactor=redactor, judges=False)
+    plan = NightPlan(mined=mined, sessions=len(sessions), problems=list(mined.problems))
+    recurring = [m for m in mined.tasks if m.recurrent]
+    plan.recurring = len(recurring)
+    if managed or not recurring:
+        relevant = recurring
+    else:
+        progress(f"asking which of {len(recurring)} recurring tasks {skill_name} is about")
+        relevant = await relevant_tasks(optimizer, skill, skill_name, recurring, plan.problems)
+        kept = {m.task.id for m in relevant}
+        plan.unrelated = [m.task.id for m in recurring if m.task.id not in kept]
+    chosen, cut = relevant[: settings.max_tasks], relevant[settings.max_tasks :]
+    plan.cut = [m.task.id for m in cut]
+    # Only the chosen tasks stay in the plan (clusters restricted to them).
+    chosen_ids = {m.task.id for m in chosen}
+    mined.tasks = chosen
+    mined.clusters = {c: [t for t in ids if t in chosen_ids] for c, ids in mined.clusters.items()}
+    mined.clusters = {c: ids for c, ids in mined.clusters.items() if ids}
+    if chosen:
+        progress(f"writing judges for {len(chosen)} tasks")
+        mined.dropped_checks += await judge_tasks(optimizer, chosen, plan.problems)
+    plan.splits = split_tasks(chosen, memory.splits, val_fraction=settings.val_fraction,
+                              test_fraction=settings.test_fraction)
+    if not plan.splits:
+        plan.not_ready = _too_few(len(recurring), len(relevant), len({m.cluster for m in chosen}), settings)
+        return plan
+    if settings.dreams:
+        split = plan.tasks()
+        held_out = [t.prompt for t in split["val"] + split["test"]]
+        train = [m for m in chosen if plan.splits[m.task.id] == "train"]
+        progress(f"dreaming {settings.dreams} variant(s) of {len(train)} training tasks")
+        batches = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, plan.problems) for m in train))
+        plan.dreams = [t for batch in batches for t in batch]
+    return plan
+
+
+def _too_few(recurring: int, relevant: int, clusters: int, settings: NightSettings) -> str:
+    if recurring == 0:
+        return (f"no task recurred {settings.min_recurrence}+ times in the harvested sessions yet; keep working "
+                "and run again later (or lower --min-recurrence)")
+    if relevant == 0:
+        return (f"none of the {recurring} recurring tasks is about this skill; pick another with --skill, or leave "
+                "--skill empty to train the managed learned skill")
+    return (f"only {clusters} distinct recurring task(s) for this skill; a night needs at least 2 (one to train "
+            "on, one held out to judge the result) — keep working and run again later")
+
+
+def split_tasks(
+    tasks: list[MinedTask], previous: dict[str, Split], *, val_fraction: float = 0.3, test_fraction: float = 0.2,
+) -> dict[str, Split]:
+    """Task id → split, one split per cluster (near-duplicates never straddle splits).
+
+    A task keeps the split an earlier night gave it; a cluster with members in several splits
+    takes the most protected one (test > val > train), so a test task never becomes training
+    data. New clusters fill the splits towards the wanted sizes in a stable order (a hash of
+    the cluster). At least one cluster trains and one validates; the test split needs three.
+    Returns {} when there are fewer than two clusters."""
+    clusters: dict[str, list[str]] = {}
+    for m in tasks:
+        clusters.setdefault(m.cluster or m.task.id, []).append(m.task.id)
+    n = len(clusters)
+    if n < 2:
+        return {}
+    want_test = max(1, round(n * test_fraction)) if n >= 3 and test_fraction > 0 else 0
+    want_val = max(1, round(n * val_fraction))
+    while want_val + want_test > n - 1:
+        if want_test > 1 or (want_test == 1 and want_val == 1):
+            want_test -= 1
+        else:
+            want_val -= 1
+    want = {"val": want_val, "test": want_test, "train": n - want_val - want_test}
+    given: dict[str, Split] = {}
+    for cid, ids in clusters.items():
+        earlier = [previous[t] for t in ids if t in previous]
+        if earlier:
+            given[cid] = max(earlier, key=lambda s: _PROTECTION[s])
+    for cid in sorted((c for c in clusters if c not in given), key=lambda c: hashlib.sha256(c.encode()).hexdigest()):
+        have = Counter(given.values())
+        deficit = {s: want[s] - have[s] for s in ("val", "test", "train")}
+        best = max(deficit, key=lambda s: deficit[s])
+        given[cid] = best if deficit[best] > 0 else "train"  # type: ignore[assignment]
+    have = Counter(given.values())
+    if not have["train"] and have["val"] >= 2:  # validation tasks were never shown to the reflection
+        given[_stable_first(c for c, s in given.items() if s == "val")] = "train"
+    elif not have["val"] and have["train"] >= 2:
+        given[_stable_first(c for c, s in given.items() if s == "train")] = "val"
+    have = Counter(given.values())
+    if not have["train"] or not have["val"]:
+        return {}
+    return {t: given[cid] for cid, ids in clusters.items() for t in ids}
+
+
+def _stable_first(cids: Iterable[str]) -> str:
+    return min(cids, key=lambda c: hashlib.sha256(c.encode()).hexdigest())
+
+
+RELEVANCE_SCHEMA: dict[str, Any] = {
+    "title": "relevance",
+    "type": "object",
+    "properties": {"relevant": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["relevant"],
+}
+
+
+def relevance_messages(skill: Skill, name: str, prompts: list[str]) -> list[Message]:
+    tasks = "\n".join(f"Task {n}:\n" + data_block(f"TASK {n}", p, limit=RELEVANCE_CHARS) for n, p in enumerate(prompts, 1))
+    user = render("relevance_user", name=name, skill=data_block("SKILL", skill.text, limit=SKILL_CHARS), tasks=tasks)
+    return [Message(role="system", content=render("relevance_system")), Message(role="user", content=user)]
+
+
+async def relevant_tasks(llm: LLM, skill: Skill, name: str, tasks: list[MinedTask], problems: list[str]) -> list[MinedTask]:
+    """The tasks the skill is about, in their order. A reply that cannot be read keeps its whole
+    batch (the gate still guards the result) and is named in `problems`."""
+    batches = [tasks[i : i + RELEVANCE_BATCH] for i in range(0, len(tasks), RELEVANCE_BATCH)]
+
+    async def one(batch: list[MinedTask]) -> list[MinedTask]:
+        messages = relevance_messages(skill, name, [m.task.prompt for m in batch])
+        try:
+            reply = await llm.ask_json("relevance", messages, RELEVANCE_SCHEMA, max_tokens=512, cache_system=True)
+        except ParseError as exc:
+            problems.append(f"relevance: the optimizer's reply could not be read ({exc}); kept all {len(batch)} tasks")
+            return batch
+        numbers = reply.get("relevant")
+        if not isinstance(numbers, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in numbers):
+            problems.append(f"relevance: 'relevant' is not a list of task numbers ({numbers!r}); kept all {len(batch)} tasks")
+            return batch
+        bad = sorted({x for x in numbers if not 1 <= x <= len(batch)})
+        if bad:
+            problems.append(f"relevance: the reply names tasks that do not exist ({bad}); those ignored")
+        keep = {x - 1 for x in numbers if 1 <= x <= len(batch)}
+        return [m for i, m in enumerate(batch) if i in keep]
+
+    results = await asyncio.gather(*(one(b) for b in batches))
+    return [m for r in results for m in r]
+
+
+DREAM_SCHEMA: dict[str, Any] = {
+    "title": "dream",
+    "type": "object",
+    "properties": {"variants": {"type": "array", "items": {"type": "string"}}},
+    "required": ["variants"],
+}
+
+
+def dream_messages(mined: MinedTask, count: int) -> list[Message]:
+    others = mined.wordings[1:3]
+    wordings = ("Other wordings the user used:\n" + "\n".join(
+        data_block(f"WORDING {n}", w, limit=RELEVANCE_CHARS) for n, w in enumerate(others, 2))) if others else ""
+    user = render("dream_user", request=data_block("REQUEST", mined.task.prompt, limit=DREAM_CHARS),
+                  wordings=wordings, count=count)
+    return [Message(role="system", content=render("dream_system")), Message(role="user", content=user)]
+
+
+async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str]) -> list[Task]:
+    """Up to `count` paraphrased training variants of a real training task (origin "dream").
+    A variant is dropped when it is empty, unsafe, the same request again, or close to a
+    held-out task (it would leak that task into training)."""
+    where = f"dream for {mined.task.id}"
+    try:
+        reply = await llm.ask_json("dream", dream_messages(mined, count), DREAM_SCHEMA, max_tokens=DREAM_TOKENS,
+                                   cache_system=True)
+    except ParseError as exc:
+        problems.append(f"{where}: the optimizer's reply could not be read ({exc}); no variants")
+        return []
+    raw = reply.get("variants")
+    if not isinstance(raw, list):
+        problems.append(f"{where}: 'variants' is not a list; no variants")
+        return []
+    out: list[Task] = []
+    seen = {" ".join(mined.task.prompt.split()).lower()}
+    for text in raw:
+        if len(out) >= count:
+            break
+        if not isinstance(text, str) or not text.strip():
+            continue
+        text = truncate(text.strip(), DREAM_CHARS)
+        norm = " ".join(text.split()).lower()
+        refusal = screen(Edit(op="add", content=text))
+        if refusal is not None:
+            problems.append(f"{where}: a variant was refused by the safety screen ({refusal.rule}: “{refusal.matched}”)")
+            continue
+        if norm in seen:
+            continue
+        if any(similarity(text, h) >= RELATED_THRESHOLD for h in held_out):
+            problems.append(f"{where}: a variant was dropped because it is close to a held-out task")
+            continue
+        seen.add(norm)
+        out.append(mined.task.model_copy(update={
+            "id": f"{mined.task.id}~dream{len(out) + 1}", "prompt": text, "split": "train", "origin": "dream"}))
+    return out
+
+
+# --- train ---------------------------------------------------------------------------------------
+
+
+class NightOutcome(Record):
+    """The verdict of a night's training."""
+
+    outcome: Outcome
+    reason: str
+    candidate: str  # the trained text to stage (the seed when there is none)
+    gate: GateDecision | None = None
+    baseline: float | None = None
+    test: SplitResult | None = None
+    accepted_edits: list[Edit] = Field(default_factory=list)
+    rejected: list[GateRejection] = Field(default_factory=list)
+    refused: list[SafetyRefusal] = Field(default_factory=list)
+    stop: StopReason | None = None
+    state: TrainState
+
+
+def night_config(cfg: TrainConfig, night: int) -> TrainConfig:
+    """`cfg` made into night `night` of the skill's training: epoch night-1 of `night` epochs
+    (the learning rate decays across nights), steps_per_epoch from the settings."""
+    return cfg.model_copy(update={"train": cfg.train.model_copy(update={"epochs": night})})
+
+
+async def train_night(
+    cfg: TrainConfig,
+    *,
+    night: int,
+    plan: NightPlan,
+    skill: Skill,
+    evaluator: Evaluator,
+    optimizer: LLM,
+    run_dir: RunDir,
+    memory: SkillMemory,
+    state: TrainState | None = None,
+    progress: Progress = lambda _: None,
+) -> NightOutcome:
+    """Train one epoch (resuming `state` when given) and decide the night. A budget reached
+    before the end gives a "stopped-early" outcome; the state on disk lets the next night resume."""
+    cfg = night_config(cfg, night)
+    trainer = Trainer(cfg, splits=plan.tasks(), seed_skill=skill, evaluator=evaluator, optimizer=optimizer,
+                      run_dir=run_dir, progress=progress, first_epoch=night - 1)
+    try:
+        if state is None:
+            state = await trainer.start()
+            state.rejected = list(memory.rejected)
+            state.meta_skill = memory.meta_skill
+        state = await trainer.run(state)
+    except BudgetExceeded as exc:  # while scoring the seed (run() catches the rest)
+        if state is None:
+            raise
+        state.stopped = f"budget: {exc}"
+    epoch = night - 1
+    steps = [s for s in state.steps if s.epoch == epoch]
+    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused]
+    rejected = [
+        GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
+        for r in state.rejected if r.epoch == epoch
+    ]
+    common: dict[str, Any] = {"refused": refused, "rejected": rejected, "state": state}
+    if state.stopped:
+        message = state.stopped.removeprefix("budget: ")
+        return NightOutcome(outcome="stopped-early", reason=f"stopped early: {state.stopped}",
+                            candidate=state.seed_skill, baseline=state.seed_score,
+                            stop=StopReason.from_error(BudgetExceeded(message)), **common)
+    seed = Skill(state.seed_skill)
+    candidate = Skill(state.best if cfg.gate.enabled else state.current)
+    val = plan.tasks()["val"]
+    base_scores = await evaluator.task_scores(seed, val)
+    gated = [s for s in steps if s.gate is not None]
+    if candidate == seed:
+        if not gated:
+            return NightOutcome(outcome="no-candidate", candidate=seed.text, baseline=mean(base_scores),
+                                reason=_no_candidate_reason(steps), **common)
+        best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
+        assert best.gate is not None
+        return NightOutcome(outcome="rejected", candidate=seed.text, gate=best.gate,
+                            reason=f"no candidate passed the gate; the best one: {best.gate.reason}", **common)
+    cand_scores = await evaluator.task_scores(candidate, val)
+    decision = decide(cfg.gate, base_scores, cand_scores, baseline_hash=seed.hash, candidate_hash=candidate.hash)
+    accepted_edits = [e for s in gated if s.gate and s.gate.accepted for e in s.applied]
+    test_tasks = plan.tasks()["test"]
+    test = None
+    if test_tasks:
+        progress(f"scoring the live skill and the candidate on {len(test_tasks)} test tasks")
+        try:
+            before = mean(await evaluator.task_scores(seed, test_tasks))
+            after = mean(await evaluator.task_scores(candidate, test_tasks))
+            test = SplitResult(before=before, after=after, tasks=len(test_tasks))
+        except BudgetExceeded as exc:
+            common["state"].stopped = f"budget: {exc} (test split not scored)"
+    return NightOutcome(outcome="accepted" if decision.accepted else "rejected", reason=decision.reason,
+                        candidate=candidate.text, gate=decision, test=test, accepted_edits=accepted_edits, **common)
+
+
+def _no_candidate_reason(steps: list[Any]) -> str:
+    proposed = sum(s.proposed for s in steps)
+    refused = sum(len(s.refused) for s in steps)
+    if not proposed:
+        return "the optimizer proposed no edit (the skill already does well on these tasks, or its replies could not be read)"
+    if refused and refused >= proposed:
+        return f"all {refused} proposed edit(s) were refused by the safety screen"
+    return f"none of the {proposed} proposed edit(s) could be applied to the skill"
+
+
+# --- report --------------------------------------------------------------------------------------
+
+
+def night_report(
+    *,
+    night: int,
+    started: datetime,
+    finished: datetime,
+    harness: str,
+    skill_path: str,
+    skill_name: str,
+    plan: NightPlan | None,
+    outcome: NightOutcome | None,
+    diff: str,
+    usage: NightUsage,
+    history: list[HistoryPoint],
+    stop: StopReason | None = None,
+    reason: str = "",
+) -> NightReport:
+    """The report of a night; `stop` (with no outcome, or overriding it) makes it stopped-early."""
+    tasks: list[ReportTask] = []
+    if plan is not None:
+        rec = plan.recurrence()
+        for split, items in plan.tasks().items():
+            tasks += [ReportTask.from_task(t, recurrence=rec.get(t.id.split("~dream")[0], 1)) for t in items]
+    stop = stop or (outcome.stop if outcome else None)
+    common: dict[str, Any] = {
+        "night": night, "started": started, "finished": finished, "harness": harness, "skill_path": skill_path,
+        "skill_name": skill_name, "tasks": tasks, "usage": usage, "history": history, "diff": diff,
+    }
+    if outcome is not None:
+        common.update(gate=outcome.gate, test=outcome.test, accepted_edits=outcome.accepted_edits,
+                      rejected_edits=outcome.rejected, refused_edits=outcome.refused,
+                      baseline=outcome.baseline if outcome.gate is None else None)
+    if stop is not None:
+        return NightReport(outcome="stopped-early", stop=stop, reason=reason or stop.message, **common)
+    if outcome is None:
+        return NightReport(outcome="no-candidate", reason=reason or "nothing to train on", **common)
+    return NightReport(outcome=outcome.outcome, reason=outcome.reason, **common)

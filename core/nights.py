@@ -1,0 +1,151 @@
+"""The record of nights and what a skill's training remembers from one night to the next.
+
+    <data>/nights/<NNNN>/night.json   NightRecord: what one `skillsleep run` did (written when it
+                                      starts, rewritten atomically when it ends or stops)
+    <data>/nights/<NNNN>/…            the night's run directory (trainer state, rollouts, steps,
+                                      ledger.jsonl, tasks.jsonl), as for `skillsleep train`
+    <data>/sleep/<key>.json           SkillMemory of one live skill file: the rejected-edit buffer,
+                                      the optimizer's meta skill, which split each task belongs to,
+                                      and the nights that trained it (a night is an epoch)
+
+`status` reads these; nothing here writes a user's skill.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.records import Record, RejectedEdit, Split
+from skillsleep.core.report import HistoryPoint, Outcome, StopReason
+from skillsleep.core.rundir import write_atomic
+
+NightStatus = Literal["running", "finished", "stopped"]
+
+MAX_REJECTED = 60  # rejected edits a skill's memory keeps (newest); the reflection sees them all
+
+
+class NightRecord(Record):
+    """One night: settings that shaped it, what it found, the verdict, what it cost."""
+
+    night: int = Field(ge=1)
+    started: datetime
+    finished: datetime | None = None
+    status: NightStatus = "running"
+    pid: int | None = None  # the process running it (a "running" night whose process is gone died)
+    harness: str
+    skill_path: str
+    skill_name: str = ""
+    managed: bool = False  # the skill is skillsleep's managed learned skill
+    dry_run: bool = False
+    outcome: Outcome | None = None
+    reason: str = ""
+    stop: StopReason | None = None
+    sessions: int = 0  # sessions mined
+    mined: int = 0  # recurring tasks mined
+    tasks: dict[str, int] = Field(default_factory=dict)  # split → tasks (dreamed ones in "dream")
+    baseline: float | None = None  # held-out (val) score of the live skill
+    candidate: float | None = None  # held-out score of the candidate
+    accepted: bool = False
+    test_before: float | None = None
+    test_after: float | None = None
+    proposal_id: str | None = None
+    adopted: bool = False  # put live by --auto-adopt
+    calls: int = 0
+    cache_hits: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def point(self) -> HistoryPoint:
+        return HistoryPoint(night=self.night, date=self.started.date(), baseline=self.baseline,
+                            candidate=self.candidate, accepted=self.accepted)
+
+
+class SkillMemory(Record):
+    """What training one live skill carries across nights."""
+
+    skill_path: str
+    rejected: list[RejectedEdit] = Field(default_factory=list)
+    meta_skill: str = ""
+    splits: dict[str, Split] = Field(default_factory=dict)  # task id → the split it was given
+    nights: list[int] = Field(default_factory=list)
+
+
+class Nights:
+    """Night records and skill memories under one data directory."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = Path(data_dir)
+        self.nights_dir = self.root / "nights"
+        self.memory_dir = self.root / "sleep"
+        self.problems: list[str] = []  # unreadable records found by the last list()
+
+    def folder(self, night: int) -> Path:
+        return self.nights_dir / f"{night:04d}"
+
+    def list(self) -> list[NightRecord]:
+        """Every night with a readable record, oldest first; unreadable ones are named in `problems`."""
+        self.problems = []
+        out: list[NightRecord] = []
+        if not self.nights_dir.is_dir():
+            return out
+        for folder in sorted(self.nights_dir.iterdir()):
+            path = folder / "night.json"
+            if not path.is_file():
+                continue
+            try:
+                out.append(NightRecord.model_validate_json(path.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError, ValidationError, ValueError) as exc:
+                self.problems.append(f"{path}: unreadable night record ({str(exc).splitlines()[0]}); move it away")
+        return sorted(out, key=lambda r: r.night)
+
+    def next_number(self) -> int:
+        """One more than the highest night folder (readable or not), so numbers are never reused."""
+        numbers = [int(p.name) for p in self.nights_dir.iterdir() if p.name.isdigit()] if self.nights_dir.is_dir() else []
+        return max(numbers, default=0) + 1
+
+    def save(self, record: NightRecord) -> None:
+        write_atomic(self.folder(record.night) / "night.json", record.model_dump_json(indent=2) + "\n")
+
+    def spend_since(self, since: datetime) -> tuple[int, float]:
+        """(tokens, USD) of the nights started at or after `since`."""
+        rows = [r for r in self.list() if r.started >= since]
+        return sum(r.tokens for r in rows), sum(r.cost_usd for r in rows)
+
+    def history(self, skill_path: str) -> list[HistoryPoint]:
+        """Chart points of the finished nights that trained `skill_path` (dry runs included)."""
+        return [r.point() for r in self.list() if r.skill_path == skill_path and r.status != "running"]
+
+    # --- per-skill memory ----------------------------------------------------------------------
+
+    def memory_path(self, skill_path: str) -> Path:
+        key = hashlib.sha256(skill_path.encode()).hexdigest()[:16]
+        return self.memory_dir / f"{key}.json"
+
+    def memory(self, skill_path: str) -> SkillMemory:
+        """The skill's memory; a fresh one when none exists. An unreadable file is an error that
+        says how to start over (it is never silently replaced)."""
+        path = self.memory_path(skill_path)
+        if not path.is_file():
+            return SkillMemory(skill_path=skill_path)
+        try:
+            return SkillMemory.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValidationError, ValueError) as exc:
+            raise ConfigError(
+                f"{path} (what earlier nights learned about {skill_path}) cannot be read "
+                f"({str(exc).splitlines()[0]}); move it away to start that skill's memory afresh"
+            ) from None
+
+    def save_memory(self, memory: SkillMemory) -> None:
+        memory.rejected = memory.rejected[-MAX_REJECTED:]
+        write_atomic(self.memory_path(memory.skill_path), memory.model_dump_json(indent=2) + "\n")
+
+
+def month_start(now: datetime | None = None) -> datetime:
+    now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)

@@ -1,0 +1,309 @@
+"""The proposal verbs of the nightly cycle: `status`, `diff`, `adopt`, `reject`, `rollback`.
+
+Each verb returns plain data (what `--json` prints) and has a `*_text` renderer for the compact
+markdown an agent shows after `/sleep <verb>`. `status` and `diff` only read: they need no
+config file, no backend and no lock, and work on an empty data directory. `adopt`, `reject` and
+`rollback` hold the state directory's lock (`core/lock.py`) so they never race a night; a held
+lock is a `Busy` error that says who holds it.
+
+Text that came from a model or a transcript (a gate's reason, a stop message, a skill name) is
+shown as one line of markdown that cannot become markup or a link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.lock import StateLock
+from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.proposals import Proposal, Proposals, file_hash
+from skillsleep.core.store import Store
+from skillsleep.slash_commands.harvest_cmd import LAST_HARVEST
+from skillsleep.slash_commands.wiring import data_dir, state_db
+
+Data = dict[str, Any]
+
+RECENT_NIGHTS = 5  # nights shown in detail
+GATE_HISTORY = 10  # nights on the gate history
+RECENT_ACTIONS = 10  # lines of the action history
+DIED = "died (the next `skillsleep run` starts cleanly)"
+
+
+# --- status -------------------------------------------------------------------------------------
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, ValueError, OSError):
+        return False
+    return True
+
+
+def night_state(r: NightRecord) -> str:
+    """"running", "finished", "stopped", or "died" for a running night whose process is gone."""
+    if r.status == "running" and r.pid is not None and not pid_alive(r.pid):
+        return "died"
+    return r.status
+
+
+def _night(r: NightRecord) -> Data:
+    return {
+        "night": r.night, "date": r.started.date().isoformat(), "started": r.started.isoformat(),
+        "finished": r.finished.isoformat() if r.finished else None, "status": night_state(r), "pid": r.pid,
+        "harness": r.harness, "skill": r.skill_name or r.skill_path, "skill_path": r.skill_path,
+        "dry_run": r.dry_run, "outcome": r.outcome, "baseline": r.baseline, "candidate": r.candidate,
+        "accepted": r.accepted, "reason": r.reason, "test_before": r.test_before, "test_after": r.test_after,
+        "proposal_id": r.proposal_id, "adopted": r.adopted,
+        "stop": r.stop.model_dump(mode="json") if r.stop else None,
+        "tokens": r.tokens, "cost_usd": r.cost_usd,
+    }
+
+
+def next_commands(p: Proposal) -> list[str]:
+    """What the user can type about a pending proposal."""
+    adopt = f"skillsleep adopt {p.id}" + ("" if p.accepted else " --force")
+    return [f"skillsleep diff {p.id}", adopt, f"skillsleep reject {p.id}"]
+
+
+def _pending(p: Proposal) -> Data:
+    return {
+        "id": p.id, "created": p.created.isoformat(), "skill_path": p.skill_path, "night": p.night,
+        "accepted": p.accepted, "reason": p.reason, "baseline": p.baseline_score, "candidate": p.candidate_score,
+        "test_before": p.test_before, "test_after": p.test_after,
+        "live_changed": file_hash(Path(p.skill_path)) != p.base_hash, "next": next_commands(p),
+    }
+
+
+def _last_harvest(problems: list[str]) -> Data | None:
+    db = state_db()
+    if not db.is_file():  # never create the state database just to look at it
+        return None
+    try:
+        store = Store(db)
+    except ConfigError as exc:
+        problems.append(str(exc))
+        return None
+    try:
+        raw = store.meta(LAST_HARVEST)
+    finally:
+        store.close()
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    problems.append(f"the last harvest's record in {db} cannot be read; the next `skillsleep harvest` rewrites it")
+    return None
+
+
+def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
+    """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
+    root = Path(data) if data is not None else data_dir()
+    nights, props = Nights(root), Proposals(root)
+    records = nights.list()
+    problems = list(nights.problems)
+    proposals = props.list()
+    problems += props.problems
+    month = month_start(now)
+    month_tokens, month_cost = nights.spend_since(month)
+    last = records[-1] if records else None
+    return {
+        "data_dir": str(root),
+        "nights": {"count": len(records), "recent": [_night(r) for r in records[-RECENT_NIGHTS:]]},
+        "gate_history": [
+            {"night": r.night, "date": r.started.date().isoformat(), "skill": r.skill_name or r.skill_path,
+             "baseline": r.baseline, "candidate": r.candidate, "accepted": r.accepted, "reason": r.reason}
+            for r in records if r.status != "running"][-GATE_HISTORY:],
+        "pending": [_pending(p) for p in proposals if p.status == "staged"],
+        "actions": [a.model_dump(mode="json") for a in props.history()[-RECENT_ACTIONS:]],
+        "last_harvest": _last_harvest(problems),
+        "spend": {
+            "night": {"night": last.night, "tokens": last.tokens, "cost_usd": last.cost_usd} if last else None,
+            "month": {"since": month.isoformat(), "tokens": month_tokens, "cost_usd": float(month_cost)},
+        },
+        "problems": problems,
+    }
+
+
+_MD_SPECIAL = re.compile(r"([\\`|\[\]]|<(?=[A-Za-z/!?]))")  # as core/report.py's
+
+
+def _md(text: object) -> str:
+    """Untrusted text as one line of markdown that cannot become markup or a link."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _score(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def _scores(before: float | None, after: float | None) -> str:
+    return f"{_score(before)} → {_score(after)}"
+
+
+def _when(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return _md(iso)
+
+
+def _verdict(accepted: bool, reason: str) -> str:
+    if accepted:
+        return "accepted" + (f" ({_md(reason)})" if reason else "")
+    return "not accepted" + (f": {_md(reason)}" if reason else "")
+
+
+def _night_line(n: Data) -> str:
+    head = f"- night {n['night']} · {n['date']} · {_md(n['harness'])} · {_md(n['skill'])}"
+    if n["dry_run"]:
+        head += " (dry run)"
+    if n["status"] == "died":
+        return f"{head}: {DIED}"
+    if n["status"] == "running":
+        return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "")
+    parts = [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]  # else: the verdict says it
+    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"])]
+    if n["test_before"] is not None or n["test_after"] is not None:
+        parts.append(f"test {_scores(n['test_before'], n['test_after'])}")
+    if n["proposal_id"]:
+        parts.append(f"proposal {n['proposal_id']}" + (" (auto-adopted)" if n["adopted"] else ""))
+    line = f"{head}: " + "; ".join(parts)
+    if n["stop"]:
+        line += f"\n  stopped ({n['stop']['kind']}): {_md(n['stop']['message'])} — {_md(n['stop']['advice'])}"
+    return line
+
+
+def status_text(s: Data) -> str:
+    nights = s["nights"]
+    out = ["## skillsleep status", ""]
+    if not nights["count"]:
+        out += ["no nights yet; run `skillsleep run`", ""]
+    else:
+        shown = len(nights["recent"])
+        more = f", the last {shown} shown" if shown < nights["count"] else ""
+        out += [f"### Nights ({nights['count']} run{more})", "", *map(_night_line, nights["recent"]), ""]
+        if s["gate_history"]:
+            out += ["### Gate history (held-out baseline → candidate)", ""]
+            out += [f"- night {g['night']} · {g['date']} · {_md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
+                    f"{_verdict(g['accepted'], g['reason'])}" for g in s["gate_history"]]
+            out.append("")
+    out.append(f"### Pending proposals ({len(s['pending'])})")
+    out.append("")
+    if not s["pending"]:
+        out.append("none")
+    for p in s["pending"]:
+        tests = f", test {_scores(p['test_before'], p['test_after'])}" if p["test_before"] is not None else ""
+        out.append(f"- {p['id']} for {_md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'])}; "
+                   f"held-out {_scores(p['baseline'], p['candidate'])}{tests}")
+        if p["live_changed"]:
+            out.append("  the live file changed since this was staged: adopt will refuse unless --force")
+        out.append("  next: " + " · ".join(f"`{c}`" for c in p["next"]))
+    out.append("")
+    if s["actions"]:
+        out += ["### Recent actions", ""]
+        for a in s["actions"]:
+            what = a["proposal_id"] or (Path(a["skill_path"]).name if a["skill_path"] else "")
+            detail = f" — {_md(a['detail'])}" if a["detail"] else ""
+            out.append(f"- {_when(a['time'])} {a['kind']} {_md(what)}{detail}")
+        out.append("")
+    h = s["last_harvest"]
+    if h is None:
+        out.append("last harvest: never (`skillsleep harvest` reads new transcripts)")
+    else:
+        sessions = ", ".join(f"{_md(k)} {v}" for k, v in (h.get("sessions") or {}).items()) or "none"
+        out.append(f"last harvest: {_when(str(h.get('time', '?')))}; new sessions: {sessions}; "
+                   f"errors {h.get('errors', 0)}")
+    night, month = s["spend"]["night"], s["spend"]["month"]
+    tonight = f"night {night['night']} {night['tokens']:,} tokens ${night['cost_usd']:.4f}" if night else "no night yet"
+    out.append(f"spend: {tonight}; this month {month['tokens']:,} tokens ${month['cost_usd']:.4f}")
+    if s["problems"]:
+        out += ["", f"### Problems ({len(s['problems'])})", ""]
+        out += [f"- {_md(p)}" for p in s["problems"]]
+    return "\n".join(out)
+
+
+# --- diff and the decisions ---------------------------------------------------------------------
+
+
+def diff(pid: str | None = None, data: Path | None = None) -> Data:
+    """The proposal's unified diff against the live file as it is now (default: newest pending)."""
+    props = Proposals(Path(data) if data is not None else data_dir())
+    p = props.get(pid)
+    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "diff": props.diff(p)}
+
+
+def adopt(pid: str | None = None, *, force: bool = False, data: Path | None = None) -> Data:
+    """Put a proposal live (default: the newest accepted pending one) under the state lock."""
+    root = Path(data) if data is not None else data_dir()
+    props = Proposals(root)
+    with StateLock(root, "adopt"):
+        p = props.adopt(pid, force=force)
+        action = next(a for a in reversed(props.history()) if a.kind == "adopt" and a.proposal_id == p.id)
+    backup = Path(action.backup) if action.backup else None
+    return {
+        "proposal": p.model_dump(mode="json"), "skill_path": p.skill_path,
+        "backup": str(backup) if backup else None,
+        "previous_file": str(backup / "SKILL.md") if backup and (backup / "SKILL.md").exists() else None,
+        "forced": action.detail == "forced", "undo": "skillsleep rollback",
+    }
+
+
+def adopt_text(r: Data) -> str:
+    p = r["proposal"]
+    lines = [f"adopted proposal {p['id']}: wrote {r['skill_path']}"]
+    if r["previous_file"]:
+        lines.append(f"the previous file is backed up at {r['previous_file']}")
+    else:
+        lines.append(f"there was no file before (recorded in {r['backup']}); a rollback removes it")
+    if r["forced"]:
+        lines.append("forced over edits made since staging: they are in that backup")
+    lines.append("undo with `skillsleep rollback`")
+    return "\n".join(lines)
+
+
+def reject(pid: str | None = None, *, data: Path | None = None) -> Data:
+    """Mark a pending proposal rejected (default: the newest pending one); the live file is untouched."""
+    root = Path(data) if data is not None else data_dir()
+    with StateLock(root, "reject"):
+        p = Proposals(root).reject(pid)
+    return {"proposal": p.model_dump(mode="json"), "skill_path": p.skill_path}
+
+
+def reject_text(r: Data) -> str:
+    return f"rejected proposal {r['proposal']['id']} for {r['skill_path']}; the live file was not changed"
+
+
+def rollback(steps: int = 1, *, data: Path | None = None) -> Data:
+    """Undo the last `steps` adopts/rollbacks of the most recently changed skill."""
+    root = Path(data) if data is not None else data_dir()
+    with StateLock(root, "rollback"):
+        action = Proposals(root).rollback(steps)
+    assert action.skill_path is not None
+    return {"action": action.model_dump(mode="json"), "skill_path": action.skill_path, "steps": steps,
+            "restored": action.detail, "backup": action.backup, "removed": not Path(action.skill_path).exists()}
+
+
+def rollback_text(r: Data) -> str:
+    what = "removed it (it did not exist then)" if r["removed"] else r["restored"]
+    return (f"rolled back {r['skill_path']} ({r['steps']} step(s)): {what}\n"
+            f"the file as it was is backed up in {r['backup']}; `skillsleep rollback` again undoes this rollback")
+
+
+__all__ = ["adopt", "adopt_text", "diff", "night_state", "pid_alive", "reject", "reject_text", "rollback",
+           "rollback_text", "status", "status_text"]

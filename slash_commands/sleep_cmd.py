@@ -1,0 +1,307 @@
+"""`skillsleep run`: one night of the sleep cycle, from harvest to a staged proposal.
+
+    lock → harvest (incremental) → which skill (--skill, or the managed learned skill) → resume an
+    unfinished night of that skill, or plan a new one (mine, relevance, judges, split, dreams) →
+    train one epoch through the chosen harness → verdict on held-out real tasks → test split →
+    report (always, in the night's folder) → stage a proposal (not with --dry-run) → adopt it
+    with --auto-adopt when the gate accepted it → the skill's memory and the night record.
+
+The live skill is written only by `adopt` (here: --auto-adopt after an accepted gate). A night
+stopped by the budget, a dead model server or Ctrl-C keeps its state: the next `skillsleep run`
+for the same skill resumes it (same tasks, finished steps kept) when the live skill is unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from skillsleep.core.config import (
+    BudgetSection,
+    DataSection,
+    JudgeSection,
+    ModelSection,
+    OptimizerSection,
+    ReflectSection,
+    RunSection,
+    TrainConfig,
+    TrainSection,
+)
+from skillsleep.core.backends.registry import parse_spec
+from skillsleep.core.errors import BackendError, BudgetExceeded, ConfigError
+from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.gate import GateConfig
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.lock import StateLock
+from skillsleep.core.night import (
+    NightOutcome,
+    NightPlan,
+    NightSettings,
+    night_config,
+    night_report,
+    plan_night,
+    train_night,
+)
+from skillsleep.core.nights import NightRecord, Nights
+from skillsleep.core.proposals import Proposals, unified_diff
+from skillsleep.core.redact import Redactor
+from skillsleep.core.report import NightUsage, StopReason, render_markdown, report_files
+from skillsleep.core.rundir import RunDir
+from skillsleep.core.sections import replace_section
+from skillsleep.core.skill import Skill
+from skillsleep.core.store import Store
+from skillsleep.core.trainer import TrainState, config_hash
+from skillsleep.harnesses import registry
+from skillsleep.harnesses.chat import ChatHarness
+from skillsleep.harnesses.skills import SkillTarget, resolve_skill
+from skillsleep.slash_commands.harvest_cmd import parse_since, run_harvest
+from skillsleep.slash_commands.train_cmd import Models
+from skillsleep.slash_commands.wiring import (
+    chat_log_dir,
+    data_dir,
+    effective_settings,
+    harness_settings,
+    sleep_settings,
+    state_db,
+)
+
+Progress = Callable[[str], None]
+
+
+def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Progress,
+              on_rollout: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """One night with the settings layered flag > env > file > default; returns the summary."""
+    settings = sleep_settings(flags).values
+    registry.check_name(settings.harness)
+    with StateLock(data_dir(), "skillsleep run"):
+        return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout))
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _read_live(target: SkillTarget) -> str:
+    """The live file's whole text, byte-exact (CRLF kept), or "" when it does not exist yet."""
+    if not target.path.exists():
+        return ""
+    try:
+        return target.path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the skill {target.path} ({exc}); fix it or pick another with --skill") from None
+
+
+def _compose(target: SkillTarget, live: str, trained: str) -> str:
+    """The whole live file with `trained` in place (the section only, for an AGENTS.md section)."""
+    return replace_section(live, target.section, trained) if target.section else trained
+
+
+def _train_config(s: Any, folder: Path, target: SkillTarget) -> TrainConfig:
+    provider = s.backend.partition(":")[0]
+    optimizer = f"{provider}:{s.optimizer_model}" if s.optimizer_model else s.backend
+    chat_target = f"{provider}:{s.target_model}" if s.target_model and s.harness == "chat" else optimizer
+    parse_spec(optimizer), parse_spec(chat_target)  # names a missing default model now, not mid-night
+    return TrainConfig(
+        run=RunSection(name=folder.name, out_dir=str(folder.parent)),
+        data=DataSection(tasks=str(folder / "plan.json"), skill=str(target.path)),
+        target=ModelSection(backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=600),
+        optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048),
+        judge=JudgeSection(),
+        train=TrainSection(epochs=1, steps_per_epoch=s.steps, rollouts_k=s.rollouts_k),
+        gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric),
+        budget=BudgetSection(tokens=s.budget_tokens, usd=s.budget_usd),
+        reflect=ReflectSection(preferences=s.preferences),
+    )
+
+
+def _harness(s: Any, models: Models, progress: Progress) -> tuple[Any, str, float]:
+    if s.harness == "chat":
+        return ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), models.target.label, 600.0
+    table = dict(harness_settings().get(s.harness, {}))
+    if s.target_model:
+        table["target_model"] = s.target_model
+    if s.base_url:
+        table["base_url"] = s.base_url
+    settings = registry.settings_for(s.harness, table)
+    harness = registry.create_harness(s.harness, settings=settings)
+    status = harness.status()  # type: ignore[attr-defined]
+    if not status.usable:
+        raise ConfigError(f"the {s.harness} harness is not usable here: {status.reason}")
+    return harness, f"{s.harness} {status.version} ({settings.target_model or 'its configured model'})", settings.timeout_s
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig], seed: str) -> tuple[NightRecord, NightPlan, TrainState] | None:
+    """The newest night of this skill, when it stopped (or died) before its end and can go on:
+    same settings, same live skill, its plan and state on disk."""
+    mine = [r for r in nights.list() if r.skill_path == key and not r.dry_run]
+    if not mine:
+        return None
+    last = mine[-1]
+    if last.status == "finished" or (last.status == "running" and _alive(last.pid)):
+        return None
+    folder = nights.folder(last.night)
+    run_dir = RunDir(folder)
+    plan = run_dir.load("plan.json", NightPlan)
+    state = run_dir.load("state.json", TrainState)
+    if plan is None or state is None or state.done or state.seed_skill != seed:
+        return None
+    if state.config_hash != config_hash(night_config(cfg_for(folder), last.night)):
+        return None
+    return last, plan, state
+
+
+async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None) -> dict[str, Any]:
+    data = data_dir()
+    eff = effective_settings()
+    progress("harvesting new sessions")
+    patterns = tuple(eff.harvest.redact_patterns.value)
+    harvested = run_harvest(None, None, patterns, eff.harvest.chat_dir_paths())
+    home = Path(os.environ.get("HOME") or Path.home())
+    target = resolve_skill(s.skill, harness=s.harness, home=home, cwd=Path.cwd(), data_dir=data, env=os.environ)
+    live = _read_live(target)
+    trained_text = target.read()
+    skill = Skill.parse(trained_text)
+    key = str(target.path) + (f"#{target.section}" if target.section else "")
+    nights = Nights(data)
+    memory = nights.memory(key)
+    resumed = _resumable(nights, key, lambda folder: _train_config(s, folder, target), trained_text)
+    started = _now()
+    if resumed is not None:
+        record, plan, state = resumed
+        record = record.model_copy(update={"status": "running", "pid": os.getpid(), "stop": None})
+        progress(f"resuming night {record.night} of {target.label()} (stopped: {state.stopped or 'the process died'})")
+        started = record.started
+    else:
+        plan, state = None, None
+        record = NightRecord(night=nights.next_number(), started=started, pid=os.getpid(), harness=s.harness,
+                             skill_path=key, skill_name=target.name, managed=target.managed, dry_run=dry_run)
+    folder = nights.folder(record.night)
+    nights.save(record)
+    run_dir = RunDir(folder)
+    cfg = _train_config(s, folder, target)
+    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices, sinks=[run_dir.append_ledger])
+    store = Store(state_db())
+    models = Models(cfg, ledger, store, run_id=str(folder))
+    outcome: NightOutcome | None = None
+    stop: StopReason | None = None
+    interrupted: BaseException | None = None
+    try:
+        harness, label, timeout_s = _harness(s, models, progress)
+        evaluator = Evaluator(harness, judge_llm=models.judge, gate=cfg.gate, rollouts_k=cfg.train.rollouts_k,
+                              timeout_s=timeout_s, log_path=run_dir.rollouts_path, on_rollout=on_rollout)
+        if plan is None:
+            cutoff = parse_since(s.since)
+            sessions = [x for x in store.sessions() if (x.ended or x.started) is None or (x.ended or x.started) >= cutoff]
+            plan = await plan_night(
+                sessions, skill=skill, skill_name=target.name, managed=target.managed, optimizer=models.optimizer,
+                settings=NightSettings(max_tasks=s.max_tasks, min_recurrence=s.min_recurrence, dreams=s.dreams),
+                memory=memory, redactor=Redactor(patterns), progress=progress)
+            run_dir.write_json("plan.json", plan)
+        if not plan.not_ready:
+            counts = {k: len(v) for k, v in plan.tasks().items()}
+            progress(f"night {record.night}: {counts['train']} train ({len(plan.dreams)} dreamed), {counts['val']} val, "
+                     f"{counts['test']} test tasks; replaying with {label}")
+            outcome = await train_night(cfg, night=record.night, plan=plan, skill=skill, evaluator=evaluator,
+                                        optimizer=models.optimizer, run_dir=run_dir, memory=memory, state=state,
+                                        progress=progress)
+    except (BudgetExceeded, BackendError) as exc:
+        stop = StopReason.from_error(exc)
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        stop, interrupted = StopReason.from_error(KeyboardInterrupt()), exc
+    finally:
+        await models.aclose()
+        store.close()
+    finished = _now()
+    candidate_full = _compose(target, live, outcome.candidate) if outcome else live
+    diff = unified_diff(live, candidate_full, f"a/{target.path.name}", f"b/{target.path.name}") if candidate_full != live else ""
+    report = night_report(
+        night=record.night, started=started, finished=finished, harness=s.harness, skill_path=str(target.path),
+        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, usage=NightUsage.from_ledger(ledger.by_role()),
+        history=[p for p in nights.history(key) if p.night != record.night], stop=stop,
+        reason=plan.not_ready if plan is not None and plan.not_ready and stop is None else "",
+    )
+    files = report_files(report)
+    for name, text in files.items():
+        run_dir.write_text(name, text)
+    proposal = None
+    adopted, adopt_error = False, ""
+    stopped = report.outcome == "stopped-early"
+    if not dry_run and not stopped and outcome is not None and diff:
+        proposals = Proposals(data)
+        gate = outcome.gate
+        proposal = proposals.stage(
+            target.path, candidate_full, accepted=outcome.outcome == "accepted", reason=outcome.reason, files=files,
+            base_text=live, night=record.night, baseline_score=gate.baseline if gate else None,
+            candidate_score=gate.candidate if gate else None,
+            test_before=outcome.test.before if outcome.test else None,
+            test_after=outcome.test.after if outcome.test else None,
+            details={"harness": s.harness, "section": target.section, "managed": target.managed},
+        )
+        progress(f"staged proposal {proposal.id} ({'accepted' if proposal.accepted else 'not accepted'}: {proposal.reason})")
+        if s.auto_adopt and proposal.accepted:
+            try:
+                proposals.adopt(proposal.id)
+                adopted = True
+                progress(f"adopted {proposal.id} into {target.path} (--auto-adopt; `skillsleep rollback` undoes it)")
+            except ConfigError as exc:
+                adopt_error = str(exc)
+                progress(f"--auto-adopt did not adopt {proposal.id}: {exc}")
+    if outcome is not None and not stopped and not dry_run:
+        memory.rejected = list(outcome.state.rejected)
+        memory.meta_skill = outcome.state.meta_skill
+        memory.splits.update(plan.splits if plan else {})
+        memory.nights = [*memory.nights, record.night]
+        nights.save_memory(memory)
+    gate = report.gate
+    record = record.model_copy(update={
+        "finished": finished, "status": "stopped" if stopped else "finished", "outcome": report.outcome,
+        "reason": report.reason, "stop": report.stop,
+        "sessions": plan.sessions if plan else 0, "mined": plan.recurring if plan else 0,
+        "tasks": ({**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)} if plan else {}),
+        "baseline": report.baseline_score(), "candidate": gate.candidate if gate else None,
+        "accepted": report.outcome == "accepted",
+        "test_before": report.test.before if report.test else None, "test_after": report.test.after if report.test else None,
+        "proposal_id": proposal.id if proposal else None, "adopted": adopted,
+        "calls": ledger.calls_made, "cache_hits": sum(int(r["cache_hits"]) for r in ledger.by_role().values()),
+        "tokens": ledger.spent_tokens, "cost_usd": round(ledger.spent_usd, 6),
+    })
+    nights.save(record)
+    if interrupted is not None:
+        raise KeyboardInterrupt from interrupted
+    return {
+        "night": record.night, "outcome": report.outcome, "reason": report.reason,
+        "stop": report.stop.model_dump(mode="json") if report.stop else None,
+        "skill": {"path": str(target.path), "section": target.section, "name": target.name, "managed": target.managed},
+        "harness": s.harness, "dry_run": dry_run, "resumed": resumed is not None,
+        "harvest": {"sessions": harvested.get("sessions", {}), "errors": harvested.get("errors", 0),
+                    "unreadable": harvested.get("unreadable", [])},
+        "sessions": record.sessions, "recurring_tasks": record.mined,
+        "tasks": record.tasks, "unrelated": plan.unrelated if plan else [],
+        "splits": plan.splits if plan else {},
+        "baseline": record.baseline, "candidate": record.candidate,
+        "test": report.test.model_dump(mode="json") if report.test else None,
+        "accepted_edits": len(report.accepted_edits), "rejected_edits": len(report.rejected_edits),
+        "refused_edits": [r.reason() for r in report.refused_edits],
+        "proposal": proposal.id if proposal else None, "adopted": adopted, "adopt_error": adopt_error or None,
+        "report": {name: str(folder / name) for name in files},
+        "problems": plan.problems if plan else [],
+        "calls_made": ledger.calls_made, "cache_hits": record.cache_hits, "tokens": ledger.spent_tokens,
+        "cost_usd": round(ledger.spent_usd, 6), "calls_by_role": ledger.by_role(),
+        "markdown": render_markdown(report),
+    }

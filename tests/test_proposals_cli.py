@@ -1,0 +1,316 @@
+"""The proposal verbs on the command line: status, diff, adopt, reject, rollback."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skillsleep.core.lock import StateLock
+from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.proposals import Proposals
+from skillsleep.core.report import StopReason
+from skillsleep.slash_commands.cli import main
+
+OLD = "---\nname: fmt\n---\n- answer briefly — kurz\n"
+NEW = "---\nname: fmt\n---\n- answer briefly — kurz\n- end with `Answer: <value>`\n"
+DIED = "died (the next `skillsleep run` starts cleanly)"
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SKILLSLEEP_HOME (not created yet) and an empty HOME, so no real transcript is ever read."""
+    home = tmp_path / "user"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Path:
+    path = tmp_path / "skills" / "fmt" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(OLD)
+    return path
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()  # reaped: the pid names no process now
+    return proc.pid
+
+
+# --- status -------------------------------------------------------------------------------------
+
+
+def test_status_on_an_empty_data_dir_needs_no_config_and_writes_nothing(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SKILLSLEEP_CONFIG", str(tmp_path / "missing.toml"))  # other verbs would refuse this
+    code, out, err = invoke("status")
+    assert code == 0, err
+    assert "no nights yet; run `skillsleep run`" in out
+    assert "last harvest: never" in out and "Pending proposals (0)" in out
+    code, out, _ = invoke("status", "--json")
+    s = json.loads(out)
+    assert code == 0
+    assert s["nights"] == {"count": 0, "recent": []} and s["pending"] == [] and s["actions"] == []
+    assert s["last_harvest"] is None and s["spend"]["night"] is None and s["spend"]["month"]["tokens"] == 0
+    assert s["problems"] == []
+    assert not data.exists()  # looking did not create the data directory or a database
+
+
+def test_status_shows_nights_gate_history_pending_actions_and_spend(data: Path, live: Path) -> None:
+    p = Proposals(data).stage(live, NEW, accepted=True, reason="0.40 → 0.70", baseline_score=0.4,
+                              candidate_score=0.7, test_before=0.5, test_after=0.8, night=2)
+    this_month, last_month = month_start(), month_start() - timedelta(days=2)
+    nights = Nights(data)
+    nights.save(NightRecord(
+        night=1, started=last_month, finished=last_month, status="stopped", harness="claude-code",
+        skill_path=str(live), skill_name="fmt", outcome="stopped-early", reason="budget reached", baseline=0.3,
+        stop=StopReason(kind="budget", message="the token budget 1000 would be crossed", advice="raise the budget"),
+        tokens=1000, cost_usd=0.5))
+    nights.save(NightRecord(
+        night=2, started=this_month, finished=this_month, status="finished", harness="codex", skill_path=str(live),
+        skill_name="fmt", outcome="accepted", reason="0.40 → 0.70", baseline=0.4, candidate=0.7, accepted=True,
+        test_before=0.5, test_after=0.8, proposal_id=p.id, tokens=300, cost_usd=0.25))
+    nights.save(NightRecord(night=3, started=this_month, status="running", pid=dead_pid(), harness="codex",
+                            skill_path=str(live), skill_name="fmt", tokens=20, cost_usd=0.01))
+    nights.save(NightRecord(night=4, started=this_month, status="running", pid=os.getpid(), harness="codex",
+                            skill_path=str(live), skill_name="fmt", tokens=7, cost_usd=0.0))
+
+    code, out, err = invoke("status")
+    assert code == 0, err
+    lines = out.splitlines()
+    night = {n: next(x for x in lines if x.startswith(f"- night {n} · ")) for n in (1, 2, 3, 4)}
+    assert "stopped-early" in night[1] and "claude-code" in night[1]
+    assert "stopped (budget): the token budget 1000 would be crossed — raise the budget" in out
+    assert "accepted" in night[2] and "0.40 → 0.70" in night[2] and "test 0.50 → 0.80" in night[2]
+    assert f"proposal {p.id}" in night[2] and this_month.date().isoformat() in night[2]
+    assert night[3].endswith(DIED) and "running" not in night[3]
+    assert night[4].endswith(f"running (pid {os.getpid()})")
+    gate = out.split("### Gate history")[1].split("###")[0]
+    assert "night 1" in gate and "0.30 → —" in gate and "not accepted: budget reached" in gate
+    assert "night 2" in gate and "0.40 → 0.70 accepted" in gate
+    assert "night 3" not in gate and "night 4" not in gate  # never reached a gate
+    pending = out.split("### Pending proposals (1)")[1].split("###")[0]
+    assert p.id in pending and str(live) in pending and "accepted" in pending
+    assert f"`skillsleep adopt {p.id}`" in pending and f"`skillsleep diff {p.id}`" in pending
+    assert f"`skillsleep reject {p.id}`" in pending
+    assert "stage " + p.id in out.split("### Recent actions")[1]
+    assert "spend: night 4 7 tokens $0.0000; this month 327 tokens $0.2600" in out  # night 1 is last month's
+
+    s = json.loads(invoke("status", "--json")[1])
+    assert s["nights"]["count"] == 4
+    assert [n["status"] for n in s["nights"]["recent"]] == ["stopped", "finished", "died", "running"]
+    assert s["spend"]["month"]["tokens"] == 327 and s["spend"]["month"]["cost_usd"] == pytest.approx(0.26)
+    assert s["spend"]["night"] == {"night": 4, "tokens": 7, "cost_usd": 0.0}
+    assert [x["id"] for x in s["pending"]] == [p.id] and s["pending"][0]["live_changed"] is False
+    assert [a["kind"] for a in s["actions"]] == ["stage"]
+
+
+def test_status_names_unreadable_records_and_a_changed_live_file(data: Path, live: Path) -> None:
+    props = Proposals(data)
+    p = props.stage(live, NEW, accepted=False, reason="0.50 is not above 0.50")
+    bad = props.stage(live, NEW, accepted=True, reason="torn later")
+    (data / "staging" / bad.id / "proposal.json").write_text("{torn")
+    (data / "nights" / "0001").mkdir(parents=True)
+    (data / "nights" / "0001" / "night.json").write_text("{torn")
+    live.write_text(OLD + "- my own rule\n")
+    code, out, err = invoke("status")
+    assert code == 0, err
+    problems = out.split("### Problems (2)")[1]
+    assert "0001" in problems and "unreadable night record" in problems and bad.id in problems
+    assert "adopt will refuse unless --force" in out
+    assert f"`skillsleep adopt {p.id} --force`" in out  # not accepted: the command says so
+    assert "not accepted: 0.50 is not above 0.50" in out
+
+
+def test_status_shows_the_last_harvest_of_a_real_harvest(data: Path, tmp_path: Path) -> None:
+    sample = max((Path(__file__).parent / "fixtures" / "codex").glob("rollout-*.jsonl"))
+    sessions = tmp_path / "user" / ".codex" / "sessions" / "2026" / "11" / "29"
+    sessions.mkdir(parents=True)
+    shutil.copy(sample, sessions / sample.name)
+    before = datetime.now(timezone.utc)
+    code, out, err = invoke("harvest", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["sessions"]["codex"] == 1
+    s = json.loads(invoke("status", "--json")[1])
+    h = s["last_harvest"]
+    assert h["sessions"] == {"claude-code": 0, "codex": 1, "openclaw": 0} and h["errors"] == report["errors"]
+    assert before <= datetime.fromisoformat(h["time"]) <= datetime.now(timezone.utc)
+    code, out, _ = invoke("status")
+    assert "last harvest: " + datetime.fromisoformat(h["time"]).strftime("%Y-%m-%d %H:%M UTC") in out
+    assert f"new sessions: claude-code 0, codex 1, openclaw 0; errors {report['errors']}" in out
+
+
+# --- diff ---------------------------------------------------------------------------------------
+
+
+def test_diff_is_against_the_live_file_as_it_is_now(data: Path, live: Path) -> None:
+    p = Proposals(data).stage(live, NEW, accepted=False, reason="no gain")
+    live.write_text(OLD + "- my own rule\n")
+    code, out, err = invoke("diff")  # default: the newest pending one, accepted or not
+    assert code == 0, err
+    assert out.startswith("--- a/SKILL.md (live)\n+++ b/SKILL.md (proposal ")
+    assert "+- end with `Answer: <value>`\n" in out and "-- my own rule\n" in out
+    assert p.id in err
+    code, out, _ = invoke("diff", p.id[:17], "--json")
+    d = json.loads(out)
+    assert code == 0 and d["id"] == p.id and d["skill_path"] == str(live) and "-- my own rule" in d["diff"]
+    live.write_text(NEW)
+    code, out, err = invoke("diff", p.id)
+    assert code == 0 and out == "" and "no difference" in err
+    code, _, err = invoke("diff", "nope")
+    assert code == 2 and "'nope' is not a staged proposal" in err
+
+
+# --- adopt --------------------------------------------------------------------------------------
+
+
+def test_adopt_default_picks_the_newest_accepted(data: Path, live: Path) -> None:
+    props = Proposals(data)
+    v2, v3, v4 = OLD + "- two\n", OLD + "- three\n", OLD + "- four\n"
+    older = props.stage(live, v2, accepted=True, reason="better")
+    newest_accepted = props.stage(live, v3, accepted=True, reason="better still")
+    unaccepted = props.stage(live, v4, accepted=False, reason="no gain")  # newer, but not accepted
+    code, out, err = invoke("adopt")
+    assert code == 0, err
+    assert live.read_text() == v3
+    assert f"adopted proposal {newest_accepted.id}: wrote {live}" in out
+    assert "undo with `skillsleep rollback`" in out
+    backup = Path(out.split("the previous file is backed up at ")[1].splitlines()[0])
+    assert backup.read_text() == OLD
+    pending = [p["id"] for p in json.loads(invoke("status", "--json")[1])["pending"]]
+    assert pending == [older.id, unaccepted.id]
+    code, _, err = invoke("adopt", newest_accepted.id)
+    assert code == 2 and "already adopted" in err
+
+
+def test_adopt_conflict_exits_2_shows_both_diffs_and_leaves_the_file(data: Path, live: Path) -> None:
+    Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    edited = OLD + "- my own rule\n"
+    live.write_text(edited)
+    code, out, err = invoke("adopt")
+    assert code == 2 and out == ""
+    assert "changed since proposal" in err
+    assert "+- my own rule" in err  # the user's edit
+    assert "+- end with `Answer: <value>`" in err  # the proposal's edit
+    assert "--force" in err
+    assert live.read_text() == edited
+    code, out, err = invoke("adopt", "--force", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["forced"] is True and r["proposal"]["status"] == "adopted" and r["undo"] == "skillsleep rollback"
+    assert live.read_text() == NEW
+    assert Path(r["previous_file"]).read_text() == edited  # the user's edits are kept in the backup
+
+
+def test_adopt_an_unaccepted_proposal_needs_force(data: Path, live: Path) -> None:
+    p = Proposals(data).stage(live, NEW, accepted=False, reason="0.50 is not above 0.50")
+    code, _, err = invoke("adopt")
+    assert code == 2 and "no pending accepted proposal" in err
+    code, _, err = invoke("adopt", p.id)
+    assert code == 2 and "not accepted by the gate (0.50 is not above 0.50)" in err and "--force" in err
+    assert live.read_text() == OLD
+    code, out, err = invoke("adopt", p.id, "--force")
+    assert code == 0, err
+    assert live.read_text() == NEW and f"adopted proposal {p.id}" in out
+
+
+def test_adopt_of_a_new_skill_says_there_was_no_file(data: Path, tmp_path: Path) -> None:
+    target = tmp_path / "learned" / "SKILL.md"
+    Proposals(data).stage(target, NEW, accepted=True, reason="first")
+    code, out, err = invoke("adopt")
+    assert code == 0, err
+    assert target.read_text() == NEW and "there was no file before" in out
+    code, out, err = invoke("rollback")
+    assert code == 0, err
+    assert not target.exists() and "removed it" in out
+
+
+# --- reject, rollback ---------------------------------------------------------------------------
+
+
+def test_reject(data: Path, live: Path) -> None:
+    p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    code, out, err = invoke("reject", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["proposal"]["id"] == p.id and r["proposal"]["status"] == "rejected"
+    assert live.read_text() == OLD
+    s = json.loads(invoke("status", "--json")[1])
+    assert s["pending"] == [] and [a["kind"] for a in s["actions"]] == ["stage", "reject"]
+    code, _, err = invoke("adopt", p.id)
+    assert code == 2 and "already rejected" in err
+    code, _, err = invoke("reject")
+    assert code == 2 and "no pending proposal" in err
+
+
+def test_rollback_restores_the_previous_bytes_and_can_be_undone(data: Path, live: Path) -> None:
+    original = live.read_bytes()
+    p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    assert invoke("adopt")[0] == 0 and live.read_text() == NEW
+    code, out, err = invoke("rollback", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert live.read_bytes() == original
+    assert r["skill_path"] == str(live) and r["steps"] == 1 and p.id in r["restored"] and r["removed"] is False
+    assert (Path(r["backup"]) / "SKILL.md").read_text() == NEW
+    code, out, err = invoke("rollback")  # undo the rollback
+    assert code == 0, err
+    assert live.read_text() == NEW and "`skillsleep rollback` again undoes this rollback" in out
+    code, _, err = invoke("rollback", "9")
+    assert code == 2 and "roll back at most" in err
+    assert live.read_text() == NEW
+
+
+# --- the lock -----------------------------------------------------------------------------------
+
+
+def test_writing_verbs_refuse_while_a_night_holds_the_lock(data: Path, live: Path) -> None:
+    p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    with StateLock(data, "night"):  # a second flock, even in this process, is refused
+        for args in (("adopt",), ("adopt", p.id, "--force"), ("reject",), ("rollback",)):
+            code, out, err = invoke(*args)
+            assert code == 1, args
+            assert "another skillsleep cycle is running" in err and "night since" in err, err
+        code, out, err = invoke("status")  # reading needs no lock
+        assert code == 0 and p.id in out
+    assert live.read_text() == OLD
+    assert Proposals(data).get(p.id).status == "staged"
+    assert invoke("adopt")[0] == 0 and live.read_text() == NEW  # the lock was the only obstacle
+
+
+def test_store_meta_round_trip(tmp_path: Path) -> None:
+    from skillsleep.core.store import Store
+
+    store = Store(tmp_path / "state.db")
+    try:
+        assert store.meta("last_harvest") is None
+        store.set_meta("last_harvest", '{"errors": 1}')
+        store.set_meta("last_harvest", '{"errors": 2}')
+        assert store.meta("last_harvest") == '{"errors": 2}'
+        with pytest.raises(ValueError, match="schema_version"):
+            store.set_meta("schema_version", "99")
+    finally:
+        store.close()
+    reopened = Store(tmp_path / "state.db")
+    assert reopened.meta("last_harvest") == '{"errors": 2}' and reopened.meta("schema_version") == "1"
+    reopened.close()
