@@ -120,11 +120,16 @@ def train(
 @click.option("--json", "as_json", is_flag=True, help="Print the night's summary as JSON.")
 @_guard
 def run_(dry_run: bool, as_json: bool, **flags: Any) -> None:
-    """One night: harvest, mine recurring tasks, replay, reflect, gate, stage a proposal."""
+    """One night: harvest, mine recurring tasks, replay, reflect, gate, stage a proposal.
+
+    Exit 0 when the night ran to its end (whatever the gate decided), 1 when it stopped early
+    (budget, model server, Ctrl-C: the report says why; the next run resumes), 2 on bad settings."""
     from skillsleep.slash_commands.sleep_cmd import run_sleep
 
     summary = run_sleep(flags, dry_run=dry_run, progress=progress, on_rollout=progress.tick)
     _emit(summary, as_json, _run_text)
+    if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
+        sys.exit(1)
 
 
 def _run_text(s: dict[str, Any]) -> str:

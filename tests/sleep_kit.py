@@ -1,0 +1,137 @@
+"""Shared pieces for tests of `skillsleep run` (one night of the sleep cycle).
+
+    write_scripts(root)       opt.json (optimizer: mine, relevance, dream, reflect, merge, rank,
+                              slow update, meta) and target.json (the chat target: follows RULE
+                              only when the skill holds it) for the scripted backend
+    write_chat_logs(dir, …)   direct-chat logs in which TASKS recur `times` times, each followed by
+                              a correction (so they mine as failing recurring tasks)
+    night_env(monkeypatch, root)  SKILLSLEEP_HOME / HOME / chat dirs pointed into `root`
+    run_args(root, *extra)    the `skillsleep run` arguments for the scripted backend
+    Recorder                  records every model request with its role (LLM.complete wrapped), for
+                              checks of what each role was shown
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from skillsleep.core.llm import LLM
+from skillsleep.core.records import CompletionRequest
+from skillsleep.slash_commands.cli import main
+
+RULE = "End every reply with a final line `ANSWER: <answer>`."
+TASKS = [
+    "Write the changelog entry for the new login feature",
+    "Bump the package version and tag the release",
+    "Explain why the CI job for the docs failed",
+    "Rename the helper function across the codebase",
+    "Add type hints to the parser module",
+    "Draft the weekly status email for the team",
+]
+DREAM = "Please handle this one for the staging branch instead"
+
+
+def optimizer_rules(*, findings: list[dict[str, Any]] | None = None, relevant: list[int] | None = None,
+                    dream: str = DREAM) -> list[dict[str, str]]:
+    """Optimizer rules; `findings` replaces the reflection's default (add RULE)."""
+    findings = findings if findings is not None else [
+        {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}]
+    return [
+        {"match": '"mine_merge"', "reply": json.dumps({"groups": []})},
+        {"match": '"mine_judge"', "reply": json.dumps({"checks": [{
+            "type": "last_line_regex", "value": "^ANSWER: .+",
+            "feedback": "the last line must be `ANSWER: <answer>`"}], "rubric": ""})},
+        {"match": '"relevance"', "reply": json.dumps({"relevant": relevant if relevant is not None else list(range(1, 41))})},
+        {"match": '"dream"', "reply": json.dumps({"variants": [dream]})},
+        {"match": '"findings"', "reply": json.dumps({"findings": findings})},
+        {"match": '"groups"', "reply": json.dumps({"groups": []})},
+        {"match": '"order"', "reply": json.dumps({"order": [1]})},
+        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
+        {"match": '"notes"', "reply": json.dumps({"notes": ["Answer-format rules pay off."]})},
+    ]
+
+
+TARGET_RULES = [{"match": "ANSWER:", "reply": "Done.\nANSWER: ok"}, {"match": "[\\s\\S]", "reply": "Done."}]
+
+
+def write_scripts(root: Path, **optimizer: Any) -> tuple[Path, Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    opt, target = root / "opt.json", root / "target.json"
+    opt.write_text(json.dumps(optimizer_rules(**optimizer)))
+    target.write_text(json.dumps(TARGET_RULES))
+    return opt, target
+
+
+def write_chat_logs(folder: Path, tasks: list[str] = TASKS, *, times: int = 3, extra: list[str] = ()) -> Path:
+    """One chat-log file: every task asked `times` times (a session each, with a correction);
+    `extra` prompts once each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for rep in range(times):
+        for i, t in enumerate(tasks):
+            lines.append(json.dumps({"id": f"s{rep}-{i}", "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z", "messages": [
+                {"role": "user", "content": t}, {"role": "assistant", "content": "Done."},
+                {"role": "user", "content": "no, put the answer on its own last line"},
+                {"role": "assistant", "content": "ok"}]}))
+    for n, t in enumerate(extra):
+        lines.append(json.dumps({"id": f"x{n}", "created": "2026-11-25T09:00:00Z", "messages": [
+            {"role": "user", "content": t}, {"role": "assistant", "content": "Done."}]}))
+    path = folder / "log.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def night_env(monkeypatch: pytest.MonkeyPatch, root: Path) -> Path:
+    """A private data dir, an empty HOME (no real transcripts) and the chat-log folder; returns the data dir."""
+    data = root / "data"
+    (root / "home").mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(data))
+    monkeypatch.setenv("HOME", str(root / "home"))
+    monkeypatch.setenv("SKILLSLEEP_CHAT_DIRS", str(root / "chats"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    return data
+
+
+def run_args(root: Path, *extra: str) -> list[str]:
+    return ["run", "--backend", "scripted", "--optimizer-model", str(root / "opt.json"),
+            "--target-model", str(root / "target.json"), "--since", "3650d", *extra]
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_night(root: Path, *extra: str) -> dict[str, Any]:
+    """`skillsleep run … --json`; asserts it exited 0 and returns the summary."""
+    code, out, err = invoke(*run_args(root, *extra, "--json"))
+    assert code == 0, err
+    return dict(json.loads(out))
+
+
+class Recorder:
+    """Every model request of this test, with its role (cache hits included): LLM.complete is
+    wrapped, so this sees exactly what each role was shown."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seen: list[tuple[str, CompletionRequest]] = []
+        original = LLM.complete
+
+        async def complete(llm: LLM, role: str, request: CompletionRequest, **kwargs: Any) -> Any:
+            self.seen.append((role, request))
+            return await original(llm, role, request, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(LLM, "complete", complete)
+
+    def texts(self, *roles: str) -> list[str]:
+        """All message text of the requests in these roles (every request when none given)."""
+        return ["\n".join(m.content for m in r.messages) for role, r in self.seen if not roles or role in roles]
+
+    def roles(self) -> set[str]:
+        return {role for role, _ in self.seen}
