@@ -169,11 +169,11 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
 async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None) -> dict[str, Any]:
     data = data_dir()
     eff = effective_settings()
+    home = Path(os.environ.get("HOME") or Path.home())
+    target = resolve_skill(s.skill, harness=s.harness, home=home, cwd=Path.cwd(), data_dir=data, env=os.environ)
     progress("harvesting new sessions")
     patterns = tuple(eff.harvest.redact_patterns.value)
     harvested = run_harvest(None, None, patterns, eff.harvest.chat_dir_paths())
-    home = Path(os.environ.get("HOME") or Path.home())
-    target = resolve_skill(s.skill, harness=s.harness, home=home, cwd=Path.cwd(), data_dir=data, env=os.environ)
     live = _read_live(target)
     trained_text = target.read()
     skill = Skill.parse(trained_text)
