@@ -29,7 +29,8 @@ Outcome of an instance (its span runs up to the next intent or the session's end
   neutral acknowledgements ("ok", "continue") followed.
 
 Grouping. Texts are normalized (lowercase; URLs, uuids, quoted strings, paths, file names, hex
-ids and numbers → <url> <id> <str> <path> <num>; punctuation dropped; first 1000 characters).
+ids and numbers → <url> <id> <str> <path> <num>; a leading slash command → <cmd> and its name, so
+"/commit" and "/review" stay two tasks; punctuation dropped; first 1000 characters).
 `similarity` = mean of the Ochiai (cosine of sets) overlap of the content words (a small stop
 list removed) and of the character 3-grams of those words; it depends on the two texts only, not
 on the rest of the night, so the same requests group the same way night after night. Pairs at
@@ -246,7 +247,10 @@ _SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<![\w<])[v#]?\d+(?:[.,:]\d+)*(?:st|nd|rd|th|px|ms|s|kb|mb|gb|%)?\b"), " <num> "),
     (re.compile(r"[^\w\s<>]|_"), " "),
 )
-_PLACEHOLDERS = frozenset({"<url>", "<id>", "<str>", "<path>", "<num>"})
+# A leading slash command ("/review-pr 12", "/commit") names the command: its name stays words (the
+# path pattern below would make every "/name" the same "<path>", merging distinct commands).
+_COMMAND = re.compile(r"^\s*/([\w][\w:.-]*)(?=\s|$)")
+_PLACEHOLDERS = frozenset({"<url>", "<id>", "<str>", "<path>", "<num>", "<cmd>"})
 _STOP = frozenset(
     "a an the to of in on at for with and or is are be it its this that these those my our your me i "
     "we you please pls can could would will should just also then now some any all by from as so".split()
@@ -255,7 +259,7 @@ _STOP = frozenset(
 
 def normalize(text: str) -> str:
     """The comparable form of a request: lowercase, variable parts replaced by placeholders."""
-    s = text[:NORMALIZE_CHARS].lower()
+    s = _COMMAND.sub(r"<cmd> \1 ", text[:NORMALIZE_CHARS].lower(), count=1)
     for pattern, repl in _SUBS:
         s = pattern.sub(repl, s)
     return " ".join(w for w in s.split() if w not in {"<", ">"})

@@ -96,8 +96,13 @@ def _read_live(target: SkillTarget) -> str:
 
 
 def _compose(target: SkillTarget, live: str, trained: str) -> str:
-    """The whole live file with `trained` in place (the section only, for an AGENTS.md section)."""
-    return replace_section(live, target.section, trained) if target.section else trained
+    """The whole live file with `trained` in place (the section only, for an AGENTS.md section);
+    a whole file written with CRLF line endings keeps them (the trained text has LF only)."""
+    if target.section:
+        return replace_section(live, target.section, trained)
+    if "\r" not in trained and live.partition("\n")[0].endswith("\r"):
+        return trained.replace("\n", "\r\n")
+    return trained
 
 
 def _train_config(s: Any, folder: Path, target: SkillTarget) -> TrainConfig:
@@ -192,17 +197,23 @@ async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Calla
         record = NightRecord(night=nights.next_number(), started=started, pid=os.getpid(), harness=s.harness,
                              skill_path=key, skill_name=target.name, managed=target.managed, dry_run=dry_run)
     folder = nights.folder(record.night)
-    nights.save(record)
-    run_dir = RunDir(folder)
     cfg = _train_config(s, folder, target)
-    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices, sinks=[run_dir.append_ledger])
+    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db())
     models = Models(cfg, ledger, store, run_id=str(folder))
+    try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
+        harness, label, timeout_s = _harness(s, models, progress)
+    except BaseException:
+        await models.aclose()
+        store.close()
+        raise
+    nights.save(record)
+    run_dir = RunDir(folder)
+    ledger.sinks.append(run_dir.append_ledger)
     outcome: NightOutcome | None = None
     stop: StopReason | None = None
     interrupted: BaseException | None = None
     try:
-        harness, label, timeout_s = _harness(s, models, progress)
         evaluator = Evaluator(harness, judge_llm=models.judge, gate=cfg.gate, rollouts_k=cfg.train.rollouts_k,
                               timeout_s=timeout_s, log_path=run_dir.rollouts_path, on_rollout=on_rollout)
         if plan is None:
@@ -224,11 +235,18 @@ async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Calla
         stop = StopReason.from_error(exc)
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         stop, interrupted = StopReason.from_error(KeyboardInterrupt()), exc
+    except Exception as exc:  # never leave the night marked running: record why it stopped, then fail
+        nights.save(record.model_copy(update={"status": "stopped", "finished": _now(), "outcome": "stopped-early",
+                                              "stop": StopReason.from_error(exc), "reason": str(exc)}))
+        raise
     finally:
         await models.aclose()
         store.close()
     finished = _now()
-    candidate_full = _compose(target, live, outcome.candidate) if outcome else live
+    # Nothing trained (rejected / no candidate: the candidate is the seed) stages nothing, also for a
+    # managed skill that does not exist yet (its seed differs from the absent live file).
+    trained = outcome is not None and outcome.candidate != trained_text
+    candidate_full = _compose(target, live, outcome.candidate) if outcome and trained else live
     diff = unified_diff(live, candidate_full, f"a/{target.path.name}", f"b/{target.path.name}") if candidate_full != live else ""
     report = night_report(
         night=record.night, started=started, finished=finished, harness=s.harness, skill_path=str(target.path),
@@ -278,8 +296,10 @@ async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Calla
         "accepted": report.outcome == "accepted",
         "test_before": report.test.before if report.test else None, "test_after": report.test.after if report.test else None,
         "proposal_id": proposal.id if proposal else None, "adopted": adopted,
-        "calls": ledger.calls_made, "cache_hits": sum(int(r["cache_hits"]) for r in ledger.by_role().values()),
-        "tokens": ledger.spent_tokens, "cost_usd": round(ledger.spent_usd, 6),
+        # a resumed night adds this run's spend to what its earlier run(s) recorded
+        "calls": record.calls + ledger.calls_made,
+        "cache_hits": record.cache_hits + sum(int(r["cache_hits"]) for r in ledger.by_role().values()),
+        "tokens": record.tokens + ledger.spent_tokens, "cost_usd": round(record.cost_usd + ledger.spent_usd, 6),
     })
     nights.save(record)
     if interrupted is not None:
