@@ -14,6 +14,7 @@ for the same skill resumes it (same tasks, finished steps kept) when the live sk
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -47,7 +48,7 @@ from skillsleep.core.night import (
     train_night,
 )
 from skillsleep.core.nights import NightRecord, Nights
-from skillsleep.core.proposals import Proposals, unified_diff
+from skillsleep.core.proposals import ABSENT, Proposal, Proposals, unified_diff
 from skillsleep.core.redact import Redactor
 from skillsleep.core.report import NightUsage, StopReason, render_markdown, report_files
 from skillsleep.core.rundir import RunDir
@@ -137,6 +138,18 @@ def _harness(s: Any, models: Models, progress: Progress) -> tuple[Any, str, floa
     if not status.usable:
         raise ConfigError(f"the {s.harness} harness is not usable here: {status.reason}")
     return harness, f"{s.harness} {status.version} ({settings.target_model or 'its configured model'})", settings.timeout_s
+
+
+def _same_pending(proposals: Proposals, path: Path, candidate: str, live: str, accepted: bool) -> Proposal | None:
+    """A pending proposal that would change the same live text into the same candidate with the
+    same verdict (a night that re-learned what is still waiting for `adopt`): not staged twice."""
+    want = hashlib.sha256(candidate.encode()).hexdigest()
+    base = hashlib.sha256(live.encode()).hexdigest() if live or path.exists() else ABSENT
+    for p in reversed(proposals.list()):
+        if (p.status == "staged" and p.skill_path == str(path.expanduser().resolve()) and p.candidate_hash == want
+                and p.base_hash == base and p.accepted == accepted):
+            return p
+    return None
 
 
 def _alive(pid: int | None) -> bool:
@@ -263,15 +276,20 @@ async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Calla
     if not dry_run and not stopped and outcome is not None and diff:
         proposals = Proposals(data)
         gate = outcome.gate
-        proposal = proposals.stage(
-            target.path, candidate_full, accepted=outcome.outcome == "accepted", reason=outcome.reason, files=files,
-            base_text=live, night=record.night, baseline_score=gate.baseline if gate else None,
-            candidate_score=gate.candidate if gate else None,
-            test_before=outcome.test.before if outcome.test else None,
-            test_after=outcome.test.after if outcome.test else None,
-            details={"harness": s.harness, "section": target.section, "managed": target.managed},
-        )
-        progress(f"staged proposal {proposal.id} ({'accepted' if proposal.accepted else 'not accepted'}: {proposal.reason})")
+        proposal = _same_pending(proposals, target.path, candidate_full, live, outcome.outcome == "accepted")
+        if proposal is not None:
+            progress(f"the same proposal is already pending: {proposal.id} (`skillsleep adopt {proposal.id}`)")
+        else:
+            proposal = proposals.stage(
+                target.path, candidate_full, accepted=outcome.outcome == "accepted", reason=outcome.reason,
+                files=files, base_text=live, night=record.night, baseline_score=gate.baseline if gate else None,
+                candidate_score=gate.candidate if gate else None,
+                test_before=outcome.test.before if outcome.test else None,
+                test_after=outcome.test.after if outcome.test else None,
+                details={"harness": s.harness, "section": target.section, "managed": target.managed},
+            )
+            progress(f"staged proposal {proposal.id} ({'accepted' if proposal.accepted else 'not accepted'}: "
+                     f"{proposal.reason})")
         if s.auto_adopt and proposal.accepted:
             try:
                 proposals.adopt(proposal.id)

@@ -274,6 +274,18 @@ def test_second_night_keeps_splits_history_rejected_edits_and_meta_notes(
     assert Nights(data).memory(key).nights == [1, 2]
 
 
+def test_a_night_that_relearns_a_pending_proposal_does_not_stage_it_twice(chat_night: Path) -> None:
+    first = run_night(chat_night)
+    second = run_night(chat_night)
+    assert first["outcome"] == second["outcome"] == "accepted"
+    assert second["proposal"] == first["proposal"]
+    assert len(list((chat_night / "data" / "staging").iterdir())) == 1
+    code, _, err = invoke("adopt")
+    assert code == 0, err
+    third = run_night(chat_night)  # the live skill now holds the rule: nothing new to propose
+    assert third["proposal"] is None and third["outcome"] in ("no-candidate", "rejected")
+
+
 def test_distinct_slash_commands_are_distinct_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A command's name is what it asks: "/commit" and "/changelog" must not mine as one task (a
     "/name" once normalized like a path, so every command became the same "<path>")."""

@@ -9,6 +9,7 @@ time; at temperature 0 with a fixed seed the output is repeatable.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 from pathlib import Path
@@ -76,6 +77,7 @@ class LocalBackend(BaseBackend):
         self._threads = int(options.get("threads", max(1, min(os.cpu_count() or 2, 8))))
         self._lock = threading.Lock()  # a thread lock: the model may outlive one event loop
         self._server: Any = None
+        self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
 
     def _load(self) -> Any:
         if self._server is None:
@@ -110,8 +112,25 @@ class LocalBackend(BaseBackend):
         with self._lock:
             return dict(self._load().handle_chat_completions(body))
 
+    async def _generate(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The model's reply to `body`. A generation cannot be stopped once it runs, so an attempt
+        that timed out leaves it running; the retry of the same request waits for that generation
+        instead of queueing a second one behind it on the lock (which timed out in turn)."""
+        loop = asyncio.get_running_loop()
+        key = json.dumps(body, sort_keys=True)
+        running = self._running.get(key)
+        if running is None or running[0] is not loop:
+            future = asyncio.ensure_future(asyncio.to_thread(self._call, body))
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "not retrieved"
+            running = self._running[key] = (loop, future)
+        try:
+            return await asyncio.shield(running[1])
+        finally:
+            if running[1].done():
+                self._running.pop(key, None)
+
     async def _send(self, request: CompletionRequest) -> Completion:
-        result = await asyncio.to_thread(self._call, self._body(request))
+        result = await self._generate(self._body(request))
         if "error" in result or not result.get("choices"):
             detail = str(result.get("error", result))[:300]
             raise BackendError(f"the local model {self.model!r} refused the request: {detail}")

@@ -1,0 +1,361 @@
+"""One night of the sleep cycle (`skillsleep run`) on a fixed corpus: calls per role vs the ideal.
+
+    .venv/bin/python bench/night.py [--backend scripted|local] [--steps N] [--dreams N]
+                                    [--max-tasks N] [--rollouts-k K] [--keep NEW_DIR]
+
+The corpus is generated at start into a temp dir (or the new folder `--keep`), always the same: one
+direct-chat log in which 8 recurring tasks are each asked 3 times (a session each, followed by a
+correction, so they mine as failing tasks) plus 20 one-off prompts (asked once: not tasks).
+SKILLSLEEP_HOME, HOME and the chat-log folder point into that dir; the managed learned skill is
+trained. `skillsleep run --json` runs in this process (click's CliRunner), twice:
+
+    night 1        harvest → mine → split → dreams → one epoch → gate → report → proposal
+    second_night   right after, on the same sessions (no new ones): the response cache should
+                   answer almost every request; what still reaches the model is the work whose
+                   prompt changed (the reflection sees night 1's meta skill and rejected edits)
+
+`--backend scripted` (default) answers from rules (deterministic; the target follows the answer-
+line rule only when the skill holds it, so the gate accepts it); `--backend local` runs the
+embedded Qwen2.5-Coder-0.5B for every role (slow: minutes; the weights are assembled once into
+the usual user cache and linked into the temp dir).
+
+`ideal_calls` is the fewest model calls that produce the decisions this night made, rebuilt from
+its plan.json and state.json (per role):
+
+    mine        1 paraphrase merge (2+ lexical groups) + 1 judge per chosen task
+    relevance   ceil(recurring / 40), 0 for the managed skill
+    dream       1 per real training task (when --dreams > 0)
+    target      the distinct (skill, task, sample) rollouts the night needs: the seed on val × K;
+                per step the current skill on its batch × K and, when a candidate was gated, the
+                candidate on val × K; at the epoch's end the slow update's previous/current
+                skill on the train sample (k=1) and its candidate on val × K; the verdict's
+                candidate on val × K; test before (seed) and after (candidate) × K
+    judge       distinct (task, response) of those rollouts whose task has a rubric
+    reflect     ceil(batch × K / minibatch) per step
+    merge       ceil(n / 8) per step where n > 1 distinct edits were proposed (first level)
+    rank        1 per step whose safe edits exceed the step's edit budget
+    slow_update 1 per epoch whose skill changed; meta 1 per epoch
+
+`plan_max_calls` is Trainer.plan()'s upper bound for the training part, for comparison. Stderr
+gets a human summary; the last line on stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from skillsleep.core.aggregate import dedup
+from skillsleep.core.config import RunSection, SlowUpdateSection, TrainConfig, TrainSection
+from skillsleep.core.night import NightPlan
+from skillsleep.core.records import Edit, Rollout
+from skillsleep.core.schedule import LRSchedule
+from skillsleep.core.skill import Skill
+from skillsleep.core.trainer import TrainState
+
+RULE = "End every reply with a final line `ANSWER: <answer>`."
+# (task, a word only its dream request holds) — lexically far apart: 8 clusters
+TASKS = [
+    ("Write the changelog entry for the new login feature", "changelog"),
+    ("Bump the package version and tag the release", "Bump"),
+    ("Explain why the CI job for the docs failed", "CI job"),
+    ("Rename the helper function across the codebase", "helper"),
+    ("Add type hints to the parser module", "type hints"),
+    ("Draft the weekly status email for the team", "status email"),
+    ("Summarize the open pull requests waiting for review", "pull requests"),
+    ("Update the dependency pins in the lock file", "dependency pins"),
+]
+ONE_OFFS = [
+    "What does the walrus operator do in Python?",
+    "Sketch a database schema for a small library catalogue",
+    "Why is my docker image so large?",
+    "Suggest a name for a command line tool that tidies photos",
+    "How many bytes are in a kibibyte?",
+    "Convert this paragraph to British spelling please",
+    "Which sorting algorithm is stable and in place?",
+    "Give me a regex that matches an ISO calendar week",
+    "Explain the difference between a mutex and a semaphore",
+    "Recommend a book about distributed systems",
+    "What is the time complexity of heapify?",
+    "Translate good morning into Portuguese",
+    "Plan a thirty minute onboarding session for interns",
+    "Describe how garbage collection works in Go",
+    "List three uses for a bloom filter",
+    "Is tail recursion optimised in JavaScript engines?",
+    "Outline a talk about accessibility in mobile apps",
+    "Compare SQLite and Postgres for a hobby project",
+    "Why do floating point sums depend on their order?",
+    "Write a haiku about merge conflicts",
+]
+REPEATS = 3
+CORRECTION = "no, put the answer on its own last line"
+LOCAL_MODEL = "qwen2.5-coder-0.5b"
+
+
+# --- the corpus and the scripted models ----------------------------------------------------------
+
+
+def write_corpus(root: Path) -> None:
+    """The chat log (24 recurring sessions + 20 one-offs) and the two rule scripts."""
+    chats = root / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for rep in range(REPEATS):
+        for i, (task, _) in enumerate(TASKS):
+            lines.append(json.dumps({"id": f"s{rep}-{i}", "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z", "messages": [
+                {"role": "user", "content": task}, {"role": "assistant", "content": "Done."},
+                {"role": "user", "content": CORRECTION}, {"role": "assistant", "content": "ok"}]}))
+    for n, prompt in enumerate(ONE_OFFS):
+        lines.append(json.dumps({"id": f"x{n}", "created": f"2026-11-25T09:{n:02d}:00Z", "messages": [
+            {"role": "user", "content": prompt}, {"role": "assistant", "content": "Done."}]}))
+    (chats / "log.jsonl").write_text("\n".join(lines) + "\n")
+    dreams = [{"match": f"(?s){word}.*Write \\d+ variant",
+               "reply": json.dumps({"variants": [f"On the staging branch: {task[0].lower()}{task[1:]}"]})}
+              for task, word in TASKS]
+    optimizer = [
+        {"match": '"mine_merge"', "reply": json.dumps({"groups": []})},
+        {"match": '"mine_judge"', "reply": json.dumps({"checks": [{
+            "type": "last_line_regex", "value": "^ANSWER: .+",
+            "feedback": "the last line must be `ANSWER: <answer>`"}], "rubric": ""})},
+        {"match": '"relevance"', "reply": json.dumps({"relevant": list(range(1, 41))})},
+        *dreams,
+        {"match": '"findings"', "reply": json.dumps({"findings": [
+            {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}]})},
+        {"match": '"groups"', "reply": json.dumps({"groups": []})},
+        {"match": '"order"', "reply": json.dumps({"order": [1]})},
+        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
+        {"match": '"notes"', "reply": json.dumps({"notes": ["Answer-format rules pay off."]})},
+    ]
+    target = [{"match": "ANSWER:", "reply": "Done.\nANSWER: ok"}, {"match": "[\\s\\S]", "reply": "Done."}]
+    (root / "opt.json").write_text(json.dumps(optimizer))
+    (root / "target.json").write_text(json.dumps(target))
+
+
+def isolate(root: Path) -> None:
+    """Every skillsleep path and setting of this process inside `root` (no user config, no real
+    transcripts, no other skills)."""
+    from skillsleep.slash_commands.wiring import SLEEP_ENVS
+
+    for name in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_REDACT_PATTERNS", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
+                 "OPENCLAW_STATE_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", *SLEEP_ENVS.values()):
+        os.environ.pop(name, None)
+    (root / "home").mkdir(parents=True, exist_ok=True)
+    os.environ["SKILLSLEEP_HOME"] = str(root / "data")
+    os.environ["HOME"] = str(root / "home")
+    os.environ["SKILLSLEEP_CHAT_DIRS"] = str(root / "chats")
+    os.chdir(root)
+
+
+def link_local_weights(root: Path) -> None:
+    """Assemble the 0.5B weights once in the user's cache (as `skillsleep run` would) and link
+    them into the temp SKILLSLEEP_HOME, so each bench run does not copy 491 MB."""
+    from skillsleep.core.backends.weights import ensure_weights
+    from skillsleep.slash_commands.wiring import cache_dir
+
+    path = ensure_weights(LOCAL_MODEL, cache_dir())  # before isolate(): the real cache dir
+    models = root / "data" / "cache" / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    (models / path.name).unlink(missing_ok=True)
+    (models / path.name).symlink_to(path)
+
+
+def run_args(root: Path, backend: str, extra: list[str]) -> list[str]:
+    if backend == "scripted":
+        models = ["--backend", "scripted", "--optimizer-model", str(root / "opt.json"),
+                  "--target-model", str(root / "target.json")]
+    else:
+        models = ["--backend", "local"]
+    return ["run", *models, "--since", "3650d", *extra, "--json"]
+
+
+def night(args: list[str]) -> tuple[dict[str, Any], float]:
+    from skillsleep.slash_commands.cli import main
+
+    start = time.perf_counter()
+    result = CliRunner().invoke(main, args)
+    wall = time.perf_counter() - start
+    if result.exit_code != 0 or not result.stdout.strip():
+        sys.stderr.write(result.stderr[-4000:])
+        raise SystemExit(f"skillsleep run exited {result.exit_code}")
+    return dict(json.loads(result.stdout)), wall
+
+
+# --- the ideal -----------------------------------------------------------------------------------
+
+
+def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> dict[str, int]:
+    """The fewest model calls per role that give this night's decisions (see the docstring)."""
+    plan = NightPlan.model_validate_json((folder / "plan.json").read_text())
+    out = {"mine": 0, "relevance": 0, "dream": 0, "target": 0, "judge": 0, "reflect": 0, "merge": 0,
+           "rank": 0, "slow_update": 0, "meta": 0}
+    chosen = plan.mined.tasks
+    out["mine"] = (1 if plan.mined.groups >= 2 else 0) + len(chosen)
+    if not summary["skill"]["managed"] and plan.recurring:
+        out["relevance"] = math.ceil(plan.recurring / 40)
+    if plan.not_ready or not (folder / "state.json").is_file():
+        return out
+    split = plan.tasks()
+    real_train = [t for t in split["train"] if t.origin != "dream"]
+    out["dream"] = len(real_train) if dreams else 0
+    state = TrainState.model_validate_json((folder / "state.json").read_text())
+    minibatch = TrainSection().minibatch_size
+    tasks = {t.id: t for ts in split.values() for t in ts}
+    val, test = [t.id for t in split["val"]], [t.id for t in split["test"]]
+    need: set[tuple[str, str, int]] = set()
+
+    def score(skill_hash: str, ids: list[str], samples: int = k) -> None:
+        need.update((skill_hash, t, s) for t in ids for s in range(samples))
+
+    seed = Skill(state.seed_skill).hash
+    score(seed, val)
+    current = seed
+    schedule = LRSchedule()
+    for step in state.steps:
+        score(current, step.batch)
+        out["reflect"] += math.ceil(len(step.batch) * k / minibatch)
+        proposed = folder / "steps" / f"e{step.epoch}s{step.step}" / "proposed.json"
+        n = len(dedup([Edit.model_validate(e) for e in json.loads(proposed.read_text())])) if proposed.is_file() else 0
+        out["merge"] += math.ceil(n / 8) if n > 1 else 0
+        safe = step.merged - len(step.refused)
+        out["rank"] += 1 if safe and (safe > step.learning_rate or schedule.schedule == "autonomous") else 0
+        if step.gate is not None:
+            score(step.gate.baseline_hash, val)
+            score(step.gate.candidate_hash, val)
+            if step.gate.accepted:
+                current = step.gate.candidate_hash
+    for epoch in state.epochs:
+        if "slow_update" in epoch:
+            out["slow_update"] += 1
+            sample = [t.id for t in split["train"]]  # as core/epoch.py draws it
+            random.Random(f"{RunSection().seed}:slow:{epoch['epoch']}").shuffle(sample)
+            sample = sample[: SlowUpdateSection().sample_size]
+            score(seed, sample, 1)  # the epoch's start: the seed, one night is one epoch
+            score(current, sample, 1)
+            gate = epoch.get("slow_update_gate")
+            if isinstance(gate, dict):
+                score(gate["baseline_hash"], val)
+                score(gate["candidate_hash"], val)
+        out["meta"] += 1 if "meta_failure" in epoch else 0
+    best = Skill(state.best).hash
+    if best != seed:
+        score(best, val)
+        if test:
+            score(seed, test)
+            score(best, test)
+    out["target"] = len(need)
+    rollouts = folder / "rollouts.jsonl"
+    judged: set[tuple[str, str]] = set()
+    if rollouts.is_file():
+        for line in rollouts.read_text().splitlines():
+            r = Rollout.model_validate_json(line)
+            task = tasks.get(r.task_id)
+            if (r.skill_hash, r.task_id, r.sample) in need and task and task.judge.rubric and not r.run.error:
+                judged.add((r.task_id, r.run.response))
+    out["judge"] = len(judged)
+    return out
+
+
+def plan_max_calls(folder: Path, k: int, steps: int) -> int:
+    """Trainer.plan()'s upper bound for the training part of this night (no plan/state: 0)."""
+    from skillsleep.core.trainer import Trainer
+
+    plan_file = folder / "plan.json"
+    if not plan_file.is_file():
+        return 0
+    plan = NightPlan.model_validate_json(plan_file.read_text())
+    if plan.not_ready:
+        return 0
+    cfg = TrainConfig.model_validate({
+        "data": {"tasks": "plan.json", "skill": "SKILL.md"},
+        "target": {"backend": "scripted:x"}, "optimizer": {"backend": "scripted:x"},
+        "train": {"epochs": 1, "steps_per_epoch": steps, "rollouts_k": k},
+    })
+    trainer = Trainer(cfg, splits=plan.tasks(), seed_skill=Skill(""), evaluator=None,  # type: ignore[arg-type]
+                      optimizer=None, run_dir=None)  # type: ignore[arg-type]
+    return int(trainer.plan()["max_calls"])
+
+
+# --- main ----------------------------------------------------------------------------------------
+
+
+def _roles(summary: dict[str, Any]) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    rows = summary["calls_by_role"]
+    calls = {r: int(v["calls"]) for r, v in sorted(rows.items())}
+    tokens = {r: int(v["input_tokens"] + v["output_tokens"]) for r, v in sorted(rows.items())}
+    hits = {r: int(v["cache_hits"]) for r, v in sorted(rows.items())}
+    return calls, tokens, hits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=["scripted", "local"], default="scripted")
+    parser.add_argument("--steps", type=int, help="training steps (default: the night's, 2)")
+    parser.add_argument("--dreams", type=int, help="dreams per training task (default: the night's, 1)")
+    parser.add_argument("--max-tasks", type=int, help="most tasks tonight (default: the night's, 20)")
+    parser.add_argument("--rollouts-k", type=int, help="samples per task (default: the night's, 1)")
+    parser.add_argument("--keep", type=Path, help="build the corpus and state in this new folder and keep them")
+    args = parser.parse_args()
+    root = (args.keep or Path(tempfile.mkdtemp(prefix="skillsleep-bench-night-"))).resolve()
+    if root.exists() and any(root.iterdir()):
+        raise SystemExit(f"{root} is not empty: the bench starts from no state (pick a new --keep folder)")
+    root.mkdir(parents=True, exist_ok=True)
+    if args.backend == "local":
+        link_local_weights(root)
+    write_corpus(root)
+    isolate(root)
+    extra = [f"--{name}={value}" for name, value in (("steps", args.steps), ("dreams", args.dreams),
+             ("max-tasks", args.max_tasks), ("rollouts-k", args.rollouts_k)) if value is not None]
+    k = args.rollouts_k or 1
+    dreams = 1 if args.dreams is None else args.dreams
+    steps = args.steps or 2
+
+    first, wall = night(run_args(root, args.backend, extra))
+    folder = root / "data" / "nights" / f"{first['night']:04d}"
+    if not (folder / "plan.json").is_file():  # find the night's folder wherever Nights keeps it
+        folder = Path(first["report"]["report.json"]).parent
+    calls, tokens, hits = _roles(first)
+    ideal = ideal_calls(folder, first, k, dreams)
+    ideal_total = sum(ideal.values())
+
+    second, wall2 = night(run_args(root, args.backend, extra))
+    calls2, _, hits2 = _roles(second)
+    made2, hit2 = sum(calls2.values()), sum(hits2.values())
+
+    result = {
+        "backend": args.backend,
+        "sessions": first["sessions"], "recurring_tasks": first["recurring_tasks"],
+        "tasks_per_split": first["tasks"], "outcome": first["outcome"],
+        "calls_by_role": calls, "tokens_by_role": tokens,
+        "cache_hits": {"total": sum(hits.values()), "by_role": {r: n for r, n in hits.items() if n}},
+        "model_calls": first["calls_made"], "ideal_calls": ideal_total,
+        "ideal_by_role": {r: n for r, n in ideal.items() if n},
+        "calls_over_ideal": round(first["calls_made"] / ideal_total, 3) if ideal_total else None,
+        "plan_max_calls": plan_max_calls(folder, k, steps),
+        "tokens": first["tokens"], "wall_s": round(wall, 3),
+        "second_night": {
+            "outcome": second["outcome"], "model_calls": made2, "cache_hits": hit2,
+            "calls_by_role": {r: n for r, n in calls2.items() if n},
+            "cache_hits_by_role": {r: n for r, n in hits2.items() if n},
+            "hit_rate": round(hit2 / (made2 + hit2), 3) if made2 + hit2 else None,
+            "wall_s": round(wall2, 3),
+        },
+    }
+    print(f"night 1: {first['outcome']} ({first['reason']}); {first['calls_made']} calls, ideal {ideal_total}, "
+          f"{result['cache_hits']['total']} cache hits, {wall:.2f} s; tasks {first['tasks']}", file=sys.stderr)
+    print(f"night 2: {second['outcome']}; {made2} calls, {hit2} cache hits, {wall2:.2f} s; state in {root}",
+          file=sys.stderr)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
