@@ -623,6 +623,11 @@ async def _merge(llm: LLM, groups: list[_Group], problems: list[str]) -> list[li
         members = sorted({x - 1 for x in numbers if 1 <= x <= len(shown)})
         if bad:
             problems.append(f"paraphrase merge: group {n} names requests that do not exist ({bad}); those ignored")
+        if len(shown) >= 4 and len(members) > max(3, len(shown) // 2):
+            problems.append(f"paraphrase merge: group {n} joins {len(members)} of {len(shown)} requests into one task, "
+                            "which no real set of paraphrases does; ignored (a weak optimizer model lumps requests "
+                            "together: use a stronger --optimizer-model)")
+            continue
         if len(members) >= 2:
             merges.append(members)
     return merges

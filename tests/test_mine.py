@@ -334,6 +334,18 @@ async def test_invalid_groups_in_a_merge_reply_are_ignored_one_by_one() -> None:
     assert any("not a list of request numbers" in p for p in result.problems)
 
 
+async def test_a_merge_that_lumps_most_requests_into_one_task_is_ignored() -> None:
+    prompts = ["give me the plural of mouse", "multiply 6 by 7", "reverse the string abc",
+               "list the open pull requests", "summarize the release notes", "rename the config loader"]
+    sessions = [ask(p) for p in prompts]
+    llm, _ = make_llm(merge=json.dumps({"groups": [[1, 2, 3, 4, 5, 6]]}))  # what a 0.5B model answers
+    result = await mine(sessions, llm=llm)
+    assert len(result.tasks) == 6 and result.merged == 0
+    assert any("joins 6 of 6 requests" in p for p in result.problems), result.problems
+    llm, _ = make_llm(merge=json.dumps({"groups": [[1, 2]]}))  # a plausible merge still goes through
+    assert (await mine(sessions, llm=llm)).merged == 1
+
+
 async def test_a_garbage_judge_reply_falls_back_to_the_default_rubric_and_is_recorded() -> None:
     llm, _ = make_llm(judge="```json\n{\"checks\": [\n```")
     mined = only_task(await mine([ask("tidy the imports")] * 2, llm=llm))
