@@ -27,7 +27,7 @@ def _template(name: str) -> Template:
     return Template(text.rstrip("\n"))
 
 
-def render(name: str, **values: object) -> str:
+def render(name: str, /, **values: object) -> str:
     """Fill template `prompts/<name>.md`; a missing value is a KeyError, never a silent blank."""
     return _template(name).substitute({k: str(v) for k, v in values.items()})
 

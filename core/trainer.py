@@ -191,8 +191,12 @@ class Trainer:
         )
         self.progress(f"{label}: reflect (train score {train_score:.3f}, learning rate {lr})")
         reflected = await reflect(self.optimizer, current, trajectories, ctx, minibatch_size=cfg.train.minibatch_size)
-        merged = await aggregate(self.optimizer, reflected.edits, group_size=cfg.train.merge_group_size)
-        safe, refused = screen_all(merged.edits)
+        # screened before the merge too: an unsafe proposal (often an instruction lifted from a
+        # transcript) never reaches the merge prompt, nor gets reworded there past the screen
+        proposed, refused = screen_all(reflected.edits)
+        merged = await aggregate(self.optimizer, proposed, group_size=cfg.train.merge_group_size)
+        safe, refused_merged = screen_all(merged.edits)
+        refused += refused_merged
         for r in refused:
             self.progress(f"{label}: {r.reason()}")
         selection = await rank_and_clip(

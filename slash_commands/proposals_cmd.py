@@ -32,7 +32,7 @@ Data = dict[str, Any]
 RECENT_NIGHTS = 5  # nights shown in detail
 GATE_HISTORY = 10  # nights on the gate history
 RECENT_ACTIONS = 10  # lines of the action history
-DIED = "died (the next `skillsleep run` starts cleanly)"
+DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the skill or settings changed)"
 
 
 # --- status -------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from skillsleep.slash_commands.cli import main
 
 OLD = "---\nname: fmt\n---\n- answer briefly — kurz\n"
 NEW = "---\nname: fmt\n---\n- answer briefly — kurz\n- end with `Answer: <value>`\n"
-DIED = "died (the next `skillsleep run` starts cleanly)"
+DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the skill or settings changed)"
 
 
 @pytest.fixture
