@@ -60,12 +60,12 @@ from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvest_cmd import parse_since, run_harvest
-from skillsleep.slash_commands.train_cmd import Models
+from skillsleep.slash_commands.proposals_cmd import pid_alive
+from skillsleep.slash_commands.train_cmd import Models, agent_harness
 from skillsleep.slash_commands.wiring import (
     chat_log_dir,
     data_dir,
     effective_settings,
-    harness_settings,
     sleep_settings,
     state_db,
 )
@@ -127,17 +127,7 @@ def _train_config(s: Any, folder: Path, target: SkillTarget) -> TrainConfig:
 def _harness(s: Any, models: Models, progress: Progress) -> tuple[Any, str, float]:
     if s.harness == "chat":
         return ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), models.target.label, 600.0
-    table = dict(harness_settings().get(s.harness, {}))
-    if s.target_model:
-        table["target_model"] = s.target_model
-    if s.base_url:
-        table["base_url"] = s.base_url
-    settings = registry.settings_for(s.harness, table)
-    harness = registry.create_harness(s.harness, settings=settings)
-    status = harness.status()  # type: ignore[attr-defined]
-    if not status.usable:
-        raise ConfigError(f"the {s.harness} harness is not usable here: {status.reason}")
-    return harness, f"{s.harness} {status.version} ({settings.target_model or 'its configured model'})", settings.timeout_s
+    return agent_harness(s.harness, target_model=s.target_model, base_url=s.base_url)
 
 
 def _same_pending(proposals: Proposals, path: Path, candidate: str, live: str, accepted: bool) -> Proposal | None:
@@ -153,15 +143,7 @@ def _same_pending(proposals: Proposals, path: Path, candidate: str, live: str, a
 
 
 def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]
 
 
 def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig], seed: str) -> tuple[NightRecord, NightPlan, TrainState] | None:

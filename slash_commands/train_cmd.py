@@ -213,18 +213,24 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress:
     if opts.target:
         raise ConfigError(f"--target picks a backend for the chat harness; for {opts.harness} use --target-model MODEL "
                           "(and --base-url URL for another model server)")
-    table = dict(harness_settings().get(opts.harness, {}))
-    if opts.target_model:
-        table["target_model"] = opts.target_model
-    if opts.base_url:
-        table["base_url"] = opts.base_url
-    settings = registry.settings_for(opts.harness, table)
-    harness = registry.create_harness(opts.harness, settings=settings)
+    return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
+
+
+def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> tuple[Any, str, float]:
+    """(harness, label, per-run timeout) of an agent CLI: its `[harness.<name>]` settings with
+    `target_model` and `base_url` on top; an agent that is not usable here is a ConfigError."""
+    table = dict(harness_settings().get(name, {}))
+    if target_model:
+        table["target_model"] = target_model
+    if base_url:
+        table["base_url"] = base_url
+    settings = registry.settings_for(name, table)
+    harness = registry.create_harness(name, settings=settings)
     status = harness.status()  # type: ignore[attr-defined]
     if not status.usable:
-        raise ConfigError(f"the {opts.harness} harness is not usable here: {status.reason}")
+        raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
     model = settings.target_model or "its configured model"
-    return harness, f"{opts.harness} {status.version} ({model})", settings.timeout_s
+    return harness, f"{name} {status.version} ({model})", settings.timeout_s
 
 
 async def run_eval(
