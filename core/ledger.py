@@ -70,21 +70,28 @@ class Ledger:
         self._reserved_tokens = 0
         self._reserved_usd = 0.0
 
-    def reserve(self, provider: str, model: str, estimate: Usage) -> tuple[int, float]:
-        """Claim room for a call about to be made, or raise BudgetExceeded."""
+    def reserve(self, provider: str, model: str, estimate: Usage) -> tuple[int, float] | None:
+        """Claim room for a call about to be made (its pessimistic estimate).
+
+        BudgetExceeded when the call does not fit the budget even alone; None when it fits, but
+        not beside the calls in flight (wait for one to finish and ask again: their actual usage
+        is usually far below their estimate, so concurrency never ends a run early)."""
         tokens = estimate.total
         usd = price_of(self.prices, provider, model, estimate)
         cap_t, cap_u = self.budget.tokens, self.budget.usd
-        if cap_t is not None and self.spent_tokens + self._reserved_tokens + tokens > cap_t:
+        if cap_t is not None and self.spent_tokens + tokens > cap_t:
             raise BudgetExceeded(
                 f"token budget reached: {self.spent_tokens} of {cap_t} tokens spent and the next call "
                 f"may need ~{tokens}; raise --budget-tokens to go on."
             )
-        if cap_u is not None and self.spent_usd + self._reserved_usd + usd > cap_u:
+        if cap_u is not None and self.spent_usd + usd > cap_u:
             raise BudgetExceeded(
                 f"money budget reached: ${self.spent_usd:.4f} of ${cap_u:.4f} spent and the next call "
                 f"may cost ~${usd:.4f}; raise --budget-usd to go on."
             )
+        if (cap_t is not None and self.spent_tokens + self._reserved_tokens + tokens > cap_t) or (
+                cap_u is not None and self.spent_usd + self._reserved_usd + usd > cap_u):
+            return None
         self._reserved_tokens += tokens
         self._reserved_usd += usd
         return tokens, usd

@@ -19,6 +19,9 @@ from skillsleep.core.records import Completion, CompletionRequest, LedgerEntry, 
 from skillsleep.core.store import Store
 
 
+RESERVE_POLL_S = 0.02
+
+
 def estimate_usage(request: CompletionRequest) -> Usage:
     """A pessimistic token estimate for the budget check (about 3.5 characters a token)."""
     chars = sum(len(m.content) for m in request.messages)
@@ -103,7 +106,9 @@ class LLM:
             self._inflight.pop(key, None)
 
     async def _send(self, role: Role, request: CompletionRequest, key: str, timeout_s: float | None) -> Completion:
-        reservation = self.ledger.reserve(self.backend.name, self.backend.model, estimate_usage(request))
+        estimate = estimate_usage(request)
+        while (reservation := self.ledger.reserve(self.backend.name, self.backend.model, estimate)) is None:
+            await asyncio.sleep(RESERVE_POLL_S)  # calls in flight hold the rest of the budget
         try:
             completion = await self.backend.complete(request, timeout_s=timeout_s)
         except BackendError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,19 @@ async def test_budget_stops_before_the_call_that_would_cross_it(tmp_path: Path) 
     with pytest.raises(BudgetExceeded, match="raise --budget-tokens"):
         await llm.ask("reflect", [Message(role="user", content="x" * 2000)], max_tokens=100)
     assert len(backend.requests) == 1
+
+
+async def test_concurrent_calls_wait_for_room_instead_of_ending_the_run(tmp_path: Path) -> None:
+    # Each call reserves ~120 tokens (its estimate) but spends ~2; six at once reserve ~720 > 300.
+    backend = ScriptedBackend(BackendSettings(model="m"), lambda r: "ok")
+    llm = LLM(backend, ledger=Ledger(budget=Budget(tokens=300)), store=None)
+    replies = await asyncio.gather(*(llm.ask("judge", [Message(role="user", content=f"q{i}")], max_tokens=100)
+                                     for i in range(6)))
+    assert [r.text for r in replies] == ["ok"] * 6 and len(backend.requests) == 6
+    assert llm.ledger.spent_tokens <= 300
+    # A call that does not fit even alone still stops at once.
+    with pytest.raises(BudgetExceeded, match="raise --budget-tokens"):
+        await llm.ask("judge", [Message(role="user", content="x" * 2000)], max_tokens=100)
 
 
 async def test_money_budget_uses_configured_prices(tmp_path: Path) -> None:

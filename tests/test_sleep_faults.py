@@ -168,7 +168,8 @@ def test_second_cycle_is_refused_at_once_naming_the_holder(tmp_path: Path, monke
 
 
 class NightTrace:
-    """Per training step, the budget a night needs: every reservation's spent + reserved + asked,
+    """Per training step, the budget a night needs: every reservation's spent + asked (a call that
+    does not fit beside the calls in flight waits; one that does not fit alone stops the night),
     and the marks where the trainer saved state.json (epoch, step), with the model requests
     `rec` had seen by then."""
 
@@ -178,7 +179,7 @@ class NightTrace:
         reserve, save = Ledger.reserve, Trainer._save
 
         def traced_reserve(ledger: Ledger, provider: str, model: str, estimate: Any) -> Any:
-            self.events.append(("need", ledger.spent_tokens + ledger._reserved_tokens + estimate.total))
+            self.events.append(("need", ledger.spent_tokens + estimate.total))
             return reserve(ledger, provider, model, estimate)
 
         def traced_save(trainer: Trainer, st: Any) -> None:
