@@ -447,6 +447,7 @@ def night_report(
     common: dict[str, Any] = {
         "night": night, "started": started, "finished": finished, "harness": harness, "skill_path": skill_path,
         "skill_name": skill_name, "tasks": tasks, "usage": usage, "history": history, "diff": diff,
+        "problems": plan.problems if plan is not None else [],
     }
     if outcome is not None:
         common.update(gate=outcome.gate, test=outcome.test, accepted_edits=outcome.accepted_edits,

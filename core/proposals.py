@@ -83,6 +83,14 @@ def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
                                         old_name, new_name))
 
 
+def _base_hash(live: Path, base_text: str | None) -> str:
+    """The hash adopt compares the live file with: of `base_text` (the text a candidate was derived
+    from), or of the live file now when None; ABSENT for a file that did not exist."""
+    if base_text is None:
+        return file_hash(live)
+    return ABSENT if base_text == "" and not live.exists() else hashlib.sha256(base_text.encode()).hexdigest()
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -109,8 +117,7 @@ class Proposals:
         so edits the user made during a night are never overwritten silently."""
         live = Path(skill_path).expanduser().resolve()
         base = base_text if base_text is not None else (live.read_bytes().decode("utf-8") if live.exists() else "")
-        base_hash = file_hash(live) if base_text is None else (
-            ABSENT if base_text == "" and not live.exists() else hashlib.sha256(base_text.encode()).hexdigest())
+        base_hash = _base_hash(live, base_text)
         pid = _now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         folder = self.staging / pid
         write_atomic(folder / "SKILL.md", candidate)
@@ -127,6 +134,16 @@ class Proposals:
         self._record(Action(time=_now(), kind="stage", proposal_id=pid, skill_path=str(live),
                             detail=("accepted: " if accepted else "not accepted: ") + reason))
         return proposal
+
+    def find_pending(self, skill_path: Path, candidate: str, *, base_text: str | None, accepted: bool) -> Proposal | None:
+        """The newest pending proposal that `stage()` with these arguments would repeat: same live
+        file, same base, same candidate, same verdict (a night that re-learned what still waits)."""
+        live = Path(skill_path).expanduser().resolve()
+        want = (str(live), _base_hash(live, base_text), hashlib.sha256(candidate.encode()).hexdigest(), accepted)
+        for p in reversed(self.list()):
+            if p.status == "staged" and (p.skill_path, p.base_hash, p.candidate_hash, p.accepted) == want:
+                return p
+        return None
 
     def list(self) -> list[Proposal]:
         """Every staged proposal, oldest first. A folder without proposal.json is a staging that

@@ -178,6 +178,7 @@ class NightReport(Record):
     diff: str = ""
     usage: NightUsage = Field(default_factory=NightUsage)
     history: list[HistoryPoint] = Field(default_factory=list)  # previous nights
+    problems: list[str] = Field(default_factory=list)  # model replies that could not be used, and what was done
 
     @field_validator("started", "finished")
     @classmethod
@@ -369,6 +370,8 @@ def render_markdown(r: NightReport) -> str:
         out += [fence + "diff", r.diff.rstrip("\n"), fence, ""]
     else:
         out += ["(no change)", ""]
+    if r.problems:
+        out += _md_list("Problems (the night went on without these)", [_md(p) for p in r.problems])
     if r.usage.by_role:
         out += ["## Model calls", "", "| role | calls | cache hits | tokens in | tokens out | cost |",
                 "|---|---|---|---|---|---|"]
@@ -436,6 +439,9 @@ def render_html(r: NightReport) -> str:
     parts.append(_html_tasks(r))
     parts.append(_html_edits(r))
     parts += ["<section><h2>Diff against the live skill</h2>", _html_diff(r.diff), "</section>"]
+    if r.problems:
+        parts.append("<section><h2>Problems (the night went on without these)</h2><ul>"
+                     + "".join(f"<li>{_e(p)}</li>" for p in r.problems) + "</ul></section>")
     parts.append(_html_usage(r))
     parts.append(f'<footer><p class="muted">skillsleep report, format version {REPORT_VERSION}.</p></footer>')
     parts.append("</body></html>")

@@ -84,13 +84,15 @@ class SkillTarget(BaseModel):
             return text
         return find_section(text, self.section, source=self._shown()).body
 
-    def compose(self, trained: str) -> str:
+    def compose(self, trained: str, base: str | None = None) -> str:
         """The whole live-file text to stage for `trained`: the trained text itself (in the
         file's CRLF line endings when it has them), or the live file with only the section's body
-        replaced."""
+        replaced. `base` is the live file as it was read when training began (default: now)."""
+        if base is None:
+            base = self._file_text() if self.section is not None or self.exists() else ""
         if self.section is not None:
-            return replace_section(self._file_text(), self.section, trained, source=self._shown())
-        if "\r" not in trained and self.exists() and _first_ending(self._file_text()) == "\r\n":
+            return replace_section(base, self.section, trained, source=self._shown())
+        if "\r" not in trained and _first_ending(base) == "\r\n":
             return trained.replace("\n", "\r\n")
         return trained
 

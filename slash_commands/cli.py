@@ -101,7 +101,8 @@ def train(
 @click.option("--skill", help="SKILL.md path, PATH#Heading for an AGENTS.md section, or a skill NAME of the harness "
                               "(default: the managed learned skill).")
 @click.option("--backend", help="Model provider (deepseek, ollama, anthropic, openai, local) or provider:model.")
-@click.option("--base-url", help="The backend's server URL (default: the provider's env var or default).")
+@click.option("--base-url", help="The backend's server URL (default: the provider's env var or default); "
+                                 "an agent's own server is base_url under [harness.<name>].")
 @click.option("--optimizer-model", help="Model that mines, reflects and judges (default: the backend's).")
 @click.option("--target-model", help="Model that runs the tasks (chat: default the optimizer's; a CLI harness: the agent's own).")
 @click.option("--gate", type=click.Choice(["on", "off"]), help="on: stage only what strictly improves held-out tasks.")
@@ -135,7 +136,8 @@ def run_(dry_run: bool, as_json: bool, **flags: Any) -> None:
 def _run_text(s: dict[str, Any]) -> str:
     return str(s["markdown"]).rstrip() + "\n" + "\n".join(
         [f"\nreport: {s['report'].get('report.html', '')}"]
-        + ([f"problems: {len(s['problems'])} (see report.json / --json)"] if s["problems"] else [])
+        + ([f"harvest: {len(s['harvest']['unreadable'])} transcript file(s) could not be read; "
+             "`skillsleep harvest --json` lists them and why"] if s["harvest"]["unreadable"] else [])
         + ([f"--auto-adopt did not adopt: {s['adopt_error']}"] if s.get("adopt_error") else []))
 
 

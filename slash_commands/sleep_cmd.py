@@ -14,7 +14,6 @@ for the same skill resumes it (same tasks, finished steps kept) when the live sk
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
@@ -48,14 +47,14 @@ from skillsleep.core.night import (
     train_night,
 )
 from skillsleep.core.nights import NightRecord, Nights
-from skillsleep.core.proposals import ABSENT, Proposal, Proposals, unified_diff
+from skillsleep.core.proposals import Proposals, unified_diff
 from skillsleep.core.redact import Redactor
 from skillsleep.core.report import NightUsage, StopReason, render_markdown, report_files
 from skillsleep.core.rundir import RunDir
-from skillsleep.core.sections import replace_section
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.trainer import TrainState, config_hash
+from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
@@ -96,17 +95,7 @@ def _read_live(target: SkillTarget) -> str:
         raise ConfigError(f"cannot read the skill {target.path} ({exc}); fix it or pick another with --skill") from None
 
 
-def _compose(target: SkillTarget, live: str, trained: str) -> str:
-    """The whole live file with `trained` in place (the section only, for an AGENTS.md section);
-    a whole file written with CRLF line endings keeps them (the trained text has LF only)."""
-    if target.section:
-        return replace_section(live, target.section, trained)
-    if "\r" not in trained and live.partition("\n")[0].endswith("\r"):
-        return trained.replace("\n", "\r\n")
-    return trained
-
-
-def _train_config(s: Any, folder: Path, target: SkillTarget) -> TrainConfig:
+def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainConfig:
     provider = s.backend.partition(":")[0]
     optimizer = f"{provider}:{s.optimizer_model}" if s.optimizer_model else s.backend
     chat_target = f"{provider}:{s.target_model}" if s.target_model and s.harness == "chat" else optimizer
@@ -124,22 +113,11 @@ def _train_config(s: Any, folder: Path, target: SkillTarget) -> TrainConfig:
     )
 
 
-def _harness(s: Any, models: Models, progress: Progress) -> tuple[Any, str, float]:
+def _harness(s: SleepSection, models: Models, progress: Progress) -> tuple[Any, str, float]:
     if s.harness == "chat":
         return ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), models.target.label, 600.0
-    return agent_harness(s.harness, target_model=s.target_model, base_url=s.base_url)
-
-
-def _same_pending(proposals: Proposals, path: Path, candidate: str, live: str, accepted: bool) -> Proposal | None:
-    """A pending proposal that would change the same live text into the same candidate with the
-    same verdict (a night that re-learned what is still waiting for `adopt`): not staged twice."""
-    want = hashlib.sha256(candidate.encode()).hexdigest()
-    base = hashlib.sha256(live.encode()).hexdigest() if live or path.exists() else ABSENT
-    for p in reversed(proposals.list()):
-        if (p.status == "staged" and p.skill_path == str(path.expanduser().resolve()) and p.candidate_hash == want
-                and p.base_hash == base and p.accepted == accepted):
-            return p
-    return None
+    # --base-url is the backend's server; an agent's own server is `base_url` in [harness.<name>]
+    return agent_harness(s.harness, target_model=s.target_model, base_url=None)
 
 
 def _alive(pid: int | None) -> bool:
@@ -166,7 +144,7 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
     return last, plan, state
 
 
-async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None) -> dict[str, Any]:
+async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None) -> dict[str, Any]:
     data = data_dir()
     eff = effective_settings()
     home = Path(os.environ.get("HOME") or Path.home())
@@ -241,7 +219,7 @@ async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Calla
     # Nothing trained (rejected / no candidate: the candidate is the seed) stages nothing, also for a
     # managed skill that does not exist yet (its seed differs from the absent live file).
     trained = outcome is not None and outcome.candidate != trained_text
-    candidate_full = _compose(target, live, outcome.candidate) if outcome and trained else live
+    candidate_full = target.compose(outcome.candidate, live) if outcome and trained else live
     diff = unified_diff(live, candidate_full, f"a/{target.path.name}", f"b/{target.path.name}") if candidate_full != live else ""
     report = night_report(
         night=record.night, started=started, finished=finished, harness=s.harness, skill_path=str(target.path),
@@ -258,7 +236,8 @@ async def _night(s: Any, *, dry_run: bool, progress: Progress, on_rollout: Calla
     if not dry_run and not stopped and outcome is not None and diff:
         proposals = Proposals(data)
         gate = outcome.gate
-        proposal = _same_pending(proposals, target.path, candidate_full, live, outcome.outcome == "accepted")
+        proposal = proposals.find_pending(target.path, candidate_full, base_text=live,
+                                          accepted=outcome.outcome == "accepted")
         if proposal is not None:
             progress(f"the same proposal is already pending: {proposal.id} (`skillsleep adopt {proposal.id}`)")
         else:

@@ -46,8 +46,9 @@ def test_a_night_in_real_codex_trains_a_named_user_skill(agent_tools: AgentTools
     (tmp_path / "opt.json").write_text(json.dumps(opt))
     write_chat_logs(tmp_path / "chats", TASKS[:4])
 
+    # --base-url is the optimizer backend's (scripted: unused); Codex keeps its own server
     args = run_args(tmp_path, "--harness", "codex", "--skill", "release-notes", "--steps", "1", "--dreams", "0",
-                    "--json")
+                    "--base-url", "http://127.0.0.1:9/v1", "--json")
     args.remove("--target-model")
     args.remove(str(tmp_path / "target.json"))
     code, out, err = invoke(*args)

@@ -29,6 +29,7 @@ from skillsleep.core.backends.base import BaseBackend
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
 from skillsleep.core.proposals import Proposals
+from skillsleep.core.report import read_json
 from skillsleep.core.trainer import Trainer
 from sleep_kit import (
     RULE,
@@ -334,6 +335,9 @@ def test_garbage_relevance_and_dream_replies_are_named_and_the_night_goes_on(
     assert summary["tasks"]["dream"] == 0 and summary["unrelated"] == []  # no variants; every task kept
     assert skill.read_bytes() == LIVE.encode()
     assert RULE in (data / "staging" / summary["proposal"] / "SKILL.md").read_text()
+    report = read_json((data / "nights" / "0001" / "report.json").read_text())
+    assert report.problems == problems  # the report the user reads says so too
+    assert "Problems (the night went on without these)" in (data / "nights" / "0001" / "report.md").read_text()
 
 
 # --- 4. planted secrets never reach a model, the plan, the report or the staged files -----------

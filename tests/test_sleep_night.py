@@ -559,3 +559,22 @@ def test_night_on_a_subset_of_the_external_corpus(
         text = Path(s["report"][name]).read_text()
         assert text and PLANTED not in text and GITHUB not in text
     html_loads_nothing(Path(s["report"]["report.html"]).read_text())
+
+
+def test_the_text_summary_names_transcripts_the_harvest_could_not_read(
+        chat_night: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillsleep.slash_commands import sleep_cmd
+
+    real = sleep_cmd.run_harvest
+
+    def harvest(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        out = real(*args, **kwargs)
+        out["unreadable"] = [f"{chat_night / 'gone.jsonl'}: No such file or directory"]
+        return out
+
+    monkeypatch.setattr(sleep_cmd, "run_harvest", harvest)
+    code, out, err = invoke(*run_args(chat_night))
+    assert code == 0, err
+    assert "harvest: 1 transcript file(s) could not be read" in out and "skillsleep harvest --json" in out
+    code, out, _ = invoke(*run_args(chat_night, "--json"))
+    assert json.loads(out)["harvest"]["unreadable"] == [f"{chat_night / 'gone.jsonl'}: No such file or directory"]
