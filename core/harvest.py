@@ -7,8 +7,10 @@ mtime, the offset read up to, and a hash of its first bytes. On the next harvest
     grown, same identity and head               → read from the old offset only
     shrunk, replaced or a different head        → read again from the start, old sessions replaced
 
-A half-written last line is left for next time (the parsers never consume it). Sessions are
-redacted before they are stored; a continuation chunk is merged into the stored session.
+A half-written last line is left for next time (the parsers never consume it) and reported as
+waiting. Sessions are redacted before they are stored; a continuation chunk is merged into the
+stored session. Every session read is stored: `since` only decides which ones the report counts
+as new (the others are counted apart, in `before_since`), so a later night can still mine them.
 """
 
 from __future__ import annotations
@@ -61,9 +63,10 @@ class Cursor(Record):
 
 
 class HarvestReport(Record):
-    """What one harvest found (counts of new material only)."""
+    """What one harvest found (counts of new material only), and what it left out and why."""
 
-    sessions: dict[str, int] = Field(default_factory=dict)  # new or updated sessions per harness
+    sessions: dict[str, int] = Field(default_factory=dict)  # new or updated sessions per harness (after `since`)
+    before_since: int = 0  # new or updated sessions that ended before `since`: stored, not counted above
     turns: int = 0
     tools: Counter[str] = Field(default_factory=Counter)
     errors: int = 0
@@ -73,6 +76,8 @@ class HarvestReport(Record):
     files_read: int = 0
     files_reset: int = 0
     unreadable: list[str] = Field(default_factory=list)  # "path: error" of files that could not be read
+    waiting_files: int = 0  # files whose last line is not finished yet: it is read once it ends
+    waiting_bytes: int = 0
 
 
 def _head(path: Path, n: int) -> str:
@@ -89,6 +94,13 @@ def _db_stats(path: Path) -> list[int]:
         except FileNotFoundError:
             out += [0, 0, 0]
     return out
+
+
+def _waiting(report: HarvestReport, unread: int) -> None:
+    """Count a file whose last `unread` bytes are a line still being written (none when 0)."""
+    if unread > 0:
+        report.waiting_files += 1
+        report.waiting_bytes += unread
 
 
 def merge(old: Session, new: Session) -> Session:
@@ -120,7 +132,8 @@ class Harvester:
         self.redactor = redactor
 
     def harvest(self, sources: Sequence[Source], *, since: datetime | None = None) -> HarvestReport:
-        """Read what is new in every source; sessions that ended before `since` are not stored."""
+        """Read what is new in every source and store it; sessions that ended before `since` are
+        stored too, but counted in `before_since` instead of `sessions`."""
         report = HarvestReport()
         for source in sources:
             report.files_seen += 1
@@ -141,6 +154,7 @@ class Harvester:
         cursor = Cursor.model_validate(old) if old else None
         same_file = cursor is not None and (cursor.device, cursor.inode) == (st.st_dev, st.st_ino)
         if cursor and same_file and cursor.size == st.st_size and cursor.mtime_ns == st.st_mtime_ns:
+            _waiting(report, cursor.size - cursor.offset)
             return  # unchanged: not a byte read
         start = 0
         if cursor and same_file and st.st_size >= cursor.offset and _head(source.path, min(cursor.offset, HEAD_BYTES)) == cursor.head:
@@ -158,6 +172,7 @@ class Harvester:
         for session in parsed.sessions:
             self._store(source.harness, self.redactor.session(session), report, since)
         offset = start + parsed.bytes_read
+        _waiting(report, len(data) - parsed.bytes_read)
         self.store.set_cursor(key, Cursor(
             device=st.st_dev, inode=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns,
             offset=offset, head=_head(source.path, min(offset, HEAD_BYTES)),
@@ -183,9 +198,10 @@ class Harvester:
         session = chunk
         if stored is not None and stored.source == chunk.source and chunk.byte_start >= stored.byte_end:
             session = merge(stored, chunk)
-        if since is not None and session.ended is not None and session.ended < since:
-            return
         self.store.put_session(session)
+        if since is not None and session.ended is not None and session.ended < since:
+            report.before_since += 1
+            return
         report.sessions[harness] = report.sessions.get(harness, 0) + 1
         report.turns += len(chunk.turns)
         for turn in chunk.turns:

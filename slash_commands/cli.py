@@ -213,7 +213,8 @@ def harnesses(as_json: bool) -> None:
 @click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, file_okay=False),
               help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "
                    "(repeatable; replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
-@click.option("--since", help="Only sessions that ended after this: ISO date/time or a span (24h, 7d).")
+@click.option("--since", help="Count only sessions that ended after this as new (older ones are stored too, counted "
+                              "apart): ISO date/time or a span (24h, 7d).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True,
               help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the harvest report as JSON.")
@@ -307,6 +308,8 @@ def _origin_text(origin: Any, key: str, where: Any) -> str:
 
 
 def _harvest_text(r: dict[str, Any]) -> str:
+    from skillsleep.slash_commands.harvest_cmd import left_out_lines
+
     lines = [
         "new or updated sessions: " + ", ".join(f"{k} {v}" for k, v in r["sessions"].items()),
         f"turns {r['turns']}, errors {r['errors']}, bytes read {r['bytes_read']} "
@@ -314,10 +317,7 @@ def _harvest_text(r: dict[str, Any]) -> str:
     ]
     if r["tools"]:
         lines.append("tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r["tools"].items(), key=lambda kv: -kv[1])[:10]))
-    if r["skipped"]:
-        lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(r["skipped"].items())))
-    for problem in r["unreadable"][:10]:
-        lines.append(f"could not read {problem} (check the file's permissions; it is retried next time)")
+    lines += left_out_lines(r)
     if r["redactions"]:
         lines.append("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(r["redactions"].items())))
     return "\n".join(lines)

@@ -97,3 +97,19 @@ def run_harvest(
     finally:
         store.close()
     return out
+
+
+def left_out_lines(report: dict[str, Any]) -> list[str]:
+    """What a harvest report (`run_harvest()`'s) left out and why, in lines a person can act on."""
+    lines = []
+    if report.get("before_since"):
+        lines.append(f"{report['before_since']} session(s) stored for later use, ended before --since "
+                     "(not counted above; `skillsleep run --since` mines them)")
+    if report.get("waiting_files"):
+        lines.append(f"the last line of {report['waiting_files']} file(s) is not finished ({report['waiting_bytes']} "
+                     "bytes): it is read once a newline ends it; a file nothing writes any more needs a final newline")
+    if report["skipped"]:
+        lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report["skipped"].items())))
+    for problem in report["unreadable"][:10]:
+        lines.append(f"could not read {problem} (check the file's permissions; it is retried next time)")
+    return lines

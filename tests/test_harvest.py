@@ -116,11 +116,35 @@ def test_a_vanished_file_is_counted_not_fatal(world, tmp_path: Path) -> None:  #
     assert report.unreadable == [f"{tmp_path / 'gone.jsonl'}: No such file or directory"]
 
 
-def test_since_compares_instants_not_strings(world) -> None:  # type: ignore[no-untyped-def]
+def test_since_counts_older_sessions_apart_and_still_stores_them(world) -> None:  # type: ignore[no-untyped-def]
     h, store, path = world
     late = datetime(2026, 12, 1, tzinfo=timezone.utc)
     report = h.harvest([Source(harness="claude-code", path=path)], since=late)
-    assert report.sessions == {} and store.sessions() == []
+    assert report.sessions == {} and report.before_since == 1 and report.turns == 0
+    assert store.session("claude-code", SID).prompts() == ["fix the failing test"]  # type: ignore[union-attr]
+
+
+def test_since_compares_instants_not_strings(world) -> None:  # type: ignore[no-untyped-def]
+    h, _, path = world
+    # the session ended 2026-11-02T10:00:05Z; as text "2026-11-02T10:30:00+01:00" sorts after it, as an instant before
+    since = datetime.fromisoformat("2026-11-02T10:30:00+01:00")
+    report = h.harvest([Source(harness="claude-code", path=path)], since=since)
+    assert report.sessions == {"claude-code": 1} and report.before_since == 0
+
+
+def test_a_half_written_last_line_is_reported_as_waiting_until_it_ends(world) -> None:  # type: ignore[no-untyped-def]
+    h, _, path = world
+    half = user("and update the docs", 3)[:25]
+    with path.open("ab") as fh:
+        fh.write(half)
+    first = run(h, path)
+    assert (first.waiting_files, first.waiting_bytes) == (1, len(half))
+    again = run(h, path)  # unchanged file: not opened, still said to be waiting
+    assert again.files_read == 0 and (again.waiting_files, again.waiting_bytes) == (1, len(half))
+    with path.open("ab") as fh:
+        fh.write(user("and update the docs", 3)[25:])
+    done = run(h, path)
+    assert (done.waiting_files, done.waiting_bytes) == (0, 0) and done.turns == 1
 
 
 def test_an_openclaw_database_is_read_incrementally_by_seq(tmp_path: Path) -> None:
@@ -182,3 +206,42 @@ def test_harvest_command_finds_every_agent_and_a_second_run_reads_nothing(
     assert again["bytes_read"] == 0 and again["sessions"] == {"claude-code": 0, "codex": 0, "openclaw": 0}
     bad = CliRunner().invoke(main, ["harvest", "--since", "last tuesday"])
     assert bad.exit_code == 2 and "24h" in bad.stderr
+
+
+def test_harvest_since_stores_older_sessions_and_the_report_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from skillsleep.slash_commands.cli import main
+
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    (chats / "log.jsonl").write_text(
+        '{"created":"2026-11-01T10:00:00Z","messages":[{"role":"user","content":"old prompt"}]}\n'
+        '{"messages":[{"role":"user","content":"half-writ')
+    first = CliRunner().invoke(main, ["harvest", "--chat-dir", str(chats), "--since", "1h", "--json"])
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert report["sessions"] == {"claude-code": 0, "codex": 0, "openclaw": 0, "chat": 0}
+    assert report["before_since"] == 1 and report["waiting_files"] == 1
+    store = Store(tmp_path / "home" / "state.db")
+    assert [s.prompts() for s in store.sessions("chat")] == [["old prompt"]]
+    store.close()
+    (chats / "new.jsonl").write_text('{"created":"2026-11-01T10:00:00Z","messages":[{"role":"user","content":"x"}]}\n')
+    text = CliRunner().invoke(main, ["harvest", "--chat-dir", str(chats), "--since", "1h"]).stdout
+    assert "1 session(s) stored for later use, ended before --since" in text
+    assert "the last line of 1 file(s) is not finished" in text
+
+
+def test_harvest_since_then_a_night_mines_the_older_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleep_kit import TASKS, invoke, night_env, run_night, write_chat_logs, write_scripts
+
+    night_env(monkeypatch, tmp_path)
+    write_scripts(tmp_path)
+    write_chat_logs(tmp_path / "chats")  # sessions of 2026-11-21..23: all before --since 1h
+    code, out, err = invoke("harvest", "--since", "1h", "--json")
+    assert code == 0, err
+    assert json.loads(out)["sessions"]["chat"] == 0 and json.loads(out)["before_since"] == 3 * len(TASKS)
+    summary = run_night(tmp_path)  # --since 3650d
+    assert summary["sessions"] == 3 * len(TASKS) and summary["recurring_tasks"] == len(TASKS)
