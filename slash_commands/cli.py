@@ -113,6 +113,9 @@ def train(
 @click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")
 @click.option("--max-tasks", type=click.IntRange(min=1), help="Most recurring tasks used tonight.")
 @click.option("--since", help="Mine sessions that ended after this: ISO date/time or a span (30d).")
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path),
+              help="Harvest direct-chat logs under this folder (repeatable; replaces SKILLSLEEP_CHAT_DIRS and "
+                   "the config file's chat_dirs).")
 @click.option("--auto-adopt/--no-auto-adopt", default=None, help="Adopt the proposal when the gate accepted it.")
 @click.option("--steps", type=click.IntRange(min=1), help="Training steps tonight.")
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
@@ -120,14 +123,14 @@ def train(
 @click.option("--dry-run", is_flag=True, help="Run the night and write its report, but stage no proposal.")
 @click.option("--json", "as_json", is_flag=True, help="Print the night's summary as JSON.")
 @_guard
-def run_(dry_run: bool, as_json: bool, **flags: Any) -> None:
+def run_(dry_run: bool, as_json: bool, chat_dirs: tuple[Path, ...], **flags: Any) -> None:
     """One night: harvest, mine recurring tasks, replay, reflect, gate, stage a proposal.
 
     Exit 0 when the night ran to its end (whatever the gate decided), 1 when it stopped early
     (budget, model server, Ctrl-C: the report says why; the next run resumes), 2 on bad settings."""
     from skillsleep.slash_commands.sleep_cmd import run_sleep
 
-    summary = run_sleep(flags, dry_run=dry_run, progress=progress, on_rollout=progress.tick)
+    summary = run_sleep(flags, dry_run=dry_run, chat_dirs=chat_dirs, progress=progress, on_rollout=progress.tick)
     _emit(summary, as_json, _run_text)
     if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
@@ -210,7 +213,7 @@ def harnesses(as_json: bool) -> None:
 
 @main.command()
 @click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts.")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path),
               help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "
                    "(repeatable; replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
 @click.option("--since", help="Count only sessions that ended after this as new (older ones are stored too, counted "
@@ -222,14 +225,15 @@ def harnesses(as_json: bool) -> None:
 def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None, redact_patterns: tuple[str, ...],
             as_json: bool) -> None:
     """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
-    from skillsleep.slash_commands.harvest_cmd import run_harvest
+    from skillsleep.slash_commands.harvest_cmd import chat_folders, run_harvest
     from skillsleep.slash_commands.wiring import effective_settings
 
     if chat_dirs and harness not in (None, "chat"):
         raise ConfigError(f"--chat-dir has no effect with --harness {harness} (it reads only that agent's "
                           "transcripts); drop --chat-dir, or use --harness chat")
-    settings = effective_settings(chat_dirs, redact_patterns).harvest
-    report = run_harvest(harness, since, tuple(settings.redact_patterns.value), settings.chat_dir_paths())
+    settings = effective_settings(chat_dirs, redact_patterns)
+    folders = chat_folders(settings) if harness in (None, "chat") else []
+    report = run_harvest(harness, since, tuple(settings.harvest.redact_patterns.value), folders)
     _emit(report, as_json, _harvest_text)
 
 
@@ -237,7 +241,7 @@ def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None,
 @click.option("--debounce", "debounce_s", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Seconds of quiet after a transcript changes before it is harvested.")
 @click.option("--duration", "duration_s", type=click.FloatRange(min=0), help="Stop after this many seconds (default: until Ctrl-C).")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, file_okay=False),
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path),
               help="Watch this folder of direct-chat logs too, besides the agents' transcripts (repeatable; "
                    "replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True,

@@ -19,7 +19,7 @@ from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
 from skillsleep.harnesses.claude_code import claude_session_files, parse_claude
 from skillsleep.harnesses.codex import codex_session_files, parse_codex
 from skillsleep.harnesses.openclaw import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
-from skillsleep.slash_commands.wiring import data_dir, state_db
+from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label, state_db
 
 HARNESSES = ("claude-code", "codex", "openclaw")
 LAST_HARVEST = "last_harvest"  # Store.meta key: {"time": ISO UTC, "sessions": {harness: n}, "errors": n}
@@ -64,6 +64,27 @@ def parse_since(text: str) -> datetime:
     if when is None:
         raise ConfigError(f"--since {text!r}: give an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) or a span (24h, 7d)")
     return when
+
+
+def chat_folders(settings: EffectiveSettings) -> list[Path]:
+    """The effective chat-log folders (`--chat-dir`, SKILLSLEEP_CHAT_DIRS or `[harvest] chat_dirs`).
+
+    One that does not exist, is a file or cannot be read is a ConfigError naming where it was set:
+    a harvest, watch or night that silently read nothing there would look like a working one."""
+    folders = settings.harvest.chat_dir_paths()
+    for folder in folders:
+        try:
+            with os.scandir(folder):
+                continue
+        except FileNotFoundError:
+            problem, fix = "does not exist", "create it, or stop listing it there"
+        except NotADirectoryError:
+            problem, fix = "is a file, not a folder", "name the folder that holds the *.jsonl logs instead"
+        except OSError as exc:
+            problem, fix = f"cannot be read ({exc.strerror or exc})", "give your user access to it (chmod u+rx), or stop listing it there"
+        where = origin_label(settings.harvest.chat_dirs.source, "harvest.chat_dirs", settings.config_file)
+        raise ConfigError(f"chat-log folder {folder} {problem} (set by {where}): {fix}")
+    return folders
 
 
 def run_harvest(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
-from skillsleep.slash_commands.harvest_cmd import parse_since, run_harvest
+from skillsleep.slash_commands.harvest_cmd import chat_folders, parse_since, run_harvest
 from skillsleep.slash_commands.proposals_cmd import pid_alive
 from skillsleep.slash_commands.train_cmd import Models, agent_harness
 from skillsleep.slash_commands.wiring import (
@@ -73,12 +73,14 @@ Progress = Callable[[str], None]
 
 
 def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Progress,
-              on_rollout: Callable[[Any], None] | None = None) -> dict[str, Any]:
-    """One night with the settings layered flag > env > file > default; returns the summary."""
+              on_rollout: Callable[[Any], None] | None = None, chat_dirs: Sequence[Path] = ()) -> dict[str, Any]:
+    """One night with the settings layered flag > env > file > default; returns the summary.
+    `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's)."""
     settings = sleep_settings(flags).values
     registry.check_name(settings.harness)
     with StateLock(data_dir(), "skillsleep run"):
-        return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout))
+        return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout,
+                                  chat_dirs=chat_dirs))
 
 
 def _now() -> datetime:
@@ -144,14 +146,16 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
     return last, plan, state
 
 
-async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None) -> dict[str, Any]:
+async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None,
+                 chat_dirs: Sequence[Path]) -> dict[str, Any]:
     data = data_dir()
-    eff = effective_settings()
+    eff = effective_settings(chat_dirs)
+    folders = chat_folders(eff)
     home = Path(os.environ.get("HOME") or Path.home())
     target = resolve_skill(s.skill, harness=s.harness, home=home, cwd=Path.cwd(), data_dir=data, env=os.environ)
     progress("harvesting new sessions")
     patterns = tuple(eff.harvest.redact_patterns.value)
-    harvested = run_harvest(None, None, patterns, eff.harvest.chat_dir_paths())
+    harvested = run_harvest(None, None, patterns, folders)
     live = _read_live(target)
     trained_text = target.read()
     skill = Skill.parse(trained_text)

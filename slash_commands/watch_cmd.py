@@ -31,8 +31,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.slash_commands.harvest_cmd import HARNESSES, _home, run_harvest
-from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label
+from skillsleep.slash_commands.harvest_cmd import HARNESSES, _home, chat_folders, run_harvest
+from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
 
 Report = dict[str, Any]
 WATCHED_HARNESSES = (*HARNESSES, "chat")  # the order harvests run in
@@ -216,20 +216,10 @@ def catch_up(
 
 
 def chat_roots(settings: EffectiveSettings) -> list[tuple[str, Path]]:
-    """("chat", folder) for each effective chat-log folder outside skillsleep's data directory.
-
-    A folder that does not exist is an error naming where it was set (a watch that silently
-    watched nothing there would look like a working one)."""
-    chat = settings.harvest.chat_dirs
+    """("chat", folder) for each effective chat-log folder outside skillsleep's data directory
+    (one that cannot be read is an error naming where it was set: `harvest_cmd.chat_folders()`)."""
     own = data_dir().resolve()
-    roots = []
-    for folder in settings.harvest.chat_dir_paths():
-        if not folder.is_dir():
-            where = origin_label(chat.source, "harvest.chat_dirs", settings.config_file)
-            raise ConfigError(f"chat-log folder {folder} does not exist (set by {where}): create it, or stop listing it there")
-        if not folder.resolve().is_relative_to(own):
-            roots.append(("chat", folder))
-    return roots
+    return [("chat", folder) for folder in chat_folders(settings) if not folder.resolve().is_relative_to(own)]
 
 
 def run_watch(

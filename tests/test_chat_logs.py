@@ -114,3 +114,48 @@ def test_harvest_with_chat_dir_stores_sessions_incrementally(env: Path) -> None:
 def test_harness_chat_without_chat_dir_is_a_config_error(env: Path) -> None:
     result = CliRunner().invoke(main, ["harvest", "--harness", "chat"])
     assert result.exit_code == 2 and "--chat-dir" in result.output
+
+
+# --- a chat-log folder that cannot be read is the same usage error for harvest, watch and run --------
+
+
+@pytest.mark.parametrize("verb", ["harvest", "watch", "run"])
+@pytest.mark.parametrize("origin", ["flag", "env", "file"])
+@pytest.mark.parametrize("kind", ["missing", "a file"])
+def test_an_unusable_chat_dir_is_a_usage_error_naming_where_it_was_set(
+    verb: str, origin: str, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sleep_kit import night_env, run_args, write_scripts
+
+    data = night_env(monkeypatch, tmp_path)
+    monkeypatch.delenv("SKILLSLEEP_CHAT_DIRS")
+    write_scripts(tmp_path)
+    folder = tmp_path / "chats-typo"
+    if kind == "a file":
+        folder.write_text('{"messages": []}\n')
+    config = data / "config.toml"
+    flags = ["--chat-dir", str(folder)] if origin == "flag" else []
+    if origin == "env":
+        monkeypatch.setenv("SKILLSLEEP_CHAT_DIRS", str(folder))
+    if origin == "file":
+        data.mkdir()
+        config.write_text(f"[harvest]\nchat_dirs = ['{folder}']\n")
+    args = {"harvest": ["harvest", *flags], "watch": ["watch", "--duration", "0", *flags],
+            "run": [*run_args(tmp_path), *flags]}[verb]
+    result = CliRunner().invoke(main, args)
+    where = {"flag": "--chat-dir", "env": "SKILLSLEEP_CHAT_DIRS", "file": f"[harvest] chat_dirs in {config}"}[origin]
+    problem = "does not exist" if kind == "missing" else "is a file, not a folder"
+    assert result.exit_code == 2, result.output
+    assert f"chat-log folder {folder} {problem} (set by {where})" in result.stderr
+    assert "Traceback" not in result.output and not (data / "nights").exists()
+
+
+def test_run_chat_dir_replaces_the_folders_of_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleep_kit import TASKS, night_env, run_night, write_chat_logs, write_scripts
+
+    night_env(monkeypatch, tmp_path)
+    (tmp_path / "chats").mkdir(exist_ok=True)  # SKILLSLEEP_CHAT_DIRS: an empty folder
+    write_scripts(tmp_path)
+    write_chat_logs(tmp_path / "elsewhere")
+    summary = run_night(tmp_path, "--chat-dir", str(tmp_path / "elsewhere"))
+    assert summary["harvest"]["sessions"]["chat"] == 3 * len(TASKS) and summary["recurring_tasks"] == len(TASKS)
