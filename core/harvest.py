@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from skillsleep.core.discovery import Found
 from skillsleep.core.records import Record
 from skillsleep.core.redact import Redactor
 from skillsleep.core.session import ParseResult, Session
@@ -75,9 +76,14 @@ class HarvestReport(Record):
     files_seen: int = 0
     files_read: int = 0
     files_reset: int = 0
-    unreadable: list[str] = Field(default_factory=list)  # "path: error" of files that could not be read
+    unreadable: list[str] = Field(default_factory=list)  # "path: error" of files or folders that could not be read
     waiting_files: int = 0  # files whose last line is not finished yet: it is read once it ends
     waiting_bytes: int = 0
+
+    def add_found(self, found: Found) -> None:
+        """Count what finding the transcript files could not read or use (`core.discovery`)."""
+        self.unreadable += found.unreadable
+        self.skipped.update(found.skipped)
 
 
 def _head(path: Path, n: int) -> str:

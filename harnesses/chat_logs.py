@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.discovery import Found, walk
 from skillsleep.core.jsonl import Line, Reader
 from skillsleep.core.records import Usage
 from skillsleep.core.session import ParseResult, Session, Turn, utc
@@ -43,19 +44,13 @@ def parse_chat_log(data: bytes, *, source: str, base_offset: int = 0) -> ParseRe
                        bytes_read=reader.consumed - base_offset)
 
 
-def chat_log_files(dirs: Sequence[Path], *, exclude: Sequence[Path] = ()) -> list[Path]:
-    """`*.jsonl` files under each of `dirs` (recursive), sorted, none inside an `exclude` folder."""
-    skip = [Path(p).resolve() for p in exclude]
-    found: set[Path] = set()
+def chat_log_files(dirs: Sequence[Path], *, exclude: Sequence[Path] = ()) -> Found:
+    """`*.jsonl` files under each of `dirs` (recursive), sorted, none inside an `exclude` folder;
+    with the folders that could not be read and the entries that are no transcript file."""
+    found = Found()
     for root in dirs:
-        root = Path(root)
-        if not root.is_dir():
-            continue
-        for path in root.rglob("*.jsonl"):
-            real = path.resolve()
-            if path.is_file() and not any(real.is_relative_to(x) for x in skip):
-                found.add(path)
-    return sorted(found)
+        found += walk(Path(root), wanted=lambda parts: parts[-1].endswith(".jsonl"), exclude=exclude)
+    return found
 
 
 def _conversation(line: Line, source: str, skipped: Counter[str]) -> Session | None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
+from skillsleep.core.discovery import Found, Parts, walk
 from skillsleep.core.jsonl import Line, Reader
 from skillsleep.core.records import Usage
 from skillsleep.core.session import ParseResult, Session, Turn, utc
@@ -155,14 +156,21 @@ def parse_claude(
     return ParseResult(sessions=sessions, skipped=skipped, bytes_read=reader.consumed - base_offset)
 
 
-def claude_session_files(root: Path) -> list[Path]:
+def claude_session_files(root: Path) -> Found:
     """Transcript files under a Claude config root: `projects/<project>/*.jsonl` (sessions, and
-    the old flat `agent-*.jsonl`) and `projects/<project>/<session>/subagents/agent-*.jsonl`."""
-    projects = root / "projects"
-    if not projects.is_dir():
-        return []
-    found = [*projects.glob("*/*.jsonl"), *projects.glob("*/*/subagents/agent-*.jsonl")]
-    return sorted(p for p in found if p.is_file())
+    the old flat `agent-*.jsonl`) and `projects/<project>/<session>/subagents/agent-*.jsonl`,
+    with the folders that could not be read and the entries that are no transcript file."""
+    return walk(root / "projects", wanted=_claude_wanted, enter=_claude_enter)
+
+
+def _claude_wanted(parts: Parts) -> bool:
+    if len(parts) == 2:
+        return parts[1].endswith(".jsonl")
+    return len(parts) == 4 and parts[2] == "subagents" and parts[3].startswith("agent-") and parts[3].endswith(".jsonl")
+
+
+def _claude_enter(parts: Parts) -> bool:
+    return len(parts) <= 2 or (len(parts) == 3 and parts[2] == "subagents")
 
 
 # --- identity and envelope ----------------------------------------------------------------------

@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.discovery import Found, Parts, walk
 from skillsleep.core.jsonl import Line, Reader
 from skillsleep.core.records import Usage
 from skillsleep.core.session import ParseResult, Session, Turn, utc
@@ -83,23 +84,27 @@ def parse_codex(data: bytes, *, source: str, base_offset: int = 0) -> ParseResul
     return ParseResult(sessions=sessions, skipped=skipped, bytes_read=reader.consumed - base_offset)
 
 
-def codex_session_files(codex_home: Path) -> list[Path]:
+def codex_session_files(codex_home: Path) -> Found:
     """Rollout files under `codex_home`, each session once: a live `sessions/` copy wins over an
-    `archived_sessions/` one, and of two copies in the same place the larger wins."""
+    `archived_sessions/` one, and of two copies in the same place the larger wins; with the
+    folders that could not be read and the entries that are no transcript file."""
+    archive = codex_home / "archived_sessions"
+    found = walk(codex_home / "sessions", wanted=_is_rollout) + walk(archive, wanted=_is_rollout)
     best: dict[str, tuple[tuple[int, int], Path]] = {}
-    for archived, root in ((0, codex_home / "sessions"), (1, codex_home / "archived_sessions")):
-        if not root.is_dir():
-            continue
-        for path in sorted(root.rglob("rollout-*.jsonl")):
-            try:
-                size = path.stat().st_size
-            except OSError:
-                continue
-            key = _file_session_id(path)
-            rank = (-archived, size)
-            if key not in best or rank > best[key][0]:
-                best[key] = (rank, path)
-    return sorted(path for _, path in best.values())
+    for path in found.files:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue  # gone since the walk: nothing to read
+        key = _file_session_id(path)
+        rank = (-path.is_relative_to(archive), size)
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, path)
+    return found.model_copy(update={"files": sorted(path for _, path in best.values())})
+
+
+def _is_rollout(parts: Parts) -> bool:
+    return parts[-1].startswith("rollout-") and parts[-1].endswith(".jsonl")
 
 
 # --- one rollout ----------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.discovery import Found, Parts, walk
 from skillsleep.core.jsonl import MAX_LINE_BYTES, Reader
 from skillsleep.core.records import Usage
 from skillsleep.core.session import ParseResult, Session, Turn, utc
@@ -413,26 +414,19 @@ def _session_keys(conn: sqlite3.Connection) -> dict[str, str]:
 # --- discovery ----------------------------------------------------------------------------------
 
 
-def openclaw_sources(state_dir: Path, *, exclude_agents: Set[str] = frozenset()) -> list[Path]:
+def openclaw_sources(state_dir: Path, *, exclude_agents: Set[str] = frozenset()) -> Found:
     """Transcript files under one OpenClaw state root: each agent's SQLite store and its session
-    JSONL files, archived `*.jsonl.reset.*` / `*.jsonl.deleted.*` included."""
-    found: list[Path] = []
-    try:
-        agents = sorted(p for p in (state_dir / "agents").iterdir() if p.is_dir())
-    except OSError:
-        return []
-    for agent in agents:
-        if agent.name in exclude_agents:
-            continue
-        db = agent / "agent" / SQLITE_NAME
-        if db.is_file():
-            found.append(db)
-        try:
-            names = sorted(p for p in (agent / "sessions").iterdir() if p.is_file())
-        except OSError:
-            continue
-        found += [p for p in names if _is_session_file(p.name)]
-    return found
+    JSONL files, archived `*.jsonl.reset.*` / `*.jsonl.deleted.*` included; with the folders that
+    could not be read and the entries that are no transcript file."""
+
+    def wanted(parts: Parts) -> bool:  # agents/<agent>/agent/<store> or agents/<agent>/sessions/<file>
+        return len(parts) == 3 and (parts[1] == "agent" and parts[2] == SQLITE_NAME
+                                    or parts[1] == "sessions" and _is_session_file(parts[2]))
+
+    def enter(parts: Parts) -> bool:
+        return len(parts) == 1 and parts[0] not in exclude_agents or len(parts) == 2 and parts[1] in ("agent", "sessions")
+
+    return walk(state_dir / "agents", wanted=wanted, enter=enter)
 
 
 def _is_session_file(name: str) -> bool:

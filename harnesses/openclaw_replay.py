@@ -318,7 +318,7 @@ def tool_calls_from_sessions(sessions: list[Session]) -> list[ToolCall]:
 def read_run_sessions(state_dir: Path, session_id: str | None = None) -> list[Session]:
     """The sessions a run wrote into its own state dir (only `session_id`'s when it is found)."""
     sessions: list[Session] = []
-    for source in openclaw_sources(state_dir):
+    for source in openclaw_sources(state_dir).files:
         if source.suffix == ".sqlite":
             sessions += read_openclaw_sqlite(source)[0].sessions
         else:

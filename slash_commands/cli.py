@@ -113,7 +113,7 @@ def train(
 @click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")
 @click.option("--max-tasks", type=click.IntRange(min=1), help="Most recurring tasks used tonight.")
 @click.option("--since", help="Mine sessions that ended after this: ISO date/time or a span (30d).")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path),
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, readable=False),
               help="Harvest direct-chat logs under this folder (repeatable; replaces SKILLSLEEP_CHAT_DIRS and "
                    "the config file's chat_dirs).")
 @click.option("--auto-adopt/--no-auto-adopt", default=None, help="Adopt the proposal when the gate accepted it.")
@@ -139,7 +139,7 @@ def run_(dry_run: bool, as_json: bool, chat_dirs: tuple[Path, ...], **flags: Any
 def _run_text(s: dict[str, Any]) -> str:
     return str(s["markdown"]).rstrip() + "\n" + "\n".join(
         [f"\nreport: {s['report'].get('report.html', '')}"]
-        + ([f"harvest: {len(s['harvest']['unreadable'])} transcript file(s) could not be read; "
+        + ([f"harvest: {len(s['harvest']['unreadable'])} transcript file(s) or folder(s) could not be read; "
              "`skillsleep harvest --json` lists them and why"] if s["harvest"]["unreadable"] else [])
         + ([f"--auto-adopt did not adopt: {s['adopt_error']}"] if s.get("adopt_error") else []))
 
@@ -213,7 +213,7 @@ def harnesses(as_json: bool) -> None:
 
 @main.command()
 @click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts.")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path),
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, readable=False),
               help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "
                    "(repeatable; replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
 @click.option("--since", help="Count only sessions that ended after this as new (older ones are stored too, counted "
@@ -241,7 +241,7 @@ def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None,
 @click.option("--debounce", "debounce_s", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Seconds of quiet after a transcript changes before it is harvested.")
 @click.option("--duration", "duration_s", type=click.FloatRange(min=0), help="Stop after this many seconds (default: until Ctrl-C).")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path),
+@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, readable=False),
               help="Watch this folder of direct-chat logs too, besides the agents' transcripts (repeatable; "
                    "replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True,

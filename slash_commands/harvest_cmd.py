@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.discovery import Found
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.harvest import DbReader, Harvester, Parser, Source
 from skillsleep.core.redact import Redactor
@@ -38,20 +39,16 @@ def _home() -> Path:
     return Path(os.environ.get("HOME") or Path.home())
 
 
-def discover(harness: str) -> list[Source]:
-    """Every transcript of one harness on this machine (roots from the agents' own env vars)."""
+def discover(harness: str) -> Found:
+    """Every transcript of one harness on this machine (roots from the agents' own env vars), with
+    the folders that could not be read and the entries that are no transcript file."""
     if harness == "claude-code":
-        root = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude")
-        return [Source(harness=harness, path=p) for p in claude_session_files(root)]
+        return claude_session_files(Path(os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude"))
     if harness == "codex":
-        root = Path(os.environ.get("CODEX_HOME") or _home() / ".codex")
-        return [Source(harness=harness, path=p) for p in codex_session_files(root)]
+        return codex_session_files(Path(os.environ.get("CODEX_HOME") or _home() / ".codex"))
     roots = [Path(os.environ["OPENCLAW_STATE_DIR"])] if os.environ.get("OPENCLAW_STATE_DIR") else [
         _home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
-    return [
-        Source(harness=harness, path=p, kind="sqlite" if p.suffix == ".sqlite" else "jsonl")
-        for root in roots for p in openclaw_sources(root, exclude_agents={"skillsleep-replay"})
-    ]
+    return sum((openclaw_sources(root, exclude_agents={"skillsleep-replay"}) for root in roots), Found())
 
 
 def parse_since(text: str) -> datetime:
@@ -105,11 +102,15 @@ def run_harvest(
     redactor = Redactor(redact_patterns)
     store = Store(state_db())
     try:
-        sources = [s for name in names for s in discover(name)]
+        found = {name: discover(name) for name in names}
         if chat_dirs and harness in (None, "chat"):
             names.append("chat")
-            sources += [Source(harness="chat", path=p) for p in chat_log_files([Path(d) for d in chat_dirs], exclude=[data_dir()])]
+            found["chat"] = chat_log_files([Path(d) for d in chat_dirs], exclude=[data_dir()])
+        sources = [Source(harness=name, path=p, kind="sqlite" if p.suffix == ".sqlite" else "jsonl")
+                   for name, files in found.items() for p in files.files]
         report = Harvester(store, PARSERS, redactor, db_readers=DB_READERS).harvest(sources, since=cutoff)
+        for files in found.values():
+            report.add_found(files)
         out = report.model_dump(mode="json")
         out["sessions"] = {name: report.sessions.get(name, 0) for name in names}
         out["redactions"] = dict(redactor.counts)
@@ -132,5 +133,8 @@ def left_out_lines(report: dict[str, Any]) -> list[str]:
     if report["skipped"]:
         lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report["skipped"].items())))
     for problem in report["unreadable"][:10]:
-        lines.append(f"could not read {problem} (check the file's permissions; it is retried next time)")
+        lines.append(f"could not read {problem} (give your user read access: chmod u+r for a file, u+rx for a "
+                     "folder, or move it out of the transcript folders; it is retried next time)")
+    if len(report["unreadable"]) > 10:
+        lines.append(f"… and {len(report['unreadable']) - 10} more that could not be read (`--json` lists them all)")
     return lines

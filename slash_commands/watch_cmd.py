@@ -31,7 +31,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.slash_commands.harvest_cmd import HARNESSES, _home, chat_folders, run_harvest
+from skillsleep.slash_commands.harvest_cmd import HARNESSES, _home, chat_folders, left_out_lines, run_harvest
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
 
 Report = dict[str, Any]
@@ -192,26 +192,24 @@ class Watcher:
 
 
 def report_line(r: Report) -> str:
-    """One human line for a harvest report."""
+    """One human line for a harvest report, then one indented line per thing it left out and why."""
     if "error" in r:
         return f"{r['at']} {r['harness']}: harvest failed: {r['error']}"
-    skipped = sum(r["skipped"].values())
     line = (f"{r['at']} {r['harness']}: sessions {r['sessions'].get(r['harness'], 0)}, turns {r['turns']}, "
-            f"bytes read {r['bytes_read']}, skipped {skipped}")
-    if skipped:
-        line += " (" + ", ".join(f"{k} {v}" for k, v in sorted(r["skipped"].items())) + ")"
-    return line
+            f"bytes read {r['bytes_read']}, skipped {sum(r['skipped'].values())}")
+    return "\n".join([line, *(f"  {x}" for x in left_out_lines(r))])
 
 
 def catch_up(
     roots: Sequence[tuple[str, Path]], redact_patterns: tuple[str, ...], on_report: Callable[[Report], None]
 ) -> None:
-    """Harvest what changed before the watch began (reported only when there was something new)."""
+    """Harvest what changed before the watch began (reported only when there was something new, or
+    something it had to leave out: what cannot be read is said once at the start, not hidden)."""
     chat_dirs = [Path(root) for name, root in roots if name == "chat"]
     for harness in [h for h in WATCHED_HARNESSES if h in {name for name, _ in roots}]:
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, redact_patterns, chat_dirs)}
-        if report["bytes_read"] or any(report["sessions"].values()) or report["files_reset"]:
+        if report["bytes_read"] or any(report["sessions"].values()) or report["files_reset"] or left_out_lines(report):
             on_report(report)
 
 

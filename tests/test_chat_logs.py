@@ -82,7 +82,8 @@ def test_chat_log_files_skip_the_data_dir(tmp_path: Path) -> None:
     (own / "replays").mkdir(parents=True)
     (own / "replays" / "r.jsonl").write_text("")
     found = chat_log_files([tmp_path / "chats", tmp_path / "missing"], exclude=[own])
-    assert found == [tmp_path / "chats" / "a.jsonl", tmp_path / "chats" / "sub" / "b.jsonl"]
+    assert found.files == [tmp_path / "chats" / "a.jsonl", tmp_path / "chats" / "sub" / "b.jsonl"]
+    assert not found.unreadable and not found.skipped
 
 
 @pytest.fixture()

@@ -130,13 +130,13 @@ def test_sidechain_records_in_a_flat_agent_file_are_marked_and_kept() -> None:
 
 
 def test_claude_session_files_lists_sessions_and_subagents_sorted() -> None:
-    files = [p.relative_to(ROOT / "projects").as_posix() for p in claude_session_files(ROOT)]
+    files = [p.relative_to(ROOT / "projects").as_posix() for p in claude_session_files(ROOT).files]
     assert files == [  # Path order: a session's folder sorts before its own file
         f"-home-me-proj/{SID}/subagents/agent-abc123def.jsonl",
         f"-home-me-proj/{SID}.jsonl",
         "-home-me-proj/agent-0f0f0f0f.jsonl",
     ]
-    assert claude_session_files(FIXTURES / "no-such-root") == []
+    assert claude_session_files(FIXTURES / "no-such-root").files == []
 
 
 def test_malformed_binary_and_huge_lines_are_counted_and_the_rest_parsed() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from skillsleep.core.discovery import Found
 from skillsleep.core.records import Usage
 from skillsleep.core.session import Session
 from skillsleep.harnesses.codex import codex_session_files, parse_codex
@@ -176,8 +177,8 @@ def test_session_files_count_an_archived_and_live_copy_once(tmp_path: Path) -> N
     only_archived = "rollout-2025-06-01T08-00-00-33333333-3333-4333-8333-333333333333.jsonl"
     (archived / only_archived).write_bytes(ITEMS_ONLY.read_bytes())
     (day / "notes.txt").write_text("not a rollout")
-    assert codex_session_files(tmp_path) == sorted([day / name, archived / only_archived])
-    assert codex_session_files(tmp_path / "missing") == []
+    assert codex_session_files(tmp_path).files == sorted([day / name, archived / only_archived])
+    assert codex_session_files(tmp_path / "missing") == Found()
 
 
 def test_session_files_fall_back_to_the_session_meta_id(tmp_path: Path) -> None:
@@ -185,7 +186,7 @@ def test_session_files_fall_back_to_the_session_meta_id(tmp_path: Path) -> None:
     day.mkdir(parents=True)
     (day / "rollout-a.jsonl").write_bytes(DAMAGED.read_bytes())
     (day / "rollout-b.jsonl").write_bytes(DAMAGED.read_bytes() + b"\n\n")
-    assert codex_session_files(tmp_path) == [day / "rollout-b.jsonl"]
+    assert codex_session_files(tmp_path).files == [day / "rollout-b.jsonl"]
 
 
 # --- shared samples ---------------------------------------------------------------------------

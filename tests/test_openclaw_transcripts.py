@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from skillsleep.core.discovery import Found
 from skillsleep.harnesses import openclaw
 from skillsleep.harnesses.openclaw import (
     agent_id,
@@ -388,7 +389,7 @@ def test_sessions_of_an_excluded_replay_agent_are_absent(tmp_path: Path) -> None
     jsonl = tmp_path / "state" / "agents" / "skillsleep-replay" / "sessions" / "r.jsonl"
     jsonl.parent.mkdir(parents=True)
     jsonl.write_bytes(CHANNEL.read_bytes())
-    assert jsonl not in openclaw_sources(tmp_path / "state", exclude_agents={"skillsleep-replay"})
+    assert jsonl not in openclaw_sources(tmp_path / "state", exclude_agents={"skillsleep-replay"}).files
     assert agent_id(jsonl) == "skillsleep-replay"
 
 
@@ -433,8 +434,9 @@ def test_openclaw_sources_finds_sqlite_jsonl_and_archived_files(tmp_path: Path) 
     (old / "d.jsonl").write_text("{}\n")
     (root / "agents" / "stray-file").write_text("")
     found = openclaw_sources(root)
-    assert found == [db, *(sessions / n for n in names), old / "d.jsonl"]
-    assert openclaw_sources(tmp_path / "missing") == []
+    assert not found.unreadable and not found.skipped
+    assert found.files == [db, *(sessions / n for n in names), old / "d.jsonl"]
+    assert openclaw_sources(tmp_path / "missing") == Found()
 
 
 def _header() -> dict:

@@ -90,9 +90,9 @@ def test_the_manifest_covers_every_agent_and_kind_that_was_asked_for() -> None:
 
 
 def test_discovery_finds_exactly_the_recorded_files() -> None:
-    assert {str(p.relative_to(REC)) for p in claude_session_files(ROOTS["claude"])} == {e["file"] for e in of("claude")}
-    assert {str(p.relative_to(REC)) for p in codex_session_files(ROOTS["codex"])} == {e["file"] for e in of("codex")}
-    assert {str(p.relative_to(REC)) for p in openclaw_sources(ROOTS["openclaw"])} == {e["file"] for e in of("openclaw")}
+    assert {str(p.relative_to(REC)) for p in claude_session_files(ROOTS["claude"]).files} == {e["file"] for e in of("claude")}
+    assert {str(p.relative_to(REC)) for p in codex_session_files(ROOTS["codex"]).files} == {e["file"] for e in of("codex")}
+    assert {str(p.relative_to(REC)) for p in openclaw_sources(ROOTS["openclaw"]).files} == {e["file"] for e in of("openclaw")}
 
 
 def test_the_fixtures_hold_no_temporary_path_of_the_recording() -> None:

@@ -575,6 +575,6 @@ def test_the_text_summary_names_transcripts_the_harvest_could_not_read(
     monkeypatch.setattr(sleep_cmd, "run_harvest", harvest)
     code, out, err = invoke(*run_args(chat_night))
     assert code == 0, err
-    assert "harvest: 1 transcript file(s) could not be read" in out and "skillsleep harvest --json" in out
+    assert "harvest: 1 transcript file(s) or folder(s) could not be read" in out and "skillsleep harvest --json" in out
     code, out, _ = invoke(*run_args(chat_night, "--json"))
     assert json.loads(out)["harvest"]["unreadable"] == [f"{chat_night / 'gone.jsonl'}: No such file or directory"]
