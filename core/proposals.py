@@ -20,6 +20,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.newlines import endings_note, style
 from skillsleep.core.records import Record
 from skillsleep.core.rundir import write_atomic
 
@@ -78,9 +80,20 @@ def file_hash(path: Path) -> str:
         return ABSENT
 
 
+_PATCH_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")  # a patch's lines end at LF only: a CR stays in the line
+
+
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        old_name, new_name))
+    """A unified diff that `patch` and `git apply` accept: a line's CR is part of the line, so a
+    change of line endings shows as a changed line, and a last line without a newline is marked."""
+    lines = difflib.unified_diff(_PATCH_LINE.findall(old), _PATCH_LINE.findall(new), old_name, new_name)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def read_text(path: Path) -> str:
+    """A user's file as text, byte for byte (CRLF and a byte order mark kept); undecodable bytes
+    shown as U+FFFD (for diffs and messages only: files are copied as bytes, never via this)."""
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def _base_hash(live: Path, base_text: str | None) -> str:
@@ -120,9 +133,9 @@ class Proposals:
         base_hash = _base_hash(live, base_text)
         pid = _now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         folder = self.staging / pid
-        write_atomic(folder / "SKILL.md", candidate)
-        write_atomic(folder / "base.md", base)
-        write_atomic(folder / "diff.patch", unified_diff(base, candidate, f"a/{live.name}", f"b/{live.name}"))
+        write_atomic(folder / "SKILL.md", candidate.encode())
+        write_atomic(folder / "base.md", base.encode())
+        write_atomic(folder / "diff.patch", unified_diff(base, candidate, f"a/{live.name}", f"b/{live.name}").encode())
         for name, text in (files or {}).items():
             write_atomic(folder / name, text)
         proposal = Proposal(
@@ -177,13 +190,23 @@ class Proposals:
         return pending[-1]
 
     def candidate(self, p: Proposal) -> str:
-        return (self.staging / p.id / "SKILL.md").read_text()
+        return read_text(self.staging / p.id / "SKILL.md")
 
     def diff(self, p: Proposal) -> str:
         """The proposal's diff against the live file as it is NOW."""
         live = Path(p.skill_path)
-        current = live.read_text() if live.exists() else ""
+        current = read_text(live) if live.exists() else ""
         return unified_diff(current, self.candidate(p), f"a/{live.name} (live)", f"b/{live.name} (proposal {p.id})")
+
+    def line_endings(self, p: Proposal) -> dict[str, str]:
+        """The line endings of the live file now and of the proposal ("LF", "CRLF", "mixed" …)."""
+        live = Path(p.skill_path)
+        return {"live": style(read_text(live)) if live.exists() else "absent", "proposal": style(self.candidate(p))}
+
+    def endings_note(self, p: Proposal) -> str:
+        """A sentence when the live file and the proposal differ in line endings, else ""."""
+        endings = self.line_endings(p)
+        return endings_note(endings["live"], endings["proposal"], "the live file", "the proposal")
 
     # --- decisions -----------------------------------------------------------------------------
 
@@ -201,7 +224,7 @@ class Proposals:
         if current != p.base_hash and not force:
             raise Conflict(self._conflict_message(p))
         backup = self._backup(live, p.id, reason=f"before adopting {p.id}")
-        write_atomic(live, self.candidate(p))
+        write_atomic(live, (self.staging / p.id / "SKILL.md").read_bytes())
         p = p.model_copy(update={"status": "adopted"})
         self._save(p)
         self._record(Action(time=_now(), kind="adopt", proposal_id=p.id, skill_path=str(live),
@@ -237,7 +260,7 @@ class Proposals:
         if (Path(target.backup) / "absent").exists():
             live.unlink(missing_ok=True)
         else:
-            write_atomic(live, source.read_text())
+            write_atomic(live, source.read_bytes())
         action = Action(time=_now(), kind="rollback", skill_path=skill, backup=backup,
                         detail=f"restored the file from before {target.kind} {target.proposal_id or ''}".strip())
         self._record(action)
@@ -258,14 +281,15 @@ class Proposals:
     # --- internals -----------------------------------------------------------------------------
 
     def _conflict_message(self, p: Proposal) -> str:
-        base = (self.staging / p.id / "base.md").read_text()
+        base = read_text(self.staging / p.id / "base.md")
         live = Path(p.skill_path)
-        current = live.read_text() if live.exists() else ""
+        current = read_text(live) if live.exists() else ""
         name = live.name
         yours = unified_diff(base, current, f"{name} (when staged)", f"{name} (live now)") or "(file removed)\n"
         theirs = unified_diff(base, self.candidate(p), f"{name} (when staged)", f"{name} (proposal {p.id})")
+        endings = endings_note(style(base), style(current), "the file when staged", "the live file")
         return (f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
-                f"--- your edits since staging ---\n{yours}"
+                f"--- your edits since staging ---\n{yours}" + (f"({endings})\n" if endings else "") +
                 f"--- the proposal's edits ---\n{theirs}"
                 "Run another night to get a proposal based on your current file, or adopt anyway with --force "
                 "(the current file is backed up first).")
@@ -274,7 +298,7 @@ class Proposals:
         n = len(list(self.backups.iterdir())) if self.backups.is_dir() else 0
         folder = self.backups / f"{n + 1:05d}-{pid or 'rollback'}"
         if live.exists():
-            write_atomic(folder / "SKILL.md", live.read_text())
+            write_atomic(folder / "SKILL.md", live.read_bytes())
         else:
             write_atomic(folder / "absent", "")
         write_atomic(folder / "meta.json", json.dumps({"skill_path": str(live), "reason": reason,

@@ -26,15 +26,17 @@ from skillsleep.core.records import LedgerEntry
 M = TypeVar("M", bound=BaseModel)
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Write a file so that readers see the old or the new content, never a torn one.
 
-    An existing file keeps its permission bits; a new one gets 0644."""
+    Text is written in text mode; bytes exactly as given (a user's file: its line endings and
+    encoding are not ours to change). An existing file keeps its permission bits; a new one
+    gets 0644."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb" if isinstance(content, bytes) else "w") as fh:
+            fh.write(content)
             fh.flush()
             os.fsync(fh.fileno())
         try:

@@ -381,6 +381,8 @@ def diff_(proposal_id: str | None, as_json: bool) -> None:
         _emit(d, True, None)
     elif d["diff"]:
         click.echo(f"proposal {d['id']} ({d['status']}) against {d['skill_path']} as it is now:", err=True)
+        if d["note"]:
+            click.echo(d["note"], err=True)
         click.echo(d["diff"], nl=False)
     else:
         click.echo(f"no difference: {d['skill_path']} already equals proposal {d['id']}", err=True)

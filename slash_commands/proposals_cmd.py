@@ -245,7 +245,8 @@ def diff(pid: str | None = None, data: Path | None = None) -> Data:
     """The proposal's unified diff against the live file as it is now (default: newest pending)."""
     props = Proposals(Path(data) if data is not None else data_dir())
     p = props.get(pid)
-    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "diff": props.diff(p)}
+    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "diff": props.diff(p),
+            "line_endings": props.line_endings(p), "note": props.endings_note(p)}
 
 
 def adopt(pid: str | None = None, *, force: bool = False, data: Path | None = None) -> Data:

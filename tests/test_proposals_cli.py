@@ -314,3 +314,17 @@ def test_store_meta_round_trip(tmp_path: Path) -> None:
     reopened = Store(tmp_path / "state.db")
     assert reopened.meta("last_harvest") == '{"errors": 2}' and reopened.meta("schema_version") == "1"
     reopened.close()
+
+
+def test_diff_shows_and_names_a_change_of_line_endings(data: Path, live: Path) -> None:
+    Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    live.write_bytes(OLD.replace("\n", "\r\n").encode())  # the user's editor saved it with CRLF
+    result = CliRunner().invoke(main, ["diff"])  # .stdout would turn CRLF into LF
+    assert result.exit_code == 0, result.stderr
+    patch = result.stdout_bytes.decode()
+    assert "-- answer briefly — kurz\r\n" in patch and "+- answer briefly — kurz\n" in patch
+    assert "line endings differ: the live file has CRLF, the proposal LF" in result.stderr
+    code, out, _ = invoke("diff", "--json")
+    assert json.loads(out)["line_endings"] == {"live": "CRLF", "proposal": "LF"}
+    code, _, err = invoke("adopt")  # the conflict message says it too
+    assert code == 2 and "line endings differ: the file when staged has LF, the live file CRLF" in err
