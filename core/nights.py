@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import Record, RejectedEdit, Split
+from skillsleep.core.records import Record, RejectedEdit, Split, why_unreadable
 from skillsleep.core.report import HistoryPoint, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
 
@@ -99,9 +99,9 @@ class Nights:
             if not path.is_file():
                 continue
             try:
-                out.append(NightRecord.model_validate_json(path.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError, ValidationError, ValueError) as exc:
-                self.problems.append(f"{path}: unreadable night record ({str(exc).splitlines()[0]}); move it away")
+                out.append(NightRecord.model_validate_json(path.read_bytes()))
+            except (OSError, ValidationError) as exc:
+                self.problems.append(f"{path}: unreadable night record ({why_unreadable(exc)}); move it away")
         return sorted(out, key=lambda r: r.night)
 
     def next_number(self) -> int:
@@ -133,17 +133,32 @@ class Nights:
         path = self.memory_path(skill_path)
         if not path.is_file():
             return SkillMemory(skill_path=skill_path)
-        try:
-            return SkillMemory.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValidationError, ValueError) as exc:
-            raise ConfigError(
-                f"{path} (what earlier nights learned about {skill_path}) cannot be read "
-                f"({str(exc).splitlines()[0]}); move it away to start that skill's memory afresh"
-            ) from None
+        return _read_memory(path, skill_path)
+
+    def memory_problems(self) -> list[str]:
+        """Every skill memory that cannot be read, each with what to do."""
+        paths = sorted(self.memory_dir.glob("*.json")) if self.memory_dir.is_dir() else []
+        problems = []
+        for path in paths:
+            try:
+                _read_memory(path, "a skill")
+            except ConfigError as exc:
+                problems.append(str(exc))
+        return problems
 
     def save_memory(self, memory: SkillMemory) -> None:
         memory.rejected = memory.rejected[-MAX_REJECTED:]
         write_atomic(self.memory_path(memory.skill_path), memory.model_dump_json(indent=2) + "\n")
+
+
+def _read_memory(path: Path, skill_path: str) -> SkillMemory:
+    try:
+        return SkillMemory.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise ConfigError(
+            f"{path} (what earlier nights learned about {skill_path}) cannot be read "
+            f"({why_unreadable(exc)}); move it away to start that skill's memory afresh"
+        ) from None
 
 
 def month_start(now: datetime | None = None) -> datetime:

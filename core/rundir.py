@@ -50,6 +50,22 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         raise
 
 
+def append_line(path: Path, line: str, *, mode: int = 0o644, durable: bool = False) -> None:
+    """Append one line to a JSONL file in a single write on an O_APPEND descriptor, so writers
+    never interleave. After a line torn by a kill, the new one starts on a line of its own (a
+    reader skips the torn one and loses nothing else). `durable`: fsync before returning."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+    try:
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        os.write(fd, (("\n" if torn else "") + line + "\n").encode("utf-8"))
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class RunDir:
     """Paths and atomic writers of one training run."""
 

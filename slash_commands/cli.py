@@ -414,13 +414,14 @@ def reject_(proposal_id: str | None, as_json: bool) -> None:
 
 @main.command("rollback")
 @click.argument("steps", type=click.IntRange(min=1), default=1, required=False)
+@click.option("--force", is_flag=True, help="Roll back even over edits made since the last adopt/rollback.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
 @_guard
-def rollback_(steps: int, as_json: bool) -> None:
+def rollback_(steps: int, force: bool, as_json: bool) -> None:
     """Undo the last STEPS adopts/rollbacks (default 1) of the most recently changed skill."""
     from skillsleep.slash_commands import proposals_cmd
 
-    _emit(proposals_cmd.rollback(steps), as_json, proposals_cmd.rollback_text)
+    _emit(proposals_cmd.rollback(steps, force=force), as_json, proposals_cmd.rollback_text)
 
 
 __all__ = ["main"]

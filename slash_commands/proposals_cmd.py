@@ -116,9 +116,11 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     root = Path(data) if data is not None else data_dir()
     nights, props = Nights(root), Proposals(root)
     records = nights.list()
-    problems = list(nights.problems)
+    problems = list(nights.problems) + nights.memory_problems()
     proposals = props.list()
     problems += props.problems
+    actions = props.history()
+    problems += props.history_problems()
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
     last = records[-1] if records else None
@@ -130,7 +132,7 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
              "baseline": r.baseline, "candidate": r.candidate, "accepted": r.accepted, "reason": r.reason}
             for r in records if r.status != "running"][-GATE_HISTORY:],
         "pending": [_pending(p) for p in proposals if p.status == "staged"],
-        "actions": [a.model_dump(mode="json") for a in props.history()[-RECENT_ACTIONS:]],
+        "actions": [a.model_dump(mode="json") for a in actions[-RECENT_ACTIONS:]],
         "last_harvest": _last_harvest(problems),
         "spend": {
             "night": {"night": last.night, "tokens": last.tokens, "cost_usd": last.cost_usd} if last else None,
@@ -290,20 +292,24 @@ def reject_text(r: Data) -> str:
     return f"rejected proposal {r['proposal']['id']} for {r['skill_path']}; the live file was not changed"
 
 
-def rollback(steps: int = 1, *, data: Path | None = None) -> Data:
-    """Undo the last `steps` adopts/rollbacks of the most recently changed skill."""
+def rollback(steps: int = 1, *, force: bool = False, data: Path | None = None) -> Data:
+    """Undo the last `steps` adopts/rollbacks of the most recently changed skill; `force` rolls
+    back over edits made since the last of them (they are backed up first)."""
     root = Path(data) if data is not None else data_dir()
     with StateLock(root, "rollback"):
-        action = Proposals(root).rollback(steps)
+        action = Proposals(root).rollback(steps, force=force)
     assert action.skill_path is not None
     return {"action": action.model_dump(mode="json"), "skill_path": action.skill_path, "steps": steps,
-            "restored": action.detail, "backup": action.backup, "removed": not Path(action.skill_path).exists()}
+            "restored": action.detail, "backup": action.backup, "removed": not Path(action.skill_path).exists(),
+            "forced": action.forced}
 
 
 def rollback_text(r: Data) -> str:
     what = "removed it (it did not exist then)" if r["removed"] else r["restored"]
+    forced = "\nforced over edits made since the last change: they are in that backup" if r["forced"] else ""
     return (f"rolled back {r['skill_path']} ({r['steps']} step(s)): {what}\n"
-            f"the file as it was is backed up in {r['backup']}; `skillsleep rollback` again undoes this rollback")
+            f"the file as it was is backed up in {r['backup']}; `skillsleep rollback` again undoes this rollback"
+            + forced)
 
 
 __all__ = ["adopt", "adopt_text", "diff", "night_state", "pid_alive", "reject", "reject_text", "rollback",

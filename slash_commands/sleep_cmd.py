@@ -135,8 +135,11 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
         return None
     folder = nights.folder(last.night)
     run_dir = RunDir(folder)
-    plan = run_dir.load("plan.json", NightPlan)
-    state = run_dir.load("state.json", TrainState)
+    try:
+        plan = run_dir.load("plan.json", NightPlan)
+        state = run_dir.load("state.json", TrainState)
+    except ConfigError:  # a damaged plan or state cannot be resumed: a new night starts instead
+        return None
     if plan is None or state is None or state.done or state.seed_skill != seed:
         return None
     if state.config_hash != config_hash(night_config(cfg_for(folder), last.night)):

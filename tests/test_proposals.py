@@ -227,3 +227,14 @@ def test_diff_shows_a_change_of_line_endings(tmp_path: Path) -> None:
     diff = props.diff(p)
     assert "-- answer briefly\r\n" in diff and "+- answer briefly\n" in diff
     assert props.line_endings(p) == {"live": "CRLF", "proposal": "LF"}
+
+
+def test_an_action_after_a_torn_history_line_starts_on_a_line_of_its_own(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, NEW, accepted=True, reason="better")
+    history = tmp_path / "data" / "history.jsonl"
+    history.write_bytes(history.read_bytes() + b'{"time": "2026-11-30T1')  # a kill cut this write short
+    props.adopt(p.id)
+    assert [a.kind for a in props.history()] == ["stage", "adopt"]
+    assert [n for n, _ in props.bad_history] == [2]  # and nothing else was lost
+    assert props.bad_history[0][1].startswith("not valid JSON: ")

@@ -328,3 +328,81 @@ def test_diff_shows_and_names_a_change_of_line_endings(data: Path, live: Path) -
     assert json.loads(out)["line_endings"] == {"live": "CRLF", "proposal": "LF"}
     code, _, err = invoke("adopt")  # the conflict message says it too
     assert code == 2 and "line endings differ: the file when staged has LF, the live file CRLF" in err
+
+
+# --- a history that cannot be read; edits made after an adopt ------------------------------------
+
+TORN_HISTORY = (
+    b'{"time": "2026-11-30T10:00:00Z", "kind": "adopt", "detail": "caf\xe9"}\n'  # Latin-1, not UTF-8
+    b"\x00\x9c garbage \xff\n"
+    b'{"time": "2026-11-30T10:00:00Z", "kind": "teleport"}\n'  # JSON, but not an action
+    b'{"time": "2026-11-30T1'  # torn by a kill
+)
+
+
+def test_status_names_unreadable_history_lines_and_rollback_refuses_to_act_on_them(data: Path, live: Path) -> None:
+    props = Proposals(data)
+    p = props.stage(live, NEW, accepted=True, reason="better")
+    props.adopt(p.id)
+    history = data / "history.jsonl"
+    history.write_bytes(history.read_bytes() + TORN_HISTORY)
+    code, out, err = invoke("status")
+    assert code == 0, err
+    problems = out.split("### Problems (4)")[1]
+    for n in (3, 4, 5, 6):
+        assert f"{history} line {n}" in problems
+    assert "not UTF-8" in problems and "torn" in problems
+    s = json.loads(invoke("status", "--json")[1])
+    assert [a["kind"] for a in s["actions"]] == ["stage", "adopt"]
+    assert len(s["problems"]) == 4
+
+    code, out, err = invoke("rollback")
+    assert code == 2 and out == ""
+    assert f"{history}" in err and "lines 3, 4, 5, 6" in err and "skillsleep doctor --repair" in err
+    assert live.read_text() == NEW  # nothing was rolled back
+    assert history.read_bytes().endswith(TORN_HISTORY)  # and the history was not touched
+
+
+def test_rollback_refuses_to_drop_edits_made_after_the_adopt_unless_forced(data: Path, live: Path) -> None:
+    Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    assert invoke("adopt")[0] == 0
+    edited = NEW + "- my own rule\n"
+    live.write_text(edited)
+    code, out, err = invoke("rollback")
+    assert code == 2 and out == ""
+    assert "changed since" in err and "+- my own rule" in err and "--force" in err
+    assert live.read_text() == edited
+    code, out, err = invoke("rollback", "--force", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert live.read_text() == OLD and r["forced"] is True
+    assert (Path(r["backup"]) / "SKILL.md").read_text() == edited  # the edits are kept in the backup
+    # the forced rollback is itself undoable, and undoing it brings the edits back
+    code, out, err = invoke("rollback")
+    assert code == 0, err
+    assert live.read_text() == edited and "forced" not in out
+    # a rollback that restored "no file" refuses when a file has appeared since
+    target = live.parent.parent / "learned" / "SKILL.md"
+    Proposals(data).stage(target, NEW, accepted=True, reason="first")
+    assert invoke("adopt")[0] == 0 and invoke("rollback")[0] == 0 and not target.exists()
+    target.write_text("# mine\n")
+    code, _, err = invoke("rollback")
+    assert code == 2 and "+# mine" in err
+    code, out, err = invoke("rollback", "--force")
+    assert code == 0 and target.read_text() == NEW and "forced over edits" in out
+
+
+def test_status_names_records_with_bad_bytes(data: Path, live: Path) -> None:
+    props = Proposals(data)
+    bad = props.stage(live, NEW, accepted=True, reason="better")
+    (data / "staging" / bad.id / "proposal.json").write_bytes(b'{"id": "caf\xe9"}\n')
+    (data / "nights" / "0001").mkdir(parents=True)
+    (data / "nights" / "0001" / "night.json").write_bytes(b'{"night": 1, "harness": "\xff\xfe"}')
+    memory = Nights(data).memory_path(str(live))
+    memory.parent.mkdir(parents=True)
+    memory.write_bytes(b'{"skill_path": "\x9c"}')
+    code, out, err = invoke("status")
+    assert code == 0, err
+    problems = out.split("### Problems (3)")[1]
+    assert bad.id in problems and "0001" in problems and memory.name in problems
+    assert json.loads(invoke("status", "--json")[1])["pending"] == []

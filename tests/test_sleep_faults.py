@@ -534,3 +534,49 @@ def test_kill_9_mid_night_leaves_everything_intact_and_the_next_run_finishes(
     assert skill.read_bytes() == LIVE.encode()
     assert_earlier_intact(data, earlier_id, earlier_files)
     assert RULE in (data / "staging" / summary["proposal"] / "SKILL.md").read_text()
+
+
+# --- 7. damaged records of a stopped night ---------------------------------------------------------
+
+
+def stop_at_reflect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: FaultServer) -> tuple[Path, Path, list[str]]:
+    """A night on `server` that stops (the server fails every reflect call) after the live skill
+    was scored: its plan, state and rollouts are on disk. Returns (data, skill, run args)."""
+    data = night_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    write_chat_logs(tmp_path / "chats")
+    skill = live_skill(tmp_path)
+
+    def fail_reflect(_title: str, body: dict[str, Any]) -> Action | None:
+        schema = json.dumps(((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {})
+        return Action(kind="status", status=500) if '"findings"' in schema else None
+
+    answer_like_scripts(server, monkeypatch, fail_reflect)
+    args = openai_args(f"{server.url}/v1", "--skill", str(skill))
+    code, summary, err = run_json(*args)
+    assert code == 1 and summary is not None and summary["stop"]["kind"] == "backend", err
+    folder = data / "nights" / "0001"
+    assert (folder / "state.json").is_file() and (folder / "rollouts.jsonl").is_file()
+    answer_like_scripts(server, monkeypatch)  # the server works again
+    return data, skill, args
+
+
+def test_a_stopped_night_with_bad_bytes_in_its_rollouts_resumes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    data, skill, args = stop_at_reflect(tmp_path, monkeypatch, fault_server)
+    rollouts = data / "nights" / "0001" / "rollouts.jsonl"
+    good = rollouts.read_bytes()
+    rollouts.write_bytes(b'{"task_id": "caf\xe9"}\n' + good + b'{"task_id": "torn')
+    code, summary, err = run_json(*args)
+    assert code == 0, err
+    assert summary is not None and summary["resumed"] is True and summary["outcome"] == "accepted"
+
+
+def test_a_stopped_night_whose_plan_is_damaged_is_not_resumed_but_a_new_night_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    data, skill, args = stop_at_reflect(tmp_path, monkeypatch, fault_server)
+    (data / "nights" / "0001" / "plan.json").write_bytes(b'{"mined": \xff')
+    code, summary, err = run_json(*args)
+    assert code == 0, err
+    assert summary is not None and summary["resumed"] is False and summary["night"] == 2
+    assert summary["outcome"] == "accepted" and skill.read_bytes() == LIVE.encode()
