@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.records import Record, RejectedEdit, Split, why_unreadable
 from skillsleep.core.report import HistoryPoint, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
@@ -106,16 +107,24 @@ class Nights:
 
     def next_number(self) -> int:
         """One more than the highest night folder (readable or not), so numbers are never reused."""
-        numbers = [int(p.name) for p in self.nights_dir.iterdir() if p.name.isdigit()] if self.nights_dir.is_dir() else []
-        return max(numbers, default=0) + 1
+        return max((int(p.name) for p in self._folders()), default=0) + 1
+
+    def _folders(self) -> list[Path]:
+        """Every night's folder, whether its record can be read or not."""
+        return sorted(p for p in self.nights_dir.iterdir() if p.name.isdigit()) if self.nights_dir.is_dir() else []
 
     def save(self, record: NightRecord) -> None:
         write_atomic(self.folder(record.night) / "night.json", record.model_dump_json(indent=2) + "\n")
 
+    def ledger(self, night: int) -> Ledger:
+        """Every model call of a night, from its own ledger.jsonl (all its processes)."""
+        return read_ledger(self.folder(night) / "ledger.jsonl")
+
     def spend_since(self, since: datetime) -> tuple[int, float]:
-        """(tokens, USD) of the nights started at or after `since`."""
-        rows = [r for r in self.list() if r.started >= since]
-        return sum(r.tokens for r in rows), sum(r.cost_usd for r in rows)
+        """(tokens, USD) of every call the nights made at or after `since`, from their ledgers
+        (a night whose process died, or whose record cannot be read, counts too)."""
+        spent = Ledger.of(e for f in self._folders() for e in read_ledger(f / "ledger.jsonl").entries if e.ts >= since)
+        return spent.spent_tokens, spent.spent_usd
 
     def history(self, skill_path: str) -> list[HistoryPoint]:
         """Chart points of the finished nights that trained `skill_path` (dry runs included)."""

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.records import LedgerEntry
 
 M = TypeVar("M", bound=BaseModel)
@@ -111,8 +112,11 @@ class RunDir:
             ) from exc
 
     def append_ledger(self, entry: LedgerEntry) -> None:
-        with (self.path / "ledger.jsonl").open("a") as fh:
-            fh.write(entry.model_dump_json() + "\n")
+        append_line(self.path / "ledger.jsonl", entry.model_dump_json())
+
+    def ledger(self) -> Ledger:
+        """Every call of this run, by every process that worked on it (resumes included)."""
+        return read_ledger(self.path / "ledger.jsonl")
 
 
 def _plain(data: Any) -> Any:

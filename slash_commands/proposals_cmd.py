@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposal, Proposals, file_hash
@@ -58,7 +59,8 @@ def night_state(r: NightRecord) -> str:
     return r.status
 
 
-def _night(r: NightRecord) -> Data:
+def _night(r: NightRecord, spent: Ledger) -> Data:
+    """A night for `status`; its spend from its own ledger (the record misses a killed process's)."""
     return {
         "night": r.night, "date": r.started.date().isoformat(), "started": r.started.isoformat(),
         "finished": r.finished.isoformat() if r.finished else None, "status": night_state(r), "pid": r.pid,
@@ -67,7 +69,8 @@ def _night(r: NightRecord) -> Data:
         "accepted": r.accepted, "reason": r.reason, "test_before": r.test_before, "test_after": r.test_after,
         "proposal_id": r.proposal_id, "adopted": r.adopted,
         "stop": r.stop.model_dump(mode="json") if r.stop else None,
-        "tokens": r.tokens, "cost_usd": r.cost_usd,
+        "calls": spent.calls_made, "cache_hits": spent.cache_hits, "tokens": spent.spent_tokens,
+        "cost_usd": round(spent.spent_usd, 6),
     }
 
 
@@ -123,10 +126,10 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     problems += props.history_problems()
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
-    last = records[-1] if records else None
+    recent = [_night(r, nights.ledger(r.night)) for r in records[-RECENT_NIGHTS:]]
     return {
         "data_dir": str(root),
-        "nights": {"count": len(records), "recent": [_night(r) for r in records[-RECENT_NIGHTS:]]},
+        "nights": {"count": len(records), "recent": recent},
         "gate_history": [
             {"night": r.night, "date": r.started.date().isoformat(), "skill": r.skill_name or r.skill_path,
              "baseline": r.baseline, "candidate": r.candidate, "accepted": r.accepted, "reason": r.reason}
@@ -135,7 +138,7 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
         "actions": [a.model_dump(mode="json") for a in actions[-RECENT_ACTIONS:]],
         "last_harvest": _last_harvest(problems),
         "spend": {
-            "night": {"night": last.night, "tokens": last.tokens, "cost_usd": last.cost_usd} if last else None,
+            "night": {k: recent[-1][k] for k in ("night", "tokens", "cost_usd")} if recent else None,
             "month": {"since": month.isoformat(), "tokens": month_tokens, "cost_usd": float(month_cost)},
         },
         "problems": problems,

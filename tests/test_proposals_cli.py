@@ -16,7 +16,9 @@ from click.testing import CliRunner
 from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposals
+from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.report import StopReason
+from skillsleep.core.rundir import RunDir
 from skillsleep.slash_commands.cli import main
 
 OLD = "---\nname: fmt\n---\n- answer briefly — kurz\n"
@@ -89,10 +91,16 @@ def test_status_shows_nights_gate_history_pending_actions_and_spend(data: Path, 
         night=2, started=this_month, finished=this_month, status="finished", harness="codex", skill_path=str(live),
         skill_name="fmt", outcome="accepted", reason="0.40 → 0.70", baseline=0.4, candidate=0.7, accepted=True,
         test_before=0.5, test_after=0.8, proposal_id=p.id, tokens=300, cost_usd=0.25))
+    # a night whose process died never wrote its spend into its record: its ledger has it
     nights.save(NightRecord(night=3, started=this_month, status="running", pid=dead_pid(), harness="codex",
-                            skill_path=str(live), skill_name="fmt", tokens=20, cost_usd=0.01))
+                            skill_path=str(live), skill_name="fmt", tokens=0, cost_usd=0.0))
     nights.save(NightRecord(night=4, started=this_month, status="running", pid=os.getpid(), harness="codex",
                             skill_path=str(live), skill_name="fmt", tokens=7, cost_usd=0.0))
+    for night, tokens, usd, when in ((1, 1000, 0.5, last_month), (2, 300, 0.25, this_month),
+                                     (3, 20, 0.01, this_month), (4, 7, 0.0, this_month)):
+        RunDir(nights.folder(night)).append_ledger(LedgerEntry(
+            ts=when, role="reflect", provider="deepseek", model="m", usage=Usage(input_tokens=tokens),
+            cost_usd=usd, latency_s=1.0))
 
     code, out, err = invoke("status")
     assert code == 0, err
