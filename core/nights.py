@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.errors import StateDamaged
 from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.records import Record, RejectedEdit, Split, why_unreadable
 from skillsleep.core.report import HistoryPoint, Outcome, StopReason
@@ -84,32 +84,36 @@ class Nights:
         self.root = Path(data_dir)
         self.nights_dir = self.root / "nights"
         self.memory_dir = self.root / "sleep"
-        self.problems: list[str] = []  # unreadable records found by the last list()
+        self.unreadable: list[tuple[Path, str]] = []  # (night.json, why) of records the last list() skipped
 
     def folder(self, night: int) -> Path:
         return self.nights_dir / f"{night:04d}"
 
     def list(self) -> list[NightRecord]:
-        """Every night with a readable record, oldest first; unreadable ones are named in `problems`."""
-        self.problems = []
+        """Every night with a readable record, oldest first; unreadable ones are in `unreadable`."""
+        self.unreadable = []
         out: list[NightRecord] = []
-        if not self.nights_dir.is_dir():
-            return out
-        for folder in sorted(self.nights_dir.iterdir()):
+        for folder in self.folders():
             path = folder / "night.json"
             if not path.is_file():
                 continue
             try:
                 out.append(NightRecord.model_validate_json(path.read_bytes()))
             except (OSError, ValidationError) as exc:
-                self.problems.append(f"{path}: unreadable night record ({why_unreadable(exc)}); move it away")
+                self.unreadable.append((path, why_unreadable(exc)))
         return sorted(out, key=lambda r: r.night)
+
+    @property
+    def problems(self) -> list[str]:
+        """The records the last list() skipped, each with what to do, for `status`."""
+        return [f"{path}: unreadable night record ({why}); `skillsleep doctor --repair` moves it aside"
+                for path, why in self.unreadable]
 
     def next_number(self) -> int:
         """One more than the highest night folder (readable or not), so numbers are never reused."""
-        return max((int(p.name) for p in self._folders()), default=0) + 1
+        return max((int(p.name) for p in self.folders()), default=0) + 1
 
-    def _folders(self) -> list[Path]:
+    def folders(self) -> list[Path]:
         """Every night's folder, whether its record can be read or not."""
         return sorted(p for p in self.nights_dir.iterdir() if p.name.isdigit()) if self.nights_dir.is_dir() else []
 
@@ -123,7 +127,7 @@ class Nights:
     def spend_since(self, since: datetime) -> tuple[int, float]:
         """(tokens, USD) of every call the nights made at or after `since`, from their ledgers
         (a night whose process died, or whose record cannot be read, counts too)."""
-        spent = Ledger.of(e for f in self._folders() for e in read_ledger(f / "ledger.jsonl").entries if e.ts >= since)
+        spent = Ledger.of(e for f in self.folders() for e in read_ledger(f / "ledger.jsonl").entries if e.ts >= since)
         return spent.spent_tokens, spent.spent_usd
 
     def history(self, skill_path: str) -> list[HistoryPoint]:
@@ -144,16 +148,19 @@ class Nights:
             return SkillMemory(skill_path=skill_path)
         return _read_memory(path, skill_path)
 
-    def memory_problems(self) -> list[str]:
-        """Every skill memory that cannot be read, each with what to do."""
-        paths = sorted(self.memory_dir.glob("*.json")) if self.memory_dir.is_dir() else []
-        problems = []
-        for path in paths:
+    def unreadable_memories(self) -> list[tuple[Path, str]]:
+        """(path, why) of every skill memory that cannot be read."""
+        out = []
+        for path in sorted(self.memory_dir.glob("*.json")) if self.memory_dir.is_dir() else []:
             try:
-                _read_memory(path, "a skill")
-            except ConfigError as exc:
-                problems.append(str(exc))
-        return problems
+                SkillMemory.model_validate_json(path.read_bytes())
+            except (OSError, ValidationError) as exc:
+                out.append((path, why_unreadable(exc)))
+        return out
+
+    def memory_problems(self) -> list[str]:
+        """Every skill memory that cannot be read, each with what to do, for `status`."""
+        return [memory_problem(path, why) for path, why in self.unreadable_memories()]
 
     def save_memory(self, memory: SkillMemory) -> None:
         memory.rejected = memory.rejected[-MAX_REJECTED:]
@@ -164,10 +171,13 @@ def _read_memory(path: Path, skill_path: str) -> SkillMemory:
     try:
         return SkillMemory.model_validate_json(path.read_bytes())
     except (OSError, ValidationError) as exc:
-        raise ConfigError(
-            f"{path} (what earlier nights learned about {skill_path}) cannot be read "
-            f"({why_unreadable(exc)}); move it away to start that skill's memory afresh"
-        ) from None
+        raise StateDamaged(memory_problem(path, why_unreadable(exc), skill_path)) from None
+
+
+def memory_problem(path: Path, why: str, skill_path: str = "a skill") -> str:
+    return (f"{path} (what earlier nights learned about {skill_path}: its task splits, rejected edits and the "
+            f"optimizer's notes) cannot be read ({why}); `skillsleep doctor --repair` rebuilds it from the nights "
+            "that trained the skill (or move it away to start that memory afresh)")
 
 
 def month_start(now: datetime | None = None) -> datetime:

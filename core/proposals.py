@@ -120,7 +120,7 @@ class Proposals:
         self.staging = self.root / "staging"
         self.backups = self.root / "backups"
         self.history_path = self.root / "history.jsonl"
-        self.problems: list[str] = []  # unreadable proposals found by the last list()
+        self.unreadable: list[tuple[Path, str]] = []  # (proposal.json, why) of proposals the last list() skipped
         self.bad_history: list[tuple[int, str]] = []  # (line number, why) of history() lines skipped
 
     # --- staging -------------------------------------------------------------------------------
@@ -166,9 +166,9 @@ class Proposals:
     def list(self) -> list[Proposal]:
         """Every staged proposal, oldest first. A folder without proposal.json is a staging that
         was interrupted (it is written last) and is skipped; one whose proposal.json cannot be
-        read is skipped too, but named in `problems` so `status` can tell the user."""
+        read is skipped too, but named in `unreadable` so `status` can tell the user."""
         out = []
-        self.problems = []
+        self.unreadable = []
         if self.staging.is_dir():
             for folder in sorted(self.staging.iterdir()):
                 p = self._load(folder)
@@ -299,6 +299,12 @@ class Proposals:
         out, self.bad_history = read_records(self.history_path, Action)
         return out
 
+    @property
+    def problems(self) -> list[str]:
+        """The proposals the last list() skipped, each with what to do, for `status`."""
+        return [f"{path} cannot be read ({why}); `skillsleep doctor --repair` moves it aside (the staged skill "
+                f"stays), or delete the folder {path.parent} to drop that proposal" for path, why in self.unreadable]
+
     def history_problems(self) -> list[str]:
         """The lines the last history() skipped, each with what to do, for `status`."""
         return [f"{self.history_path} line {n} cannot be read ({why}); rollback refuses until "
@@ -362,8 +368,7 @@ class Proposals:
         try:
             return Proposal.model_validate_json(path.read_bytes())
         except (OSError, ValidationError) as exc:
-            self.problems.append(f"{path} cannot be read ({why_unreadable(exc)}); restore it from a backup "
-                                 f"or delete the folder {folder} to drop that proposal")
+            self.unreadable.append((path, why_unreadable(exc)))
             return None
 
     def _record(self, action: Action) -> None:

@@ -424,6 +424,21 @@ def rollback_(steps: int, force: bool, as_json: bool) -> None:
     _emit(proposals_cmd.rollback(steps, force=force), as_json, proposals_cmd.rollback_text)
 
 
+@main.command("doctor")
+@click.option("--repair", "fix", is_flag=True,
+              help="Repair what can be: back up first, salvage what is readable, rebuild the rest; never delete.")
+@click.option("--json", "as_json", is_flag=True, help="Print the problems and what was repaired as JSON.")
+@_guard
+def doctor_(fix: bool, as_json: bool) -> None:
+    """Check the state directory (state.db, nights, proposals, history, skill memories); exit 1 on problems."""
+    from skillsleep.slash_commands import doctor_cmd
+
+    report = doctor_cmd.doctor(fix=fix)
+    _emit(report, as_json, doctor_cmd.doctor_text)
+    if not report["healthy"]:
+        sys.exit(1)
+
+
 __all__ = ["main"]
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.errors import SkillsleepError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import NightRecord, Nights, month_start
@@ -95,13 +95,13 @@ def _last_harvest(problems: list[str]) -> Data | None:
         return None
     try:
         store = Store(db)
-    except ConfigError as exc:
+        try:
+            raw = store.meta(LAST_HARVEST)
+        finally:
+            store.close()
+    except SkillsleepError as exc:  # a damaged or unusable database is one of the problems status lists
         problems.append(str(exc))
         return None
-    try:
-        raw = store.meta(LAST_HARVEST)
-    finally:
-        store.close()
     if raw is None:
         return None
     try:
