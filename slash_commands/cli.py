@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from skillsleep.core.display import visible
 from skillsleep.core.errors import ConfigError, SkillsleepError
 
 
@@ -32,9 +33,9 @@ def _guard(fn: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except ConfigError as exc:
-            raise _Fail(str(exc), 2) from exc
+            raise _Fail(visible(str(exc)), 2) from exc
         except SkillsleepError as exc:
-            raise _Fail(str(exc), 1) from exc
+            raise _Fail(visible(str(exc)), 1) from exc
         except KeyboardInterrupt:
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
             sys.exit(130)
@@ -128,13 +129,17 @@ def run_(dry_run: bool, as_json: bool, **flags: Any) -> None:
     from skillsleep.slash_commands.sleep_cmd import run_sleep
 
     summary = run_sleep(flags, dry_run=dry_run, progress=progress, on_rollout=progress.tick)
-    _emit(summary, as_json, _run_text)
+    _emit(summary, as_json, lambda s: _run_text(s, plain=_terminal()))
     if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 
-def _run_text(s: dict[str, Any]) -> str:
-    return str(s["markdown"]).rstrip() + "\n" + "\n".join(
+def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
+    from skillsleep.core.report import read_json, render_markdown
+
+    report = s["markdown"] if not plain else render_markdown(
+        read_json(Path(s["report"]["report.json"]).read_text(encoding="utf-8")), plain=True)
+    return str(report).rstrip() + "\n" + "\n".join(
         [f"\nreport: {s['report'].get('report.html', '')}"]
         + ([f"harvest: {len(s['harvest']['unreadable'])} transcript file(s) could not be read; "
              "`skillsleep harvest --json` lists them and why"] if s["harvest"]["unreadable"] else [])
@@ -326,8 +331,13 @@ def _harvest_text(r: dict[str, Any]) -> str:
 def _emit(summary: dict[str, Any], as_json: bool, text: Any) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
-    else:
-        click.echo(text(summary))
+    else:  # untrusted text in it never reaches a terminal as an escape sequence
+        click.echo(visible(text(summary)))
+
+
+def _terminal() -> bool:
+    """Whether stdout is a terminal (a person reads plain text) rather than an agent or a pipe (markdown)."""
+    return sys.stdout.isatty()
 
 
 def _train_text(s: dict[str, Any]) -> str:
@@ -365,7 +375,7 @@ def status_(as_json: bool) -> None:
     Reads only: needs no config file, backend or lock."""
     from skillsleep.slash_commands import proposals_cmd
 
-    _emit(proposals_cmd.status(), as_json, proposals_cmd.status_text)
+    _emit(proposals_cmd.status(), as_json, lambda s: proposals_cmd.status_text(s, plain=_terminal()))
 
 
 @main.command("diff")
@@ -383,7 +393,10 @@ def diff_(proposal_id: str | None, as_json: bool) -> None:
         click.echo(f"proposal {d['id']} ({d['status']}) against {d['skill_path']} as it is now:", err=True)
         if d["note"]:
             click.echo(d["note"], err=True)
-        click.echo(d["diff"], nl=False)
+        if _terminal():
+            click.echo(visible(d["diff"]), nl=False)
+        else:  # piped: the patch, byte for byte (color=True: click would strip escape sequences)
+            click.echo(d["diff"], nl=False, color=True)
     else:
         click.echo(f"no difference: {d['skill_path']} already equals proposal {d['id']}", err=True)
 

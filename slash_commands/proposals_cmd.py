@@ -7,18 +7,20 @@ config file, no backend and no lock, and work on an empty data directory. `adopt
 lock is a `Busy` error that says who holds it.
 
 Text that came from a model or a transcript (a gate's reason, a stop message, a skill name) is
-shown as one line of markdown that cannot become markup or a link.
+shown as one line: escaped as markdown that cannot become markup or a link, or as it is for a
+terminal (`plain`); its control characters are made visible either way (core/display.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import SkillsleepError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
@@ -29,6 +31,7 @@ from skillsleep.slash_commands.harvest_cmd import LAST_HARVEST
 from skillsleep.slash_commands.wiring import data_dir, state_db
 
 Data = dict[str, Any]
+Inline = Callable[[object], str]  # how one piece of untrusted text is shown: md_line or plain_line
 
 RECENT_NIGHTS = 5  # nights shown in detail
 GATE_HISTORY = 10  # nights on the gate history
@@ -145,14 +148,6 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     }
 
 
-_MD_SPECIAL = re.compile(r"([\\`|\[\]]|<(?=[A-Za-z/!?]))")  # as core/report.py's
-
-
-def _md(text: object) -> str:
-    """Untrusted text as one line of markdown that cannot become markup or a link."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
 def _score(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}"
 
@@ -161,21 +156,21 @@ def _scores(before: float | None, after: float | None) -> str:
     return f"{_score(before)} → {_score(after)}"
 
 
-def _when(iso: str) -> str:
+def _when(iso: str, md: Inline) -> str:
     try:
         return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:
-        return _md(iso)
+        return md(iso)
 
 
-def _verdict(accepted: bool, reason: str) -> str:
+def _verdict(accepted: bool, reason: str, md: Inline) -> str:
     if accepted:
-        return "accepted" + (f" ({_md(reason)})" if reason else "")
-    return "not accepted" + (f": {_md(reason)}" if reason else "")
+        return "accepted" + (f" ({md(reason)})" if reason else "")
+    return "not accepted" + (f": {md(reason)}" if reason else "")
 
 
-def _night_line(n: Data) -> str:
-    head = f"- night {n['night']} · {n['date']} · {_md(n['harness'])} · {_md(n['skill'])}"
+def _night_line(n: Data, md: Inline) -> str:
+    head = f"- night {n['night']} · {n['date']} · {md(n['harness'])} · {md(n['skill'])}"
     if n["dry_run"]:
         head += " (dry run)"
     if n["status"] == "died":
@@ -183,18 +178,21 @@ def _night_line(n: Data) -> str:
     if n["status"] == "running":
         return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "")
     parts = [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]  # else: the verdict says it
-    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"])]
+    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
     if n["test_before"] is not None or n["test_after"] is not None:
         parts.append(f"test {_scores(n['test_before'], n['test_after'])}")
     if n["proposal_id"]:
         parts.append(f"proposal {n['proposal_id']}" + (" (auto-adopted)" if n["adopted"] else ""))
     line = f"{head}: " + "; ".join(parts)
     if n["stop"]:
-        line += f"\n  stopped ({n['stop']['kind']}): {_md(n['stop']['message'])} — {_md(n['stop']['advice'])}"
+        line += f"\n  stopped ({n['stop']['kind']}): {md(n['stop']['message'])} — {md(n['stop']['advice'])}"
     return line
 
 
-def status_text(s: Data) -> str:
+def status_text(s: Data, *, plain: bool = False) -> str:
+    """The status as markdown for an agent; `plain` (a terminal) shows untrusted text as it is
+    instead of escaping it. Control characters are made visible either way."""
+    md: Inline = plain_line if plain else md_line
     nights = s["nights"]
     out = ["## skillsleep status", ""]
     if not nights["count"]:
@@ -202,11 +200,11 @@ def status_text(s: Data) -> str:
     else:
         shown = len(nights["recent"])
         more = f", the last {shown} shown" if shown < nights["count"] else ""
-        out += [f"### Nights ({nights['count']} run{more})", "", *map(_night_line, nights["recent"]), ""]
+        out += [f"### Nights ({nights['count']} run{more})", "", *(_night_line(n, md) for n in nights["recent"]), ""]
         if s["gate_history"]:
             out += ["### Gate history (held-out baseline → candidate)", ""]
-            out += [f"- night {g['night']} · {g['date']} · {_md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
-                    f"{_verdict(g['accepted'], g['reason'])}" for g in s["gate_history"]]
+            out += [f"- night {g['night']} · {g['date']} · {md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
+                    f"{_verdict(g['accepted'], g['reason'], md)}" for g in s["gate_history"]]
             out.append("")
     out.append(f"### Pending proposals ({len(s['pending'])})")
     out.append("")
@@ -214,7 +212,7 @@ def status_text(s: Data) -> str:
         out.append("none")
     for p in s["pending"]:
         tests = f", test {_scores(p['test_before'], p['test_after'])}" if p["test_before"] is not None else ""
-        out.append(f"- {p['id']} for {_md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'])}; "
+        out.append(f"- {p['id']} for {md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'], md)}; "
                    f"held-out {_scores(p['baseline'], p['candidate'])}{tests}")
         if p["live_changed"]:
             out.append("  the live file changed since this was staged: adopt will refuse unless --force")
@@ -224,22 +222,22 @@ def status_text(s: Data) -> str:
         out += ["### Recent actions", ""]
         for a in s["actions"]:
             what = a["proposal_id"] or (Path(a["skill_path"]).name if a["skill_path"] else "")
-            detail = f" — {_md(a['detail'])}" if a["detail"] else ""
-            out.append(f"- {_when(a['time'])} {a['kind']} {_md(what)}{detail}")
+            detail = f" — {md(a['detail'])}" if a["detail"] else ""
+            out.append(f"- {_when(a['time'], md)} {a['kind']} {md(what)}{detail}")
         out.append("")
     h = s["last_harvest"]
     if h is None:
         out.append("last harvest: never (`skillsleep harvest` reads new transcripts)")
     else:
-        sessions = ", ".join(f"{_md(k)} {v}" for k, v in (h.get("sessions") or {}).items()) or "none"
-        out.append(f"last harvest: {_when(str(h.get('time', '?')))}; new sessions: {sessions}; "
+        sessions = ", ".join(f"{md(k)} {v}" for k, v in (h.get("sessions") or {}).items()) or "none"
+        out.append(f"last harvest: {_when(str(h.get('time', '?')), md)}; new sessions: {sessions}; "
                    f"errors {h.get('errors', 0)}")
     night, month = s["spend"]["night"], s["spend"]["month"]
     tonight = f"night {night['night']} {night['tokens']:,} tokens ${night['cost_usd']:.4f}" if night else "no night yet"
     out.append(f"spend: {tonight}; this month {month['tokens']:,} tokens ${month['cost_usd']:.4f}")
     if s["problems"]:
         out += ["", f"### Problems ({len(s['problems'])})", ""]
-        out += [f"- {_md(p)}" for p in s["problems"]]
+        out += [f"- {md(p)}" for p in s["problems"]]
     return "\n".join(out)
 
 

@@ -414,3 +414,43 @@ def test_status_names_records_with_bad_bytes(data: Path, live: Path) -> None:
     problems = out.split("### Problems (3)")[1]
     assert bad.id in problems and "0001" in problems and memory.name in problems
     assert json.loads(invoke("status", "--json")[1])["pending"] == []
+
+
+
+# --- untrusted text: markdown for an agent, plain on a terminal, never an escape sequence --------
+
+HOSTILE = "see [the docs](http://evil.example) and `rm -rf ~` \x1b[31mred\x1b[0m\x1b]0;pwned\x07 \u202eevil"
+
+
+def test_status_escapes_markdown_for_an_agent_and_shows_text_plainly_on_a_terminal(data: Path, live: Path) -> None:
+    from sleep_kit import in_terminal
+
+    Proposals(data).stage(live, NEW, accepted=True, reason=HOSTILE)
+    code, out, err = invoke("status")  # not a terminal: the markdown an agent shows
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if "accepted (" in x)
+    assert "\\[the docs\\](http://evil.example) and \\`rm -rf ~\\`" in line
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "␛\\[31mred␛\\[0m␛\\]0;pwned␇ \\<U+202E>evil" in line
+    screen = in_terminal("status")
+    line = next(x for x in screen.splitlines() if "accepted (" in x)
+    assert "see [the docs](http://evil.example) and `rm -rf ~` ␛[31mred␛[0m␛]0;pwned␇ <U+202E>evil" in line
+    assert "\\" not in screen and "\x1b" not in screen and "\x07" not in screen and "\u202e" not in screen
+
+
+def test_diff_on_a_terminal_shows_carriage_returns_and_no_escape_sequence(data: Path, live: Path) -> None:
+    from sleep_kit import in_terminal
+
+    Proposals(data).stage(live, OLD + "- \x1b[2Jcleared\n", accepted=True, reason="r")
+    live.write_bytes(OLD.replace("\n", "\r\n").encode())
+    screen = in_terminal("diff")
+    assert "-- answer briefly — kurz␍" in screen and "+- ␛[2Jcleared" in screen and "\x1b" not in screen
+    result = CliRunner().invoke(main, ["diff"])  # piped: the patch, byte for byte
+    assert b"\x1b[2Jcleared" in result.stdout_bytes and b"kurz\r\n" in result.stdout_bytes
+
+
+def test_error_messages_never_carry_escape_sequences(data: Path, live: Path) -> None:
+    Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    live.write_text(OLD + "- \x1b]0;pwned\x07 mine\n")
+    code, _, err = invoke("adopt")
+    assert code == 2 and "+- ␛]0;pwned␇ mine" in err and "\x1b" not in err

@@ -24,6 +24,7 @@ from sleep_kit import (
     RULE,
     TASKS,
     Recorder,
+    in_terminal,
     invoke,
     night_env,
     run_args,
@@ -449,6 +450,17 @@ def test_line_endings_final_newline_and_bom_survive_a_night_adopt_and_rollback(c
     assert Path(json.loads(out)["previous_file"]).read_bytes() == edited
     assert invoke("rollback")[0] == 0
     assert skill.read_bytes() == edited
+
+
+
+def test_the_night_is_plain_text_on_a_terminal_and_escaped_markdown_elsewhere(chat_night: Path) -> None:
+    hostile = "Fix the [docs](http://evil.example) link in `make docs` \x1b[31mnow\x1b[0m"
+    write_chat_logs(chat_night / "chats", [hostile, *TASKS[1:]])
+    screen = in_terminal(*run_args(chat_night))
+    assert "Fix the [docs](http://evil.example) link in `make docs` ␛[31mnow␛[0m" in screen, screen[-2000:]
+    assert "\\[docs\\]" not in screen and "\x1b[31m" not in screen
+    report = (chat_night / "data" / "nights" / "0001" / "report.md").read_text()
+    assert "Fix the \\[docs\\](http://evil.example) link in \\`make docs\\` ␛\\[31mnow␛\\[0m" in report
 
 
 # --- 5. the recorded Claude Code / Codex / OpenClaw homes -----------------------------------------
