@@ -272,16 +272,15 @@ class Proposals:
         assert target.backup is not None and skill is not None
         source = Path(target.backup) / "SKILL.md"
         live = Path(skill)
-        wrote = self._written(changes[-1])
+        last = changes[-1]
+        wrote = self._written(last)
         edited = wrote is not None and file_hash(live) != wrote[0]
-        if edited and not force:
-            assert wrote is not None
-            last = changes[-1]
+        if wrote is not None and edited and not force:
             what = f"{last.kind} of {last.proposal_id}" if last.proposal_id else last.kind
+            yours = self._your_edits(wrote[1], live, f"as the {last.kind} wrote it", since="since then")
             raise Conflict(f"{live} changed since the last {what} wrote it, so rolling back would drop your "
-                           f"edits.\n{self._your_edits(wrote[1], live, f'as the {last.kind} wrote it')}"
-                           "Copy what you want to keep, or roll back anyway with --force (the current file is "
-                           "backed up first).")
+                           f"edits.\n{yours}Copy what you want to keep, or roll back anyway with --force (the "
+                           "current file is backed up first).")
         backup = self._backup(live, None, reason=f"before rolling back {steps} step(s)")
         if (Path(target.backup) / "absent").exists():
             live.unlink(missing_ok=True)
@@ -317,20 +316,19 @@ class Proposals:
         live = Path(p.skill_path)
         theirs = unified_diff(base, self.candidate(p), f"{live.name} (when staged)", f"{live.name} (proposal {p.id})")
         return (f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
-                f"{self._your_edits(base, live, 'when staged')}"
+                f"{self._your_edits(base, live, 'when staged', since='since staging')}"
                 f"--- the proposal's edits ---\n{theirs}"
                 "Run another night to get a proposal based on your current file, or adopt anyway with --force "
                 "(the current file is backed up first).")
 
     @staticmethod
-    def _your_edits(before: str, live: Path, when: str) -> str:
+    def _your_edits(before: str, live: Path, when: str, *, since: str) -> str:
         """The user's edits (`before` → the live file now) as a titled diff, for a refusal."""
         current = read_text(live) if live.exists() else ""
         name = live.name
         yours = unified_diff(before, current, f"{name} ({when})", f"{name} (live now)") or "(file removed)\n"
         endings = endings_note(style(before), style(current), f"the file {when}", "the live file")
-        title = "since staging" if when == "when staged" else "since then"
-        return f"--- your edits {title} ---\n{yours}" + (f"({endings})\n" if endings else "")
+        return f"--- your edits {since} ---\n{yours}" + (f"({endings})\n" if endings else "")
 
     def _written(self, action: Action) -> tuple[str, str] | None:
         """(hash, text) of what an adopt or rollback wrote into the live file (ABSENT and "" for

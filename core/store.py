@@ -29,7 +29,7 @@ from skillsleep.core.records import Completion, LedgerEntry, Record
 from skillsleep.core.session import Session
 
 SCHEMA_VERSION = 1
-HOLDS = ("every harvested (redacted) session, the harvest cursors, the call ledger and the response cache")
+HOLDS = "every harvested (redacted) session, the harvest cursors, the call ledger and the response cache"
 _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
 
 _SCHEMA = """
