@@ -2,7 +2,9 @@
 
     SkillsleepError
     ├── ConfigError              a setting, file or name the user gave is wrong (exit code 2)
-    │   └── UnknownNameError     an unknown provider / model / harness / judge name; lists the known
+    │   ├── UnknownNameError     an unknown provider / model / harness / judge name; lists the known
+    │   └── StateDamaged         a file of the state directory is damaged; says what it holds and
+    │                            that `skillsleep doctor --repair` repairs it
     ├── BackendError             a model endpoint failed for the whole run (after retries)
     │   ├── BackendUnavailable   no key, server unreachable, SDK or weights not installed
     │   ├── RetriesExhausted     429 / 5xx / timeouts kept coming after the last retry
@@ -36,6 +38,10 @@ class UnknownNameError(ConfigError):
         self.kind = kind
         self.name = name
         self.known = known
+
+
+class StateDamaged(ConfigError):
+    """A file of the state directory (state.db, a record) is damaged; `skillsleep doctor` repairs it."""
 
 
 class BackendError(SkillsleepError):

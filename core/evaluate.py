@@ -14,6 +14,7 @@ from pathlib import Path
 
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.harness import Harness
+from skillsleep.core.jsonl import read_records
 from skillsleep.core.judges import metric, score
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Rollout, Task
@@ -45,12 +46,9 @@ class Evaluator:
         self.on_rollout = on_rollout
         self._memo: dict[Key, Rollout] = {}
         self._pending: dict[Key, asyncio.Task[Rollout]] = {}
-        if log_path is not None and log_path.exists():
-            for line in log_path.read_text().splitlines():
-                try:
-                    r = Rollout.model_validate_json(line)
-                except ValueError:
-                    continue  # a line torn by a crash: that rollout is simply redone
+        if log_path is not None:
+            # a line that cannot be read (torn by a crash, damaged): that rollout is simply redone
+            for r in read_records(log_path, Rollout)[0]:
                 self._memo[(r.skill_hash, r.task_id, r.sample)] = r
 
     @property

@@ -3,6 +3,9 @@
 `records()` yields one `Line` per complete line (ending in a newline). A last line without its
 newline is the agent still writing: it is not consumed, so the next incremental read starts at
 its first byte (`consumed` tells where to resume).
+
+`read_records()` reads a JSONL file skillsleep wrote itself (history, ledger, rollouts): every
+line that is a valid record, and the number of every line that is not, with why.
 """
 
 from __future__ import annotations
@@ -11,9 +14,15 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from skillsleep.core.records import why_unreadable
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped as "huge_line"
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -80,3 +89,29 @@ def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
         skipped["not_an_object"] += 1
         return None
     return value
+
+
+def read_records(path: Path, model: type[M]) -> tuple[list[M], list[tuple[int, str]]]:
+    """The records of a JSONL file of ours, in order, and (line number, why) for each line that
+    is not one: not UTF-8, not JSON (garbage, or a write cut short by a kill), not a `model`, or
+    a last line without its newline. A missing file has no records."""
+    try:
+        raw_lines = path.read_bytes().split(b"\n")
+    except FileNotFoundError:
+        return [], []
+    torn = raw_lines.pop()  # what follows the last newline: nothing, unless a write was cut short
+    out: list[M] = []
+    bad: list[tuple[int, str]] = []
+    for n, raw in enumerate(raw_lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            out.append(model.model_validate_json(raw.decode("utf-8")))
+        except UnicodeDecodeError:
+            bad.append((n, "not UTF-8"))
+        except ValidationError as exc:
+            bad.append((n, why_unreadable(exc)))
+    if torn.strip():
+        bad.append((len(raw_lines) + 1, "torn: no newline at its end, a write was cut short"))
+    return out, bad
+

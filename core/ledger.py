@@ -1,5 +1,8 @@
 """The call ledger, prices and the budget: every model call is counted, priced and capped.
 
+What a run or a night spent is always read back from its ledger.jsonl (`read_ledger`), which
+every process that worked on it appended to, so a resumed or killed one is counted in full.
+
 Prices live in configuration (USD per million tokens, keyed `provider:model` or `provider:*`),
 never in code paths that decide anything. The budget is a hard cap checked before each call
 against what was spent plus what calls in flight have reserved, so concurrency cannot overshoot.
@@ -8,11 +11,13 @@ against what was spent plus what calls in flight have reserved, so concurrency c
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.errors import BudgetExceeded
+from skillsleep.core.jsonl import read_records
 from skillsleep.core.records import LedgerEntry, Usage
 
 
@@ -108,6 +113,14 @@ class Ledger:
         for sink in self.sinks:
             sink(entry)
 
+    @classmethod
+    def of(cls, entries: Iterable[LedgerEntry]) -> Ledger:
+        """The totals of recorded entries (no budget): a night's or a run's whole ledger."""
+        ledger = cls()
+        for entry in entries:
+            ledger.record(entry)
+        return ledger
+
     def cost(self, provider: str, model: str, usage: Usage) -> float:
         return price_of(self.prices, provider, model, usage)
 
@@ -115,6 +128,10 @@ class Ledger:
     def calls_made(self) -> int:
         """Calls that reached a backend (cache hits excluded)."""
         return sum(1 for e in self.entries if not e.cache_hit)
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(1 for e in self.entries if e.cache_hit)
 
     def by_role(self) -> dict[str, dict[str, float]]:
         """Per role: calls, cache hits, tokens in / out / cached, cost."""
@@ -132,3 +149,9 @@ class Ledger:
                 row["cached_tokens"] += e.usage.cached_tokens
                 row["cost_usd"] += e.cost_usd
         return dict(out)
+
+
+def read_ledger(path: Path) -> Ledger:
+    """Every call recorded in a ledger.jsonl (every invocation of a run or night, resumes and
+    killed processes included); a line torn by a kill is skipped."""
+    return Ledger.of(read_records(path, LedgerEntry)[0])

@@ -20,8 +20,9 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import Record, RejectedEdit, Split
+from skillsleep.core.errors import StateDamaged
+from skillsleep.core.ledger import Ledger, read_ledger
+from skillsleep.core.records import Record, RejectedEdit, Split, why_unreadable
 from skillsleep.core.report import HistoryPoint, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
 
@@ -83,39 +84,51 @@ class Nights:
         self.root = Path(data_dir)
         self.nights_dir = self.root / "nights"
         self.memory_dir = self.root / "sleep"
-        self.problems: list[str] = []  # unreadable records found by the last list()
+        self.unreadable: list[tuple[Path, str]] = []  # (night.json, why) of records the last list() skipped
 
     def folder(self, night: int) -> Path:
         return self.nights_dir / f"{night:04d}"
 
     def list(self) -> list[NightRecord]:
-        """Every night with a readable record, oldest first; unreadable ones are named in `problems`."""
-        self.problems = []
+        """Every night with a readable record, oldest first; unreadable ones are in `unreadable`."""
+        self.unreadable = []
         out: list[NightRecord] = []
-        if not self.nights_dir.is_dir():
-            return out
-        for folder in sorted(self.nights_dir.iterdir()):
+        for folder in self.folders():
             path = folder / "night.json"
             if not path.is_file():
                 continue
             try:
-                out.append(NightRecord.model_validate_json(path.read_text(encoding="utf-8")))
-            except (OSError, UnicodeDecodeError, ValidationError, ValueError) as exc:
-                self.problems.append(f"{path}: unreadable night record ({str(exc).splitlines()[0]}); move it away")
+                out.append(NightRecord.model_validate_json(path.read_bytes()))
+            except (OSError, ValidationError) as exc:
+                self.unreadable.append((path, why_unreadable(exc)))
         return sorted(out, key=lambda r: r.night)
+
+    @property
+    def problems(self) -> list[str]:
+        """The records the last list() skipped, each with what to do, for `status`."""
+        return [f"{path}: unreadable night record ({why}); `skillsleep doctor --repair` moves it aside"
+                for path, why in self.unreadable]
 
     def next_number(self) -> int:
         """One more than the highest night folder (readable or not), so numbers are never reused."""
-        numbers = [int(p.name) for p in self.nights_dir.iterdir() if p.name.isdigit()] if self.nights_dir.is_dir() else []
-        return max(numbers, default=0) + 1
+        return max((int(p.name) for p in self.folders()), default=0) + 1
+
+    def folders(self) -> list[Path]:
+        """Every night's folder, whether its record can be read or not."""
+        return sorted(p for p in self.nights_dir.iterdir() if p.name.isdigit()) if self.nights_dir.is_dir() else []
 
     def save(self, record: NightRecord) -> None:
         write_atomic(self.folder(record.night) / "night.json", record.model_dump_json(indent=2) + "\n")
 
+    def ledger(self, night: int) -> Ledger:
+        """Every model call of a night, from its own ledger.jsonl (all its processes)."""
+        return read_ledger(self.folder(night) / "ledger.jsonl")
+
     def spend_since(self, since: datetime) -> tuple[int, float]:
-        """(tokens, USD) of the nights started at or after `since`."""
-        rows = [r for r in self.list() if r.started >= since]
-        return sum(r.tokens for r in rows), sum(r.cost_usd for r in rows)
+        """(tokens, USD) of every call the nights made at or after `since`, from their ledgers
+        (a night whose process died, or whose record cannot be read, counts too)."""
+        spent = Ledger.of(e for f in self.folders() for e in read_ledger(f / "ledger.jsonl").entries if e.ts >= since)
+        return spent.spent_tokens, spent.spent_usd
 
     def history(self, skill_path: str) -> list[HistoryPoint]:
         """Chart points of the finished nights that trained `skill_path` (dry runs included)."""
@@ -133,17 +146,38 @@ class Nights:
         path = self.memory_path(skill_path)
         if not path.is_file():
             return SkillMemory(skill_path=skill_path)
-        try:
-            return SkillMemory.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValidationError, ValueError) as exc:
-            raise ConfigError(
-                f"{path} (what earlier nights learned about {skill_path}) cannot be read "
-                f"({str(exc).splitlines()[0]}); move it away to start that skill's memory afresh"
-            ) from None
+        return _read_memory(path, skill_path)
+
+    def unreadable_memories(self) -> list[tuple[Path, str]]:
+        """(path, why) of every skill memory that cannot be read."""
+        out = []
+        for path in sorted(self.memory_dir.glob("*.json")) if self.memory_dir.is_dir() else []:
+            try:
+                SkillMemory.model_validate_json(path.read_bytes())
+            except (OSError, ValidationError) as exc:
+                out.append((path, why_unreadable(exc)))
+        return out
+
+    def memory_problems(self) -> list[str]:
+        """Every skill memory that cannot be read, each with what to do, for `status`."""
+        return [memory_problem(path, why) for path, why in self.unreadable_memories()]
 
     def save_memory(self, memory: SkillMemory) -> None:
         memory.rejected = memory.rejected[-MAX_REJECTED:]
         write_atomic(self.memory_path(memory.skill_path), memory.model_dump_json(indent=2) + "\n")
+
+
+def _read_memory(path: Path, skill_path: str) -> SkillMemory:
+    try:
+        return SkillMemory.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise StateDamaged(memory_problem(path, why_unreadable(exc), skill_path)) from None
+
+
+def memory_problem(path: Path, why: str, skill_path: str = "a skill") -> str:
+    return (f"{path} (what earlier nights learned about {skill_path}: its task splits, rejected edits and the "
+            f"optimizer's notes) cannot be read ({why}); `skillsleep doctor --repair` rebuilds it from the nights "
+            "that trained the skill (or move it away to start that memory afresh)")
 
 
 def month_start(now: datetime | None = None) -> datetime:

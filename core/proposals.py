@@ -11,7 +11,9 @@ Rules: the live file is written only by `adopt` and `rollback`, always backed up
 replaced atomically (a reader, or a kill at any instant, sees the old or the new file, never a
 torn one). `adopt` refuses when the live file changed since staging (the user edited it) unless
 `force`, and the refusal shows both changes: the user's (base → live) and the proposal's
-(base → candidate).
+(base → candidate). `rollback` refuses in the same way when the live file changed since the
+adopt or rollback it undoes wrote it, and refuses to act at all on a history with a line it
+cannot read (that line may be the very change it would skip over).
 """
 
 from __future__ import annotations
@@ -19,17 +21,19 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
+import re
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import Record
-from skillsleep.core.rundir import write_atomic
+from skillsleep.core.jsonl import read_records
+from skillsleep.core.newlines import endings_note, style
+from skillsleep.core.records import Record, why_unreadable
+from skillsleep.core.rundir import append_line, write_atomic
 
 ABSENT = "absent"  # base hash of a live file that did not exist yet (a new managed skill)
 
@@ -63,7 +67,9 @@ class Action(Record):
     proposal_id: str | None = None
     skill_path: str | None = None
     detail: str = ""
-    backup: str | None = None
+    backup: str | None = None  # the live file as it was before this action
+    restored_from: str | None = None  # a rollback: the backup folder it put back
+    forced: bool = False  # done over edits made since the proposal was staged or the last change
 
 
 class Conflict(ConfigError):
@@ -78,9 +84,20 @@ def file_hash(path: Path) -> str:
         return ABSENT
 
 
+_PATCH_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")  # a patch's lines end at LF only: a CR stays in the line
+
+
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        old_name, new_name))
+    """A unified diff that `patch` and `git apply` accept: a line's CR is part of the line, so a
+    change of line endings shows as a changed line, and a last line without a newline is marked."""
+    lines = difflib.unified_diff(_PATCH_LINE.findall(old), _PATCH_LINE.findall(new), old_name, new_name)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def read_text(path: Path) -> str:
+    """A user's file as text, byte for byte (CRLF and a byte order mark kept); undecodable bytes
+    shown as U+FFFD (for diffs and messages only: files are copied as bytes, never via this)."""
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def _base_hash(live: Path, base_text: str | None) -> str:
@@ -103,7 +120,8 @@ class Proposals:
         self.staging = self.root / "staging"
         self.backups = self.root / "backups"
         self.history_path = self.root / "history.jsonl"
-        self.problems: list[str] = []  # unreadable proposals found by the last list()
+        self.unreadable: list[tuple[Path, str]] = []  # (proposal.json, why) of proposals the last list() skipped
+        self.bad_history: list[tuple[int, str]] = []  # (line number, why) of history() lines skipped
 
     # --- staging -------------------------------------------------------------------------------
 
@@ -120,9 +138,9 @@ class Proposals:
         base_hash = _base_hash(live, base_text)
         pid = _now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         folder = self.staging / pid
-        write_atomic(folder / "SKILL.md", candidate)
-        write_atomic(folder / "base.md", base)
-        write_atomic(folder / "diff.patch", unified_diff(base, candidate, f"a/{live.name}", f"b/{live.name}"))
+        write_atomic(folder / "SKILL.md", candidate.encode())
+        write_atomic(folder / "base.md", base.encode())
+        write_atomic(folder / "diff.patch", unified_diff(base, candidate, f"a/{live.name}", f"b/{live.name}").encode())
         for name, text in (files or {}).items():
             write_atomic(folder / name, text)
         proposal = Proposal(
@@ -148,9 +166,9 @@ class Proposals:
     def list(self) -> list[Proposal]:
         """Every staged proposal, oldest first. A folder without proposal.json is a staging that
         was interrupted (it is written last) and is skipped; one whose proposal.json cannot be
-        read is skipped too, but named in `problems` so `status` can tell the user."""
+        read is skipped too, but named in `unreadable` so `status` can tell the user."""
         out = []
-        self.problems = []
+        self.unreadable = []
         if self.staging.is_dir():
             for folder in sorted(self.staging.iterdir()):
                 p = self._load(folder)
@@ -177,13 +195,23 @@ class Proposals:
         return pending[-1]
 
     def candidate(self, p: Proposal) -> str:
-        return (self.staging / p.id / "SKILL.md").read_text()
+        return read_text(self.staging / p.id / "SKILL.md")
 
     def diff(self, p: Proposal) -> str:
         """The proposal's diff against the live file as it is NOW."""
         live = Path(p.skill_path)
-        current = live.read_text() if live.exists() else ""
+        current = read_text(live) if live.exists() else ""
         return unified_diff(current, self.candidate(p), f"a/{live.name} (live)", f"b/{live.name} (proposal {p.id})")
+
+    def line_endings(self, p: Proposal) -> dict[str, str]:
+        """The line endings of the live file now and of the proposal ("LF", "CRLF", "mixed" …)."""
+        live = Path(p.skill_path)
+        return {"live": style(read_text(live)) if live.exists() else "absent", "proposal": style(self.candidate(p))}
+
+    def endings_note(self, p: Proposal) -> str:
+        """A sentence when the live file and the proposal differ in line endings, else ""."""
+        endings = self.line_endings(p)
+        return endings_note(endings["live"], endings["proposal"], "the live file", "the proposal")
 
     # --- decisions -----------------------------------------------------------------------------
 
@@ -201,11 +229,12 @@ class Proposals:
         if current != p.base_hash and not force:
             raise Conflict(self._conflict_message(p))
         backup = self._backup(live, p.id, reason=f"before adopting {p.id}")
-        write_atomic(live, self.candidate(p))
+        write_atomic(live, (self.staging / p.id / "SKILL.md").read_bytes())
         p = p.model_copy(update={"status": "adopted"})
         self._save(p)
+        forced = force and current != p.base_hash
         self._record(Action(time=_now(), kind="adopt", proposal_id=p.id, skill_path=str(live),
-                            detail="forced" if force and current != p.base_hash else "", backup=backup))
+                            detail="forced" if forced else "", backup=backup, forced=forced))
         return p
 
     def reject(self, pid: str | None = None) -> Proposal:
@@ -217,12 +246,22 @@ class Proposals:
         self._record(Action(time=_now(), kind="reject", proposal_id=p.id, skill_path=p.skill_path))
         return p
 
-    def rollback(self, steps: int = 1) -> Action:
+    def rollback(self, steps: int = 1, *, force: bool = False) -> Action:
         """Undo the last `steps` adopts/rollbacks of the most recently changed skill, restoring the
-        file as it was before them (the current file is backed up first, so this is undoable)."""
+        file as it was before them (the current file is backed up first, so this is undoable).
+        Refuses when the live file changed since the last of them wrote it, unless `force`, and
+        whenever a line of the history cannot be read."""
         if steps < 1:
             raise ConfigError("rollback needs STEPS >= 1")
-        changes = [a for a in self.history() if a.kind in ("adopt", "rollback") and a.backup]
+        history = self.history()
+        if self.bad_history:
+            lines = ", ".join(str(n) for n, _ in self.bad_history)
+            raise ConfigError(
+                f"{self.history_path} has lines that cannot be read (lines {lines}); one of them may be the "
+                "change a rollback would have to undo first, so nothing was rolled back. Run `skillsleep doctor "
+                "--repair` to move those lines aside (kept in a file next to it), then roll back again; every "
+                f"earlier version of the file is also in {self.backups}.")
+        changes = [a for a in history if a.kind in ("adopt", "rollback") and a.backup]
         if not changes:
             raise ConfigError("nothing to roll back: no adopt has been recorded")
         skill = changes[-1].skill_path
@@ -233,48 +272,84 @@ class Proposals:
         assert target.backup is not None and skill is not None
         source = Path(target.backup) / "SKILL.md"
         live = Path(skill)
+        last = changes[-1]
+        wrote = self._written(last)
+        edited = wrote is not None and file_hash(live) != wrote[0]
+        if wrote is not None and edited and not force:
+            what = f"{last.kind} of {last.proposal_id}" if last.proposal_id else last.kind
+            yours = self._your_edits(wrote[1], live, f"as the {last.kind} wrote it", since="since then")
+            raise Conflict(f"{live} changed since the last {what} wrote it, so rolling back would drop your "
+                           f"edits.\n{yours}Copy what you want to keep, or roll back anyway with --force (the "
+                           "current file is backed up first).")
         backup = self._backup(live, None, reason=f"before rolling back {steps} step(s)")
         if (Path(target.backup) / "absent").exists():
             live.unlink(missing_ok=True)
         else:
-            write_atomic(live, source.read_text())
-        action = Action(time=_now(), kind="rollback", skill_path=skill, backup=backup,
+            write_atomic(live, source.read_bytes())
+        action = Action(time=_now(), kind="rollback", skill_path=skill, backup=backup, restored_from=target.backup,
+                        forced=edited,
                         detail=f"restored the file from before {target.kind} {target.proposal_id or ''}".strip())
         self._record(action)
         return action
 
     def history(self) -> list[Action]:
-        """Every recorded action, oldest first (a torn last line from a kill is skipped)."""
-        if not self.history_path.exists():
-            return []
-        out = []
-        for line in self.history_path.read_text().splitlines():
-            try:
-                out.append(Action.model_validate_json(line))
-            except ValueError:
-                continue
+        """Every readable action, oldest first. A line that cannot be read (not UTF-8, not an
+        action, torn by a kill) is skipped and named in `bad_history`."""
+        out, self.bad_history = read_records(self.history_path, Action)
         return out
+
+    @property
+    def problems(self) -> list[str]:
+        """The proposals the last list() skipped, each with what to do, for `status`."""
+        return [f"{path} cannot be read ({why}); `skillsleep doctor --repair` moves it aside (the staged skill "
+                f"stays), or delete the folder {path.parent} to drop that proposal" for path, why in self.unreadable]
+
+    def history_problems(self) -> list[str]:
+        """The lines the last history() skipped, each with what to do, for `status`."""
+        return [f"{self.history_path} line {n} cannot be read ({why}); rollback refuses until "
+                "`skillsleep doctor --repair` moves it aside" for n, why in self.bad_history]
 
     # --- internals -----------------------------------------------------------------------------
 
     def _conflict_message(self, p: Proposal) -> str:
-        base = (self.staging / p.id / "base.md").read_text()
+        base = read_text(self.staging / p.id / "base.md")
         live = Path(p.skill_path)
-        current = live.read_text() if live.exists() else ""
-        name = live.name
-        yours = unified_diff(base, current, f"{name} (when staged)", f"{name} (live now)") or "(file removed)\n"
-        theirs = unified_diff(base, self.candidate(p), f"{name} (when staged)", f"{name} (proposal {p.id})")
+        theirs = unified_diff(base, self.candidate(p), f"{live.name} (when staged)", f"{live.name} (proposal {p.id})")
         return (f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
-                f"--- your edits since staging ---\n{yours}"
+                f"{self._your_edits(base, live, 'when staged', since='since staging')}"
                 f"--- the proposal's edits ---\n{theirs}"
                 "Run another night to get a proposal based on your current file, or adopt anyway with --force "
                 "(the current file is backed up first).")
+
+    @staticmethod
+    def _your_edits(before: str, live: Path, when: str, *, since: str) -> str:
+        """The user's edits (`before` → the live file now) as a titled diff, for a refusal."""
+        current = read_text(live) if live.exists() else ""
+        name = live.name
+        yours = unified_diff(before, current, f"{name} ({when})", f"{name} (live now)") or "(file removed)\n"
+        endings = endings_note(style(before), style(current), f"the file {when}", "the live file")
+        return f"--- your edits {since} ---\n{yours}" + (f"({endings})\n" if endings else "")
+
+    def _written(self, action: Action) -> tuple[str, str] | None:
+        """(hash, text) of what an adopt or rollback wrote into the live file (ABSENT and "" for
+        a rollback that removed it); None when that is no longer known (its files are gone, or a
+        rollback recorded before skillsleep noted what it restored)."""
+        if action.kind == "adopt" and action.proposal_id:
+            source = self.staging / action.proposal_id / "SKILL.md"
+        elif action.kind == "rollback" and action.restored_from:
+            folder = Path(action.restored_from)
+            if (folder / "absent").exists():
+                return ABSENT, ""
+            source = folder / "SKILL.md"
+        else:
+            return None
+        return (file_hash(source), read_text(source)) if source.is_file() else None
 
     def _backup(self, live: Path, pid: str | None, *, reason: str) -> str:
         n = len(list(self.backups.iterdir())) if self.backups.is_dir() else 0
         folder = self.backups / f"{n + 1:05d}-{pid or 'rollback'}"
         if live.exists():
-            write_atomic(folder / "SKILL.md", live.read_text())
+            write_atomic(folder / "SKILL.md", live.read_bytes())
         else:
             write_atomic(folder / "absent", "")
         write_atomic(folder / "meta.json", json.dumps({"skill_path": str(live), "reason": reason,
@@ -289,18 +364,10 @@ class Proposals:
         if not path.exists():
             return None
         try:
-            return Proposal.model_validate_json(path.read_text())
-        except (OSError, ValueError) as exc:
-            self.problems.append(f"{path} cannot be read ({exc.__class__.__name__}); restore it from a backup "
-                                 f"or delete the folder {folder} to drop that proposal")
+            return Proposal.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError) as exc:
+            self.unreadable.append((path, why_unreadable(exc)))
             return None
 
     def _record(self, action: Action) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        line = (action.model_dump_json() + "\n").encode()
-        fd = os.open(self.history_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_line(self.history_path, action.model_dump_json(), mode=0o600, durable=True)

@@ -10,7 +10,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SCHEMA_VERSION = 1
 
@@ -24,6 +24,17 @@ class Record(BaseModel):
     """Base of every record: unknown fields are an error, not silently dropped."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def why_unreadable(exc: OSError | ValidationError) -> str:
+    """Why a record file or line cannot be read, in a few words (the first problem found)."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    err = exc.errors(include_url=False)[0]
+    if err["type"] == "json_invalid":
+        return "not valid JSON: " + str(err["msg"]).removeprefix("Invalid JSON: ")
+    where = ".".join(str(x) for x in err["loc"])
+    return f"not a valid record ({where}: {err['msg']})" if where else f"not a valid record ({err['msg']})"
 
 
 # --- model calls -------------------------------------------------------------------------------

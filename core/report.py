@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
+from skillsleep.core.display import md_line, plain_line, visible
 from skillsleep.core.errors import BackendError, BudgetExceeded
 from skillsleep.core.records import Edit, GateDecision, Record, RejectedEdit, Split, Task
 from skillsleep.core.safety import Refusal
@@ -322,61 +323,56 @@ def _intents(r: NightReport) -> dict[str, str]:
 
 # --- markdown -----------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([\\`|\[\]]|<(?=[A-Za-z/!?]))")  # `<` only where it would open a tag or autolink
-
-
-def _md(text: str) -> str:
-    """Untrusted text as one line of markdown that cannot become markup, a link or a table cell break."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
-
-
 def _fence(text: str) -> str:
     runs = [len(m) for m in re.findall(r"`+", text)]
     return "`" * max(3, max(runs, default=0) + 1)
 
 
-def render_markdown(r: NightReport) -> str:
-    out = [f"# skillsleep — night {r.night}: {_md(r.skill_name)}", "",
-           f"**{_TITLE[r.outcome]}** — {_md(r.reason)}", ""]
+def render_markdown(r: NightReport, *, plain: bool = False) -> str:
+    """The report as markdown; `plain` shows untrusted text as it is (for a terminal) instead of
+    escaping it for a markdown renderer. Control characters are made visible either way."""
+    md = plain_line if plain else md_line
+    out = [f"# skillsleep — night {r.night}: {md(r.skill_name)}", "",
+           f"**{_TITLE[r.outcome]}** — {md(r.reason)}", ""]
     if r.stop:
-        out += [f"**Why it stopped:** {_md(r.stop.message)}", "", f"**What to do:** {_md(r.stop.advice)}", ""]
+        out += [f"**Why it stopped:** {md(r.stop.message)}", "", f"**What to do:** {md(r.stop.advice)}", ""]
     out += [next_step(r), "", "| | |", "|---|---|"]
-    out += [f"| {label} | {_md(text)} |" for label, text in _summary(r)]
+    out += [f"| {label} | {md(text)} |" for label, text in _summary(r)]
     out.append("")
     intents = _intents(r)
     if r.gate and r.gate.deltas:
         out += ["## Held-out tasks: before → after", ""]
         for d in r.gate.deltas:
-            intent = f" — {_md(intents[d.task_id])}" if d.task_id in intents else ""
-            out.append(f"- {_md(d.task_id)}: {_score(d.before, 2)} → {_score(d.after, 2)} "
+            intent = f" — {md(intents[d.task_id])}" if d.task_id in intents else ""
+            out.append(f"- {md(d.task_id)}: {_score(d.before, 2)} → {_score(d.after, 2)} "
                        f"({_change(d.before, d.after, 2)}){intent}")
         out.append("")
     if r.tasks:
         out += ["## Tasks used", "", "| task | intent | split | recurrence | origin |", "|---|---|---|---|---|"]
-        out += [f"| {_md(t.id)} | {_md(t.intent)} | {t.split or '—'} | {t.recurrence} | {t.origin} |" for t in r.tasks]
+        out += [f"| {md(t.id)} | {md(t.intent)} | {t.split or '—'} | {t.recurrence} | {t.origin} |" for t in r.tasks]
         out.append("")
     out += ["## Edits", ""]
-    out += _md_list("Accepted", [_md(_edit_text(e)) + (f" — {_md(e.rationale)}" if e.rationale else "")
+    out += _md_list("Accepted", [md(_edit_text(e)) + (f" — {md(e.rationale)}" if e.rationale else "")
                                  for e in r.accepted_edits])
     out += _md_list("Rejected by the gate", [
-        f"{_md(_edit_text(g.edit))} — {_md(g.reason)}"
+        f"{md(_edit_text(g.edit))} — {md(g.reason)}"
         + (f" ({_score(g.before)} → {_score(g.after)})" if g.before is not None and g.after is not None else "")
         for g in r.rejected_edits])
     out += _md_list("Refused by the safety screen (never reached the gate)",
-                    [f"{_md(_edit_text(s.edit))} — {_md(s.reason())}" for s in r.refused_edits])
+                    [f"{md(_edit_text(s.edit))} — {md(s.reason())}" for s in r.refused_edits])
     out += ["## Diff against the live skill", ""]
     if r.diff.strip():
         fence = _fence(r.diff)
-        out += [fence + "diff", r.diff.rstrip("\n"), fence, ""]
+        out += [fence + "diff", visible(r.diff.rstrip("\n")), fence, ""]
     else:
         out += ["(no change)", ""]
     if r.problems:
-        out += _md_list("Problems (the night went on without these)", [_md(p) for p in r.problems])
+        out += _md_list("Problems (the night went on without these)", [md(p) for p in r.problems])
     if r.usage.by_role:
         out += ["## Model calls", "", "| role | calls | cache hits | tokens in | tokens out | cost |",
                 "|---|---|---|---|---|---|"]
         for role, u in [*sorted(r.usage.by_role.items()), ("total", r.usage.total())]:
-            out.append(f"| {_md(role)} | {u.calls} | {u.cache_hits} | {u.input_tokens:,} | {u.output_tokens:,} "
+            out.append(f"| {md(role)} | {u.calls} | {u.cache_hits} | {u.input_tokens:,} | {u.output_tokens:,} "
                        f"| ${u.cost_usd:.4f} |")
         out.append("")
     out += ["## Score over nights", "", "| night | date | baseline | candidate | accepted |", "|---|---|---|---|---|"]

@@ -21,20 +21,23 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.records import LedgerEntry
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Write a file so that readers see the old or the new content, never a torn one.
 
-    An existing file keeps its permission bits; a new one gets 0644."""
+    Text is written in text mode; bytes exactly as given (a user's file: its line endings and
+    encoding are not ours to change). An existing file keeps its permission bits; a new one
+    gets 0644."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb" if isinstance(content, bytes) else "w") as fh:
+            fh.write(content)
             fh.flush()
             os.fsync(fh.fileno())
         try:
@@ -46,6 +49,22 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def append_line(path: Path, line: str, *, mode: int = 0o644, durable: bool = False) -> None:
+    """Append one line to a JSONL file in a single write on an O_APPEND descriptor, so writers
+    never interleave. After a line torn by a kill, the new one starts on a line of its own (a
+    reader skips the torn one and loses nothing else). `durable`: fsync before returning."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
+    try:
+        size = os.fstat(fd).st_size
+        torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        os.write(fd, (("\n" if torn else "") + line + "\n").encode("utf-8"))
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class RunDir:
@@ -93,8 +112,11 @@ class RunDir:
             ) from exc
 
     def append_ledger(self, entry: LedgerEntry) -> None:
-        with (self.path / "ledger.jsonl").open("a") as fh:
-            fh.write(entry.model_dump_json() + "\n")
+        append_line(self.path / "ledger.jsonl", entry.model_dump_json())
+
+    def ledger(self) -> Ledger:
+        """Every call of this run, by every process that worked on it (resumes included)."""
+        return read_ledger(self.path / "ledger.jsonl")
 
 
 def _plain(data: Any) -> Any:

@@ -15,8 +15,8 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.newlines import first_ending, split_lines
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*")
 _CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")  # an ATX heading's optional closing #'s
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -38,11 +38,6 @@ class Section(BaseModel):
     body: str  # the body text, line endings as in the file
 
 
-def _lines(text: str) -> list[str]:
-    """The lines of `text` with their endings; joining them gives `text` back exactly."""
-    return _LINE.findall(text)
-
-
 def _title(raw: str) -> str:
     return " ".join(_CLOSING.sub("", raw.strip()).split())
 
@@ -55,7 +50,7 @@ def headings(text: str) -> list[tuple[int, int, str]]:
     """Every ATX heading outside fenced code blocks: (line index, level, title)."""
     out: list[tuple[int, int, str]] = []
     fence: str | None = None
-    for i, line in enumerate(_lines(text)):
+    for i, line in enumerate(split_lines(text)):
         bare = line.rstrip("\r\n")
         if fence is not None:
             stripped = bare.strip()
@@ -108,7 +103,7 @@ def find_section(text: str, heading: str, *, source: str = "the file") -> Sectio
                           f"specific heading: {hint}.")
     line, lvl, name = hits[0]
     end = next((i for i, other, _ in found if i > line and other <= lvl), None)
-    lines = _lines(text)
+    lines = split_lines(text)
     end = len(lines) if end is None else end
     return Section(heading=lines[line].rstrip("\r\n"), title=name, level=lvl, line=line,
                    start=line + 1, end=end, body="".join(lines[line + 1:end]))
@@ -121,10 +116,10 @@ def replace_section(text: str, heading: str, new_body: str, *, source: str = "th
     next heading stays on its own line — except at the end of a file that had no final newline,
     which keeps having none."""
     sec = find_section(text, heading, source=source)
-    lines = _lines(text)
+    lines = split_lines(text)
     head = lines[sec.line]
     ending = head[len(head.rstrip("\r\n")):]
-    nl = ending or _first_ending(text)
+    nl = ending or first_ending(text)
     body = _NEWLINE.sub(nl, new_body)
     at_eof = sec.end == len(lines)
     keeps_no_final_newline = at_eof and not text.endswith(("\n", "\r"))
@@ -135,8 +130,3 @@ def replace_section(text: str, heading: str, new_body: str, *, source: str = "th
     if body and not ending:  # the heading was the file's last line, without an ending
         head += nl
     return "".join(lines[: sec.line]) + head + body + "".join(lines[sec.end:])
-
-
-def _first_ending(text: str) -> str:
-    m = _NEWLINE.search(text)
-    return m.group(0) if m else "\n"

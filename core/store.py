@@ -3,6 +3,12 @@ and a few small named values (`meta`, e.g. "last_harvest"), shared by runs and n
 
 One `Store` per state directory. Writes are single statements in autocommit mode, so a killed
 process leaves the database consistent; a cache row is written only after a complete answer.
+A damaged file (SQLite reports it corrupt, or not a database) is a `StateDamaged` error saying
+what the file holds and that `skillsleep doctor --repair` repairs it: it is never silently
+replaced, because harvested sessions whose transcripts are gone exist nowhere else.
+
+`check_database()` and `salvage()` are `skillsleep doctor`'s: an integrity check that changes
+nothing, and a copy of every row that can still be read out of a damaged file.
 """
 
 from __future__ import annotations
@@ -10,14 +16,21 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import Completion, LedgerEntry
+from pydantic import Field, ValidationError
+
+from skillsleep.core.errors import ConfigError, SkillsleepError, StateDamaged
+from skillsleep.core.records import Completion, LedgerEntry, Record
 from skillsleep.core.session import Session
 
 SCHEMA_VERSION = 1
+HOLDS = "every harvested (redacted) session, the harvest cursors, the call ledger and the response cache"
+_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,24 +67,35 @@ class Store:
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise ConfigError(
-                f"the state database {self.path} cannot be opened ({exc}); move it aside and run again "
-                "(it only holds caches and the call ledger)."
-            ) from exc
-        if row is None:
-            self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) > SCHEMA_VERSION:
-            raise ConfigError(
-                f"{self.path} was written by a newer skillsleep (schema {row[0]}); upgrade skillsleep."
-            )
+            raise database_error(self.path, exc) from exc
+        try:
+            with self._use():
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.executescript(_SCHEMA)
+                row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                if row is None:
+                    self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            if row is not None and int(row[0]) > SCHEMA_VERSION:
+                raise ConfigError(
+                    f"{self.path} was written by a newer skillsleep (schema {row[0]}); upgrade skillsleep."
+                )
+        except BaseException:
+            self._db.close()
+            raise
+
+    @contextmanager
+    def _use(self) -> Iterator[None]:
+        """Hold the lock for one statement; SQLite's errors become messages that say what to do."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.DatabaseError as exc:
+                raise database_error(self.path, exc) from exc
 
     def meta(self, key: str) -> str | None:
         """A small value remembered under `key` (e.g. "last_harvest"), or None when never set."""
-        with self._lock:
+        with self._use():
             row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return str(row[0]) if row else None
 
@@ -79,18 +103,18 @@ class Store:
         """Remember `value` under `key` (replacing the old one); the schema version is not settable."""
         if key == "schema_version":
             raise ValueError("schema_version is managed by the store itself")
-        with self._lock:
+        with self._use():
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
     def cached(self, key: str) -> Completion | None:
         """The stored completion for a request key, or None."""
-        with self._lock:
+        with self._use():
             row = self._db.execute("SELECT completion FROM response_cache WHERE key=?", (key,)).fetchone()
         return Completion.model_validate_json(row[0]) if row else None
 
     def cache(self, key: str, completion: Completion) -> None:
         """Remember a complete answer under its request key."""
-        with self._lock:
+        with self._use():
             self._db.execute(
                 "INSERT OR REPLACE INTO response_cache (key, completion) VALUES (?, ?)",
                 (key, completion.model_dump_json()),
@@ -98,29 +122,29 @@ class Store:
 
     def record_call(self, run_id: str, entry: LedgerEntry) -> None:
         """Append one ledger entry for a run."""
-        with self._lock:
+        with self._use():
             self._db.execute("INSERT INTO calls (run_id, entry) VALUES (?, ?)", (run_id, entry.model_dump_json()))
 
     def calls(self, run_id: str) -> list[LedgerEntry]:
         """Every ledger entry of a run, oldest first."""
-        with self._lock:
+        with self._use():
             rows = self._db.execute("SELECT entry FROM calls WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
         return [LedgerEntry.model_validate_json(r[0]) for r in rows]
 
     def cursor(self, source: str) -> dict[str, Any] | None:
         """The harvest cursor of a transcript source, or None when never read."""
-        with self._lock:
+        with self._use():
             row = self._db.execute("SELECT cursor FROM harvest_cursors WHERE source=?", (source,)).fetchone()
         return dict(json.loads(row[0])) if row else None
 
     def set_cursor(self, source: str, cursor: dict[str, Any]) -> None:
-        with self._lock:
+        with self._use():
             self._db.execute(
                 "INSERT OR REPLACE INTO harvest_cursors (source, cursor) VALUES (?, ?)", (source, json.dumps(cursor))
             )
 
     def session(self, harness: str, session_id: str) -> Session | None:
-        with self._lock:
+        with self._use():
             row = self._db.execute(
                 "SELECT data FROM sessions WHERE harness=? AND id=?", (harness, session_id)
             ).fetchone()
@@ -129,7 +153,7 @@ class Store:
     def put_session(self, session: Session) -> None:
         """Store (or replace) a harvested, already redacted session."""
         ended = session.ended.isoformat() if session.ended else None
-        with self._lock:
+        with self._use():
             self._db.execute(
                 "INSERT OR REPLACE INTO sessions (harness, id, source, ended, data) VALUES (?, ?, ?, ?, ?)",
                 (session.harness, session.id, session.source, ended, session.model_dump_json()),
@@ -137,7 +161,7 @@ class Store:
 
     def delete_sessions_from(self, source: str) -> None:
         """Forget the sessions read from a transcript that was truncated or replaced."""
-        with self._lock:
+        with self._use():
             self._db.execute("DELETE FROM sessions WHERE source=?", (source,))
 
     def sessions(self, harness: str | None = None) -> list[Session]:
@@ -145,10 +169,111 @@ class Store:
         query, args = "SELECT data FROM sessions", ()
         if harness is not None:
             query, args = query + " WHERE harness=?", (harness,)
-        with self._lock:
+        with self._use():
             rows = self._db.execute(query + " ORDER BY ended, id", args).fetchall()
         return [Session.model_validate_json(r[0]) for r in rows]
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def database_error(path: Path, exc: sqlite3.DatabaseError) -> SkillsleepError:
+    """The error for a failed state-database operation: damaged (exit 2, with what the file
+    holds and how to repair it), or another failure such as a full disk (exit 1)."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in _DAMAGED:
+        return StateDamaged(
+            f"the state database {path} is damaged ({exc}). It holds {HOLDS}: do not delete it, since sessions "
+            "whose transcripts are gone exist nowhere else. Run `skillsleep doctor --repair`: it backs the file up, "
+            "salvages every row it can read and rebuilds the rest (sessions from your transcripts, the ledger "
+            "from the nights' ledger.jsonl).")
+    return SkillsleepError(
+        f"the state database {path} cannot be used ({exc}); check the disk space and the folder's permissions, "
+        "and that no other program holds the file; `skillsleep doctor` checks it.")
+
+
+def check_database(path: Path) -> tuple[str, bool]:
+    """(what is wrong with the state database at `path`, whether `salvage()` can help); ("", True)
+    when nothing is. The file is opened read-only and never changed."""
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+    except sqlite3.DatabaseError as exc:
+        return f"it cannot be opened ({exc})", True
+    try:
+        found = [line for r in db.execute("PRAGMA integrity_check(20)") for line in str(r[0]).splitlines()]
+        if found != ["ok"]:
+            more = " (and more)" if len(found) > 4 else ""
+            return "SQLite's integrity check failed: " + "; ".join(found[:4]) + more, True
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if "meta" in tables else None
+    except sqlite3.DatabaseError as exc:
+        return f"SQLite's integrity check failed: {exc}", True
+    finally:
+        db.close()
+    if row is not None and int(row[0]) > SCHEMA_VERSION:
+        return f"it was written by a newer skillsleep (schema {row[0]}; this one reads {SCHEMA_VERSION})", False
+    return "", True
+
+
+class Salvage(Record):
+    """What `salvage()` copied out of a damaged database, and which tables it could not read whole."""
+
+    sessions: int = 0
+    meta: int = 0
+    calls: int = 0
+    unreadable: list[str] = Field(default_factory=list)  # tables with rows (or all rows) that could not be read
+
+
+def salvage(source: Path, into: Store, *, skip_runs: set[str]) -> Salvage:
+    """Copy every row that can still be read out of the damaged database `source` into `into`:
+    sessions, the named values (not the schema version) and the ledger rows of runs not in
+    `skip_runs` (those are rebuilt from their ledger.jsonl). Harvest cursors are left out on
+    purpose (with them, the harvest would not re-read the transcripts of lost sessions), and
+    so is the response cache (a cache). `source` is read in place: pass a copy."""
+    result = Salvage()
+    try:
+        db = sqlite3.connect(source)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError:
+        result.unreadable = ["every table (the file's schema cannot be read)"]
+        return result
+    try:
+        for table, columns in (("sessions", "data"), ("meta", "key, value"), ("calls", "run_id, entry")):
+            rows, whole = _readable_rows(db, table, columns) if table in tables else ([], False)
+            if not whole:
+                result.unreadable.append(table)
+            for row in rows:
+                try:
+                    if table == "sessions":
+                        into.put_session(Session.model_validate_json(row[0]))
+                        result.sessions += 1
+                    elif table == "meta" and row[0] != "schema_version" and isinstance(row[1], str):
+                        into.set_meta(str(row[0]), row[1])
+                        result.meta += 1
+                    elif table == "calls" and row[0] not in skip_runs:
+                        into.record_call(str(row[0]), LedgerEntry.model_validate_json(row[1]))
+                        result.calls += 1
+                except (ValidationError, TypeError, ValueError):
+                    continue  # a row whose bytes were damaged: counted as not read below
+    finally:
+        db.close()
+    return result
+
+
+def _readable_rows(db: sqlite3.Connection, table: str, columns: str) -> tuple[list[tuple[Any, ...]], bool]:
+    """The rows of `table` that can be read, by rowid, and whether that was all of them. A read
+    that fails on a damaged page goes on from ever larger rowids, so the rows after it are
+    still found (the rows in the skipped range are lost)."""
+    rows: list[tuple[Any, ...]] = []
+    whole, after, step, top = True, -(2**63), 1, 2**63 - 1
+    while after < top:
+        try:
+            for row in db.execute(f"SELECT rowid, {columns} FROM {table} WHERE rowid > ? ORDER BY rowid", (after,)):
+                rows.append(row[1:])
+                after, step = row[0], 1
+            return rows, whole
+        except sqlite3.DatabaseError:
+            whole = False
+            after, step = min(after + step, top), step * 2
+    return rows, whole

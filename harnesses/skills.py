@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.newlines import restore
 from skillsleep.core.sections import find_section, replace_section
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME, frontmatter_value, skill_name
@@ -85,16 +86,15 @@ class SkillTarget(BaseModel):
         return find_section(text, self.section, source=self._shown()).body
 
     def compose(self, trained: str, base: str | None = None) -> str:
-        """The whole live-file text to stage for `trained`: the trained text itself (in the
-        file's CRLF line endings when it has them), or the live file with only the section's body
-        replaced. `base` is the live file as it was read when training began (default: now)."""
+        """The whole live-file text to stage for `trained`: the trained text with the live file's
+        bytes on every line it did not change (line endings, byte order mark, final newline), or
+        the live file with only the section's body replaced. `base` is the live file as it was
+        read when training began (default: now)."""
         if base is None:
             base = self._file_text() if self.section is not None or self.exists() else ""
         if self.section is not None:
             return replace_section(base, self.section, trained, source=self._shown())
-        if "\r" not in trained and _first_ending(base) == "\r\n":
-            return trained.replace("\n", "\r\n")
-        return trained
+        return restore(base, trained)
 
     def _shown(self) -> str:
         return self.display or str(self.path)
@@ -215,11 +215,6 @@ def known_skills(harness: str, *, home: Path, cwd: Path, env: Mapping[str, str])
 def _read_text(path: Path) -> str:
     """A file's text with its line endings untouched (read_text would turn CRLF into LF)."""
     return path.read_bytes().decode("utf-8")
-
-
-def _first_ending(text: str) -> str:
-    i = text.find("\n")
-    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"
 
 
 def _expand(spec: str, *, home: Path, cwd: Path) -> Path:

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from skillsleep.core.display import visible
 from skillsleep.core.errors import ConfigError, SkillsleepError
 
 
@@ -32,9 +33,9 @@ def _guard(fn: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except ConfigError as exc:
-            raise _Fail(str(exc), 2) from exc
+            raise _Fail(visible(str(exc)), 2) from exc
         except SkillsleepError as exc:
-            raise _Fail(str(exc), 1) from exc
+            raise _Fail(visible(str(exc)), 1) from exc
         except KeyboardInterrupt:
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
             sys.exit(130)
@@ -131,13 +132,17 @@ def run_(dry_run: bool, as_json: bool, chat_dirs: tuple[Path, ...], **flags: Any
     from skillsleep.slash_commands.sleep_cmd import run_sleep
 
     summary = run_sleep(flags, dry_run=dry_run, chat_dirs=chat_dirs, progress=progress, on_rollout=progress.tick)
-    _emit(summary, as_json, _run_text)
+    _emit(summary, as_json, lambda s: _run_text(s, plain=_terminal()))
     if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 
-def _run_text(s: dict[str, Any]) -> str:
-    return str(s["markdown"]).rstrip() + "\n" + "\n".join(
+def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
+    from skillsleep.core.report import read_json, render_markdown
+
+    report = s["markdown"] if not plain else render_markdown(
+        read_json(Path(s["report"]["report.json"]).read_text(encoding="utf-8")), plain=True)
+    return str(report).rstrip() + "\n" + "\n".join(
         [f"\nreport: {s['report'].get('report.html', '')}"]
         + ([f"harvest: {len(s['harvest']['unreadable'])} transcript file(s) or folder(s) could not be read; "
              "`skillsleep harvest --json` lists them and why"] if s["harvest"]["unreadable"] else [])
@@ -330,8 +335,13 @@ def _harvest_text(r: dict[str, Any]) -> str:
 def _emit(summary: dict[str, Any], as_json: bool, text: Any) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
-    else:
-        click.echo(text(summary))
+    else:  # untrusted text in it never reaches a terminal as an escape sequence
+        click.echo(visible(text(summary)))
+
+
+def _terminal() -> bool:
+    """Whether stdout is a terminal (a person reads plain text) rather than an agent or a pipe (markdown)."""
+    return sys.stdout.isatty()
 
 
 def _train_text(s: dict[str, Any]) -> str:
@@ -369,7 +379,7 @@ def status_(as_json: bool) -> None:
     Reads only: needs no config file, backend or lock."""
     from skillsleep.slash_commands import proposals_cmd
 
-    _emit(proposals_cmd.status(), as_json, proposals_cmd.status_text)
+    _emit(proposals_cmd.status(), as_json, lambda s: proposals_cmd.status_text(s, plain=_terminal()))
 
 
 @main.command("diff")
@@ -385,7 +395,12 @@ def diff_(proposal_id: str | None, as_json: bool) -> None:
         _emit(d, True, None)
     elif d["diff"]:
         click.echo(f"proposal {d['id']} ({d['status']}) against {d['skill_path']} as it is now:", err=True)
-        click.echo(d["diff"], nl=False)
+        if d["note"]:
+            click.echo(d["note"], err=True)
+        if _terminal():
+            click.echo(visible(d["diff"]), nl=False)
+        else:  # piped: the patch, byte for byte (color=True: click would strip escape sequences)
+            click.echo(d["diff"], nl=False, color=True)
     else:
         click.echo(f"no difference: {d['skill_path']} already equals proposal {d['id']}", err=True)
 
@@ -416,13 +431,29 @@ def reject_(proposal_id: str | None, as_json: bool) -> None:
 
 @main.command("rollback")
 @click.argument("steps", type=click.IntRange(min=1), default=1, required=False)
+@click.option("--force", is_flag=True, help="Roll back even over edits made since the last adopt/rollback.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
 @_guard
-def rollback_(steps: int, as_json: bool) -> None:
+def rollback_(steps: int, force: bool, as_json: bool) -> None:
     """Undo the last STEPS adopts/rollbacks (default 1) of the most recently changed skill."""
     from skillsleep.slash_commands import proposals_cmd
 
-    _emit(proposals_cmd.rollback(steps), as_json, proposals_cmd.rollback_text)
+    _emit(proposals_cmd.rollback(steps, force=force), as_json, proposals_cmd.rollback_text)
+
+
+@main.command("doctor")
+@click.option("--repair", "fix", is_flag=True,
+              help="Repair what can be: back up first, salvage what is readable, rebuild the rest; never delete.")
+@click.option("--json", "as_json", is_flag=True, help="Print the problems and what was repaired as JSON.")
+@_guard
+def doctor_(fix: bool, as_json: bool) -> None:
+    """Check the state directory (state.db, nights, proposals, history, skill memories); exit 1 on problems."""
+    from skillsleep.slash_commands import doctor_cmd
+
+    report = doctor_cmd.doctor(fix=fix)
+    _emit(report, as_json, doctor_cmd.doctor_text)
+    if not report["healthy"]:
+        sys.exit(1)
 
 
 __all__ = ["main"]

@@ -7,19 +7,22 @@ config file, no backend and no lock, and work on an empty data directory. `adopt
 lock is a `Busy` error that says who holds it.
 
 Text that came from a model or a transcript (a gate's reason, a stop message, a skill name) is
-shown as one line of markdown that cannot become markup or a link.
+shown as one line: escaped as markdown that cannot become markup or a link, or as it is for a
+terminal (`plain`); its control characters are made visible either way (core/display.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.display import md_line, plain_line
+from skillsleep.core.errors import SkillsleepError
+from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposal, Proposals, file_hash
@@ -28,6 +31,7 @@ from skillsleep.slash_commands.harvest_cmd import LAST_HARVEST
 from skillsleep.slash_commands.wiring import data_dir, state_db
 
 Data = dict[str, Any]
+Inline = Callable[[object], str]  # how one piece of untrusted text is shown: md_line or plain_line
 
 RECENT_NIGHTS = 5  # nights shown in detail
 GATE_HISTORY = 10  # nights on the gate history
@@ -58,7 +62,8 @@ def night_state(r: NightRecord) -> str:
     return r.status
 
 
-def _night(r: NightRecord) -> Data:
+def _night(r: NightRecord, spent: Ledger) -> Data:
+    """A night for `status`; its spend from its own ledger (the record misses a killed process's)."""
     return {
         "night": r.night, "date": r.started.date().isoformat(), "started": r.started.isoformat(),
         "finished": r.finished.isoformat() if r.finished else None, "status": night_state(r), "pid": r.pid,
@@ -67,7 +72,8 @@ def _night(r: NightRecord) -> Data:
         "accepted": r.accepted, "reason": r.reason, "test_before": r.test_before, "test_after": r.test_after,
         "proposal_id": r.proposal_id, "adopted": r.adopted,
         "stop": r.stop.model_dump(mode="json") if r.stop else None,
-        "tokens": r.tokens, "cost_usd": r.cost_usd,
+        "calls": spent.calls_made, "cache_hits": spent.cache_hits, "tokens": spent.spent_tokens,
+        "cost_usd": round(spent.spent_usd, 6),
     }
 
 
@@ -92,13 +98,13 @@ def _last_harvest(problems: list[str]) -> Data | None:
         return None
     try:
         store = Store(db)
-    except ConfigError as exc:
+        try:
+            raw = store.meta(LAST_HARVEST)
+        finally:
+            store.close()
+    except SkillsleepError as exc:  # a damaged or unusable database is one of the problems status lists
         problems.append(str(exc))
         return None
-    try:
-        raw = store.meta(LAST_HARVEST)
-    finally:
-        store.close()
     if raw is None:
         return None
     try:
@@ -116,36 +122,30 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     root = Path(data) if data is not None else data_dir()
     nights, props = Nights(root), Proposals(root)
     records = nights.list()
-    problems = list(nights.problems)
+    problems = list(nights.problems) + nights.memory_problems()
     proposals = props.list()
     problems += props.problems
+    actions = props.history()
+    problems += props.history_problems()
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
-    last = records[-1] if records else None
+    recent = [_night(r, nights.ledger(r.night)) for r in records[-RECENT_NIGHTS:]]
     return {
         "data_dir": str(root),
-        "nights": {"count": len(records), "recent": [_night(r) for r in records[-RECENT_NIGHTS:]]},
+        "nights": {"count": len(records), "recent": recent},
         "gate_history": [
             {"night": r.night, "date": r.started.date().isoformat(), "skill": r.skill_name or r.skill_path,
              "baseline": r.baseline, "candidate": r.candidate, "accepted": r.accepted, "reason": r.reason}
             for r in records if r.status != "running"][-GATE_HISTORY:],
         "pending": [_pending(p) for p in proposals if p.status == "staged"],
-        "actions": [a.model_dump(mode="json") for a in props.history()[-RECENT_ACTIONS:]],
+        "actions": [a.model_dump(mode="json") for a in actions[-RECENT_ACTIONS:]],
         "last_harvest": _last_harvest(problems),
         "spend": {
-            "night": {"night": last.night, "tokens": last.tokens, "cost_usd": last.cost_usd} if last else None,
+            "night": {k: recent[-1][k] for k in ("night", "tokens", "cost_usd")} if recent else None,
             "month": {"since": month.isoformat(), "tokens": month_tokens, "cost_usd": float(month_cost)},
         },
         "problems": problems,
     }
-
-
-_MD_SPECIAL = re.compile(r"([\\`|\[\]]|<(?=[A-Za-z/!?]))")  # as core/report.py's
-
-
-def _md(text: object) -> str:
-    """Untrusted text as one line of markdown that cannot become markup or a link."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def _score(v: float | None) -> str:
@@ -156,21 +156,21 @@ def _scores(before: float | None, after: float | None) -> str:
     return f"{_score(before)} → {_score(after)}"
 
 
-def _when(iso: str) -> str:
+def _when(iso: str, md: Inline) -> str:
     try:
         return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:
-        return _md(iso)
+        return md(iso)
 
 
-def _verdict(accepted: bool, reason: str) -> str:
+def _verdict(accepted: bool, reason: str, md: Inline) -> str:
     if accepted:
-        return "accepted" + (f" ({_md(reason)})" if reason else "")
-    return "not accepted" + (f": {_md(reason)}" if reason else "")
+        return "accepted" + (f" ({md(reason)})" if reason else "")
+    return "not accepted" + (f": {md(reason)}" if reason else "")
 
 
-def _night_line(n: Data) -> str:
-    head = f"- night {n['night']} · {n['date']} · {_md(n['harness'])} · {_md(n['skill'])}"
+def _night_line(n: Data, md: Inline) -> str:
+    head = f"- night {n['night']} · {n['date']} · {md(n['harness'])} · {md(n['skill'])}"
     if n["dry_run"]:
         head += " (dry run)"
     if n["status"] == "died":
@@ -178,18 +178,21 @@ def _night_line(n: Data) -> str:
     if n["status"] == "running":
         return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "")
     parts = [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]  # else: the verdict says it
-    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"])]
+    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
     if n["test_before"] is not None or n["test_after"] is not None:
         parts.append(f"test {_scores(n['test_before'], n['test_after'])}")
     if n["proposal_id"]:
         parts.append(f"proposal {n['proposal_id']}" + (" (auto-adopted)" if n["adopted"] else ""))
     line = f"{head}: " + "; ".join(parts)
     if n["stop"]:
-        line += f"\n  stopped ({n['stop']['kind']}): {_md(n['stop']['message'])} — {_md(n['stop']['advice'])}"
+        line += f"\n  stopped ({n['stop']['kind']}): {md(n['stop']['message'])} — {md(n['stop']['advice'])}"
     return line
 
 
-def status_text(s: Data) -> str:
+def status_text(s: Data, *, plain: bool = False) -> str:
+    """The status as markdown for an agent; `plain` (a terminal) shows untrusted text as it is
+    instead of escaping it. Control characters are made visible either way."""
+    md: Inline = plain_line if plain else md_line
     nights = s["nights"]
     out = ["## skillsleep status", ""]
     if not nights["count"]:
@@ -197,11 +200,11 @@ def status_text(s: Data) -> str:
     else:
         shown = len(nights["recent"])
         more = f", the last {shown} shown" if shown < nights["count"] else ""
-        out += [f"### Nights ({nights['count']} run{more})", "", *map(_night_line, nights["recent"]), ""]
+        out += [f"### Nights ({nights['count']} run{more})", "", *(_night_line(n, md) for n in nights["recent"]), ""]
         if s["gate_history"]:
             out += ["### Gate history (held-out baseline → candidate)", ""]
-            out += [f"- night {g['night']} · {g['date']} · {_md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
-                    f"{_verdict(g['accepted'], g['reason'])}" for g in s["gate_history"]]
+            out += [f"- night {g['night']} · {g['date']} · {md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
+                    f"{_verdict(g['accepted'], g['reason'], md)}" for g in s["gate_history"]]
             out.append("")
     out.append(f"### Pending proposals ({len(s['pending'])})")
     out.append("")
@@ -209,7 +212,7 @@ def status_text(s: Data) -> str:
         out.append("none")
     for p in s["pending"]:
         tests = f", test {_scores(p['test_before'], p['test_after'])}" if p["test_before"] is not None else ""
-        out.append(f"- {p['id']} for {_md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'])}; "
+        out.append(f"- {p['id']} for {md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'], md)}; "
                    f"held-out {_scores(p['baseline'], p['candidate'])}{tests}")
         if p["live_changed"]:
             out.append("  the live file changed since this was staged: adopt will refuse unless --force")
@@ -219,22 +222,22 @@ def status_text(s: Data) -> str:
         out += ["### Recent actions", ""]
         for a in s["actions"]:
             what = a["proposal_id"] or (Path(a["skill_path"]).name if a["skill_path"] else "")
-            detail = f" — {_md(a['detail'])}" if a["detail"] else ""
-            out.append(f"- {_when(a['time'])} {a['kind']} {_md(what)}{detail}")
+            detail = f" — {md(a['detail'])}" if a["detail"] else ""
+            out.append(f"- {_when(a['time'], md)} {a['kind']} {md(what)}{detail}")
         out.append("")
     h = s["last_harvest"]
     if h is None:
         out.append("last harvest: never (`skillsleep harvest` reads new transcripts)")
     else:
-        sessions = ", ".join(f"{_md(k)} {v}" for k, v in (h.get("sessions") or {}).items()) or "none"
-        out.append(f"last harvest: {_when(str(h.get('time', '?')))}; new sessions: {sessions}; "
+        sessions = ", ".join(f"{md(k)} {v}" for k, v in (h.get("sessions") or {}).items()) or "none"
+        out.append(f"last harvest: {_when(str(h.get('time', '?')), md)}; new sessions: {sessions}; "
                    f"errors {h.get('errors', 0)}")
     night, month = s["spend"]["night"], s["spend"]["month"]
     tonight = f"night {night['night']} {night['tokens']:,} tokens ${night['cost_usd']:.4f}" if night else "no night yet"
     out.append(f"spend: {tonight}; this month {month['tokens']:,} tokens ${month['cost_usd']:.4f}")
     if s["problems"]:
         out += ["", f"### Problems ({len(s['problems'])})", ""]
-        out += [f"- {_md(p)}" for p in s["problems"]]
+        out += [f"- {md(p)}" for p in s["problems"]]
     return "\n".join(out)
 
 
@@ -245,7 +248,8 @@ def diff(pid: str | None = None, data: Path | None = None) -> Data:
     """The proposal's unified diff against the live file as it is now (default: newest pending)."""
     props = Proposals(Path(data) if data is not None else data_dir())
     p = props.get(pid)
-    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "diff": props.diff(p)}
+    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "diff": props.diff(p),
+            "line_endings": props.line_endings(p), "note": props.endings_note(p)}
 
 
 def adopt(pid: str | None = None, *, force: bool = False, data: Path | None = None) -> Data:
@@ -289,20 +293,24 @@ def reject_text(r: Data) -> str:
     return f"rejected proposal {r['proposal']['id']} for {r['skill_path']}; the live file was not changed"
 
 
-def rollback(steps: int = 1, *, data: Path | None = None) -> Data:
-    """Undo the last `steps` adopts/rollbacks of the most recently changed skill."""
+def rollback(steps: int = 1, *, force: bool = False, data: Path | None = None) -> Data:
+    """Undo the last `steps` adopts/rollbacks of the most recently changed skill; `force` rolls
+    back over edits made since the last of them (they are backed up first)."""
     root = Path(data) if data is not None else data_dir()
     with StateLock(root, "rollback"):
-        action = Proposals(root).rollback(steps)
+        action = Proposals(root).rollback(steps, force=force)
     assert action.skill_path is not None
     return {"action": action.model_dump(mode="json"), "skill_path": action.skill_path, "steps": steps,
-            "restored": action.detail, "backup": action.backup, "removed": not Path(action.skill_path).exists()}
+            "restored": action.detail, "backup": action.backup, "removed": not Path(action.skill_path).exists(),
+            "forced": action.forced}
 
 
 def rollback_text(r: Data) -> str:
     what = "removed it (it did not exist then)" if r["removed"] else r["restored"]
+    forced = "\nforced over edits made since the last change: they are in that backup" if r["forced"] else ""
     return (f"rolled back {r['skill_path']} ({r['steps']} step(s)): {what}\n"
-            f"the file as it was is backed up in {r['backup']}; `skillsleep rollback` again undoes this rollback")
+            f"the file as it was is backed up in {r['backup']}; `skillsleep rollback` again undoes this rollback"
+            + forced)
 
 
 __all__ = ["adopt", "adopt_text", "diff", "night_state", "pid_alive", "reject", "reject_text", "rollback",

@@ -137,8 +137,11 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
         return None
     folder = nights.folder(last.night)
     run_dir = RunDir(folder)
-    plan = run_dir.load("plan.json", NightPlan)
-    state = run_dir.load("state.json", TrainState)
+    try:
+        plan = run_dir.load("plan.json", NightPlan)
+        state = run_dir.load("state.json", TrainState)
+    except ConfigError:  # a damaged plan or state cannot be resumed: a new night starts instead
+        return None
     if plan is None or state is None or state.done or state.seed_skill != seed:
         return None
     if state.config_hash != config_hash(night_config(cfg_for(folder), last.night)):
@@ -225,9 +228,10 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     trained = outcome is not None and outcome.candidate != trained_text
     candidate_full = target.compose(outcome.candidate, live) if outcome and trained else live
     diff = unified_diff(live, candidate_full, f"a/{target.path.name}", f"b/{target.path.name}") if candidate_full != live else ""
+    spent = run_dir.ledger()  # the whole night: every process that worked on it, a killed one too
     report = night_report(
         night=record.night, started=started, finished=finished, harness=s.harness, skill_path=str(target.path),
-        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, usage=NightUsage.from_ledger(ledger.by_role()),
+        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, usage=NightUsage.from_ledger(spent.by_role()),
         history=[p for p in nights.history(key) if p.night != record.night], stop=stop,
         reason=plan.not_ready if plan is not None and plan.not_ready and stop is None else "",
     )
@@ -279,10 +283,8 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
         "accepted": report.outcome == "accepted",
         "test_before": report.test.before if report.test else None, "test_after": report.test.after if report.test else None,
         "proposal_id": proposal.id if proposal else None, "adopted": adopted,
-        # a resumed night adds this run's spend to what its earlier run(s) recorded
-        "calls": record.calls + ledger.calls_made,
-        "cache_hits": record.cache_hits + sum(int(r["cache_hits"]) for r in ledger.by_role().values()),
-        "tokens": record.tokens + ledger.spent_tokens, "cost_usd": round(record.cost_usd + ledger.spent_usd, 6),
+        "calls": spent.calls_made, "cache_hits": spent.cache_hits, "tokens": spent.spent_tokens,
+        "cost_usd": round(spent.spent_usd, 6),
     })
     nights.save(record)
     if interrupted is not None:
@@ -304,7 +306,7 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
         "proposal": proposal.id if proposal else None, "adopted": adopted, "adopt_error": adopt_error or None,
         "report": {name: str(folder / name) for name in files},
         "problems": plan.problems if plan else [],
-        "calls_made": ledger.calls_made, "cache_hits": record.cache_hits, "tokens": ledger.spent_tokens,
-        "cost_usd": round(ledger.spent_usd, 6), "calls_by_role": ledger.by_role(),
+        "calls_made": record.calls, "cache_hits": record.cache_hits, "tokens": record.tokens,
+        "cost_usd": record.cost_usd, "calls_by_role": spent.by_role(),
         "markdown": render_markdown(report),
     }

@@ -19,7 +19,7 @@ from skillsleep.core.gate import mean
 from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
-from skillsleep.core.records import LedgerEntry, Rollout
+from skillsleep.core.records import Rollout
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
@@ -124,20 +124,8 @@ async def run_training(
             store.close()
 
 
-def _whole_run_ledger(run_dir: RunDir) -> Ledger:
-    """The ledger of every invocation of a run (resumes included), from ledger.jsonl."""
-    ledger = Ledger()
-    path = run_dir.path / "ledger.jsonl"
-    for line in path.read_text().splitlines() if path.is_file() else []:
-        try:
-            ledger.record(LedgerEntry.model_validate_json(line))
-        except ValueError:
-            continue  # a line torn by a crash
-    return ledger
-
-
 def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int) -> dict[str, Any]:
-    ledger = _whole_run_ledger(run_dir)
+    ledger = run_dir.ledger()  # every invocation of the run, resumes included
     roles = ledger.by_role()
     gated = [s for s in st.steps if s.gate is not None]
     return {
@@ -155,7 +143,7 @@ def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_t
         "test": test,
         "test_tasks": n_test,
         "calls_made": ledger.calls_made,
-        "cache_hits": sum(int(r["cache_hits"]) for r in roles.values()),
+        "cache_hits": ledger.cache_hits,
         "tokens": ledger.spent_tokens,
         "cost_usd": round(ledger.spent_usd, 6),
         "calls_by_role": roles,

@@ -9,11 +9,16 @@
     run_args(root, *extra)    the `skillsleep run` arguments for the scripted backend
     Recorder                  records every model request with its role (LLM.complete wrapped), for
                               checks of what each role was shown
+    in_terminal(*args)        `skillsleep <args>` in a pseudo-terminal: what a person would see
 """
 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +140,24 @@ class Recorder:
 
     def roles(self) -> set[str]:
         return {role for role, _ in self.seen}
+
+
+def in_terminal(*args: str) -> str:
+    """`skillsleep <args>` as a subprocess whose stdin, stdout and stderr are a pseudo-terminal (the
+    environment as set, e.g. by night_env); returns everything it wrote, as the terminal got it."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "skillsleep.slash_commands.cli", *args],
+                            stdin=slave, stdout=slave, stderr=slave, env=dict(os.environ))
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait()
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", errors="replace")

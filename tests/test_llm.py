@@ -158,8 +158,18 @@ def test_garbage_state_db_is_a_clear_error(tmp_path: Path) -> None:
     from skillsleep.core.errors import ConfigError
 
     (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(ConfigError, match="move it aside"):
+    with pytest.raises(ConfigError, match=r"is damaged .*every harvested .*skillsleep doctor --repair"):
         Store(tmp_path / "s.db")
+
+
+
+def test_a_state_db_that_cannot_be_used_is_not_called_damaged(tmp_path: Path) -> None:
+    from skillsleep.core.errors import SkillsleepError, StateDamaged
+
+    (tmp_path / "s.db").mkdir()  # SQLite cannot open a folder: not damage, so no repair advice
+    with pytest.raises(SkillsleepError, match="cannot be used .*permissions") as err:
+        Store(tmp_path / "s.db")
+    assert not isinstance(err.value, StateDamaged)
 
 
 async def test_identical_requests_in_flight_share_one_backend_call(tmp_path: Path) -> None:

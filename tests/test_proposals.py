@@ -171,3 +171,70 @@ def test_an_unreadable_proposal_is_named_not_silently_dropped(tmp_path: Path, li
     assert [p.id for p in props.list()] == [good.id]
     assert len(props.problems) == 1 and bad.id in props.problems[0] and "delete the folder" in props.problems[0]
     assert props.adopt().id == good.id
+
+
+# --- line endings, final newline and BOM survive byte for byte ------------------------------------
+
+ENDINGS = {  # the live file's bytes, and the candidate a night would stage for it (one line added)
+    "crlf": (b"---\r\nname: fmt\r\n---\r\n- answer briefly\r\n",
+             b"---\r\nname: fmt\r\n---\r\n- answer briefly\r\n- end with `Answer: <value>`\r\n"),
+    "mixed": (b"---\r\nname: fmt\n---\r\n- answer briefly\n- keep it short\r\n",
+              b"---\r\nname: fmt\n---\r\n- answer briefly\n- keep it short\r\n- end with `Answer: <value>`\r\n"),
+    "no-final-newline": (b"---\nname: fmt\n---\n- answer briefly",
+                         b"---\nname: fmt\n---\n- answer briefly\n- end with `Answer: <value>`"),
+    "bom": ("\ufeff---\r\nname: fmt\r\n---\r\n- answer briefly\r\n".encode(),
+            "\ufeff---\r\nname: fmt\r\n---\r\n- answer briefly\r\n- end with `Answer: <value>`\r\n".encode()),
+}
+
+
+@pytest.mark.parametrize("kind", ENDINGS)
+def test_adopt_rollback_and_forced_adopt_keep_every_byte(tmp_path: Path, kind: str) -> None:
+    original, candidate = ENDINGS[kind]
+    live = tmp_path / "SKILL.md"
+    live.write_bytes(original)
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, candidate.decode("utf-8"), accepted=True, reason="better")
+    assert (tmp_path / "data" / "staging" / p.id / "SKILL.md").read_bytes() == candidate
+    assert (tmp_path / "data" / "staging" / p.id / "base.md").read_bytes() == original
+    props.adopt()
+    assert live.read_bytes() == candidate
+    assert (Path(props.history()[-1].backup or "") / "SKILL.md").read_bytes() == original
+    props.rollback()
+    assert live.read_bytes() == original
+    props.rollback()  # undo the rollback
+    assert live.read_bytes() == candidate
+    props.rollback(3)
+    assert live.read_bytes() == original
+
+    # adopt --force over the user's own edit: the edit is backed up byte for byte
+    q = props.stage(live, candidate.decode("utf-8"), accepted=True, reason="again")
+    edited = original.replace(b"briefly", b"very briefly")
+    live.write_bytes(edited)
+    with pytest.raises(Conflict):
+        props.adopt(q.id)
+    assert live.read_bytes() == edited
+    props.adopt(q.id, force=True)
+    assert live.read_bytes() == candidate
+    assert (Path(props.history()[-1].backup or "") / "SKILL.md").read_bytes() == edited
+
+
+def test_diff_shows_a_change_of_line_endings(tmp_path: Path) -> None:
+    lf = "---\nname: fmt\n---\n- answer briefly\n"
+    live = tmp_path / "SKILL.md"
+    live.write_bytes(lf.replace("\n", "\r\n").encode())
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, lf, accepted=True, reason="same words, LF endings")
+    diff = props.diff(p)
+    assert "-- answer briefly\r\n" in diff and "+- answer briefly\n" in diff
+    assert props.line_endings(p) == {"live": "CRLF", "proposal": "LF"}
+
+
+def test_an_action_after_a_torn_history_line_starts_on_a_line_of_its_own(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, NEW, accepted=True, reason="better")
+    history = tmp_path / "data" / "history.jsonl"
+    history.write_bytes(history.read_bytes() + b'{"time": "2026-11-30T1')  # a kill cut this write short
+    props.adopt(p.id)
+    assert [a.kind for a in props.history()] == ["stage", "adopt"]
+    assert [n for n, _ in props.bad_history] == [2]  # and nothing else was lost
+    assert props.bad_history[0][1].startswith("not valid JSON: ")

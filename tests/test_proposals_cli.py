@@ -16,7 +16,9 @@ from click.testing import CliRunner
 from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposals
+from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.report import StopReason
+from skillsleep.core.rundir import RunDir
 from skillsleep.slash_commands.cli import main
 
 OLD = "---\nname: fmt\n---\n- answer briefly — kurz\n"
@@ -89,10 +91,16 @@ def test_status_shows_nights_gate_history_pending_actions_and_spend(data: Path, 
         night=2, started=this_month, finished=this_month, status="finished", harness="codex", skill_path=str(live),
         skill_name="fmt", outcome="accepted", reason="0.40 → 0.70", baseline=0.4, candidate=0.7, accepted=True,
         test_before=0.5, test_after=0.8, proposal_id=p.id, tokens=300, cost_usd=0.25))
+    # a night whose process died never wrote its spend into its record: its ledger has it
     nights.save(NightRecord(night=3, started=this_month, status="running", pid=dead_pid(), harness="codex",
-                            skill_path=str(live), skill_name="fmt", tokens=20, cost_usd=0.01))
+                            skill_path=str(live), skill_name="fmt", tokens=0, cost_usd=0.0))
     nights.save(NightRecord(night=4, started=this_month, status="running", pid=os.getpid(), harness="codex",
                             skill_path=str(live), skill_name="fmt", tokens=7, cost_usd=0.0))
+    for night, tokens, usd, when in ((1, 1000, 0.5, last_month), (2, 300, 0.25, this_month),
+                                     (3, 20, 0.01, this_month), (4, 7, 0.0, this_month)):
+        RunDir(nights.folder(night)).append_ledger(LedgerEntry(
+            ts=when, role="reflect", provider="deepseek", model="m", usage=Usage(input_tokens=tokens),
+            cost_usd=usd, latency_s=1.0))
 
     code, out, err = invoke("status")
     assert code == 0, err
@@ -314,3 +322,135 @@ def test_store_meta_round_trip(tmp_path: Path) -> None:
     reopened = Store(tmp_path / "state.db")
     assert reopened.meta("last_harvest") == '{"errors": 2}' and reopened.meta("schema_version") == "1"
     reopened.close()
+
+
+def test_diff_shows_and_names_a_change_of_line_endings(data: Path, live: Path) -> None:
+    Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    live.write_bytes(OLD.replace("\n", "\r\n").encode())  # the user's editor saved it with CRLF
+    result = CliRunner().invoke(main, ["diff"])  # .stdout would turn CRLF into LF
+    assert result.exit_code == 0, result.stderr
+    patch = result.stdout_bytes.decode()
+    assert "-- answer briefly — kurz\r\n" in patch and "+- answer briefly — kurz\n" in patch
+    assert "line endings differ: the live file has CRLF, the proposal LF" in result.stderr
+    code, out, _ = invoke("diff", "--json")
+    assert json.loads(out)["line_endings"] == {"live": "CRLF", "proposal": "LF"}
+    code, _, err = invoke("adopt")  # the conflict message says it too
+    assert code == 2 and "line endings differ: the file when staged has LF, the live file CRLF" in err
+
+
+# --- a history that cannot be read; edits made after an adopt ------------------------------------
+
+TORN_HISTORY = (
+    b'{"time": "2026-11-30T10:00:00Z", "kind": "adopt", "detail": "caf\xe9"}\n'  # Latin-1, not UTF-8
+    b"\x00\x9c garbage \xff\n"
+    b'{"time": "2026-11-30T10:00:00Z", "kind": "teleport"}\n'  # JSON, but not an action
+    b'{"time": "2026-11-30T1'  # torn by a kill
+)
+
+
+def test_status_names_unreadable_history_lines_and_rollback_refuses_to_act_on_them(data: Path, live: Path) -> None:
+    props = Proposals(data)
+    p = props.stage(live, NEW, accepted=True, reason="better")
+    props.adopt(p.id)
+    history = data / "history.jsonl"
+    history.write_bytes(history.read_bytes() + TORN_HISTORY)
+    code, out, err = invoke("status")
+    assert code == 0, err
+    problems = out.split("### Problems (4)")[1]
+    for n in (3, 4, 5, 6):
+        assert f"{history} line {n}" in problems
+    assert "not UTF-8" in problems and "torn" in problems
+    s = json.loads(invoke("status", "--json")[1])
+    assert [a["kind"] for a in s["actions"]] == ["stage", "adopt"]
+    assert len(s["problems"]) == 4
+
+    code, out, err = invoke("rollback")
+    assert code == 2 and out == ""
+    assert f"{history}" in err and "lines 3, 4, 5, 6" in err and "skillsleep doctor --repair" in err
+    assert live.read_text() == NEW  # nothing was rolled back
+    assert history.read_bytes().endswith(TORN_HISTORY)  # and the history was not touched
+
+
+def test_rollback_refuses_to_drop_edits_made_after_the_adopt_unless_forced(data: Path, live: Path) -> None:
+    Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    assert invoke("adopt")[0] == 0
+    edited = NEW + "- my own rule\n"
+    live.write_text(edited)
+    code, out, err = invoke("rollback")
+    assert code == 2 and out == ""
+    assert "changed since" in err and "+- my own rule" in err and "--force" in err
+    assert live.read_text() == edited
+    code, out, err = invoke("rollback", "--force", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert live.read_text() == OLD and r["forced"] is True
+    assert (Path(r["backup"]) / "SKILL.md").read_text() == edited  # the edits are kept in the backup
+    # the forced rollback is itself undoable, and undoing it brings the edits back
+    code, out, err = invoke("rollback")
+    assert code == 0, err
+    assert live.read_text() == edited and "forced" not in out
+    # a rollback that restored "no file" refuses when a file has appeared since
+    target = live.parent.parent / "learned" / "SKILL.md"
+    Proposals(data).stage(target, NEW, accepted=True, reason="first")
+    assert invoke("adopt")[0] == 0 and invoke("rollback")[0] == 0 and not target.exists()
+    target.write_text("# mine\n")
+    code, _, err = invoke("rollback")
+    assert code == 2 and "+# mine" in err
+    code, out, err = invoke("rollback", "--force")
+    assert code == 0 and target.read_text() == NEW and "forced over edits" in out
+
+
+def test_status_names_records_with_bad_bytes(data: Path, live: Path) -> None:
+    props = Proposals(data)
+    bad = props.stage(live, NEW, accepted=True, reason="better")
+    (data / "staging" / bad.id / "proposal.json").write_bytes(b'{"id": "caf\xe9"}\n')
+    (data / "nights" / "0001").mkdir(parents=True)
+    (data / "nights" / "0001" / "night.json").write_bytes(b'{"night": 1, "harness": "\xff\xfe"}')
+    memory = Nights(data).memory_path(str(live))
+    memory.parent.mkdir(parents=True)
+    memory.write_bytes(b'{"skill_path": "\x9c"}')
+    code, out, err = invoke("status")
+    assert code == 0, err
+    problems = out.split("### Problems (3)")[1]
+    assert bad.id in problems and "0001" in problems and memory.name in problems
+    assert json.loads(invoke("status", "--json")[1])["pending"] == []
+
+
+
+# --- untrusted text: markdown for an agent, plain on a terminal, never an escape sequence --------
+
+HOSTILE = "see [the docs](http://evil.example) and `rm -rf ~` \x1b[31mred\x1b[0m\x1b]0;pwned\x07 \u202eevil"
+
+
+def test_status_escapes_markdown_for_an_agent_and_shows_text_plainly_on_a_terminal(data: Path, live: Path) -> None:
+    from sleep_kit import in_terminal
+
+    Proposals(data).stage(live, NEW, accepted=True, reason=HOSTILE)
+    code, out, err = invoke("status")  # not a terminal: the markdown an agent shows
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if "accepted (" in x)
+    assert "\\[the docs\\](http://evil.example) and \\`rm -rf ~\\`" in line
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "␛\\[31mred␛\\[0m␛\\]0;pwned␇ \\<U+202E>evil" in line
+    screen = in_terminal("status")
+    line = next(x for x in screen.splitlines() if "accepted (" in x)
+    assert "see [the docs](http://evil.example) and `rm -rf ~` ␛[31mred␛[0m␛]0;pwned␇ <U+202E>evil" in line
+    assert "\\" not in screen and "\x1b" not in screen and "\x07" not in screen and "\u202e" not in screen
+
+
+def test_diff_on_a_terminal_shows_carriage_returns_and_no_escape_sequence(data: Path, live: Path) -> None:
+    from sleep_kit import in_terminal
+
+    Proposals(data).stage(live, OLD + "- \x1b[2Jcleared\n", accepted=True, reason="r")
+    live.write_bytes(OLD.replace("\n", "\r\n").encode())
+    screen = in_terminal("diff")
+    assert "-- answer briefly — kurz␍" in screen and "+- ␛[2Jcleared" in screen and "\x1b" not in screen
+    result = CliRunner().invoke(main, ["diff"])  # piped: the patch, byte for byte
+    assert b"\x1b[2Jcleared" in result.stdout_bytes and b"kurz\r\n" in result.stdout_bytes
+
+
+def test_error_messages_never_carry_escape_sequences(data: Path, live: Path) -> None:
+    Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    live.write_text(OLD + "- \x1b]0;pwned\x07 mine\n")
+    code, _, err = invoke("adopt")
+    assert code == 2 and "+- ␛]0;pwned␇ mine" in err and "\x1b" not in err

@@ -73,6 +73,31 @@ def folder_bytes(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def ledger_spend(folder: Path) -> dict[str, Any]:
+    """Calls, cache hits and tokens in a night's own ledger.jsonl, counted here independently."""
+    entries = [json.loads(line) for line in (folder / "ledger.jsonl").read_text().splitlines()]
+    made = [e for e in entries if not e["cache_hit"]]
+    return {"calls": len(made), "cache_hits": len(entries) - len(made),
+            "tokens": sum(e["usage"]["input_tokens"] + e["usage"]["output_tokens"] for e in made),
+            "cost_usd": sum(e["cost_usd"] for e in made)}
+
+
+def assert_spend_is_the_ledgers(folder: Path, record: dict[str, Any], summary: dict[str, Any] | None = None) -> None:
+    """The night record, the run summary and `status` report the night's whole ledger."""
+    spend = ledger_spend(folder)
+    assert (record["calls"], record["cache_hits"], record["tokens"]) == (
+        spend["calls"], spend["cache_hits"], spend["tokens"])
+    if summary is not None:
+        assert (summary["calls_made"], summary["cache_hits"], summary["tokens"]) == (
+            spend["calls"], spend["cache_hits"], spend["tokens"])
+        assert sum(int(r["calls"]) for r in summary["calls_by_role"].values()) == spend["calls"]
+    code, status, err = run_json("status")
+    assert code == 0 and status is not None, err
+    night = next(n for n in status["nights"]["recent"] if n["night"] == record["night"])
+    assert (night["calls"], night["tokens"]) == (spend["calls"], spend["tokens"])
+    assert status["spend"]["month"]["tokens"] >= spend["tokens"]
+
+
 def assert_earlier_intact(data: Path, pid: str, files: dict[str, bytes]) -> None:
     assert folder_bytes(data / "staging" / pid) == files
     listed = {p.id: p for p in Proposals(data).list()}
@@ -257,7 +282,10 @@ def test_budget_stops_after_the_first_step_and_the_next_run_resumes(
     assert not (data / "nights" / "0002").exists()
     record = json.loads((folder / "night.json").read_text())
     assert record["status"] == "finished" and record["outcome"] == "accepted"
-    assert record["tokens"] == stopped["tokens"] + resumed["tokens"], "the stopped run's spend was dropped"
+    assert record["tokens"] == resumed["tokens"] > stopped["tokens"] == summary["tokens"] > 0
+    assert_spend_is_the_ledgers(folder, record, resumed)  # both runs, counted in full
+    report = read_json((folder / "report.json").read_text())
+    assert report.usage.total().calls == ledger_spend(folder)["calls"]
     assert skill.read_bytes() == LIVE.encode()
     assert_earlier_intact(data, earlier_id, earlier_files)
     staged = (data / "staging" / resumed["proposal"] / "SKILL.md").read_text()
@@ -520,6 +548,9 @@ def test_kill_9_mid_night_leaves_everything_intact_and_the_next_run_finishes(
     code, status, err = run_json("status")
     assert code == 0, err
     assert status is not None and status["nights"]["recent"][0]["status"] == "died"
+    died = ledger_spend(data / "nights" / "0001")
+    assert died["calls"] > 0 and status["nights"]["recent"][0]["tokens"] == died["tokens"] > 0
+    assert status["spend"]["night"]["tokens"] == status["spend"]["month"]["tokens"] == died["tokens"]
     assert [p["id"] for p in status["pending"]] == [earlier_id]
     code, text, _ = invoke("status")
     assert code == 0 and "night 1" in text and "died" in text
@@ -531,6 +562,59 @@ def test_kill_9_mid_night_leaves_everything_intact_and_the_next_run_finishes(
     assert (summary["resumed"], summary["night"]) in ((True, 1), (False, 2))
     nights = {r["night"]: r["status"] for r in run_json("status")[1]["nights"]["recent"]}  # type: ignore[index]
     assert nights[summary["night"]] == "finished"
+    folder = data / "nights" / f"{summary['night']:04d}"
+    record = json.loads((folder / "night.json").read_text())
+    assert_spend_is_the_ledgers(folder, record, summary)
+    if summary["resumed"]:  # the killed run's calls are part of the night
+        assert record["calls"] > died["calls"] and record["tokens"] > died["tokens"]
+    month = run_json("status")[1]["spend"]["month"]["tokens"]  # type: ignore[index]
+    assert month == sum(ledger_spend(f)["tokens"] for f in (data / "nights").iterdir())
     assert skill.read_bytes() == LIVE.encode()
     assert_earlier_intact(data, earlier_id, earlier_files)
     assert RULE in (data / "staging" / summary["proposal"] / "SKILL.md").read_text()
+
+
+# --- 7. damaged records of a stopped night ---------------------------------------------------------
+
+
+def stop_at_reflect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: FaultServer) -> tuple[Path, Path, list[str]]:
+    """A night on `server` that stops (the server fails every reflect call) after the live skill
+    was scored: its plan, state and rollouts are on disk. Returns (data, skill, run args)."""
+    data = night_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    write_chat_logs(tmp_path / "chats")
+    skill = live_skill(tmp_path)
+
+    def fail_reflect(_title: str, body: dict[str, Any]) -> Action | None:
+        schema = json.dumps(((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {})
+        return Action(kind="status", status=500) if '"findings"' in schema else None
+
+    answer_like_scripts(server, monkeypatch, fail_reflect)
+    args = openai_args(f"{server.url}/v1", "--skill", str(skill))
+    code, summary, err = run_json(*args)
+    assert code == 1 and summary is not None and summary["stop"]["kind"] == "backend", err
+    folder = data / "nights" / "0001"
+    assert (folder / "state.json").is_file() and (folder / "rollouts.jsonl").is_file()
+    answer_like_scripts(server, monkeypatch)  # the server works again
+    return data, skill, args
+
+
+def test_a_stopped_night_with_bad_bytes_in_its_rollouts_resumes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    data, skill, args = stop_at_reflect(tmp_path, monkeypatch, fault_server)
+    rollouts = data / "nights" / "0001" / "rollouts.jsonl"
+    good = rollouts.read_bytes()
+    rollouts.write_bytes(b'{"task_id": "caf\xe9"}\n' + good + b'{"task_id": "torn')
+    code, summary, err = run_json(*args)
+    assert code == 0, err
+    assert summary is not None and summary["resumed"] is True and summary["outcome"] == "accepted"
+
+
+def test_a_stopped_night_whose_plan_is_damaged_is_not_resumed_but_a_new_night_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    data, skill, args = stop_at_reflect(tmp_path, monkeypatch, fault_server)
+    (data / "nights" / "0001" / "plan.json").write_bytes(b'{"mined": \xff')
+    code, summary, err = run_json(*args)
+    assert code == 0, err
+    assert summary is not None and summary["resumed"] is False and summary["night"] == 2
+    assert summary["outcome"] == "accepted" and skill.read_bytes() == LIVE.encode()

@@ -24,6 +24,7 @@ from sleep_kit import (
     RULE,
     TASKS,
     Recorder,
+    in_terminal,
     invoke,
     night_env,
     run_args,
@@ -398,6 +399,68 @@ def test_skill_name_with_the_chat_harness_is_a_usage_error(chat_night: Path) -> 
     assert code == 2
     assert "--skill 'release-notes'" in err and "no skill" in err and "PATH" in err
     assert not (chat_night / "data" / "staging").exists()
+
+
+SEED_BYTES = {  # a live skill as an editor may have saved it; lines are edited only at the end
+    "crlf": b"---\r\nname: release-notes\r\ndescription: notes\r\n---\r\n# Release notes\r\n\r\n- Be factual.\r\n",
+    "mixed": b"---\r\nname: release-notes\ndescription: notes\r\n---\n# Release notes\r\n\r\n- Be factual.\n",
+    "no-final-newline": b"---\nname: release-notes\ndescription: notes\n---\n# Release notes\n\n- Be factual.",
+    "bom": "\ufeff---\r\nname: release-notes\r\ndescription: notes\r\n---\r\n# Release notes\r\n\r\n- Be factual.\r\n".encode(),
+}
+
+
+@pytest.mark.parametrize("kind", SEED_BYTES)
+def test_line_endings_final_newline_and_bom_survive_a_night_adopt_and_rollback(chat_night: Path, kind: str) -> None:
+    original = SEED_BYTES[kind]
+    skill = chat_night / "skills" / "release-notes" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_bytes(original)
+    data = chat_night / "data"
+    s = run_night(chat_night, "--skill", str(skill))
+    staged_bytes = (staged(data, s) / "SKILL.md").read_bytes()
+    kept = original if original.endswith(b"\n") else original + b"\n"
+    assert staged_bytes.startswith(kept), "a line the night did not edit changed its bytes"
+    added = staged_bytes[len(kept):]
+    assert RULE.encode() in added
+    if b"\r\n" in original:  # new lines take the file's usual ending (CRLF in the mixed file too)
+        assert added.count(b"\n") == added.count(b"\r\n") > 0
+    assert staged_bytes.endswith(b"\n") == original.endswith(b"\n")
+    code, out, err = invoke("diff")
+    assert code == 0, err
+    removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
+    # only additions; a last line without a newline gains one when a line is added after it
+    assert removed == ([] if original.endswith(b"\n") else ["-- Be factual."])
+    assert ("\\ No newline at end of file" in out) == (not original.endswith(b"\n"))
+
+    assert invoke("adopt")[0] == 0
+    assert skill.read_bytes() == staged_bytes
+    code, out, err = invoke("diff", s["proposal"])
+    assert code == 0 and out == "" and "no difference" in err
+    assert invoke("rollback")[0] == 0
+    assert skill.read_bytes() == original
+
+    again = run_night(chat_night, "--skill", str(skill))  # the same candidate, staged anew
+    edited = original.replace(b"Be factual.", b"Be factual and brief.")
+    skill.write_bytes(edited)
+    code, _, err = invoke("adopt", again["proposal"])
+    assert code == 2 and "Be factual and brief." in err
+    code, out, err = invoke("adopt", again["proposal"], "--force", "--json")
+    assert code == 0, err
+    assert skill.read_bytes() == (staged(data, again) / "SKILL.md").read_bytes() == staged_bytes
+    assert Path(json.loads(out)["previous_file"]).read_bytes() == edited
+    assert invoke("rollback")[0] == 0
+    assert skill.read_bytes() == edited
+
+
+
+def test_the_night_is_plain_text_on_a_terminal_and_escaped_markdown_elsewhere(chat_night: Path) -> None:
+    hostile = "Fix the [docs](http://evil.example) link in `make docs` \x1b[31mnow\x1b[0m"
+    write_chat_logs(chat_night / "chats", [hostile, *TASKS[1:]])
+    screen = in_terminal(*run_args(chat_night))
+    assert "Fix the [docs](http://evil.example) link in `make docs` ␛[31mnow␛[0m" in screen, screen[-2000:]
+    assert "\\[docs\\]" not in screen and "\x1b[31m" not in screen
+    report = (chat_night / "data" / "nights" / "0001" / "report.md").read_text()
+    assert "Fix the \\[docs\\](http://evil.example) link in \\`make docs\\` ␛\\[31mnow␛\\[0m" in report
 
 
 # --- 5. the recorded Claude Code / Codex / OpenClaw homes -----------------------------------------
