@@ -390,7 +390,8 @@ def describe_validation_error(exc: ValidationError, *, origin: dict[tuple[str, .
                               default_source: str = "", section_style: bool = True) -> list[str]:
     """Plain one-line messages for a pydantic error: where, what was expected, what was found.
 
-    With `section_style`, locations read `[train] epochs`; otherwise `judge.checks[0].type`.
+    With `section_style`, locations read `[train] epochs`; otherwise `judge.checks[0].type`, in
+    JSON's words (an object, not a table).
     `origin` maps key paths to the file (or override) that set them, to prefix each line.
     """
     lines: list[str] = []
@@ -399,7 +400,7 @@ def describe_validation_error(exc: ValidationError, *, origin: dict[tuple[str, .
         where = _where(err["loc"], section_style, whole_table=err["type"] == "value_error")
         source = _source_of(loc, origin or {}, default_source)
         prefix = f"{source}: " if source else ""
-        lines.append(f"{prefix}{where}{_what(err)}")
+        lines.append(f"{prefix}{where}{_what(err, json_words=not section_style)}")
     return lines
 
 
@@ -422,7 +423,7 @@ def _source_of(loc: tuple[str, ...], origin: dict[tuple[str, ...], str], default
     return default
 
 
-def _what(err: Any) -> str:
+def _what(err: Any, *, json_words: bool = False) -> str:
     kind: str = err["type"]
     got = err.get("input")
     shown = repr(got) if isinstance(got, str) else json.dumps(got, default=str)
@@ -434,7 +435,8 @@ def _what(err: Any) -> str:
         return f"expected {err['ctx']['expected']}, got {shown}"
     base = kind.split("_")[0]
     if base in _EXPECTED and kind.endswith(("_type", "_parsing", "_from_float", "_fraction")):
-        return f"expected {_EXPECTED[base]}, got {shown}"
+        expected = "an object" if json_words and base in ("dict", "model") else _EXPECTED[base]
+        return f"expected {expected}, got {shown}"
     if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
         limit = next(iter(err["ctx"].values()))

@@ -27,7 +27,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, get_args
@@ -36,15 +35,14 @@ from pydantic import ValidationError
 
 from skillsleep.core.config import describe_validation_error
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import CheckType, Split, Task
+from skillsleep.core.judges import check_problem, judge_problems
+from skillsleep.core.records import Check, CheckType, Split, Task
 
 __all__ = ["SPLITS", "assign_splits", "by_split", "load_tasks"]
 
 SPLITS: tuple[str, ...] = get_args(Split)
 _JUDGE_KEYS = ("checks", "answer", "answer_match", "answer_pattern", "rubric", "rubric_pass")
 _CHECK_TYPES: tuple[str, ...] = get_args(CheckType)
-_REGEX_CHECKS = {"regex", "not_regex", "last_line_regex"}
-_NUMBER_CHECKS = {"max_chars", "min_chars", "max_lines", "max_words", "min_words"}
 _MAX_REPORTED = 5
 _TASK_KEYS: tuple[str, ...] = (*Task.model_fields, *_JUDGE_KEYS)
 
@@ -98,13 +96,18 @@ def _parse_line(line: str) -> tuple[Task | None, list[str]]:
     raw = _lift_shorthand(raw)
     if isinstance(raw, str):
         return None, [raw]
-    errors = _check_judge(raw.get("judge"))
+    tid = raw["id"]
+    named = f"task {tid!r}: " if isinstance(tid, str) and tid.strip() else ""
+    errors = _check_problems(raw.get("judge"))
+    if not errors:
+        try:
+            task = Task.model_validate(raw)
+        except ValidationError as exc:
+            errors = describe_validation_error(exc, section_style=False)
+        else:
+            errors = judge_problems(task.judge)
     if errors:
-        return None, errors
-    try:
-        task = Task.model_validate(raw)
-    except ValidationError as exc:
-        return None, describe_validation_error(exc, section_style=False)
+        return None, [named + e for e in errors]
     if not (task.judge.checks or task.judge.answer is not None or task.judge.rubric):
         return None, [f"task {task.id!r} cannot be judged: give it checks, an answer or a rubric"]
     return task, []
@@ -131,37 +134,26 @@ def _lift_shorthand(raw: dict[str, Any]) -> dict[str, Any] | str:
     return {**rest, "judge": {**judge, **lifted}}
 
 
-def _check_judge(judge: Any) -> list[str]:
-    """Problems pydantic would report badly: unknown check types, bad regexes, missing values."""
-    if not isinstance(judge, dict):
-        return [] if judge is None else ["'judge' must be an object"]
-    errors: list[str] = []
-    checks = judge.get("checks", [])
-    for i, check in enumerate(checks if isinstance(checks, list) else []):
-        if not isinstance(check, dict):
+def _check_problems(judge: Any) -> list[str]:
+    """Each check of a raw judge validated on its own (the record, then what the scorer needs), so
+    a problem is named `check N (type)` rather than by its place in the JSON."""
+    if not isinstance(judge, dict) or not isinstance(judge.get("checks"), list):
+        return []
+    problems: list[str] = []
+    for n, raw in enumerate(judge["checks"], 1):
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and kind not in _CHECK_TYPES:
+            problems.append(f"check {n}: unknown check type {kind!r}; valid: {', '.join(_CHECK_TYPES)}")
             continue
-        kind, value = check.get("type"), check.get("value")
-        if kind not in _CHECK_TYPES:
-            errors.append(f"check {i + 1}: unknown check type {kind!r}; valid: {', '.join(_CHECK_TYPES)}")
-        elif kind in _REGEX_CHECKS:
-            errors += _regex_problem(f"check {i + 1} ({kind})", value, groups=0)
-        elif kind in _NUMBER_CHECKS and not (isinstance(value, int) and not isinstance(value, bool)):
-            errors.append(f"check {i + 1} ({kind}): 'value' must be an integer, got {value!r}")
-    if judge.get("answer_pattern") is not None:
-        errors += _regex_problem("answer_pattern", judge["answer_pattern"], groups=1)
-    return errors
-
-
-def _regex_problem(what: str, pattern: Any, *, groups: int) -> list[str]:
-    if not isinstance(pattern, str):
-        return [f"{what}: the pattern must be a string, got {pattern!r}"]
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        return [f"{what}: invalid regex {pattern!r}: {exc}"]
-    if compiled.groups < groups:
-        return [f"{what}: {pattern!r} needs a capture group ( … ) around the answer"]
-    return []
+        label = f"check {n} ({kind})" if kind else f"check {n}"
+        try:
+            problem = check_problem(Check.model_validate(raw))
+        except ValidationError as exc:
+            problems += [f"{label}: {line}" for line in describe_validation_error(exc, section_style=False)]
+            continue
+        if problem:
+            problems.append(f"{label}: {problem}")
+    return problems
 
 
 def assign_splits(tasks: list[Task], fractions: dict[str, float], seed: int) -> list[Task]:

@@ -144,6 +144,22 @@ def test_eval_scores_a_skill_per_task(project: Path) -> None:
     assert code == 0 and json.loads(out)["score"] == 1.0 and json.loads(out)["n"] == 2
 
 
+@pytest.mark.parametrize("verb", ["train", "eval"])
+def test_a_check_with_an_empty_value_is_refused_before_any_model_call(project: Path, verb: str) -> None:
+    lines = (project / "tasks.jsonl").read_text().splitlines()
+    task = json.loads(lines[8])  # a test-split task: before the fix it failed only at the final scoring
+    task["checks"] = [{"type": "contains", "value": ""}]
+    lines[8] = json.dumps(task)
+    (project / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    args = (["train", "--config", str(project / "run.toml")] if verb == "train" else
+            ["eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
+             "--target", f"scripted:{project / 'target.json'}"])
+    code, _, err = invoke(*args)
+    assert code == 2 and "tasks.jsonl:9: task 'q8': check 1 (contains): needs a non-empty text value" in err, err
+    assert "Traceback" not in err and "scoring" not in err  # refused before the first model call
+    assert not (project / "runs").exists()
+
+
 def test_eval_missing_skill_file_is_a_usage_error(project: Path) -> None:
     code, _, err = invoke("eval", "--skill", str(project / "nope.md"), "--tasks", str(project / "tasks.jsonl"))
     assert code == 2 and "skill file not found" in err

@@ -78,7 +78,7 @@ def test_non_object_line_and_unknown_field(tmp_path: Path) -> None:
 
 
 def test_bad_split_value_is_reported(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: split: .*'train', 'val' or 'test'"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 't1': split: .*'train', 'val' or 'test'"):
         load_tasks(write_lines(tmp_path, task(1, split="dev")))
 
 
@@ -93,13 +93,13 @@ def test_unknown_check_type_lists_valid_types(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_tasks(path)
     msg = str(info.value)
-    assert "tasks.jsonl:1: check 1: unknown check type 'regexp'; valid:" in msg
+    assert "tasks.jsonl:1: task 't1': check 1: unknown check type 'regexp'; valid:" in msg
     assert "last_line_regex" in msg and "contains" in msg
 
 
 def test_invalid_regex_in_a_check_is_reported(tmp_path: Path) -> None:
     path = write_lines(tmp_path, task(1), task(2, checks=[{"type": "regex", "value": "(unclosed"}]))
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:2: check 1 \(regex\): invalid regex '\(unclosed'"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:2: task 't2': check 1 \(regex\): the pattern '\(unclosed' is not a valid regular expression"):
         load_tasks(path)
 
 
@@ -108,12 +108,12 @@ def test_answer_pattern_needs_a_valid_regex_with_a_group(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as info:
         load_tasks(path)
     msg = str(info.value)
-    assert "tasks.jsonl:1: answer_pattern: 'ANSWER: .+' needs a capture group" in msg
-    assert "tasks.jsonl:2: answer_pattern: invalid regex '[oops'" in msg
+    assert "tasks.jsonl:1: task 't1': answer_pattern 'ANSWER: .+' needs exactly one capture group" in msg
+    assert "tasks.jsonl:2: task 't2': answer_pattern: the pattern '[oops' is not a valid regular expression" in msg
 
 
 def test_numeric_check_needs_an_integer_value(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"check 1 \(max_chars\): 'value' must be an integer, got '10'"):
+    with pytest.raises(ConfigError, match=r"task 't1': check 1 \(max_chars\): needs a whole number ≥ 0 as its value, got \"10\""):
         load_tasks(write_lines(tmp_path, task(1, checks=[{"type": "max_chars", "value": "10"}])))
 
 
@@ -204,3 +204,83 @@ def test_shipped_example_loads_with_designed_splits() -> None:
         assert t.judge.answer and t.judge.answer_pattern
     skill = (EXAMPLE / "SKILL.md").read_text()
     assert skill.startswith("---\nname: ") and "ANSWER" not in skill
+
+
+# --- every check, answer and id the scorer could not use is refused when the file is read ----------
+
+# (check, words the problem must contain): one bad value for every check type that takes one
+BAD_CHECKS = [
+    ({"type": "contains", "value": ""}, "non-empty text"),
+    ({"type": "not_contains", "value": "   "}, "non-empty text"),
+    ({"type": "starts_with", "value": 5}, "text"),
+    ({"type": "ends_with"}, "non-empty text"),
+    ({"type": "section_present", "value": ""}, "non-empty text"),
+    ({"type": "tool_called", "value": None}, "non-empty text"),
+    ({"type": "regex", "value": "(unclosed"}, "not a valid regular expression"),
+    ({"type": "not_regex", "value": ""}, "non-empty"),
+    ({"type": "last_line_regex", "value": 3}, "text"),
+    ({"type": "max_chars", "value": "10"}, "whole number"),
+    ({"type": "min_chars", "value": -1}, "whole number ≥ 0"),
+    ({"type": "max_lines", "value": True}, "whole number"),
+    ({"type": "max_words", "value": 2.5}, "whole number"),
+    ({"type": "min_words"}, "whole number"),
+]
+
+
+@pytest.mark.parametrize(("bad", "words"), BAD_CHECKS, ids=[c["type"] for c, _ in BAD_CHECKS])
+def test_a_check_the_scorer_cannot_use_is_refused_with_line_task_and_fix(tmp_path: Path, bad: dict, words: str) -> None:
+    good = {"type": "contains", "value": "ok"}
+    path = write_lines(tmp_path, task(1), task(2, checks=[good, bad]))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert f"tasks.jsonl:2: task 't2': check 2 ({bad['type']})" in msg, msg
+    assert words in msg and "tasks.jsonl:1" not in msg
+
+
+def test_every_check_type_with_a_value_has_a_bad_value_case() -> None:
+    from typing import get_args
+
+    from skillsleep.core.records import CheckType
+
+    assert {c["type"] for c, _ in BAD_CHECKS} == set(get_args(CheckType)) - {"json_valid"}
+
+
+@pytest.mark.parametrize(("judge", "words"), [
+    ({"answer": "4", "answer_pattern": "ANSWER: .+"}, "exactly one capture group"),
+    ({"answer": "4", "answer_pattern": "(ANSWER): (.+)"}, "exactly one capture group"),
+    ({"answer": "4", "answer_pattern": "[oops"}, "not a valid regular expression"),
+    ({"answer": "forty-two", "answer_match": "number"}, "not a number"),
+    ({"answer": "  "}, "answer is empty"),
+    ({"rubric": ""}, "rubric is empty"),
+    ({"rubric": "r", "rubric_pass": 5}, "rubric_pass"),
+])
+def test_an_answer_or_rubric_the_scorer_cannot_use_is_refused(tmp_path: Path, judge: dict, words: str) -> None:
+    path = write_lines(tmp_path, {"id": "q", "prompt": "p", "judge": judge})
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:1: task 'q': " in msg and words in msg, msg
+
+
+def test_json_valid_and_well_formed_checks_of_every_type_load(tmp_path: Path) -> None:
+    checks = [{"type": "contains", "value": "a"}, {"type": "regex", "value": r"\d"}, {"type": "max_chars", "value": 0},
+              {"type": "json_valid"}, {"type": "tool_called", "value": "Edit", "case_sensitive": False}]
+    (t,) = load_tasks(write_lines(tmp_path, task(1, checks=checks, answer_pattern=r"(?:ANSWER|A): (\d+)")))
+    assert [c.type for c in t.judge.checks] == [c["type"] for c in checks]
+
+
+@pytest.mark.parametrize(("tid", "words"), [
+    ("", "id is empty"), ("   ", "id is empty"), ("a\nb", "control character"), (7, "id: expected a string"),
+])
+def test_a_degenerate_id_is_refused_with_its_line(tmp_path: Path, tid: object, words: str) -> None:
+    path = write_lines(tmp_path, task(1), {"id": tid, "prompt": "p", "answer": "1"})
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:2: " in msg and words in msg and "tasks.jsonl:1" not in msg, msg
+
+
+def test_an_empty_prompt_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'q': prompt: the prompt is empty"):
+        load_tasks(write_lines(tmp_path, {"id": "q", "prompt": " \n", "answer": "1"}))
