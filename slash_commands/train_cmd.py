@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from skillsleep.core.backends.base import Backend
 from skillsleep.core.backends.registry import check_provider, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection, TrainConfig, load_config
-from skillsleep.core.errors import BudgetExceeded, ConfigError
+from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import mean
 from skillsleep.core.judges import metric as metric_of
@@ -82,9 +82,10 @@ async def run_training(
             f"{run_dir.path} holds a run made with other settings; pass --fresh to start over "
             "or set run.name to train in a new directory."
         )
-    if state is not None and state.done and (run_dir.path / "summary.json").is_file():
+    earlier = _read_summary(run_dir) if state is not None and state.done else None
+    if earlier is not None and not earlier.get("failed"):
         progress(f"{run_dir.path} already finished; showing its summary (--fresh trains again)")
-        return dict(json.loads((run_dir.path / "summary.json").read_text()))
+        return earlier
     ledger = Ledger(
         budget=cfg.budget.to_budget(),
         prices=cfg.prices,
@@ -107,21 +108,41 @@ async def run_training(
         if state is not None and not state.done:
             progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
         final = await trainer.run(state)
-        test = None
+        test, failed = None, None
         if final.done:
             progress(f"scoring seed, best and final skill on {len(trainer.test)} test tasks")
             try:
                 test = await trainer.score_test(final)
             except BudgetExceeded as exc:
                 final.stopped = f"budget: {exc} (test split not scored)"
+            except BaseException as exc:  # whatever it is, the paid-for training is written first
+                failed = exc
         run_dir.write_text("best_skill.md", final.best)
-        summary = _summary(run_dir, final, test, len(trainer.test))
+        summary = _summary(run_dir, final, test, len(trainer.test),
+                           failed=f"scoring the test split: {failed}" if failed is not None else None)
         run_dir.write_json("summary.json", summary)
+        if isinstance(failed, Exception):
+            raise FinalScoringFailed(
+                f"training finished, but scoring the test split failed: {failed}. The best skill is in "
+                f"{run_dir.best_path}, the summary in {run_dir.path / 'summary.json'}; run the same command "
+                "again to score the test split (the training is not redone)."
+            ) from failed
+        if failed is not None:
+            raise failed  # Ctrl-C and the like end the command as they would anywhere else
         return summary
     finally:
         await models.aclose()
         if store is not None:
             store.close()
+
+
+def _read_summary(run_dir: RunDir) -> dict[str, Any] | None:
+    """The run's summary.json, or None when there is none (or it cannot be read: it is rewritten)."""
+    try:
+        value = json.loads((run_dir.path / "summary.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _whole_run_ledger(run_dir: RunDir) -> Ledger:
@@ -136,7 +157,8 @@ def _whole_run_ledger(run_dir: RunDir) -> Ledger:
     return ledger
 
 
-def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int) -> dict[str, Any]:
+def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int, *,
+             failed: str | None = None) -> dict[str, Any]:
     ledger = _whole_run_ledger(run_dir)
     roles = ledger.by_role()
     gated = [s for s in st.steps if s.gate is not None]
@@ -145,6 +167,7 @@ def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_t
         "best_skill": str(run_dir.best_path),
         "done": st.done,
         "stopped": st.stopped,
+        "failed": failed,  # what failed after the training (the test scoring), or None
         "epochs": st.epoch,
         "steps": len(st.steps),
         "accepted": sum(1 for s in gated if s.gate and s.gate.accepted),

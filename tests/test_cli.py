@@ -223,6 +223,59 @@ def test_a_flaky_server_is_retried_and_the_run_succeeds(project: Path, fault_ser
     assert json.loads(out)["done"] and len(fault_server.posts()) >= 3
 
 
+def _edit_test_tasks(project: Path, **change: object) -> None:
+    lines = [json.loads(x) for x in (project / "tasks.jsonl").read_text().splitlines()]
+    lines = [{**t, **change} if t["split"] == "test" else t for t in lines]
+    (project / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+
+
+def _after_training_failure(project: Path, fault_server, how: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Settings under which training succeeds and only the final test scoring fails: a judge
+    server that answers 500 (only the test tasks have a rubric), or a target with no answer for
+    the test tasks' prompts."""
+    from servers import Action
+
+    if how == "judge server down":
+        _edit_test_tasks(project, rubric="The answer is 4.")
+        fault_server.default = Action(kind="status", status=500)
+        return ["judge.backend=openai:m", f"judge.base_url={fault_server.url}/v1", "judge.retry.attempts=2",
+                "judge.retry.base_delay_s=0"]
+    _edit_test_tasks(project, prompt="Final exam: two plus two?")  # no target rule answers it for the seed
+    return []
+
+
+def _heal(project: Path, fault_server, how: str) -> None:  # type: ignore[no-untyped-def]
+    from servers import Action
+
+    if how == "judge server down":
+        fault_server.default = Action(kind="ok", text=json.dumps({"score": 1.0, "rationale": "fine"}))
+    else:
+        (project / "target.json").write_text(json.dumps([*TARGET, {"match": "Final exam", "reply": "It is 4."}]))
+
+
+@pytest.mark.parametrize("how", ["judge server down", "target has no answer"])
+def test_a_failure_after_training_still_writes_the_best_skill_and_the_summary(
+    project: Path, fault_server, how: str  # type: ignore[no-untyped-def]
+) -> None:
+    extra = _after_training_failure(project, fault_server, how)
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), *extra)
+    run = project / "runs" / "cli"
+    assert code == 1 and "Traceback" not in err, err
+    assert "test split" in err and str(run / "best_skill.md") in err and str(run / "summary.json") in err
+    assert RULE in (run / "best_skill.md").read_text()  # the paid-for training is kept
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["done"] and summary["accepted"] == 1 and summary["best_score"] == 1.0 and summary["test"] is None
+    assert summary["failed"].startswith("scoring the test split:")
+    # fixed, the same command scores only the test split (training is not redone) and clears the failure
+    _heal(project, fault_server, how)
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), *extra, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["failed"] is None and summary["test"] is not None and summary["test"]["best"] == 1.0
+    assert json.loads((run / "summary.json").read_text()) == summary
+    assert "rollout" not in err  # no training step ran again
+
+
 def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None:
     code, _, err = invoke("train", "--config", str(project / "run.toml"), "target.thinking=true")
     assert code == 2 and "thinking = true has no effect on the scripted backend" in err and "deepseek" in err
