@@ -427,6 +427,7 @@ def _what(err: Any, *, json_words: bool = False) -> str:
     kind: str = err["type"]
     got = err.get("input")
     shown = repr(got) if isinstance(got, str) else json.dumps(got, default=str)
+    shown = shown if len(shown) <= 120 else shown[:119] + "…"  # never echo a huge value whole
     if kind == "missing":
         return "missing (required)"
     if kind == "extra_forbidden":

@@ -37,6 +37,7 @@ from skillsleep.core.config import describe_validation_error
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.judges import check_problem, judge_problems
 from skillsleep.core.records import Check, CheckType, Split, Task
+from skillsleep.core.textfile import read_text_file
 
 __all__ = ["SPLITS", "assign_splits", "by_split", "load_tasks"]
 
@@ -44,38 +45,34 @@ SPLITS: tuple[str, ...] = get_args(Split)
 _JUDGE_KEYS = ("checks", "answer", "answer_match", "answer_pattern", "rubric", "rubric_pass")
 _CHECK_TYPES: tuple[str, ...] = get_args(CheckType)
 _MAX_REPORTED = 5
+MAX_LINE_CHARS = 4 * 2**20  # about a million tokens: no model takes a longer task
 _TASK_KEYS: tuple[str, ...] = (*Task.model_fields, *_JUDGE_KEYS)
 
 
 def load_tasks(path: Path) -> list[Task]:
     """Read and validate a JSONL task file; raise ConfigError listing problems by line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"task file not found: {path}") from None
+    text = read_text_file(path, "task file", instead="a JSONL task file (one JSON object per line)")
     problems: list[str] = []
+    count = 0
     tasks: list[Task] = []
     first_line: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):  # not splitlines(): JSON text may hold U+2028
         stripped = line.strip()
         if not stripped or stripped.startswith("//"):
             continue
-        where = f"{path.name}:{lineno}"
         task, errors = _parse_line(stripped)
-        problems += [f"{where}: {e}" for e in errors]
-        if task is None:
-            continue
-        if task.id in first_line:
-            problems.append(f"{where}: duplicate id {task.id!r} (first on line {first_line[task.id]})")
-            continue
-        first_line[task.id] = lineno
-        tasks.append(task)
-    if problems:
-        shown = problems[:_MAX_REPORTED]
-        more = len(problems) - len(shown)
-        tail = f"\n  … and {more} more" if more else ""
-        raise ConfigError(f"{len(problems)} problem(s) in {path}:\n  " + "\n  ".join(shown) + tail)
+        if task is not None and task.id in first_line:
+            errors = [f"duplicate id {task.id!r} (first on line {first_line[task.id]})"]
+        count += len(errors)
+        problems += [_clip(f"{path.name}:{lineno}: {e}") for e in errors[: _MAX_REPORTED - len(problems)]]
+        if task is not None and not errors:
+            first_line[task.id] = lineno
+            tasks.append(task)
+    if count:
+        raise ConfigError(_whole_file_problem(text, path) or (
+            f"{count} problem(s) in {path}:\n  " + "\n  ".join(problems)
+            + (f"\n  … and {count - len(problems)} more" if count > len(problems) else "")))
     if not tasks:
         raise ConfigError(f"{path} holds no tasks (one JSON object per line is expected)")
     return tasks
@@ -83,12 +80,24 @@ def load_tasks(path: Path) -> list[Task]:
 
 def _parse_line(line: str) -> tuple[Task | None, list[str]]:
     """One line → a Task, or the problems found in it."""
+    if len(line) > MAX_LINE_CHARS:
+        return None, [f"the line is {len(line):,} characters long; a task line may hold at most {MAX_LINE_CHARS:,} "
+                      "(more than a model's context): shorten its prompt or context"]
     try:
         raw = json.loads(line)
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
     except json.JSONDecodeError as exc:
         return None, [f"invalid JSON ({exc.msg} at column {exc.colno})"]
+    except RecursionError:
+        return None, ["invalid JSON: nested too deeply"]
+    except UnicodeEncodeError as exc:
+        return None, [f"a string holds a lone surrogate ({exc.object[exc.start]!r}), which is no character; remove "
+                      "that \\u escape"]
+    except ValueError as exc:  # e.g. a number of more than 4300 digits
+        return None, [f"invalid JSON ({exc})"]
     if not isinstance(raw, dict):
-        return None, [f"expected a JSON object, got {type(raw).__name__}"]
+        hint = " (a task file has one task object per line, not an array)" if isinstance(raw, list) else ""
+        return None, [f"expected a JSON object, got {type(raw).__name__}{hint}"]
     errors = [f"missing {key!r}" for key in ("id", "prompt") if key not in raw]
     errors += [_unknown(key) for key in raw if key not in _TASK_KEYS]
     if errors:
@@ -111,6 +120,26 @@ def _parse_line(line: str) -> tuple[Task | None, list[str]]:
     if not (task.judge.checks or task.judge.answer is not None or task.judge.rubric):
         return None, [f"task {task.id!r} cannot be judged: give it checks, an answer or a rubric"]
     return task, []
+
+
+def _whole_file_problem(text: str, path: Path) -> str | None:
+    """The one message for a file that is a single JSON value spread over lines (a .json file)."""
+    if text.count("\n") < 2 or text.lstrip()[:1] not in ("[", "{"):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    kind = "array" if isinstance(value, list) else "object" if isinstance(value, dict) else None
+    if kind is None:
+        return None
+    convert = "jq -c '.[]'" if kind == "array" else "jq -c ."
+    return (f"{path} holds one JSON {kind} spread over several lines, but a task file is JSONL: one task object "
+            f"per line. Convert it: {convert} {path.name} > tasks.jsonl")
+
+
+def _clip(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _unknown(key: str) -> str:

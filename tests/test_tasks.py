@@ -284,3 +284,89 @@ def test_a_degenerate_id_is_refused_with_its_line(tmp_path: Path, tid: object, w
 def test_an_empty_prompt_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'q': prompt: the prompt is empty"):
         load_tasks(write_lines(tmp_path, {"id": "q", "prompt": " \n", "answer": "1"}))
+
+
+# --- hostile files: read when they are text, one clean error when they are not ---------------------
+
+LINES = [task(1), task(2, split="val"), task(3, context="caf\u00e9 \u2014 na\u00efve")]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be-bom", "utf-32"])
+def test_a_task_file_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: str) -> None:
+    text = "\r\n".join(json.dumps(x, ensure_ascii=False) for x in LINES) + "\r\n"  # as PowerShell's `>` writes
+    data = ("\ufeff" + text).encode("utf-16-be") if encoding == "utf-16-be-bom" else text.encode(encoding)
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(data)
+    (tmp_path / "utf8").mkdir()
+    assert load_tasks(path) == load_tasks(write_lines(tmp_path / "utf8", *LINES))
+
+
+def test_a_latin1_task_file_names_the_line_and_byte(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(json.dumps(task(1)).encode() + b'\n{"id": "t2", "prompt": "caf\xe9", "answer": "2"}\n')
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl is not UTF-8 text: the byte 0xe9 at line 2 \(byte offset \d+\).*UTF-8"):
+        load_tasks(path)
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    ("folder", "is a folder, not a file; give a JSONL task file"),
+    ("/dev/zero", "is a device, not a regular file"),
+    (b"\x00\x01binary\xff", "not UTF-8 text"),
+    (b'{"id": "a", "prompt": "p\x00", "answer": "1"}\n', "NUL character at line 1"),
+])
+def test_a_task_file_that_is_not_text_is_a_clean_error(tmp_path: Path, content: object, words: str) -> None:
+    path = tmp_path / "tasks.jsonl"
+    if content == "folder":
+        path.mkdir()
+    elif content == "/dev/zero":
+        path = Path("/dev/zero")
+    else:
+        path.write_bytes(content)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=words):
+        load_tasks(path)
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("[" * 100_000, "nested too deeply"),
+    ('{"id": "a", "prompt": "p", "answer": ' + "1" * 5000 + "}", "invalid JSON"),
+    ('{"id": "\\ud800", "prompt": "p", "answer": "1"}', "lone surrogate"),
+    ('{"id": "a", "prompt": "' + "x" * 50_000_000 + '", "answer": "1"}', "line is 50,000,040 characters long"),
+])
+def test_a_hostile_line_is_a_problem_of_its_line(tmp_path: Path, line: str, words: str) -> None:
+    path = write_lines(tmp_path, task(1), line)
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert f"tasks.jsonl:2: " in msg and words in msg and len(msg) < 2000, msg[:500]
+
+
+def test_a_json_array_spread_over_lines_says_a_task_file_is_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps([task(1), task(2)], indent=2))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "holds one JSON array spread over several lines" in msg and "one task object per line" in msg
+    assert "jq -c" in msg and "problem(s)" not in msg
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n", "// only\n// comments\n"])
+def test_an_empty_task_file_holds_no_tasks(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="holds no tasks"):
+        load_tasks(path)
+
+
+def test_a_line_separator_inside_a_json_string_does_not_split_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(task(1, context="a\u2028b\x0cc"), ensure_ascii=False) + "\n" + json.dumps(task(2)) + "\n")
+    assert [t.context for t in load_tasks(path)] == ["a\u2028b\x0cc", None]
+
+
+def test_a_huge_value_is_not_echoed_whole_in_the_error(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, {"id": "a", "prompt": list(range(100_000)), "answer": "1"}, task(2, **{"x" * 10_000: 1}))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:1: task 'a': prompt: expected a string" in msg and "tasks.jsonl:2: " in msg and len(msg) < 1500
