@@ -26,6 +26,7 @@ from skillsleep.core.backends.base import RetryPolicy
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.schedule import LRSchedule
+from skillsleep.core.textfile import read_text_file
 from skillsleep.core.ledger import Budget, Price
 
 __all__ = [
@@ -266,13 +267,14 @@ def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]
     if path in seen:
         cycle = " → ".join(_label(p) for p in [*seen[seen.index(path):], path])
         raise ConfigError(f"extends cycle: {cycle}")
-    if not path.is_file():
-        by = f" (extended by {_label(seen[-1])})" if seen else ""
-        raise ConfigError(f"config file not found: {_label(path)}{by}")
+    by = f" (extended by {_label(seen[-1])})" if seen else ""
+    text = read_text_file(path, "config file", shown=_label(path) + by, instead="a TOML run config")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{_label(path)}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{_label(path)}: invalid TOML: nested too deeply") from None
     problems = [f"{_label(path)}: {p}" for p in _unknown_keys(TrainConfig, raw, (), allow={"extends"})]
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))

@@ -24,21 +24,20 @@ from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
+from skillsleep.core.textfile import read_text_file
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
+from skillsleep.harnesses.skills import SKILL_FILE
 from skillsleep.slash_commands.wiring import backend_settings, chat_log_dir, harness_settings, make_backend, state_db
 
 Progress = Callable[[str], None]
 
 
 def _read_skill(path: Path) -> Skill:
-    if not path.is_file():
-        raise ConfigError(f"skill file not found: {path}")
-    try:
-        return Skill.parse(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from exc
+    inside = path / SKILL_FILE
+    instead = f"the skill file itself, e.g. {inside}" if inside.is_file() else f"a markdown skill file such as {SKILL_FILE}"
+    return Skill.parse(read_text_file(path, "skill file", instead=instead))
 
 
 class Models:

@@ -26,6 +26,7 @@ from skillsleep.core.backends.base import Backend, BackendSettings, RetryPolicy
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
+from skillsleep.core.textfile import read_text_file
 from skillsleep.core.user_config import (
     ORIGINS,
     Origin,
@@ -170,7 +171,7 @@ def config_file() -> ConfigFile:
 
 
 def _config_file(path: Path, chosen_by: Literal["SKILLSLEEP_CONFIG", "SKILLSLEEP_HOME", "default"]) -> ConfigFile:
-    return ConfigFile(path=path, exists=path.is_file(), chosen_by=chosen_by)
+    return ConfigFile(path=path, exists=path.exists(), chosen_by=chosen_by)  # a folder there is an error, not "none"
 
 
 def user_config(where: ConfigFile | None = None) -> UserConfig:
@@ -181,11 +182,7 @@ def user_config(where: ConfigFile | None = None) -> UserConfig:
         if where.chosen_by == "SKILLSLEEP_CONFIG":
             raise ConfigError(f"{CONFIG_ENV}={where.path} does not exist: create that file or unset {CONFIG_ENV}")
         return UserConfig()
-    try:
-        text = where.path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the config file {where.path} ({exc}); fix its permissions or encoding") from None
-    return parse_user_config(text, where.path)
+    return parse_user_config(read_text_file(where.path, "config file", instead="a TOML settings file"), where.path)
 
 
 def effective_settings(

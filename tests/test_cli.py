@@ -160,6 +160,38 @@ def test_a_check_with_an_empty_value_is_refused_before_any_model_call(project: P
     assert not (project / "runs").exists()
 
 
+def test_eval_reads_utf16_skill_and_task_files(project: Path) -> None:
+    (project / "good.md").write_bytes((SEED + f"- {RULE}\n").replace("\n", "\r\n").encode("utf-16"))
+    (project / "tasks16.jsonl").write_bytes((project / "tasks.jsonl").read_text().encode("utf-16"))
+    code, out, err = invoke("eval", "--skill", str(project / "good.md"), "--tasks", str(project / "tasks16.jsonl"),
+                            "--target", f"scripted:{project / 'target.json'}", "--json")
+    assert code == 0, err
+    assert json.loads(out)["score"] == 1.0 and json.loads(out)["n"] == 10
+
+
+@pytest.mark.parametrize(("flag", "make", "words"), [
+    ("--skill", "folder with SKILL.md", "skill file {p} is a folder, not a file; give the skill file itself, e.g. {p}/SKILL.md"),
+    ("--skill", "latin-1", "skill file {p} is not UTF-8 text: the byte 0xe9 at line 8 (byte offset 80)"),
+    ("--tasks", "folder", "task file {p} is a folder, not a file; give a JSONL task file"),
+    ("--config", "folder", "config file {p} is a folder, not a file; give a TOML run config"),
+])
+def test_eval_and_train_refuse_a_folder_or_non_text_file_cleanly(project: Path, flag: str, make: str, words: str) -> None:
+    bad = project / "bad"
+    if make.startswith("folder"):
+        bad.mkdir()
+        (bad / "SKILL.md").write_text(SEED)
+    else:
+        bad.write_bytes(SEED.encode() + b"- caf\xe9\n")
+    args = {"--skill": str(project / "SKILL.md"), "--tasks": str(project / "tasks.jsonl"), "--config": str(project / "run.toml")}
+    args[flag] = str(bad)
+    code, _, err = invoke("eval", *[x for kv in args.items() for x in kv], "--target", f"scripted:{project / 'target.json'}")
+    assert code == 2 and "Traceback" not in err and words.format(p=bad) in err, err
+    if flag != "--tasks":
+        code, _, err = invoke("train", "--config", str(bad) if flag == "--config" else str(project / "run.toml"),
+                              *([] if flag == "--config" else [f"data.skill={bad}"]))
+        assert code == 2 and "Traceback" not in err and words.format(p=bad) in err, err
+
+
 def test_eval_missing_skill_file_is_a_usage_error(project: Path) -> None:
     code, _, err = invoke("eval", "--skill", str(project / "nope.md"), "--tasks", str(project / "tasks.jsonl"))
     assert code == 2 and "skill file not found" in err
