@@ -44,6 +44,29 @@ def data_dir() -> Path:
     return Path(home) if home else Path(platformdirs.user_data_dir("skillsleep"))
 
 
+def check_data_dir() -> Path:
+    """The data folder, when this user can use it: a folder it can read and write, or one it can
+    create (nothing is created here). Else a ConfigError naming the folder, what set it and the fix."""
+    path = data_dir().absolute()
+    who = ("SKILLSLEEP_HOME" if os.environ.get("SKILLSLEEP_HOME")
+           else "the platform's data folder; set SKILLSLEEP_HOME to use another")
+    what = f"the skillsleep data folder {path} ({who})"
+    fix = "point SKILLSLEEP_HOME at a folder you can write to"
+    if path.is_dir():
+        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+            raise ConfigError(f"{what} is not writable by this user; fix its permissions (chmod u+rwx), or {fix}")
+        return path
+    if path.exists() or path.is_symlink():
+        kind = "a file" if path.is_file() else "a broken link" if not path.exists() else "not a folder"
+        raise ConfigError(f"{what} is {kind}, not a folder; {fix}, or move {path} away")
+    parent = next(p for p in path.parents if p.exists())
+    if not parent.is_dir():
+        raise ConfigError(f"{what} cannot be created: {parent} is a file; {fix}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{what} cannot be created: {parent} is not writable by this user; {fix}")
+    return path
+
+
 def cache_dir() -> Path:
     home = os.environ.get("SKILLSLEEP_HOME")
     return Path(home) / "cache" if home else Path(platformdirs.user_cache_dir("skillsleep"))
