@@ -242,10 +242,13 @@ def _build(chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *
         parsed = _parse_override(text)
         _absolutize(parsed, base_dir)
         _merge(merged, parsed, origin, f"override {text!r}", ())
+    lines = [f"{_source_of(loc, origin, source)}: {_where(loc, True)}expected a finite number, got {value}"
+             for loc, value in _non_finite(merged, ())]  # TOML has inf and nan; no setting means them
     try:
         cfg = TrainConfig.model_validate(merged)
     except ValidationError as exc:
-        lines = describe_validation_error(exc, origin=origin, default_source=source)
+        lines += describe_validation_error(exc, origin=origin, default_source=source)
+    if lines:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
     cfg._base_dir = base_dir
     cfg._sources = [file for file, _ in chain]
@@ -286,6 +289,17 @@ def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]
             raise ConfigError(f"{_label(path)}: extends: expected a file path string, got {parent!r}")
         chain += _read_chain((path.parent / parent).expanduser().resolve(), [*seen, path])
     return chain
+
+
+def _non_finite(table: dict[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], float]]:
+    """(key path, value) of every inf or nan in a merged config."""
+    found: list[tuple[tuple[str, ...], float]] = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            found += _non_finite(value, (*prefix, key))
+        elif isinstance(value, float) and not math.isfinite(value):
+            found.append(((*prefix, key), value))
+    return found
 
 
 def _absolutize(raw: dict[str, Any], base: Path) -> None:

@@ -249,3 +249,22 @@ def test_hostile_toml_is_a_clean_error(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(ConfigError, match=r"run\.toml"):
         load_config(path)
+
+
+@pytest.mark.parametrize(("table", "value"), [
+    ("[target]\ntemperature", "inf"), ("[target.retry]\ntimeout_s", "nan"), ("[data.split]\ntrain", "inf"),
+    ('[prices."deepseek:*"]\ninput', "nan"), ("[gate]\nmin_margin", "-inf"), ("[budget]\nusd", "inf"),
+])
+def test_a_number_that_is_not_finite_is_refused_naming_the_key(tmp_path: Path, table: str, value: str) -> None:
+    path = write(tmp_path / "run.toml", MINIMAL + f"{table} = {value}\n")
+    key = table.split("\n")[1]
+    with pytest.raises(ConfigError, match=rf"run\.toml: .*{key}: expected a finite number, got {value}"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"override .*: expected a finite number"):
+        load_config(write(tmp_path / "ok.toml", MINIMAL), ["target.temperature=nan"])
+
+
+def test_a_negative_price_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "run.toml", MINIMAL + '[prices."deepseek:*"]\ninput = -1.0\n')
+    with pytest.raises(ConfigError, match=r"input: must be >= 0, got -1.0"):
+        load_config(path)
