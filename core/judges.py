@@ -148,7 +148,7 @@ def judge_problems(judge: Judge) -> list[str]:
     """Everything in `judge` the scorer would refuse, one line each with the fix (empty: usable)."""
     problems = [f"check {n} ({c.type}): {p}" for n, c in enumerate(judge.checks, 1) if (p := check_problem(c))]
     if judge.answer is not None:
-        for rule in (_expected, _expected_number, _answer_pattern):
+        for rule in (_expected_number if judge.answer_match == "number" else _expected, _answer_pattern):
             try:
                 rule(judge)
             except ConfigError as exc:
