@@ -98,27 +98,33 @@ def _parse_line(line: str) -> tuple[Task | None, list[str]]:
     if not isinstance(raw, dict):
         hint = " (a task file has one task object per line, not an array)" if isinstance(raw, list) else ""
         return None, [f"expected a JSON object, got {type(raw).__name__}{hint}"]
+    tid = raw.get("id")
+    named = f"task {tid!r}: " if isinstance(tid, str) and tid.strip() else ""
+    task, errors = _task(raw)
+    return task, [named + e for e in errors]
+
+
+def _task(raw: dict[str, Any]) -> tuple[Task | None, list[str]]:
+    """A line's JSON object → a Task, or its problems."""
     errors = [f"missing {key!r}" for key in ("id", "prompt") if key not in raw]
     errors += [_unknown(key) for key in raw if key not in _TASK_KEYS]
     if errors:
         return None, errors
-    raw = _lift_shorthand(raw)
-    if isinstance(raw, str):
-        return None, [raw]
-    tid = raw["id"]
-    named = f"task {tid!r}: " if isinstance(tid, str) and tid.strip() else ""
-    errors = _check_problems(raw.get("judge"))
-    if not errors:
-        try:
-            task = Task.model_validate(raw)
-        except ValidationError as exc:
-            errors = describe_validation_error(exc, section_style=False)
-        else:
-            errors = judge_problems(task.judge)
+    lifted = _lift_shorthand(raw)
+    if isinstance(lifted, str):
+        return None, [lifted]
+    errors = _check_problems(lifted.get("judge"))
     if errors:
-        return None, [named + e for e in errors]
+        return None, errors
+    try:
+        task = Task.model_validate(lifted)
+    except ValidationError as exc:
+        return None, describe_validation_error(exc, section_style=False)
+    errors = judge_problems(task.judge)
+    if errors:
+        return None, errors
     if not (task.judge.checks or task.judge.answer is not None or task.judge.rubric):
-        return None, [f"task {task.id!r} cannot be judged: give it checks, an answer or a rubric"]
+        return None, ["it cannot be judged: give it checks, an answer or a rubric"]
     return task, []
 
 

@@ -54,7 +54,7 @@ def test_shorthand_and_judge_together_merge_but_conflicts_fail(tmp_path: Path) -
     (t,) = load_tasks(ok)
     assert t.judge.answer == "1" and t.judge.rubric == "r"
     bad = write_lines(tmp_path, {"id": "a", "prompt": "p", "answer": "1", "judge": {"answer": "2"}})
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: 'answer' given both at the top level and inside 'judge'"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'a': 'answer' given both at the top level and inside 'judge'"):
         load_tasks(bad)
 
 
@@ -65,7 +65,7 @@ def test_invalid_json_and_missing_prompt_are_reported_with_line_numbers(tmp_path
     msg = str(info.value)
     assert "2 problem(s)" in msg
     assert "tasks.jsonl:3: invalid JSON" in msg
-    assert "tasks.jsonl:5: missing 'prompt'" in msg
+    assert "tasks.jsonl:5: task 'y': missing 'prompt'" in msg
 
 
 def test_non_object_line_and_unknown_field(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_non_object_line_and_unknown_field(tmp_path: Path) -> None:
         load_tasks(path)
     msg = str(info.value)
     assert "tasks.jsonl:1: expected a JSON object, got list" in msg
-    assert "tasks.jsonl:2: unknown key 'promt' (did you mean 'prompt'?)" in msg
+    assert "tasks.jsonl:2: task 't1': unknown key 'promt' (did you mean 'prompt'?)" in msg
 
 
 def test_bad_split_value_is_reported(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_numeric_check_needs_an_integer_value(tmp_path: Path) -> None:
 
 def test_task_without_any_judge_is_refused(tmp_path: Path) -> None:
     path = write_lines(tmp_path, {"id": "lonely", "prompt": "p"})
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'lonely' cannot be judged"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'lonely': it cannot be judged"):
         load_tasks(path)
 
 
