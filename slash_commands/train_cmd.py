@@ -71,7 +71,12 @@ async def run_training(
     tasks = load_tasks(Path(cfg.data.tasks))
     splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
     seed_skill = _read_skill(Path(cfg.data.skill))
-    run_dir = RunDir(Path(cfg.run.out_dir) / cfg.run.name)
+    folder = Path(cfg.run.out_dir) / cfg.run.name
+    try:
+        run_dir = RunDir(folder)
+    except OSError as exc:
+        raise ConfigError(f"the run folder {folder} cannot be created ({exc.strerror or exc}); "
+                          "set run.out_dir or run.name so that it is a folder you can write to") from None
     state = None if fresh else run_dir.load("state.json", TrainState)
     if fresh:
         for name in ("state.json", "rollouts.jsonl", "ledger.jsonl", "best_skill.md", "summary.json"):

@@ -310,6 +310,13 @@ def test_a_failure_after_training_still_writes_the_best_skill_and_the_summary(
     assert "rollout" not in err  # no training step ran again
 
 
+@pytest.mark.parametrize("override", ["run.out_dir=SKILL.md", "run.name=../../../../../../../../proc/nope"])
+def test_a_run_folder_that_cannot_be_created_is_a_usage_error(project: Path, override: str) -> None:
+    code, _, err = invoke("train", "--config", str(project / "run.toml"), override)
+    assert code == 2 and "Traceback" not in err, err
+    assert "the run folder " in err and "cannot be created" in err and "set run.out_dir or run.name" in err
+
+
 def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None:
     code, _, err = invoke("train", "--config", str(project / "run.toml"), "target.thinking=true")
     assert code == 2 and "thinking = true has no effect on the scripted backend" in err and "deepseek" in err
