@@ -26,6 +26,7 @@ from skillsleep.core.backends.base import RetryPolicy
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.schedule import LRSchedule
+from skillsleep.core.textfile import read_text_file
 from skillsleep.core.ledger import Budget, Price
 
 __all__ = [
@@ -241,10 +242,13 @@ def _build(chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *
         parsed = _parse_override(text)
         _absolutize(parsed, base_dir)
         _merge(merged, parsed, origin, f"override {text!r}", ())
+    lines = [f"{_source_of(loc, origin, source)}: {_where(loc, True)}expected a finite number, got {value}"
+             for loc, value in _non_finite(merged, ())]  # TOML has inf and nan; no setting means them
     try:
         cfg = TrainConfig.model_validate(merged)
     except ValidationError as exc:
-        lines = describe_validation_error(exc, origin=origin, default_source=source)
+        lines += describe_validation_error(exc, origin=origin, default_source=source)
+    if lines:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
     cfg._base_dir = base_dir
     cfg._sources = [file for file, _ in chain]
@@ -266,13 +270,14 @@ def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]
     if path in seen:
         cycle = " → ".join(_label(p) for p in [*seen[seen.index(path):], path])
         raise ConfigError(f"extends cycle: {cycle}")
-    if not path.is_file():
-        by = f" (extended by {_label(seen[-1])})" if seen else ""
-        raise ConfigError(f"config file not found: {_label(path)}{by}")
+    by = f" (extended by {_label(seen[-1])})" if seen else ""
+    text = read_text_file(path, "config file", shown=_label(path) + by, instead="a TOML run config")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{_label(path)}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{_label(path)}: invalid TOML: nested too deeply") from None
     problems = [f"{_label(path)}: {p}" for p in _unknown_keys(TrainConfig, raw, (), allow={"extends"})]
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
@@ -284,6 +289,17 @@ def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]
             raise ConfigError(f"{_label(path)}: extends: expected a file path string, got {parent!r}")
         chain += _read_chain((path.parent / parent).expanduser().resolve(), [*seen, path])
     return chain
+
+
+def _non_finite(table: dict[str, Any], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], float]]:
+    """(key path, value) of every inf or nan in a merged config."""
+    found: list[tuple[tuple[str, ...], float]] = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            found += _non_finite(value, (*prefix, key))
+        elif isinstance(value, float) and not math.isfinite(value):
+            found.append(((*prefix, key), value))
+    return found
 
 
 def _absolutize(raw: dict[str, Any], base: Path) -> None:
@@ -390,7 +406,8 @@ def describe_validation_error(exc: ValidationError, *, origin: dict[tuple[str, .
                               default_source: str = "", section_style: bool = True) -> list[str]:
     """Plain one-line messages for a pydantic error: where, what was expected, what was found.
 
-    With `section_style`, locations read `[train] epochs`; otherwise `judge.checks[0].type`.
+    With `section_style`, locations read `[train] epochs`; otherwise `judge.checks[0].type`, in
+    JSON's words (an object, not a table).
     `origin` maps key paths to the file (or override) that set them, to prefix each line.
     """
     lines: list[str] = []
@@ -399,7 +416,7 @@ def describe_validation_error(exc: ValidationError, *, origin: dict[tuple[str, .
         where = _where(err["loc"], section_style, whole_table=err["type"] == "value_error")
         source = _source_of(loc, origin or {}, default_source)
         prefix = f"{source}: " if source else ""
-        lines.append(f"{prefix}{where}{_what(err)}")
+        lines.append(f"{prefix}{where}{_what(err, json_words=not section_style)}")
     return lines
 
 
@@ -422,10 +439,11 @@ def _source_of(loc: tuple[str, ...], origin: dict[tuple[str, ...], str], default
     return default
 
 
-def _what(err: Any) -> str:
+def _what(err: Any, *, json_words: bool = False) -> str:
     kind: str = err["type"]
     got = err.get("input")
     shown = repr(got) if isinstance(got, str) else json.dumps(got, default=str)
+    shown = shown if len(shown) <= 120 else shown[:119] + "…"  # never echo a huge value whole
     if kind == "missing":
         return "missing (required)"
     if kind == "extra_forbidden":
@@ -434,7 +452,8 @@ def _what(err: Any) -> str:
         return f"expected {err['ctx']['expected']}, got {shown}"
     base = kind.split("_")[0]
     if base in _EXPECTED and kind.endswith(("_type", "_parsing", "_from_float", "_fraction")):
-        return f"expected {_EXPECTED[base]}, got {shown}"
+        expected = "an object" if json_words and base in ("dict", "model") else _EXPECTED[base]
+        return f"expected {expected}, got {shown}"
     if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
         limit = next(iter(err["ctx"].values()))

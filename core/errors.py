@@ -10,6 +10,7 @@
     │   ├── RetriesExhausted     429 / 5xx / timeouts kept coming after the last retry
     │   └── TransientError       one retryable failure (caught by the retry loop, never escapes it)
     ├── BudgetExceeded           the token or money cap would be crossed by the next call
+    ├── FinalScoringFailed       training finished, scoring the test split did not (results kept)
     ├── Busy                     another cycle holds the state directory's lock
     ├── ParseError               a model reply was malformed or truncated (recorded, never applied)
     └── EditError                an edit breaks the bounds (unknown line, protected region, too big)
@@ -66,6 +67,11 @@ class RetriesExhausted(BackendError):
 
 class BudgetExceeded(SkillsleepError):
     """The next call would cross the token or money budget; the run stops cleanly."""
+
+
+class FinalScoringFailed(SkillsleepError):
+    """Training finished but scoring the test split failed; the best skill and the summary are
+    written, and running the same command again scores the test split only."""
 
 
 class ParseError(SkillsleepError):

@@ -83,7 +83,16 @@ class Evaluator:
     async def rollouts(self, skill: Skill, tasks: list[Task], k: int | None = None) -> list[Rollout]:
         """Every task × sample for a skill, concurrently, in task order."""
         k = self.k if k is None else k
-        return list(await asyncio.gather(*(self.rollout(skill, t, s) for t in tasks for s in range(k))))
+        runs = [asyncio.ensure_future(self.rollout(skill, t, s)) for t in tasks for s in range(k)]
+        try:
+            return list(await asyncio.gather(*runs))
+        except BaseException:
+            # a failure here is systemic (the harness contract): stop the other rollouts now rather
+            # than leave them running, to fail later where no one sees their errors
+            for run in runs:
+                run.cancel()
+            await asyncio.gather(*runs, return_exceptions=True)
+            raise
 
     def value(self, r: Rollout) -> float:
         return metric(r.score, self.gate.metric, self.gate.mixed_weight)

@@ -7,6 +7,10 @@ Every failed component says what was required and what was seen, in words a mode
 `hard` is 1 when every component passes, else 0; `soft` is the mean over components (a check or
 the answer counts 0 or 1, the rubric its 0–1 score). A judge with no checks, no answer and no
 rubric scores 1 for any non-empty response and 0 for an empty one.
+
+What a judge needs (each check's value fitting its type, an `answer_pattern` with exactly one
+group, a numeric answer for `answer_match = "number"`) is one set of rules: the scorer applies
+them, and `judge_problems` lets a reader refuse a judge before any model call is made.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from skillsleep.core.errors import ConfigError, ParseError
 from skillsleep.core.llm import LLM
@@ -65,22 +70,20 @@ def match_answer(judge: Judge, response: str) -> CheckResult | None:
     """Compare the response's answer with `judge.answer` (None when the judge has no answer)."""
     if judge.answer is None:
         return None
-    expected = judge.answer
-    if judge.answer_pattern:
-        matches = list(re.finditer(_compile(judge.answer_pattern, re.MULTILINE, "answer_pattern"), response))
+    expected, want, pattern = _expected(judge), _expected_number(judge), _answer_pattern(judge)
+    if pattern is not None:
+        matches = list(pattern.finditer(response))
         if not matches:
             return CheckResult(
                 False,
-                f"no answer in the form `{judge.answer_pattern}` was found in the response; "
+                f"no answer in the form `{pattern.pattern}` was found in the response; "
                 f"the expected answer is {_q(expected)}",
             )
-        last = matches[-1]
-        got = last.group(1) if last.re.groups else last.group(0)
-        got = got or ""
+        got = matches[-1].group(1) or ""
     else:
         got = response
-    if judge.answer_match == "number":
-        return _match_number(expected, got)
+    if want is not None:
+        return _match_number(expected, want, got)
     if judge.answer_match == "exact":
         ok = got.strip() == expected.strip()
     else:
@@ -129,11 +132,109 @@ def metric(score: Score, kind: Literal["hard", "soft", "mixed"], weight: float =
     raise ConfigError(f"unknown metric {kind!r}; use 'hard', 'soft' or 'mixed'")
 
 
+# --- what a judge needs: one set of rules, for the scorer and for the task reader ---------------
+
+
+def check_problem(check: Check) -> str | None:
+    """Why the scorer cannot use `check` (its value does not fit its type), or None."""
+    try:
+        _CHECKS[check.type][0](check)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def judge_problems(judge: Judge) -> list[str]:
+    """Everything in `judge` the scorer would refuse, one line each with the fix (empty: usable)."""
+    problems = [f"check {n} ({c.type}): {p}" for n, c in enumerate(judge.checks, 1) if (p := check_problem(c))]
+    if judge.answer is not None:
+        for rule in (_expected_number if judge.answer_match == "number" else _expected, _answer_pattern):
+            try:
+                rule(judge)
+            except ConfigError as exc:
+                problems.append(str(exc))
+    if judge.rubric is not None and not judge.rubric.strip():
+        problems.append("the rubric is empty; say what a good answer does, or drop 'rubric'")
+    return problems
+
+
+def _value(check: Check, read: Callable[[Check], Any]) -> Any:
+    try:
+        return read(check)
+    except ConfigError as exc:
+        raise ConfigError(f"the {check.type} check {exc}") from None
+
+
+def _shown(value: object) -> str:
+    return "no value" if value is None else json.dumps(value)
+
+
+def _text(check: Check) -> str:
+    if not isinstance(check.value, str) or not check.value.strip():
+        raise ConfigError(f'needs a non-empty text value, got {_shown(check.value)}; give it as "value": "…"')
+    return check.value
+
+
+def _count(check: Check) -> int:
+    value = check.value
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f'needs a whole number ≥ 0 as its value, got {_shown(value)}; give it as "value": 100')
+    return value
+
+
+def _no_value(check: Check) -> None:
+    return None
+
+
+def _pattern(check: Check) -> re.Pattern[str]:
+    flags = re.MULTILINE | (0 if check.case_sensitive else re.IGNORECASE)
+    return _compile(_text(check), flags)
+
+
+def _compile(pattern: str, flags: int) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, flags)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise ConfigError(f"the pattern {pattern!r} is not a valid regular expression ({exc}); fix it") from None
+
+
+def _expected(judge: Judge) -> str:
+    if judge.answer is None or not judge.answer.strip():
+        raise ConfigError("the answer is empty; give the expected answer, or drop 'answer'")
+    return judge.answer
+
+
+def _expected_number(judge: Judge) -> float | None:
+    """The expected answer as a number when answer_match is "number" (else None)."""
+    if judge.answer_match != "number":
+        return None
+    want = _parse_number(_expected(judge))
+    if want is None:
+        raise ConfigError(f"the expected answer {judge.answer!r} is not a number, but answer_match is 'number'; "
+                          "give a number, or use answer_match \"normalized\"")
+    return want
+
+
+def _answer_pattern(judge: Judge) -> re.Pattern[str] | None:
+    """`answer_pattern` compiled; it must hold exactly one capture group, around the answer."""
+    if judge.answer_pattern is None:
+        return None
+    try:
+        pattern = _compile(judge.answer_pattern, re.MULTILINE)
+    except ConfigError as exc:
+        raise ConfigError(f"answer_pattern: {exc}") from None
+    if pattern.groups != 1:
+        raise ConfigError(f"answer_pattern {judge.answer_pattern!r} needs exactly one capture group ( … ) around the "
+                          f"answer, it has {pattern.groups}; make any other group non-capturing: (?: … )")
+    return pattern
+
+
 # --- rule checks -------------------------------------------------------------------------------
 
 
 def _run_check(check: Check, run: Run) -> CheckResult:
-    outcome = _CHECKS[check.type](check, run)
+    read, judge = _CHECKS[check.type]
+    outcome = judge(check, _value(check, read), run)
     if outcome is None:
         return CheckResult(True)
     required, seen = outcome
@@ -147,21 +248,7 @@ def _fold(check: Check, text: str) -> str:
     return text if check.case_sensitive else text.casefold()
 
 
-def _text(check: Check) -> str:
-    if check.value is None or check.value == "":
-        raise ConfigError(f"the {check.type} check needs a value")
-    return str(check.value)
-
-
-def _int(check: Check) -> int:
-    try:
-        return int(check.value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ConfigError(f"the {check.type} check needs a whole number as its value, not {check.value!r}") from None
-
-
-def _contains(check: Check, run: Run) -> Outcome:
-    needle = _text(check)
+def _contains(check: Check, needle: str, run: Run) -> Outcome:
     if _fold(check, needle) in _fold(check, run.response):
         return None
     seen = "it does not"
@@ -170,8 +257,7 @@ def _contains(check: Check, run: Run) -> Outcome:
     return f"the answer must contain `{needle}`", seen
 
 
-def _not_contains(check: Check, run: Run) -> Outcome:
-    needle = _text(check)
+def _not_contains(check: Check, needle: str, run: Run) -> Outcome:
     hay = _fold(check, run.response)
     at = hay.find(_fold(check, needle))
     if at < 0:
@@ -179,36 +265,34 @@ def _not_contains(check: Check, run: Run) -> Outcome:
     return f"the answer must not contain `{needle}`", f"it does, in the line {_q(_line_at(run.response, at))}"
 
 
-def _regex(check: Check, run: Run) -> Outcome:
-    pattern = _pattern(check)
+def _regex(check: Check, pattern: re.Pattern[str], run: Run) -> Outcome:
     if pattern.search(run.response):
         return None
     return f"the answer must match the pattern `{pattern.pattern}`", "no part of it does"
 
 
-def _not_regex(check: Check, run: Run) -> Outcome:
-    found = _pattern(check).search(run.response)
+def _not_regex(check: Check, pattern: re.Pattern[str], run: Run) -> Outcome:
+    found = pattern.search(run.response)
     if found is None:
         return None
     return f"the answer must not match the pattern `{check.value}`", f"it does, at {_q(found.group(0))}"
 
 
-def _starts_with(check: Check, run: Run) -> Outcome:
-    prefix, text = _text(check), run.response.lstrip()
+def _starts_with(check: Check, prefix: str, run: Run) -> Outcome:
+    text = run.response.lstrip()
     if _fold(check, text).startswith(_fold(check, prefix)):
         return None
     return f"the answer must start with `{prefix}`", f"it starts with {_q(text[: max(len(prefix), 40)]) if text else 'nothing (it is empty)'}"
 
 
-def _ends_with(check: Check, run: Run) -> Outcome:
-    suffix, text = _text(check), run.response.rstrip()
+def _ends_with(check: Check, suffix: str, run: Run) -> Outcome:
+    text = run.response.rstrip()
     if _fold(check, text).endswith(_fold(check, suffix)):
         return None
     return f"the answer must end with `{suffix}`", f"it ends with {_q(text[-max(len(suffix), 40):]) if text else 'nothing (it is empty)'}"
 
 
-def _last_line_regex(check: Check, run: Run) -> Outcome:
-    pattern = _pattern(check)
+def _last_line_regex(check: Check, pattern: re.Pattern[str], run: Run) -> Outcome:
     lines = [line.strip() for line in run.response.splitlines() if line.strip()]
     if lines and pattern.fullmatch(lines[-1]):
         return None
@@ -216,8 +300,7 @@ def _last_line_regex(check: Check, run: Run) -> Outcome:
     return f"the last line must match `{pattern.pattern}`", seen
 
 
-def _section_present(check: Check, run: Run) -> Outcome:
-    name = _text(check)
+def _section_present(check: Check, name: str, run: Run) -> Outcome:
     headings = [h.strip() for h in _HEADING.findall(run.response)]
     if any(name.casefold() in h.casefold() for h in headings):
         return None
@@ -225,32 +308,32 @@ def _section_present(check: Check, run: Run) -> Outcome:
     return f"the answer must have a section headed `{name}` (a markdown heading line such as `## {name}`)", seen
 
 
-def _max_chars(check: Check, run: Run) -> Outcome:
-    limit, n = _int(check), len(run.response)
+def _max_chars(check: Check, limit: int, run: Run) -> Outcome:
+    n = len(run.response)
     return None if n <= limit else (f"the answer must be at most {limit} characters long", f"it is {n} characters long")
 
 
-def _min_chars(check: Check, run: Run) -> Outcome:
-    limit, n = _int(check), len(run.response.strip())
+def _min_chars(check: Check, limit: int, run: Run) -> Outcome:
+    n = len(run.response.strip())
     return None if n >= limit else (f"the answer must be at least {limit} characters long", f"it is {n} characters long")
 
 
-def _max_lines(check: Check, run: Run) -> Outcome:
-    limit, n = _int(check), len(run.response.strip().splitlines())
+def _max_lines(check: Check, limit: int, run: Run) -> Outcome:
+    n = len(run.response.strip().splitlines())
     return None if n <= limit else (f"the answer must have at most {limit} lines", f"it has {n}")
 
 
-def _max_words(check: Check, run: Run) -> Outcome:
-    limit, n = _int(check), len(run.response.split())
+def _max_words(check: Check, limit: int, run: Run) -> Outcome:
+    n = len(run.response.split())
     return None if n <= limit else (f"the answer must have at most {limit} words", f"it has {n}")
 
 
-def _min_words(check: Check, run: Run) -> Outcome:
-    limit, n = _int(check), len(run.response.split())
+def _min_words(check: Check, limit: int, run: Run) -> Outcome:
+    n = len(run.response.split())
     return None if n >= limit else (f"the answer must have at least {limit} words", f"it has {n}")
 
 
-def _json_valid(check: Check, run: Run) -> Outcome:
+def _json_valid(check: Check, _: None, run: Run) -> Outcome:
     required = "the answer must be valid JSON (the whole reply, or one ```json fenced block)"
     text = run.response.strip()
     if not text:
@@ -266,8 +349,7 @@ def _json_valid(check: Check, run: Run) -> Outcome:
     return None
 
 
-def _tool_called(check: Check, run: Run) -> Outcome:
-    name = _text(check)
+def _tool_called(check: Check, name: str, run: Run) -> Outcome:
     called = [c.name for c in run.tool_calls]
     if any(_fold(check, c) == _fold(check, name) for c in called):
         return None
@@ -275,23 +357,29 @@ def _tool_called(check: Check, run: Run) -> Outcome:
     return f"the agent must call the tool `{name}`", seen
 
 
-_CHECKS = {
-    "contains": _contains,
-    "not_contains": _not_contains,
-    "regex": _regex,
-    "not_regex": _not_regex,
-    "starts_with": _starts_with,
-    "ends_with": _ends_with,
-    "last_line_regex": _last_line_regex,
-    "section_present": _section_present,
-    "max_chars": _max_chars,
-    "min_chars": _min_chars,
-    "max_lines": _max_lines,
-    "max_words": _max_words,
-    "min_words": _min_words,
-    "json_valid": _json_valid,
-    "tool_called": _tool_called,
+# The value each check type needs and how it judges; reading the value is the one rule the
+# scorer and the task reader share (`check_problem`).
+_CHECKS: dict[str, tuple[Callable[[Check], Any], Callable[[Check, Any, Run], Outcome]]] = {
+    "contains": (_text, _contains),
+    "not_contains": (_text, _not_contains),
+    "regex": (_pattern, _regex),
+    "not_regex": (_pattern, _not_regex),
+    "starts_with": (_text, _starts_with),
+    "ends_with": (_text, _ends_with),
+    "last_line_regex": (_pattern, _last_line_regex),
+    "section_present": (_text, _section_present),
+    "max_chars": (_count, _max_chars),
+    "min_chars": (_count, _min_chars),
+    "max_lines": (_count, _max_lines),
+    "max_words": (_count, _max_words),
+    "min_words": (_count, _min_words),
+    "json_valid": (_no_value, _json_valid),
+    "tool_called": (_text, _tool_called),
 }
+
+
+COUNT_CHECKS: frozenset[str] = frozenset(kind for kind, (read, _) in _CHECKS.items() if read is _count)
+"""The check types whose value is a whole number (a limit), not text."""
 
 
 # --- answers -----------------------------------------------------------------------------------
@@ -314,10 +402,7 @@ def _parse_number(text: str) -> float | None:
         return None
 
 
-def _match_number(expected: str, got: str) -> CheckResult:
-    want = _parse_number(expected)
-    if want is None:
-        raise ConfigError(f"the expected answer {expected!r} is not a number, but answer_match is 'number'")
+def _match_number(expected: str, want: float, got: str) -> CheckResult:
     have = _parse_number(got)
     if have is not None and math.isclose(have, want, rel_tol=1e-9, abs_tol=1e-6):
         return CheckResult(True)
@@ -364,18 +449,6 @@ def _read_rubric(reply: dict[str, object]) -> tuple[float, str]:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-
-
-def _pattern(check: Check) -> re.Pattern[str]:
-    flags = re.MULTILINE | (0 if check.case_sensitive else re.IGNORECASE)
-    return _compile(_text(check), flags, f"{check.type} check")
-
-
-def _compile(pattern: str, flags: int, what: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
-        raise ConfigError(f"the {what} pattern {pattern!r} is not a valid regular expression: {exc}") from None
 
 
 def _fence(text: str, tag: str) -> str:

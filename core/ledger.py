@@ -26,9 +26,9 @@ class Price(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input: float = 0.0
-    output: float = 0.0
-    cached_input: float | None = None  # defaults to the input price
+    input: float = Field(default=0.0, ge=0)
+    output: float = Field(default=0.0, ge=0)
+    cached_input: float | None = Field(default=None, ge=0)  # defaults to the input price
 
 
 class Budget(BaseModel):

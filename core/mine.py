@@ -58,8 +58,9 @@ distinct sessions, then id. `max_tasks` cuts the ranked list (before any judge c
 
 Judges. With an `llm`, one optimizer call per kept task reads the wordings, the corrections and
 the outcome counts (as data) and returns rule checks and/or a rubric. Each check is validated: a
-type `core.judges` supports (`records.CheckType`), a value of the right kind (text, a compiling
-regex, a whole number ≥ 0, none for json_valid), at most MAX_CHECKS; a check or a rubric that
+type `core.judges` supports (`records.CheckType`), a value of the right kind by the scorer's own
+rules (`judges.check_problem`: text, a compiling regex, a whole number ≥ 0, none for json_valid;
+a quoted number is taken as one), at most MAX_CHECKS; a check or a rubric that
 the safety screen flags is dropped too. Dropped checks are listed per task and counted. With no
 valid check and no rubric (or without an llm) the judge is DEFAULT_RUBRIC. It refers to the
 request shown in the task data instead of quoting it, because a rubric is read by the judge as
@@ -84,9 +85,10 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import ParseError
+from skillsleep.core.judges import COUNT_CHECKS, check_problem
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, render, truncate
 from skillsleep.core.records import Check, CheckType, Edit, Judge, Message, Record, Role, Task
@@ -636,8 +638,6 @@ async def _merge(llm: LLM, groups: list[_Group], problems: list[str]) -> list[li
 # --- judges ------------------------------------------------------------------------------------
 
 _CHECK_TYPES: tuple[str, ...] = get_args(CheckType)
-_REGEX_CHECKS = frozenset({"regex", "not_regex", "last_line_regex"})
-_NUMBER_CHECKS = frozenset({"max_chars", "min_chars", "max_lines", "max_words", "min_words"})
 CHECK_HELP: dict[str, str] = {
     "contains": "the answer contains the text `value`",
     "not_contains": "the answer does not contain the text `value`",
@@ -691,31 +691,27 @@ def validate_check(raw: object) -> tuple[Check | None, str]:
     kind, value = raw.get("type"), raw.get("value")
     if kind not in _CHECK_TYPES:
         return None, f"unknown check type {kind!r} (supported: {', '.join(_CHECK_TYPES)})"
-    if kind in _NUMBER_CHECKS:
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value.strip())
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            return None, f"{kind} needs a whole number >= 0 as its value, got {value!r}"
+    if kind in COUNT_CHECKS and isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())  # models often quote numbers
     elif kind == "json_valid":
         value = None
-    else:
-        if not isinstance(value, str) or not value.strip():
-            return None, f"{kind} needs a non-empty text value, got {value!r}"
-        if kind in _REGEX_CHECKS:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                return None, f"{kind} pattern {value!r} is not a valid regular expression: {exc}"
     sensitive = raw.get("case_sensitive", True)
     if not isinstance(sensitive, bool):
         return None, f"case_sensitive must be true or false, got {sensitive!r}"
     feedback = raw.get("feedback")
     feedback = " ".join(feedback.split()) if isinstance(feedback, str) and feedback.strip() else None
+    try:
+        check = Check(type=kind, value=value, case_sensitive=sensitive, feedback=feedback)
+    except ValidationError:
+        return None, f"{kind} needs text or a whole number as its value, got {value!r}"
+    problem = check_problem(check)
+    if problem:
+        return None, f"the {kind} check {problem}"
     for text in (value if isinstance(value, str) else "", feedback or ""):
         problem = _unsafe(text) if text else None
         if problem:
             return None, f"{kind} check refused by the safety screen ({problem})"
-    return Check(type=kind, value=value, case_sensitive=sensitive, feedback=feedback), ""
+    return check, ""
 
 
 def judge_messages(wordings: list[str], evidence: list[Evidence], outcomes: Outcomes) -> list[Message]:

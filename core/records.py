@@ -10,7 +10,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 SCHEMA_VERSION = 1
 
@@ -142,9 +142,17 @@ class Check(Record):
     """One rule check on a response; `value` is text, a pattern or a number depending on type."""
 
     type: CheckType
-    value: str | int | None = None
+    value: str | int | None = None  # what each type needs: `skillsleep.core.judges.check_problem`
     case_sensitive: bool = True
     feedback: str | None = None  # the task author's own wording of what was required
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _text_or_whole_number(cls, value: object) -> object:
+        # before pydantic's own coercion, which would turn true into 1 and 3.0 into 3
+        if value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        raise ValueError(f"must be text or a whole number, got {json.dumps(value, default=str)}")
 
 
 class Judge(Record):
@@ -156,7 +164,7 @@ class Judge(Record):
     # Where the answer is read from: a regex with one group (default: the whole response).
     answer_pattern: str | None = None
     rubric: str | None = None
-    rubric_pass: float = 0.7  # a rubric score at or above this counts as a hard pass
+    rubric_pass: float = Field(default=0.7, ge=0.0, le=1.0)  # a rubric score at or above this is a hard pass
 
 
 Split = Literal["train", "val", "test"]
@@ -173,6 +181,22 @@ class Task(Record):
     split: Split | None = None
     origin: Literal["real", "dream"] = "real"
     provenance: list[str] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _usable_id(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError('the id is empty; give every task a short unique name such as "add-1"')
+        if any(ch < " " or ch == "\x7f" for ch in value):
+            raise ValueError(f"the id {value!r} has a control character; use a one-line name of printable characters")
+        return value
+
+    @field_validator("prompt")
+    @classmethod
+    def _usable_prompt(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the prompt is empty; write what the agent is asked to do")
+        return value
 
 
 # --- rollouts and scores -----------------------------------------------------------------------

@@ -27,7 +27,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, get_args
@@ -36,48 +35,44 @@ from pydantic import ValidationError
 
 from skillsleep.core.config import describe_validation_error
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import CheckType, Split, Task
+from skillsleep.core.judges import check_problem, judge_problems
+from skillsleep.core.records import Check, CheckType, Split, Task
+from skillsleep.core.textfile import read_text_file
 
 __all__ = ["SPLITS", "assign_splits", "by_split", "load_tasks"]
 
 SPLITS: tuple[str, ...] = get_args(Split)
 _JUDGE_KEYS = ("checks", "answer", "answer_match", "answer_pattern", "rubric", "rubric_pass")
 _CHECK_TYPES: tuple[str, ...] = get_args(CheckType)
-_REGEX_CHECKS = {"regex", "not_regex", "last_line_regex"}
-_NUMBER_CHECKS = {"max_chars", "min_chars", "max_lines", "max_words", "min_words"}
 _MAX_REPORTED = 5
+MAX_LINE_CHARS = 4 * 2**20  # about a million tokens: no model takes a longer task
 _TASK_KEYS: tuple[str, ...] = (*Task.model_fields, *_JUDGE_KEYS)
 
 
 def load_tasks(path: Path) -> list[Task]:
     """Read and validate a JSONL task file; raise ConfigError listing problems by line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"task file not found: {path}") from None
+    text = read_text_file(path, "task file", instead="a JSONL task file (one JSON object per line)")
     problems: list[str] = []
+    count = 0
     tasks: list[Task] = []
     first_line: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):  # not splitlines(): JSON text may hold U+2028
         stripped = line.strip()
         if not stripped or stripped.startswith("//"):
             continue
-        where = f"{path.name}:{lineno}"
         task, errors = _parse_line(stripped)
-        problems += [f"{where}: {e}" for e in errors]
-        if task is None:
-            continue
-        if task.id in first_line:
-            problems.append(f"{where}: duplicate id {task.id!r} (first on line {first_line[task.id]})")
-            continue
-        first_line[task.id] = lineno
-        tasks.append(task)
-    if problems:
-        shown = problems[:_MAX_REPORTED]
-        more = len(problems) - len(shown)
-        tail = f"\n  … and {more} more" if more else ""
-        raise ConfigError(f"{len(problems)} problem(s) in {path}:\n  " + "\n  ".join(shown) + tail)
+        if task is not None and task.id in first_line:
+            errors = [f"duplicate id {task.id!r} (first on line {first_line[task.id]})"]
+        count += len(errors)
+        problems += [_clip(f"{path.name}:{lineno}: {e}") for e in errors[: _MAX_REPORTED - len(problems)]]
+        if task is not None and not errors:
+            first_line[task.id] = lineno
+            tasks.append(task)
+    if count:
+        raise ConfigError(_whole_file_problem(text, path) or (
+            f"{count} problem(s) in {path}:\n  " + "\n  ".join(problems)
+            + (f"\n  … and {count - len(problems)} more" if count > len(problems) else "")))
     if not tasks:
         raise ConfigError(f"{path} holds no tasks (one JSON object per line is expected)")
     return tasks
@@ -85,29 +80,72 @@ def load_tasks(path: Path) -> list[Task]:
 
 def _parse_line(line: str) -> tuple[Task | None, list[str]]:
     """One line → a Task, or the problems found in it."""
+    if len(line) > MAX_LINE_CHARS:
+        return None, [f"the line is {len(line):,} characters long; a task line may hold at most {MAX_LINE_CHARS:,} "
+                      "(more than a model's context): shorten its prompt or context"]
     try:
         raw = json.loads(line)
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
     except json.JSONDecodeError as exc:
         return None, [f"invalid JSON ({exc.msg} at column {exc.colno})"]
+    except RecursionError:
+        return None, ["invalid JSON: nested too deeply"]
+    except UnicodeEncodeError as exc:
+        return None, [f"a string holds a lone surrogate ({exc.object[exc.start]!r}), which is no character; remove "
+                      "that \\u escape"]
+    except ValueError as exc:  # e.g. a number of more than 4300 digits
+        return None, [f"invalid JSON ({exc})"]
     if not isinstance(raw, dict):
-        return None, [f"expected a JSON object, got {type(raw).__name__}"]
+        hint = " (a task file has one task object per line, not an array)" if isinstance(raw, list) else ""
+        return None, [f"expected a JSON object, got {type(raw).__name__}{hint}"]
+    tid = raw.get("id")
+    named = f"task {tid!r}: " if isinstance(tid, str) and tid.strip() else ""
+    task, errors = _task(raw)
+    return task, [named + e for e in errors]
+
+
+def _task(raw: dict[str, Any]) -> tuple[Task | None, list[str]]:
+    """A line's JSON object → a Task, or its problems."""
     errors = [f"missing {key!r}" for key in ("id", "prompt") if key not in raw]
     errors += [_unknown(key) for key in raw if key not in _TASK_KEYS]
     if errors:
         return None, errors
-    raw = _lift_shorthand(raw)
-    if isinstance(raw, str):
-        return None, [raw]
-    errors = _check_judge(raw.get("judge"))
+    lifted = _lift_shorthand(raw)
+    if isinstance(lifted, str):
+        return None, [lifted]
+    errors = _check_problems(lifted.get("judge"))
     if errors:
         return None, errors
     try:
-        task = Task.model_validate(raw)
+        task = Task.model_validate(lifted)
     except ValidationError as exc:
         return None, describe_validation_error(exc, section_style=False)
+    errors = judge_problems(task.judge)
+    if errors:
+        return None, errors
     if not (task.judge.checks or task.judge.answer is not None or task.judge.rubric):
-        return None, [f"task {task.id!r} cannot be judged: give it checks, an answer or a rubric"]
+        return None, ["it cannot be judged: give it checks, an answer or a rubric"]
     return task, []
+
+
+def _whole_file_problem(text: str, path: Path) -> str | None:
+    """The one message for a file that is a single JSON value spread over lines (a .json file)."""
+    if text.count("\n") < 2 or text.lstrip()[:1] not in ("[", "{"):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    kind = "array" if isinstance(value, list) else "object" if isinstance(value, dict) else None
+    if kind is None:
+        return None
+    convert = "jq -c '.[]'" if kind == "array" else "jq -c ."
+    return (f"{path} holds one JSON {kind} spread over several lines, but a task file is JSONL: one task object "
+            f"per line. Convert it: {convert} {path.name} > tasks.jsonl")
+
+
+def _clip(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _unknown(key: str) -> str:
@@ -131,37 +169,26 @@ def _lift_shorthand(raw: dict[str, Any]) -> dict[str, Any] | str:
     return {**rest, "judge": {**judge, **lifted}}
 
 
-def _check_judge(judge: Any) -> list[str]:
-    """Problems pydantic would report badly: unknown check types, bad regexes, missing values."""
-    if not isinstance(judge, dict):
-        return [] if judge is None else ["'judge' must be an object"]
-    errors: list[str] = []
-    checks = judge.get("checks", [])
-    for i, check in enumerate(checks if isinstance(checks, list) else []):
-        if not isinstance(check, dict):
+def _check_problems(judge: Any) -> list[str]:
+    """Each check of a raw judge validated on its own (the record, then what the scorer needs), so
+    a problem is named `check N (type)` rather than by its place in the JSON."""
+    if not isinstance(judge, dict) or not isinstance(judge.get("checks"), list):
+        return []
+    problems: list[str] = []
+    for n, raw in enumerate(judge["checks"], 1):
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if isinstance(raw, dict) and kind not in _CHECK_TYPES:
+            problems.append(f"check {n}: unknown check type {kind!r}; valid: {', '.join(_CHECK_TYPES)}")
             continue
-        kind, value = check.get("type"), check.get("value")
-        if kind not in _CHECK_TYPES:
-            errors.append(f"check {i + 1}: unknown check type {kind!r}; valid: {', '.join(_CHECK_TYPES)}")
-        elif kind in _REGEX_CHECKS:
-            errors += _regex_problem(f"check {i + 1} ({kind})", value, groups=0)
-        elif kind in _NUMBER_CHECKS and not (isinstance(value, int) and not isinstance(value, bool)):
-            errors.append(f"check {i + 1} ({kind}): 'value' must be an integer, got {value!r}")
-    if judge.get("answer_pattern") is not None:
-        errors += _regex_problem("answer_pattern", judge["answer_pattern"], groups=1)
-    return errors
-
-
-def _regex_problem(what: str, pattern: Any, *, groups: int) -> list[str]:
-    if not isinstance(pattern, str):
-        return [f"{what}: the pattern must be a string, got {pattern!r}"]
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        return [f"{what}: invalid regex {pattern!r}: {exc}"]
-    if compiled.groups < groups:
-        return [f"{what}: {pattern!r} needs a capture group ( … ) around the answer"]
-    return []
+        label = f"check {n} ({kind})" if kind else f"check {n}"
+        try:
+            problem = check_problem(Check.model_validate(raw))
+        except ValidationError as exc:
+            problems += [f"{label}: {line}" for line in describe_validation_error(exc, section_style=False)]
+            continue
+        if problem:
+            problems.append(f"{label}: {problem}")
+    return problems
 
 
 def assign_splits(tasks: list[Task], fractions: dict[str, float], seed: int) -> list[Task]:

@@ -169,6 +169,8 @@ def parse_user_config(text: str, path: Path) -> UserConfig:
     except tomllib.TOMLDecodeError as exc:
         where = f" (line {text.count(chr(10)) + 1})" if "end of document" in str(exc) else ""
         raise ConfigError(f"{path}: invalid TOML: {exc}{where}; fix the file or move it away") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply; fix the file or move it away") from None
     problems = _unknown_keys(UserConfig, raw, ())
     if problems:
         raise ConfigError(f"{path}: " + f"\n{path}: ".join(problems))

@@ -250,8 +250,8 @@ def _text_file(spec: str, *, home: Path, cwd: Path) -> tuple[Path, str, str]:
     if not path.exists():
         raise ConfigError(f"--skill {spec!r}: {shown} does not exist; {_WHAT_TO_PASS}.")
     if not path.is_file():
-        raise ConfigError(f"--skill {spec!r}: {shown} is not a file (a folder needs a {SKILL_FILE} in it); "
-                          f"{_WHAT_TO_PASS}.")
+        what = f"a folder without a {SKILL_FILE} in it" if path.is_dir() else "not a regular file (a pipe or a device)"
+        raise ConfigError(f"--skill {spec!r}: {shown} is {what}; {_WHAT_TO_PASS}.")
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -26,11 +26,19 @@ class _Fail(click.ClickException):
         self.exit_code = code
 
 
-def _guard(fn: Any) -> Any:
-    """Turn skillsleep errors into clean messages and exit codes (the CLI is the boundary)."""
+def _guard(fn: Any = None, *, state: bool = True) -> Any:
+    """Turn skillsleep errors into clean messages and exit codes (the CLI is the boundary); with
+    `state` (`@_guard`), the data folder is checked first, before any work (`@_guard(state=False)`
+    for the verbs that never touch it)."""
+    if fn is None:
+        return lambda f: _guard(f, state=state)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            if state:
+                from skillsleep.slash_commands.wiring import check_data_dir
+
+                check_data_dir()
             return fn(*args, **kwargs)
         except ConfigError as exc:
             raise _Fail(visible(str(exc)), 2) from exc
@@ -180,7 +188,7 @@ def eval_(skill_path: Path, tasks_path: Path, config_path: Path | None, target_s
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a list of provider objects as JSON.")
-@_guard
+@_guard(state=False)
 def backends(as_json: bool) -> None:
     """List every model provider, whether it is configured here, and how to configure it."""
     from skillsleep.slash_commands.train_cmd import list_backends
@@ -198,7 +206,7 @@ def backends(as_json: bool) -> None:
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print a list of harness objects as JSON.")
-@_guard
+@_guard(state=False)
 def harnesses(as_json: bool) -> None:
     """List every harness (agent to replay tasks in): installed, version, usable, and why not.
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from skillsleep.core.backends.base import Backend
 from skillsleep.core.backends.registry import check_provider, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection, TrainConfig, load_config
-from skillsleep.core.errors import BudgetExceeded, ConfigError
+from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import mean
 from skillsleep.core.judges import metric as metric_of
@@ -24,21 +24,20 @@ from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
+from skillsleep.core.textfile import read_text_file
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
+from skillsleep.harnesses.skills import SKILL_FILE
 from skillsleep.slash_commands.wiring import backend_settings, chat_log_dir, harness_settings, make_backend, state_db
 
 Progress = Callable[[str], None]
 
 
 def _read_skill(path: Path) -> Skill:
-    if not path.is_file():
-        raise ConfigError(f"skill file not found: {path}")
-    try:
-        return Skill.parse(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from exc
+    inside = path / SKILL_FILE
+    instead = f"the skill file itself, e.g. {inside}" if inside.is_file() else f"a markdown skill file such as {SKILL_FILE}"
+    return Skill.parse(read_text_file(path, "skill file", instead=instead))
 
 
 class Models:
@@ -72,7 +71,12 @@ async def run_training(
     tasks = load_tasks(Path(cfg.data.tasks))
     splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
     seed_skill = _read_skill(Path(cfg.data.skill))
-    run_dir = RunDir(Path(cfg.run.out_dir) / cfg.run.name)
+    folder = Path(cfg.run.out_dir) / cfg.run.name
+    try:
+        run_dir = RunDir(folder)
+    except OSError as exc:
+        raise ConfigError(f"the run folder {folder} cannot be created ({exc.strerror or exc}); "
+                          "set run.out_dir or run.name so that it is a folder you can write to") from None
     state = None if fresh else run_dir.load("state.json", TrainState)
     if fresh:
         for name in ("state.json", "rollouts.jsonl", "ledger.jsonl", "best_skill.md", "summary.json"):
@@ -82,9 +86,10 @@ async def run_training(
             f"{run_dir.path} holds a run made with other settings; pass --fresh to start over "
             "or set run.name to train in a new directory."
         )
-    if state is not None and state.done and (run_dir.path / "summary.json").is_file():
+    earlier = _read_summary(run_dir) if state is not None and state.done else None
+    if earlier is not None and not earlier.get("failed"):
         progress(f"{run_dir.path} already finished; showing its summary (--fresh trains again)")
-        return dict(json.loads((run_dir.path / "summary.json").read_text()))
+        return earlier
     ledger = Ledger(
         budget=cfg.budget.to_budget(),
         prices=cfg.prices,
@@ -107,16 +112,27 @@ async def run_training(
         if state is not None and not state.done:
             progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
         final = await trainer.run(state)
-        test = None
+        test, failed = None, None
         if final.done:
             progress(f"scoring seed, best and final skill on {len(trainer.test)} test tasks")
             try:
                 test = await trainer.score_test(final)
             except BudgetExceeded as exc:
                 final.stopped = f"budget: {exc} (test split not scored)"
+            except BaseException as exc:  # whatever it is, the paid-for training is written first
+                failed = exc
         run_dir.write_text("best_skill.md", final.best)
-        summary = _summary(run_dir, final, test, len(trainer.test))
+        summary = _summary(run_dir, final, test, len(trainer.test),
+                           failed=f"scoring the test split: {failed}" if failed is not None else None)
         run_dir.write_json("summary.json", summary)
+        if isinstance(failed, Exception):
+            raise FinalScoringFailed(
+                f"training finished, but scoring the test split failed: {failed}. The best skill is in "
+                f"{run_dir.best_path}, the summary in {run_dir.path / 'summary.json'}; run the same command "
+                "again to score the test split (the training is not redone)."
+            ) from failed
+        if failed is not None:
+            raise failed  # Ctrl-C and the like end the command as they would anywhere else
         return summary
     finally:
         await models.aclose()
@@ -124,7 +140,17 @@ async def run_training(
             store.close()
 
 
-def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int) -> dict[str, Any]:
+def _read_summary(run_dir: RunDir) -> dict[str, Any] | None:
+    """The run's summary.json, or None when there is none (or it cannot be read: it is rewritten)."""
+    try:
+        value = json.loads((run_dir.path / "summary.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int, *,
+             failed: str | None = None) -> dict[str, Any]:
     ledger = run_dir.ledger()  # every invocation of the run, resumes included
     roles = ledger.by_role()
     gated = [s for s in st.steps if s.gate is not None]
@@ -133,6 +159,7 @@ def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_t
         "best_skill": str(run_dir.best_path),
         "done": st.done,
         "stopped": st.stopped,
+        "failed": failed,  # what failed after the training (the test scoring), or None
         "epochs": st.epoch,
         "steps": len(st.steps),
         "accepted": sum(1 for s in gated if s.gate and s.gate.accepted),

@@ -26,6 +26,7 @@ from skillsleep.core.backends.base import Backend, BackendSettings, RetryPolicy
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
+from skillsleep.core.textfile import read_text_file
 from skillsleep.core.user_config import (
     ORIGINS,
     Origin,
@@ -41,6 +42,29 @@ from skillsleep.core.user_config import (
 def data_dir() -> Path:
     home = os.environ.get("SKILLSLEEP_HOME")
     return Path(home) if home else Path(platformdirs.user_data_dir("skillsleep"))
+
+
+def check_data_dir() -> Path:
+    """The data folder, when this user can use it: a folder it can read and write, or one it can
+    create (nothing is created here). Else a ConfigError naming the folder, what set it and the fix."""
+    path = data_dir().absolute()
+    who = ("SKILLSLEEP_HOME" if os.environ.get("SKILLSLEEP_HOME")
+           else "the platform's data folder; set SKILLSLEEP_HOME to use another")
+    what = f"the skillsleep data folder {path} ({who})"
+    fix = "point SKILLSLEEP_HOME at a folder you can write to"
+    if path.is_dir():
+        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+            raise ConfigError(f"{what} is not writable by this user; fix its permissions (chmod u+rwx), or {fix}")
+        return path
+    if path.exists() or path.is_symlink():
+        kind = "a file" if path.is_file() else "a broken link" if not path.exists() else "not a folder"
+        raise ConfigError(f"{what} is {kind}, not a folder; {fix}, or move {path} away")
+    parent = next(p for p in path.parents if p.exists())
+    if not parent.is_dir():
+        raise ConfigError(f"{what} cannot be created: {parent} is a file; {fix}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{what} cannot be created: {parent} is not writable by this user; {fix}")
+    return path
 
 
 def cache_dir() -> Path:
@@ -170,7 +194,7 @@ def config_file() -> ConfigFile:
 
 
 def _config_file(path: Path, chosen_by: Literal["SKILLSLEEP_CONFIG", "SKILLSLEEP_HOME", "default"]) -> ConfigFile:
-    return ConfigFile(path=path, exists=path.is_file(), chosen_by=chosen_by)
+    return ConfigFile(path=path, exists=path.exists(), chosen_by=chosen_by)  # a folder there is an error, not "none"
 
 
 def user_config(where: ConfigFile | None = None) -> UserConfig:
@@ -181,11 +205,7 @@ def user_config(where: ConfigFile | None = None) -> UserConfig:
         if where.chosen_by == "SKILLSLEEP_CONFIG":
             raise ConfigError(f"{CONFIG_ENV}={where.path} does not exist: create that file or unset {CONFIG_ENV}")
         return UserConfig()
-    try:
-        text = where.path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the config file {where.path} ({exc}); fix its permissions or encoding") from None
-    return parse_user_config(text, where.path)
+    return parse_user_config(read_text_file(where.path, "config file", instead="a TOML settings file"), where.path)
 
 
 def effective_settings(

@@ -97,6 +97,14 @@ def _ollama_body(a: Action) -> dict[str, Any]:
     }
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-answer (a cancelled call) is no error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FaultServer:
     """A scripted HTTP server in a thread; `push()` queues actions, `seen` records requests."""
 
@@ -107,7 +115,7 @@ class FaultServer:
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self.port = int(self._httpd.server_address[1])
         self.url = f"http://127.0.0.1:{self.port}"

@@ -144,6 +144,54 @@ def test_eval_scores_a_skill_per_task(project: Path) -> None:
     assert code == 0 and json.loads(out)["score"] == 1.0 and json.loads(out)["n"] == 2
 
 
+@pytest.mark.parametrize("verb", ["train", "eval"])
+def test_a_check_with_an_empty_value_is_refused_before_any_model_call(project: Path, verb: str) -> None:
+    lines = (project / "tasks.jsonl").read_text().splitlines()
+    task = json.loads(lines[8])  # a test-split task: before the fix it failed only at the final scoring
+    task["checks"] = [{"type": "contains", "value": ""}]
+    lines[8] = json.dumps(task)
+    (project / "tasks.jsonl").write_text("\n".join(lines) + "\n")
+    args = (["train", "--config", str(project / "run.toml")] if verb == "train" else
+            ["eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
+             "--target", f"scripted:{project / 'target.json'}"])
+    code, _, err = invoke(*args)
+    assert code == 2 and "tasks.jsonl:9: task 'q8': check 1 (contains): needs a non-empty text value" in err, err
+    assert "Traceback" not in err and "scoring" not in err  # refused before the first model call
+    assert not (project / "runs").exists()
+
+
+def test_eval_reads_utf16_skill_and_task_files(project: Path) -> None:
+    (project / "good.md").write_bytes((SEED + f"- {RULE}\n").replace("\n", "\r\n").encode("utf-16"))
+    (project / "tasks16.jsonl").write_bytes((project / "tasks.jsonl").read_text().encode("utf-16"))
+    code, out, err = invoke("eval", "--skill", str(project / "good.md"), "--tasks", str(project / "tasks16.jsonl"),
+                            "--target", f"scripted:{project / 'target.json'}", "--json")
+    assert code == 0, err
+    assert json.loads(out)["score"] == 1.0 and json.loads(out)["n"] == 10
+
+
+@pytest.mark.parametrize(("flag", "make", "words"), [
+    ("--skill", "folder with SKILL.md", "skill file {p} is a folder, not a file; give the skill file itself, e.g. {p}/SKILL.md"),
+    ("--skill", "latin-1", "skill file {p} is not UTF-8 text: the byte 0xe9 at line 8 (byte offset 80)"),
+    ("--tasks", "folder", "task file {p} is a folder, not a file; give a JSONL task file"),
+    ("--config", "folder", "config file {p} is a folder, not a file; give a TOML run config"),
+])
+def test_eval_and_train_refuse_a_folder_or_non_text_file_cleanly(project: Path, flag: str, make: str, words: str) -> None:
+    bad = project / "bad"
+    if make.startswith("folder"):
+        bad.mkdir()
+        (bad / "SKILL.md").write_text(SEED)
+    else:
+        bad.write_bytes(SEED.encode() + b"- caf\xe9\n")
+    args = {"--skill": str(project / "SKILL.md"), "--tasks": str(project / "tasks.jsonl"), "--config": str(project / "run.toml")}
+    args[flag] = str(bad)
+    code, _, err = invoke("eval", *[x for kv in args.items() for x in kv], "--target", f"scripted:{project / 'target.json'}")
+    assert code == 2 and "Traceback" not in err and words.format(p=bad) in err, err
+    if flag != "--tasks":
+        code, _, err = invoke("train", "--config", str(bad) if flag == "--config" else str(project / "run.toml"),
+                              *([] if flag == "--config" else [f"data.skill={bad}"]))
+        assert code == 2 and "Traceback" not in err and words.format(p=bad) in err, err
+
+
 def test_eval_missing_skill_file_is_a_usage_error(project: Path) -> None:
     code, _, err = invoke("eval", "--skill", str(project / "nope.md"), "--tasks", str(project / "tasks.jsonl"))
     assert code == 2 and "skill file not found" in err
@@ -205,6 +253,68 @@ def test_a_flaky_server_is_retried_and_the_run_succeeds(project: Path, fault_ser
     )
     assert code == 0, err
     assert json.loads(out)["done"] and len(fault_server.posts()) >= 3
+
+
+def _edit_test_tasks(project: Path, **change: object) -> None:
+    lines = [json.loads(x) for x in (project / "tasks.jsonl").read_text().splitlines()]
+    lines = [{**t, **change} if t["split"] == "test" else t for t in lines]
+    (project / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+
+
+def _after_training_failure(project: Path, fault_server, how: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Settings under which training succeeds and only the final test scoring fails: a judge
+    server that answers 500 (only the test tasks have a rubric), or a target with no answer for
+    the test tasks' prompts."""
+    from servers import Action
+
+    if how == "judge server down":
+        _edit_test_tasks(project, rubric="The answer is 4.")
+        fault_server.default = Action(kind="status", status=500)
+        return ["judge.backend=openai:m", f"judge.base_url={fault_server.url}/v1", "judge.retry.attempts=2",
+                "judge.retry.base_delay_s=0"]
+    _edit_test_tasks(project, prompt="Final exam: two plus two?")  # no target rule answers it for the seed
+    return []
+
+
+def _heal(project: Path, fault_server, how: str) -> None:  # type: ignore[no-untyped-def]
+    from servers import Action
+
+    if how == "judge server down":
+        fault_server.default = Action(kind="ok", text=json.dumps({"score": 1.0, "rationale": "fine"}))
+    else:
+        (project / "target.json").write_text(json.dumps([*TARGET, {"match": "Final exam", "reply": "It is 4."}]))
+
+
+@pytest.mark.parametrize("how", ["judge server down", "target has no answer"])
+def test_a_failure_after_training_still_writes_the_best_skill_and_the_summary(
+    project: Path, fault_server, how: str, caplog: pytest.LogCaptureFixture  # type: ignore[no-untyped-def]
+) -> None:
+    extra = _after_training_failure(project, fault_server, how)
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), *extra)
+    run = project / "runs" / "cli"
+    assert code == 1 and "Traceback" not in err, err
+    # the judge calls still in flight are cancelled, not left to fail into tracebacks at shutdown
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], [r.getMessage() for r in caplog.records]
+    assert "test split" in err and str(run / "best_skill.md") in err and str(run / "summary.json") in err
+    assert RULE in (run / "best_skill.md").read_text()  # the paid-for training is kept
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["done"] and summary["accepted"] == 1 and summary["best_score"] == 1.0 and summary["test"] is None
+    assert summary["failed"].startswith("scoring the test split:")
+    # fixed, the same command scores only the test split (training is not redone) and clears the failure
+    _heal(project, fault_server, how)
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), *extra, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["failed"] is None and summary["test"] is not None and summary["test"]["best"] == 1.0
+    assert json.loads((run / "summary.json").read_text()) == summary
+    assert "rollout" not in err  # no training step ran again
+
+
+@pytest.mark.parametrize("override", ["run.out_dir=SKILL.md", "run.name=../../../../../../../../proc/nope"])
+def test_a_run_folder_that_cannot_be_created_is_a_usage_error(project: Path, override: str) -> None:
+    code, _, err = invoke("train", "--config", str(project / "run.toml"), override)
+    assert code == 2 and "Traceback" not in err, err
+    assert "the run folder " in err and "cannot be created" in err and "set run.out_dir or run.name" in err
 
 
 def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None:

@@ -206,3 +206,65 @@ def test_config_without_a_file_comes_from_overrides(tmp_path: Path, monkeypatch:
     assert cfg.train.epochs == 3 and cfg.base_dir == tmp_path and cfg.sources == []
     with pytest.raises(ConfigError, match=r"overrides: data: missing \(required\)"):
         TrainConfig.from_overrides(["train.epochs=3"])
+
+
+# --- files that are not UTF-8 TOML ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
+def test_a_config_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "run.toml"
+    path.write_bytes((MINIMAL.replace("\n", "\r\n") + '[reflect]\npreferences = "naïve — short"\n').encode(encoding))
+    assert load_config(path).reflect.preferences == "naïve — short"
+
+
+def test_a_latin1_config_names_the_line_and_byte(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_bytes(MINIMAL.encode() + b'[reflect]\npreferences = "na\xefve"\n')
+    with pytest.raises(ConfigError, match=r"config file .*run\.toml is not UTF-8 text: the byte 0xef at line 5 "
+                                          r"\(byte offset \d+\).*save it as UTF-8"):
+        load_config(path)
+
+
+def test_a_latin1_parent_is_named_with_its_child(tmp_path: Path) -> None:
+    write(tmp_path / "base.toml", "")
+    (tmp_path / "base.toml").write_bytes(b'[reflect]\npreferences = "\xe9"\n')
+    child = write(tmp_path / "run.toml", 'extends = "base.toml"\n' + MINIMAL)
+    with pytest.raises(ConfigError, match=r"base\.toml \(extended by .*run\.toml\) is not UTF-8 text: .*line 2"):
+        load_config(child)
+
+
+def test_a_folder_as_config_or_parent_says_it_is_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    with pytest.raises(ConfigError, match=r"config file .*conf is a folder, not a file; give a TOML run config"):
+        load_config(tmp_path / "conf")
+    child = write(tmp_path / "run.toml", 'extends = "conf"\n' + MINIMAL)
+    with pytest.raises(ConfigError, match=r"conf \(extended by .*run\.toml\) is a folder, not a file"):
+        load_config(child)
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 50_000 + "]" * 50_000, "x = 1\0\n", ""])
+def test_hostile_toml_is_a_clean_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"run\.toml"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(("table", "value"), [
+    ("[target]\ntemperature", "inf"), ("[target.retry]\ntimeout_s", "nan"), ("[data.split]\ntrain", "inf"),
+    ('[prices."deepseek:*"]\ninput', "nan"), ("[gate]\nmin_margin", "-inf"), ("[budget]\nusd", "inf"),
+])
+def test_a_number_that_is_not_finite_is_refused_naming_the_key(tmp_path: Path, table: str, value: str) -> None:
+    path = write(tmp_path / "run.toml", MINIMAL + f"{table} = {value}\n")
+    key = table.split("\n")[1]
+    with pytest.raises(ConfigError, match=rf"run\.toml: .*{key}: expected a finite number, got {value}"):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"override .*: expected a finite number"):
+        load_config(write(tmp_path / "ok.toml", MINIMAL), ["target.temperature=nan"])
+
+
+def test_a_negative_price_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "run.toml", MINIMAL + '[prices."deepseek:*"]\ninput = -1.0\n')
+    with pytest.raises(ConfigError, match=r"input: must be >= 0, got -1.0"):
+        load_config(path)

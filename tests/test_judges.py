@@ -281,3 +281,25 @@ async def test_rubric_is_not_called_when_the_run_failed() -> None:
     llm, backend = scripted_llm([])
     result = await score(task(RUBRIC), Run(error="crashed"), llm=llm)
     assert result.hard == 0.0 and backend.requests == []
+
+
+def test_judge_problems_names_each_problem_once_and_nothing_for_a_usable_judge() -> None:
+    from skillsleep.core.judges import judge_problems
+
+    bad = Judge(checks=[Check(type="contains", value=""), Check(type="json_valid")], answer=" ",
+                answer_match="number", answer_pattern="x", rubric="")
+    assert judge_problems(bad) == [
+        'check 1 (contains): needs a non-empty text value, got ""; give it as "value": "…"',
+        "the answer is empty; give the expected answer, or drop 'answer'",
+        "answer_pattern 'x' needs exactly one capture group ( … ) around the answer, it has 0; make any other "
+        "group non-capturing: (?: … )",
+        "the rubric is empty; say what a good answer does, or drop 'rubric'",
+    ]
+    good = Judge(checks=[Check(type="max_chars", value=0)], answer="4", answer_match="number",
+                 answer_pattern=r"(?:A|ANSWER): (\d+)", rubric="r")
+    assert judge_problems(good) == []
+
+
+def test_a_bad_check_met_at_scoring_time_names_its_type() -> None:
+    with pytest.raises(ConfigError, match=r"^the tool_called check needs a non-empty text value, got no value"):
+        one(check("tool_called"), "x")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -273,8 +274,16 @@ def test_binary_file_is_refused(home: Path, cwd: Path, data_dir: Path) -> None:
 
 def test_folder_without_skill_file_is_refused(home: Path, cwd: Path, data_dir: Path) -> None:
     (cwd / "empty").mkdir()
-    with pytest.raises(ConfigError, match="is not a file"):
+    with pytest.raises(ConfigError, match="empty is a folder without a SKILL.md in it; pass --skill PATH"):
         _resolve("./empty", "codex", home, cwd, data_dir)
+
+
+def test_a_pipe_or_device_is_refused_as_not_a_regular_file(home: Path, cwd: Path, data_dir: Path) -> None:
+    os.mkfifo(cwd / "pipe.md")
+    with pytest.raises(ConfigError, match="pipe.md is not a regular file .a pipe or a device.; pass --skill PATH"):
+        _resolve("pipe.md", "codex", home, cwd, data_dir)
+    with pytest.raises(ConfigError, match="/dev/null is not a regular file"):
+        _resolve("/dev/null", "codex", home, cwd, data_dir)
 
 
 def test_compose_rereads_the_file_and_fails_when_the_section_was_removed(home: Path, cwd: Path,

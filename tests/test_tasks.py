@@ -54,7 +54,7 @@ def test_shorthand_and_judge_together_merge_but_conflicts_fail(tmp_path: Path) -
     (t,) = load_tasks(ok)
     assert t.judge.answer == "1" and t.judge.rubric == "r"
     bad = write_lines(tmp_path, {"id": "a", "prompt": "p", "answer": "1", "judge": {"answer": "2"}})
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: 'answer' given both at the top level and inside 'judge'"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'a': 'answer' given both at the top level and inside 'judge'"):
         load_tasks(bad)
 
 
@@ -65,7 +65,7 @@ def test_invalid_json_and_missing_prompt_are_reported_with_line_numbers(tmp_path
     msg = str(info.value)
     assert "2 problem(s)" in msg
     assert "tasks.jsonl:3: invalid JSON" in msg
-    assert "tasks.jsonl:5: missing 'prompt'" in msg
+    assert "tasks.jsonl:5: task 'y': missing 'prompt'" in msg
 
 
 def test_non_object_line_and_unknown_field(tmp_path: Path) -> None:
@@ -74,11 +74,11 @@ def test_non_object_line_and_unknown_field(tmp_path: Path) -> None:
         load_tasks(path)
     msg = str(info.value)
     assert "tasks.jsonl:1: expected a JSON object, got list" in msg
-    assert "tasks.jsonl:2: unknown key 'promt' (did you mean 'prompt'?)" in msg
+    assert "tasks.jsonl:2: task 't1': unknown key 'promt' (did you mean 'prompt'?)" in msg
 
 
 def test_bad_split_value_is_reported(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: split: .*'train', 'val' or 'test'"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 't1': split: .*'train', 'val' or 'test'"):
         load_tasks(write_lines(tmp_path, task(1, split="dev")))
 
 
@@ -93,13 +93,13 @@ def test_unknown_check_type_lists_valid_types(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_tasks(path)
     msg = str(info.value)
-    assert "tasks.jsonl:1: check 1: unknown check type 'regexp'; valid:" in msg
+    assert "tasks.jsonl:1: task 't1': check 1: unknown check type 'regexp'; valid:" in msg
     assert "last_line_regex" in msg and "contains" in msg
 
 
 def test_invalid_regex_in_a_check_is_reported(tmp_path: Path) -> None:
     path = write_lines(tmp_path, task(1), task(2, checks=[{"type": "regex", "value": "(unclosed"}]))
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:2: check 1 \(regex\): invalid regex '\(unclosed'"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:2: task 't2': check 1 \(regex\): the pattern '\(unclosed' is not a valid regular expression"):
         load_tasks(path)
 
 
@@ -108,18 +108,18 @@ def test_answer_pattern_needs_a_valid_regex_with_a_group(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as info:
         load_tasks(path)
     msg = str(info.value)
-    assert "tasks.jsonl:1: answer_pattern: 'ANSWER: .+' needs a capture group" in msg
-    assert "tasks.jsonl:2: answer_pattern: invalid regex '[oops'" in msg
+    assert "tasks.jsonl:1: task 't1': answer_pattern 'ANSWER: .+' needs exactly one capture group" in msg
+    assert "tasks.jsonl:2: task 't2': answer_pattern: the pattern '[oops' is not a valid regular expression" in msg
 
 
 def test_numeric_check_needs_an_integer_value(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"check 1 \(max_chars\): 'value' must be an integer, got '10'"):
+    with pytest.raises(ConfigError, match=r"task 't1': check 1 \(max_chars\): needs a whole number ≥ 0 as its value, got \"10\""):
         load_tasks(write_lines(tmp_path, task(1, checks=[{"type": "max_chars", "value": "10"}])))
 
 
 def test_task_without_any_judge_is_refused(tmp_path: Path) -> None:
     path = write_lines(tmp_path, {"id": "lonely", "prompt": "p"})
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'lonely' cannot be judged"):
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'lonely': it cannot be judged"):
         load_tasks(path)
 
 
@@ -204,3 +204,169 @@ def test_shipped_example_loads_with_designed_splits() -> None:
         assert t.judge.answer and t.judge.answer_pattern
     skill = (EXAMPLE / "SKILL.md").read_text()
     assert skill.startswith("---\nname: ") and "ANSWER" not in skill
+
+
+# --- every check, answer and id the scorer could not use is refused when the file is read ----------
+
+# (check, words the problem must contain): one bad value for every check type that takes one
+BAD_CHECKS = [
+    ({"type": "contains", "value": ""}, "non-empty text"),
+    ({"type": "not_contains", "value": "   "}, "non-empty text"),
+    ({"type": "starts_with", "value": 5}, "text"),
+    ({"type": "ends_with"}, "non-empty text"),
+    ({"type": "section_present", "value": ""}, "non-empty text"),
+    ({"type": "tool_called", "value": None}, "non-empty text"),
+    ({"type": "regex", "value": "(unclosed"}, "not a valid regular expression"),
+    ({"type": "not_regex", "value": ""}, "non-empty"),
+    ({"type": "last_line_regex", "value": 3}, "text"),
+    ({"type": "max_chars", "value": "10"}, "whole number"),
+    ({"type": "min_chars", "value": -1}, "whole number ≥ 0"),
+    ({"type": "max_lines", "value": True}, "whole number"),
+    ({"type": "max_words", "value": 2.5}, "whole number"),
+    ({"type": "min_words"}, "whole number"),
+]
+
+
+@pytest.mark.parametrize(("bad", "words"), BAD_CHECKS, ids=[c["type"] for c, _ in BAD_CHECKS])
+def test_a_check_the_scorer_cannot_use_is_refused_with_line_task_and_fix(tmp_path: Path, bad: dict, words: str) -> None:
+    good = {"type": "contains", "value": "ok"}
+    path = write_lines(tmp_path, task(1), task(2, checks=[good, bad]))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert f"tasks.jsonl:2: task 't2': check 2 ({bad['type']})" in msg, msg
+    assert words in msg and "tasks.jsonl:1" not in msg
+
+
+def test_every_check_type_with_a_value_has_a_bad_value_case() -> None:
+    from typing import get_args
+
+    from skillsleep.core.records import CheckType
+
+    assert {c["type"] for c, _ in BAD_CHECKS} == set(get_args(CheckType)) - {"json_valid"}
+
+
+@pytest.mark.parametrize(("judge", "words"), [
+    ({"answer": "4", "answer_pattern": "ANSWER: .+"}, "exactly one capture group"),
+    ({"answer": "4", "answer_pattern": "(ANSWER): (.+)"}, "exactly one capture group"),
+    ({"answer": "4", "answer_pattern": "[oops"}, "not a valid regular expression"),
+    ({"answer": "forty-two", "answer_match": "number"}, "not a number"),
+    ({"answer": "  "}, "answer is empty"),
+    ({"rubric": ""}, "rubric is empty"),
+    ({"rubric": "r", "rubric_pass": 5}, "rubric_pass"),
+])
+def test_an_answer_or_rubric_the_scorer_cannot_use_is_refused(tmp_path: Path, judge: dict, words: str) -> None:
+    path = write_lines(tmp_path, {"id": "q", "prompt": "p", "judge": judge})
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:1: task 'q': " in msg and words in msg, msg
+
+
+def test_json_valid_and_well_formed_checks_of_every_type_load(tmp_path: Path) -> None:
+    checks = [{"type": "contains", "value": "a"}, {"type": "regex", "value": r"\d"}, {"type": "max_chars", "value": 0},
+              {"type": "json_valid"}, {"type": "tool_called", "value": "Edit", "case_sensitive": False}]
+    (t,) = load_tasks(write_lines(tmp_path, task(1, checks=checks, answer_pattern=r"(?:ANSWER|A): (\d+)")))
+    assert [c.type for c in t.judge.checks] == [c["type"] for c in checks]
+
+
+@pytest.mark.parametrize(("tid", "words"), [
+    ("", "id is empty"), ("   ", "id is empty"), ("a\nb", "control character"), (7, "id: expected a string"),
+])
+def test_a_degenerate_id_is_refused_with_its_line(tmp_path: Path, tid: object, words: str) -> None:
+    path = write_lines(tmp_path, task(1), {"id": tid, "prompt": "p", "answer": "1"})
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:2: " in msg and words in msg and "tasks.jsonl:1" not in msg, msg
+
+
+def test_an_empty_prompt_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'q': prompt: the prompt is empty"):
+        load_tasks(write_lines(tmp_path, {"id": "q", "prompt": " \n", "answer": "1"}))
+
+
+# --- hostile files: read when they are text, one clean error when they are not ---------------------
+
+LINES = [task(1), task(2, split="val"), task(3, context="caf\u00e9 \u2014 na\u00efve")]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be-bom", "utf-32"])
+def test_a_task_file_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: str) -> None:
+    text = "\r\n".join(json.dumps(x, ensure_ascii=False) for x in LINES) + "\r\n"  # as PowerShell's `>` writes
+    data = ("\ufeff" + text).encode("utf-16-be") if encoding == "utf-16-be-bom" else text.encode(encoding)
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(data)
+    (tmp_path / "utf8").mkdir()
+    assert load_tasks(path) == load_tasks(write_lines(tmp_path / "utf8", *LINES))
+
+
+def test_a_latin1_task_file_names_the_line_and_byte(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(json.dumps(task(1)).encode() + b'\n{"id": "t2", "prompt": "caf\xe9", "answer": "2"}\n')
+    with pytest.raises(ConfigError, match=r"tasks\.jsonl is not UTF-8 text: the byte 0xe9 at line 2 \(byte offset \d+\).*UTF-8"):
+        load_tasks(path)
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    ("folder", "is a folder, not a file; give a JSONL task file"),
+    ("/dev/zero", "is a device, not a regular file"),
+    (b"\x00\x01binary\xff", "not UTF-8 text"),
+    (b'{"id": "a", "prompt": "p\x00", "answer": "1"}\n', "NUL character at line 1"),
+])
+def test_a_task_file_that_is_not_text_is_a_clean_error(tmp_path: Path, content: object, words: str) -> None:
+    path = tmp_path / "tasks.jsonl"
+    if content == "folder":
+        path.mkdir()
+    elif content == "/dev/zero":
+        path = Path("/dev/zero")
+    else:
+        path.write_bytes(content)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=words):
+        load_tasks(path)
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("[" * 100_000, "nested too deeply"),
+    ('{"id": "a", "prompt": "p", "answer": ' + "1" * 5000 + "}", "invalid JSON"),
+    ('{"id": "\\ud800", "prompt": "p", "answer": "1"}', "lone surrogate"),
+    ('{"id": "a", "prompt": "' + "x" * 50_000_000 + '", "answer": "1"}', "line is 50,000,040 characters long"),
+])
+def test_a_hostile_line_is_a_problem_of_its_line(tmp_path: Path, line: str, words: str) -> None:
+    path = write_lines(tmp_path, task(1), line)
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert f"tasks.jsonl:2: " in msg and words in msg and len(msg) < 2000, msg[:500]
+
+
+def test_a_json_array_spread_over_lines_says_a_task_file_is_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps([task(1), task(2)], indent=2))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "holds one JSON array spread over several lines" in msg and "one task object per line" in msg
+    assert "jq -c" in msg and "problem(s)" not in msg
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n", "// only\n// comments\n"])
+def test_an_empty_task_file_holds_no_tasks(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="holds no tasks"):
+        load_tasks(path)
+
+
+def test_a_line_separator_inside_a_json_string_does_not_split_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps(task(1, context="a\u2028b\x0cc"), ensure_ascii=False) + "\n" + json.dumps(task(2)) + "\n")
+    assert [t.context for t in load_tasks(path)] == ["a\u2028b\x0cc", None]
+
+
+def test_a_huge_value_is_not_echoed_whole_in_the_error(tmp_path: Path) -> None:
+    path = write_lines(tmp_path, {"id": "a", "prompt": list(range(100_000)), "answer": "1"}, task(2, **{"x" * 10_000: 1}))
+    with pytest.raises(ConfigError) as info:
+        load_tasks(path)
+    msg = str(info.value)
+    assert "tasks.jsonl:1: task 'a': prompt: expected a string" in msg and "tasks.jsonl:2: " in msg and len(msg) < 1500

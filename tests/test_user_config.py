@@ -75,6 +75,21 @@ def test_no_file_means_defaults_but_a_missing_explicit_file_is_an_error(home: Pa
     assert json.loads(shown.stdout)["config_file"]["exists"] is False
 
 
+def test_the_config_file_is_read_by_byte_order_mark_and_a_folder_or_binary_one_is_named(
+    home: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (home / "config.toml").write_bytes("[sleep]\r\npreferences = 'naïve'\r\n".encode("utf-16"))
+    assert wiring.user_config().sleep.preferences == "naïve"
+    (home / "config.toml").write_bytes(b"[sleep]\npreferences = 'na\xefve'\n")
+    result = CliRunner().invoke(main, ["harvest"])
+    assert result.exit_code == 2 and "config.toml is not UTF-8 text: the byte 0xef at line 2" in result.stderr
+    folder = home.parent / "settings"
+    folder.mkdir()
+    monkeypatch.setenv("SKILLSLEEP_CONFIG", str(folder))
+    result = CliRunner().invoke(main, ["harvest"])
+    assert result.exit_code == 2 and f"config file {folder} is a folder, not a file" in result.stderr, result.stderr
+
+
 # --- strict validation ----------------------------------------------------------------------------
 
 
@@ -236,3 +251,8 @@ def test_config_command_shows_each_setting_with_its_source(home: Path, monkeypat
     path.unlink()
     text = CliRunner().invoke(main, ["config"]).stdout
     assert f"config file: {path} (does not exist" in text and "(none)  ← default" in text
+
+
+def test_toml_nested_too_deeply_is_a_clean_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"x\.toml: invalid TOML: nested too deeply"):
+        parse_user_config("a = " + "[" * 50_000, tmp_path / "x.toml")
