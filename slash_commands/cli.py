@@ -36,8 +36,11 @@ def _guard(fn: Any) -> Any:
         except SkillsleepError as exc:
             raise _Fail(str(exc), 1) from exc
         except KeyboardInterrupt:
+            progress.stop()
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
             sys.exit(130)
+        finally:
+            progress.stop()  # the error message (printed by click after this) starts on a clean line
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
@@ -45,21 +48,38 @@ def _guard(fn: Any) -> Any:
 
 
 class Progress:
-    """Stage lines on stderr; on a terminal also a live count of finished rollouts."""
+    """Stage lines (`· message`) on stderr; on a terminal also a live count of finished rollouts
+    (a rich progress display, started by the first `tick()`), which `stop()` clears before a
+    command prints its result. Off a terminal only the plain lines are written."""
 
     def __init__(self) -> None:
-        self.done = 0
-        self.live = sys.stderr.isatty()
+        self._live: Any = None  # rich.progress.Progress while the live count is shown
+        self._count: Any = None  # its task id
 
     def __call__(self, message: str) -> None:
-        if self.live and self.done:
-            click.echo("\r\033[K", nl=False, err=True)
-        click.echo(f"· {message}", err=True)
+        if self._live is None:
+            click.echo(f"· {message}", err=True)
+        else:  # above the live count
+            self._live.console.print(f"· {message}", markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     def tick(self, _: object = None) -> None:
-        self.done += 1
-        if self.live:
-            click.echo(f"\r  {self.done} rollouts scored", nl=False, err=True)
+        if self._live is None:
+            if not sys.stderr.isatty():
+                return
+            from rich.console import Console
+            from rich.progress import Progress as Live, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._live = Live(SpinnerColumn(), TextColumn("{task.completed:.0f} rollouts scored"), TimeElapsedColumn(),
+                              console=Console(stderr=True), transient=True)
+            self._count = self._live.add_task("rollouts", total=None)
+            self._live.start()
+        self._live.advance(self._count)
+
+    def stop(self) -> None:
+        """Clear the live count (if shown); later lines are plain again. Safe to call twice."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
 
 
 progress = Progress()
@@ -324,6 +344,7 @@ def _harvest_text(r: dict[str, Any]) -> str:
 
 
 def _emit(summary: dict[str, Any], as_json: bool, text: Any) -> None:
+    progress.stop()
     if as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
