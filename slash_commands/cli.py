@@ -283,9 +283,11 @@ def watch(debounce_s: float, duration_s: float | None, chat_dirs: tuple[Path, ..
 @_guard
 def config_(as_json: bool) -> None:
     """Show the config file's path and every effective setting with where it came from."""
-    from skillsleep.slash_commands.wiring import effective_settings
+    from skillsleep.slash_commands.wiring import effective_settings, harness_settings
 
     settings = effective_settings(strict_file=False)
+    if settings.config_file.exists:
+        harness_settings()  # every [harness.<name>] table too: this is where a user looks for a typo
     _emit(settings.model_dump(mode="json"), as_json, _config_text)
 
 

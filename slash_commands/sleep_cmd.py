@@ -65,6 +65,7 @@ from skillsleep.slash_commands.wiring import (
     chat_log_dir,
     data_dir,
     effective_settings,
+    harness_settings,
     sleep_settings,
     state_db,
 )
@@ -77,6 +78,7 @@ def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Pr
     """One night with the settings layered flag > env > file > default; returns the summary."""
     settings = sleep_settings(flags).values
     registry.check_name(settings.harness)
+    harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
     with StateLock(data_dir(), "skillsleep run"):
         return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout))
 

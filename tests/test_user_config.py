@@ -236,3 +236,21 @@ def test_config_command_shows_each_setting_with_its_source(home: Path, monkeypat
     path.unlink()
     text = CliRunner().invoke(main, ["config"]).stdout
     assert f"config file: {path} (does not exist" in text and "(none)  ← default" in text
+
+
+# --- [harness.<name>] tables ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("table", "expected"), [
+    ('[harness.codex]\nsandbx = "read-only"\n', ["[harness.codex]", "unknown key 'sandbx'", "did you mean 'sandbox'"]),
+    ('[harness.codex]\nconcurrency = "two"\n', ["[harness.codex]", "concurrency"]),
+    ('[harness.cursor]\ncommand = "cursor"\n', ["[harness.cursor] is not a harness with settings", "codex"]),
+])
+def test_config_checks_every_harness_table_and_names_the_problem(home: Path, table: str, expected: list[str]) -> None:
+    path = write_config(home, table)
+    for args in (["config"], ["config", "--json"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stdout == ""
+        assert str(path) in result.stderr and "Traceback" not in result.stderr
+        assert all(e in result.stderr for e in expected), result.stderr
