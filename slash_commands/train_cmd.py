@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.backends.base import Backend
+from skillsleep.core.backends.base import Backend, check_base_url
 from skillsleep.core.backends.registry import check_provider, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection, TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError
@@ -185,6 +185,8 @@ class EvalOptions(BaseModel):
 
 
 def _eval_config(opts: EvalOptions) -> TrainConfig:
+    if opts.base_url and (problem := check_base_url(opts.base_url)):
+        raise ConfigError(f"--base-url {opts.base_url!r}: {problem}")
     overrides: list[str] = [f"data.tasks={str(opts.tasks.resolve())!r}", f"data.skill={str(opts.skill.resolve())!r}"]
     if opts.target:
         overrides.append(f"target.backend={opts.target!r}")

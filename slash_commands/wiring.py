@@ -322,7 +322,7 @@ def _sleep_problem(err: Any, sources: Mapping[str, Origin], where: ConfigFile) -
     """One pydantic error of the layered `[sleep]` values, named by the level that gave the value."""
     key = str(err["loc"][0]) if err["loc"] else ""
     got = err.get("input")
-    what = str(err["msg"]) if err["type"] == "since_syntax" else f"expected {_expected(key)}"
+    what = str(err["msg"]) if err["type"] in ("since_syntax", "base_url_syntax") else f"expected {_expected(key)}"
     source = sources.get(key, "default")
     if source == "flag":
         return f"{SLEEP_FLAGS[key]} {got!r}: {what}"

@@ -210,3 +210,20 @@ def test_a_flaky_server_is_retried_and_the_run_succeeds(project: Path, fault_ser
 def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None:
     code, _, err = invoke("train", "--config", str(project / "run.toml"), "target.thinking=true")
     assert code == 2 and "thinking = true has no effect on the scripted backend" in err and "deepseek" in err
+
+
+def test_eval_with_a_malformed_base_url_is_a_usage_error_naming_the_flag(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
+                            "--target", "openai:m", "--base-url", fault_server.url.removeprefix("http://") + "/v1")
+    assert code == 2, err
+    assert out == "" and "--base-url" in err and "no scheme" in err
+    assert fault_server.posts() == []
+
+
+def test_a_malformed_base_url_in_a_run_config_names_the_file_and_key(project: Path) -> None:
+    config = project / "run.toml"
+    config.write_text(config.read_text().replace("[optimizer]\n", '[optimizer]\nbase_url = "http://127.0.0.1:8080 /v1"\n'))
+    code, _, err = invoke("train", "--config", str(config))
+    assert code == 2, err
+    assert "run.toml" in err and "[optimizer] base_url" in err and "space" in err
+    assert not (project / "runs").exists()

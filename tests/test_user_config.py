@@ -245,6 +245,7 @@ def test_config_command_shows_each_setting_with_its_source(home: Path, monkeypat
     ('[harness.codex]\nsandbx = "read-only"\n', ["[harness.codex]", "unknown key 'sandbx'", "did you mean 'sandbox'"]),
     ('[harness.codex]\nconcurrency = "two"\n', ["[harness.codex]", "concurrency"]),
     ('[harness.cursor]\ncommand = "cursor"\n', ["[harness.cursor] is not a harness with settings", "codex"]),
+    ('[harness.openclaw]\nbase_url = "127.0.0.1:8080/v1"\n', ["[harness.openclaw]", "base_url", "no scheme"]),
 ])
 def test_config_checks_every_harness_table_and_names_the_problem(home: Path, table: str, expected: list[str]) -> None:
     path = write_config(home, table)

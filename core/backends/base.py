@@ -13,12 +13,48 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Annotated, ClassVar, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from skillsleep.core.errors import RetriesExhausted, TransientError
 from skillsleep.core.records import Completion, CompletionRequest
+
+
+def check_base_url(text: str) -> str | None:
+    """Why `text` is not a model server's base URL (http or https, a host, a port from 1 to 65535,
+    no spaces), or None; "" (not set) is fine. Checked where a user sets one, before any work."""
+    problem = _url_problem(text) if text else ""
+    return f"not a model server URL: {problem}; write it like http://127.0.0.1:8080/v1" if problem else None
+
+
+def _url_problem(text: str) -> str:
+    if any(c.isspace() for c in text):
+        return "it contains a space"
+    if "://" not in text:
+        return "it has no scheme (http:// or https://)"
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https"):
+        return f"the scheme {parts.scheme!r} is not http or https"
+    if not parts.hostname:
+        return "it has no host"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    return "its port is not a number from 1 to 65535" if port == 0 else ""
+
+
+def _base_url(text: str) -> str:
+    problem = check_base_url(text)
+    if problem:  # not a ValueError: pydantic would prefix "Value error, "
+        raise PydanticCustomError("base_url_syntax", problem)
+    return text
+
+
+BaseUrl = Annotated[str, AfterValidator(_base_url)]  # a settings field holding a model server's URL ("" = unset)
 
 
 class RetryPolicy(BaseModel):
