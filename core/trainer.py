@@ -61,9 +61,13 @@ class TrainState(Record):
     done: bool = False
 
 
+# how long and how often a model call is waited for shapes no answer: a run goes on with other values
+_NOT_SHAPING = {"budget": True, **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")}}
+
+
 def config_hash(cfg: TrainConfig) -> str:
     """Hash of the settings that shape the run (a resume with other settings is refused)."""
-    return hashlib.sha256(cfg.model_dump_json(exclude={"budget"}).encode()).hexdigest()[:16]
+    return hashlib.sha256(cfg.model_dump_json(exclude=_NOT_SHAPING).encode()).hexdigest()[:16]
 
 
 class Trainer:

@@ -127,6 +127,8 @@ class SleepSection(_Section):
     skill: str = ""
     backend: str = "local"  # provider (deepseek, ollama, anthropic, openai, local) or provider:model
     base_url: BaseUrl = ""  # model server of that backend; "" → the provider's env var / default
+    retries: int = Field(default=3, ge=0)  # a failed model call (429, 5xx, timeout) is tried again this often
+    call_timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)  # seconds one model call may take
     optimizer_model: str = ""  # "" → the backend's default model
     target_model: str = ""  # "" → the optimizer's (chat harness) / the agent's own (CLI harness)
     gate: Literal["on", "off"] = "on"  # accept edits only when held-out real tasks improve

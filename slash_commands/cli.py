@@ -123,6 +123,9 @@ def train(
 @click.option("--backend", help="Model provider (deepseek, ollama, anthropic, openai, local) or provider:model.")
 @click.option("--base-url", help="The backend's server URL (default: the provider's env var or default); "
                                  "an agent's own server is base_url under [harness.<name>].")
+@click.option("--retries", type=click.IntRange(min=0), help="How often a failed model call is tried again (default 3).")
+@click.option("--call-timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds one model call may take before it counts as failed (default 120).")
 @click.option("--optimizer-model", help="Model that mines, reflects and judges (default: the backend's).")
 @click.option("--target-model", help="Model that runs the tasks (chat: default the optimizer's; a CLI harness: the agent's own).")
 @click.option("--gate", type=click.Choice(["on", "off"]), help="on: stage only what strictly improves held-out tasks.")

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.backends.base import RetryPolicy
 from skillsleep.core.config import (
     BudgetSection,
     DataSection,
@@ -62,6 +63,8 @@ from skillsleep.slash_commands.harvest_cmd import parse_since, run_harvest
 from skillsleep.slash_commands.proposals_cmd import pid_alive
 from skillsleep.slash_commands.train_cmd import Models, agent_harness
 from skillsleep.slash_commands.wiring import (
+    SLEEP_ENVS,
+    SLEEP_FLAGS,
     chat_log_dir,
     data_dir,
     effective_settings,
@@ -102,12 +105,14 @@ def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainCo
     optimizer = f"{provider}:{s.optimizer_model}" if s.optimizer_model else s.backend
     chat_target = f"{provider}:{s.target_model}" if s.target_model and s.harness == "chat" else optimizer
     parse_spec(optimizer), parse_spec(chat_target)  # names a missing default model now, not mid-night
+    retry = RetryPolicy(attempts=s.retries + 1, timeout_s=s.call_timeout)
     return TrainConfig(
         run=RunSection(name=folder.name, out_dir=str(folder.parent)),
         data=DataSection(tasks=str(folder / "plan.json"), skill=str(target.path)),
-        target=ModelSection(backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=600),
-        optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048),
-        judge=JudgeSection(),
+        target=ModelSection(backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=s.call_timeout,
+                            retry=retry),
+        optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048, retry=retry),
+        judge=JudgeSection(retry=retry),
         train=TrainSection(epochs=1, steps_per_epoch=s.steps, rollouts_k=s.rollouts_k),
         gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric),
         budget=BudgetSection(tokens=s.budget_tokens, usd=s.budget_usd),
@@ -115,9 +120,16 @@ def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainCo
     )
 
 
+def _retry_advice(_role: str) -> str:
+    flags, envs = (SLEEP_FLAGS["retries"], SLEEP_FLAGS["call_timeout"]), (SLEEP_ENVS["retries"], SLEEP_ENVS["call_timeout"])
+    return (f"allow more with {flags[0]} / {flags[1]} ([sleep] retries / call_timeout in config.toml, "
+            f"or {envs[0]} / {envs[1]})")
+
+
 def _harness(s: SleepSection, models: Models, progress: Progress) -> tuple[Any, str, float]:
     if s.harness == "chat":
-        return ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), models.target.label, 600.0
+        harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
+        return harness, models.target.label, s.call_timeout
     # --base-url is the backend's server; an agent's own server is `base_url` in [harness.<name>]
     return agent_harness(s.harness, target_model=s.target_model, base_url=None)
 
@@ -175,7 +187,7 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     cfg = _train_config(s, folder, target)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db())
-    models = Models(cfg, ledger, store, run_id=str(folder))
+    models = Models(cfg, ledger, store, run_id=str(folder), progress=progress, retry_advice=_retry_advice)
     try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
         harness, label, timeout_s = _harness(s, models, progress)
     except BaseException:

@@ -41,17 +41,29 @@ def _read_skill(path: Path) -> Skill:
         raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from exc
 
 
+def config_retry_advice(role: str) -> str:
+    """How to allow a role more attempts or a longer wait, where the settings are a run config's."""
+    return f"raise [{role}] retry.attempts / retry.timeout_s in the run config (--config)"
+
+
 class Models:
-    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store."""
+    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry is
+    shown through `progress`; `retry_advice(role)` names the settings that allow more of them."""
 
-    def __init__(self, cfg: TrainConfig, ledger: Ledger, store: Store | None, run_id: str) -> None:
+    def __init__(self, cfg: TrainConfig, ledger: Ledger, store: Store | None, run_id: str, *,
+                 progress: Progress | None = None, retry_advice: Callable[[str], str] = config_retry_advice) -> None:
         self.backends: list[Backend] = []
-        self.target = self._llm(cfg.target, ledger, store, run_id, cfg.run.seed)
-        self.optimizer = self._llm(cfg.optimizer, ledger, store, run_id, cfg.run.seed)
-        self.judge = self._llm(cfg.judge_model, ledger, store, run_id, cfg.run.seed)
+        self.progress = progress
+        self.retry_advice = retry_advice
+        self.target = self._llm("target", cfg.target, ledger, store, run_id, cfg.run.seed)
+        self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
+        self.judge = self._llm("judge", cfg.judge_model, ledger, store, run_id, cfg.run.seed)
 
-    def _llm(self, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int) -> LLM:
-        backend = make_backend(section)
+    def _llm(self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str,
+             seed: int) -> LLM:
+        show = self.progress
+        on_retry = (lambda event: show(f"{role} {event.describe()}")) if show else None
+        backend = make_backend(section, retry_advice=self.retry_advice(role), on_retry=on_retry)
         self.backends.append(backend)
         return LLM(
             backend, ledger=ledger, store=store, run_id=run_id,
@@ -93,7 +105,7 @@ async def run_training(
         spent_usd=state.spent_usd if state else 0.0,
     )
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()))
+    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), progress=progress)
     try:
         evaluator = Evaluator(
             ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), judge_llm=models.judge,
@@ -248,7 +260,7 @@ async def run_eval(
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id="")
+    models = Models(cfg, ledger, store, run_id="", progress=progress)
     gate = cfg.gate
     try:
         harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)

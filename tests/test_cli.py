@@ -227,3 +227,23 @@ def test_a_malformed_base_url_in_a_run_config_names_the_file_and_key(project: Pa
     assert code == 2, err
     assert "run.toml" in err and "[optimizer] base_url" in err and "space" in err
     assert not (project / "runs").exists()
+
+
+def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_settings(
+        project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    from servers import Action
+
+    fault_server.default = Action(kind="hang")
+    code, _, err = invoke(
+        "train", "--config", str(project / "run.toml"), "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1", "target.retry.attempts=2", "target.retry.timeout_s=1",
+        "target.retry.base_delay_s=0")
+    assert code == 1
+    assert f"· target openai:m attempt 1 of 2 failed: no answer from {fault_server.url}/v1/chat/completions" in err
+    assert "failed 2 times" in err and "[target] retry.attempts / retry.timeout_s" in err
+    assert "--retries" not in err
+    code, _, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
+                          "--config", str(project / "run.toml"), "--target", "openai:m",
+                          "--base-url", f"{fault_server.url}/v1")
+    assert code == 1
+    assert "[target] retry.attempts / retry.timeout_s" in err and "--config" in err

@@ -92,8 +92,8 @@ def openai_args(base_url: str, *extra: str) -> list[str]:
 
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No wait between retries (the sleep settings have no retry knob; the default backoff of
-    1 + 2 + 4 s per failing call would only make these tests slow, not different)."""
+    """No wait between retries (the default backoff of 1 + 2 + 4 s per failing call would only
+    make these tests slow, not different)."""
     monkeypatch.setattr(BaseBackend, "_delay", lambda self, attempt, last: 0.0)
 
 
@@ -308,6 +308,56 @@ def test_server_errors_until_retries_run_out_stop_the_night(tmp_path: Path, monk
     _assert_stopped_by_backend(data, skill, code, summary, err, url)
     assert "HTTP 500" in summary["stop"]["message"] and "failed 4 times" in summary["stop"]["message"]  # type: ignore[index]
     assert len(fault_server.posts()) >= 4
+
+
+# the SDK's own timeout (0.9 × the call timeout) or, when the first call also imports the SDK, the call timeout
+RETRY_LINE = re.compile(r"^· optimizer openai:m attempt 1 of 2 failed: no answer from (\S+) within (?:0\.9|1) s; "
+                        r"retrying in \d+(?:\.\d+)? s$", re.M)
+
+
+def test_a_stalled_server_fails_after_the_retries_and_call_timeout_of_run_showing_each_retry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer) -> None:
+    data = night_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    write_chat_logs(tmp_path / "chats")
+    skill = live_skill(tmp_path)
+    fault_server.default = Action(kind="hang")  # accepts the request, never answers
+    url = f"{fault_server.url}/v1"
+    code, summary, err = run_json(*openai_args(url, "--skill", str(skill), "--retries", "1", "--call-timeout", "1"))
+    _assert_stopped_by_backend(data, skill, code, summary, err, url)
+    assert summary is not None
+    retries = RETRY_LINE.findall(err)
+    assert retries and all(u in (url, f"{url}/chat/completions") for u in retries), err
+    assert "attempt 2 of 2 failed" not in err  # the last failure is the error, not a retry
+    message = summary["stop"]["message"]
+    assert message.startswith("openai:m failed 2 times; last error: no answer from "), message
+    assert "--retries" in message and "--call-timeout" in message and "[sleep] retries" in message
+    assert "retry.attempts" not in message  # a setting `run` does not have
+    # every call: 1 try + 1 retry, no more (a retry sent on the hung keep-alive connection is never read)
+    assert len(retries) <= len(fault_server.posts()) <= 2 * len(retries)
+
+
+def test_a_night_stopped_by_a_stalled_server_resumes_with_other_retry_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    data = night_env(monkeypatch, tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    write_chat_logs(tmp_path / "chats")
+    skill = live_skill(tmp_path)
+    stall = {"on": True}
+
+    def hang_reflect(_title: str, body: dict[str, Any]) -> Action | None:
+        return Action(kind="hang") if stall["on"] and "findings" in json.dumps(body.get("response_format")) else None
+
+    answer_like_scripts(fault_server, monkeypatch, hang_reflect)
+    args = openai_args(f"{fault_server.url}/v1", "--skill", str(skill))
+    code, summary, err = run_json(*args, "--retries", "0", "--call-timeout", "1")
+    assert code == 1 and summary is not None and summary["stop"]["kind"] == "backend", err
+    assert (data / "nights" / "0001" / "state.json").is_file()  # stopped mid-training
+    stall["on"] = False
+    code, summary, err = run_json(*args, "--retries", "2", "--call-timeout", "30")
+    assert code == 0, err
+    assert summary is not None and (summary["resumed"], summary["night"]) == (True, 1)
+    assert summary["outcome"] == "accepted"
 
 
 def test_garbage_relevance_and_dream_replies_are_named_and_the_night_goes_on(

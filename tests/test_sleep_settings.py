@@ -17,7 +17,8 @@ from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.wiring import SLEEP_ENVS, SLEEP_FLAGS, sleep_settings
 
 DEFAULTS = {
-    "harness": "chat", "skill": "", "backend": "local", "base_url": "", "optimizer_model": "",
+    "harness": "chat", "skill": "", "backend": "local", "base_url": "", "retries": 3, "call_timeout": 120.0,
+    "optimizer_model": "",
     "target_model": "", "gate": "on", "gate_metric": "mixed", "rollouts_k": 1, "preferences": "",
     "budget_tokens": 0, "budget_usd": 0.0, "max_tasks": 20, "since": "30d", "auto_adopt": False,
     "steps": 2, "dreams": 1, "min_recurrence": 2,
@@ -289,3 +290,18 @@ def test_a_malformed_base_url_names_where_it_was_set(home: Path, monkeypatch: py
                                  "http://localhost:11434/", "https://user@models.example:8443/v1"])
 def test_a_well_formed_base_url_is_kept(home: Path, url: str) -> None:
     assert sleep_settings({"base_url": url}).values.base_url == url
+
+
+def test_retries_and_call_timeout_layer_like_every_sleep_setting(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (SLEEP_FLAGS["retries"], SLEEP_FLAGS["call_timeout"]) == ("--retries", "--call-timeout")
+    assert (SLEEP_ENVS["retries"], SLEEP_ENVS["call_timeout"]) == ("SKILLSLEEP_RETRIES", "SKILLSLEEP_CALL_TIMEOUT")
+    write_config(home, "[sleep]\nretries = 5\ncall_timeout = 30\n")
+    monkeypatch.setenv("SKILLSLEEP_CALL_TIMEOUT", "12.5")
+    s = sleep_settings({"retries": 0})
+    assert (s.values.retries, s.settings["retries"].source) == (0, "flag")
+    assert (s.values.call_timeout, s.settings["call_timeout"].source) == (12.5, "env")
+    assert s.settings["call_timeout"].layers == {"env": 12.5, "file": 30}
+    for flags, message in (({"retries": -1}, "--retries -1: expected a whole number ≥ 0"),
+                           ({"call_timeout": 0}, "--call-timeout 0: expected a number > 0")):
+        with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+            sleep_settings(flags)

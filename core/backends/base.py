@@ -5,7 +5,8 @@ HTTP/SDK call and raises `TransientError` for a retryable failure (429, 5xx, tim
 connection), `BackendUnavailable` / `BackendError` for a permanent one. `complete()` adds the
 semaphore, the retry loop with exponential backoff and jitter, and latency measurement.
 Backends read no environment variables: the command line resolves keys and URLs into
-`BackendSettings` and hands them over.
+`BackendSettings` and hands them over. `on_retry`, when set, is called with a `RetryEvent` before
+each retry (the command line shows it as a progress line; the engine never prints).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from typing import Annotated, ClassVar, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -80,6 +82,28 @@ class BackendSettings(BaseModel):
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     thinking: bool = False
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    # how to allow more attempts or a longer wait, in the words of the command that was run
+    # ("raise [target] retry.attempts …", "--retries / --call-timeout …"); ends the retries' error
+    retry_advice: str = ""
+
+
+class RetryEvent(BaseModel):
+    """An attempt that failed and will be retried."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str  # provider:model
+    attempt: int  # the attempt that failed, from 1
+    attempts: int  # how many there are in all
+    error: str
+    delay_s: float  # the wait before the next attempt
+
+    def describe(self) -> str:
+        return (f"{self.backend} attempt {self.attempt} of {self.attempts} failed: {self.error}; "
+                f"retrying in {round(self.delay_s, 1):g} s")
+
+
+RetryListener = Callable[[RetryEvent], None]
 
 
 class ProviderInfo(BaseModel):
@@ -132,6 +156,7 @@ class BaseBackend:
         self.concurrency = settings.concurrency
         self._sem: asyncio.Semaphore | None = None
         self._sleep = asyncio.sleep  # replaced in tests to make backoff instant
+        self.on_retry: RetryListener | None = None
 
     async def _send(self, request: CompletionRequest) -> Completion:
         raise NotImplementedError
@@ -144,24 +169,29 @@ class BaseBackend:
         policy = self.settings.retry
         limit = timeout_s or policy.timeout_s
         last: TransientError | None = None
-        for attempt in range(policy.attempts):
-            if attempt:
-                await self._sleep(self._delay(attempt, last))
+        for attempt in range(1, policy.attempts + 1):
             async with self._sem:
                 start = time.perf_counter()
                 try:
                     completion = await asyncio.wait_for(self._send(request), limit)
                 except TransientError as exc:
                     last = exc
-                    continue
                 except asyncio.TimeoutError:
-                    last = TransientError(f"no answer within {limit:.0f} s")
-                    continue
-            completion.latency_s = time.perf_counter() - start
-            return completion
+                    where = f" from {self.endpoint}" if self.endpoint else ""
+                    last = TransientError(f"no answer{where} within {limit:g} s")
+                else:
+                    completion.latency_s = time.perf_counter() - start
+                    return completion
+            if attempt < policy.attempts:
+                delay = self._delay(attempt, last)
+                if self.on_retry is not None:
+                    self.on_retry(RetryEvent(backend=f"{self.name}:{self.model}", attempt=attempt,
+                                             attempts=policy.attempts, error=str(last), delay_s=delay))
+                await self._sleep(delay)
+        advice = f", or {self.settings.retry_advice}" if self.settings.retry_advice else ""
         raise RetriesExhausted(
             f"{self.name}:{self.model} failed {policy.attempts} times; last error: {last}. "
-            "Check the server or the provider's status, or raise retry.attempts / retry.timeout_s."
+            f"Check the server or the provider's status{advice}."
         )
 
     def _delay(self, attempt: int, last: TransientError | None) -> float:
