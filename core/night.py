@@ -151,7 +151,8 @@ async def plan_night(
         held_out = [t.prompt for t in split["val"] + split["test"]]
         train = [m for m in chosen if plan.splits[m.task.id] == "train"]
         progress(f"dreaming {settings.dreams} variant(s) of {len(train)} training tasks")
-        batches = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, plan.problems) for m in train))
+        batches = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, plan.problems, redactor)
+                                         for m in train))
         plan.dreams = [t for batch in batches for t in batch]
     return plan
 
@@ -273,10 +274,13 @@ def dream_messages(mined: MinedTask, count: int) -> list[Message]:
     return [Message(role="system", content=render("dream_system")), Message(role="user", content=user)]
 
 
-async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str]) -> list[Task]:
-    """Up to `count` paraphrased training variants of a real training task (origin "dream").
-    A variant is dropped when it is empty, unsafe, the same request again, or close to a
-    held-out task (it would leak that task into training)."""
+async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str],
+                redactor: Redactor | None = None) -> list[Task]:
+    """Up to `count` paraphrased training variants of a real training task (origin "dream"), redacted
+    like harvested text (`redactor`; None → the built-in rules). A variant is dropped when it is
+    empty, unsafe, the same request again, or close to a held-out task (it would leak that task
+    into training)."""
+    redactor = redactor or Redactor()
     where = f"dream for {mined.task.id}"
     try:
         reply = await llm.ask_json("dream", dream_messages(mined, count), DREAM_SCHEMA, max_tokens=DREAM_TOKENS,
@@ -295,7 +299,7 @@ async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], pro
             break
         if not isinstance(text, str) or not text.strip():
             continue
-        text = truncate(text.strip(), DREAM_CHARS)
+        text = redactor.text(truncate(text.strip(), DREAM_CHARS))
         norm = " ".join(text.split()).lower()
         refusal = screen(Edit(op="add", content=text))
         if refusal is not None:
@@ -349,12 +353,14 @@ async def train_night(
     memory: SkillMemory,
     state: TrainState | None = None,
     progress: Progress = lambda _: None,
+    redactor: Redactor | None = None,
 ) -> NightOutcome:
     """Train one epoch (resuming `state` when given) and decide the night. A budget reached
-    before the end gives a "stopped-early" outcome; the state on disk lets the next night resume."""
+    before the end gives a "stopped-early" outcome; the state on disk lets the next night resume.
+    `redactor` (the user's patterns too) redacts and screens every edit the optimizer writes."""
     cfg = night_config(cfg, night)
     trainer = Trainer(cfg, splits=plan.tasks(), seed_skill=skill, evaluator=evaluator, optimizer=optimizer,
-                      run_dir=run_dir, progress=progress, first_epoch=night - 1)
+                      run_dir=run_dir, progress=progress, first_epoch=night - 1, redactor=redactor)
     try:
         if state is None:
             state = await trainer.start()
@@ -367,7 +373,7 @@ async def train_night(
         state.stopped = f"budget: {exc}"
     epoch = night - 1
     steps = [s for s in state.steps if s.epoch == epoch]
-    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused]
+    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
     rejected = [
         GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
         for r in state.rejected if r.epoch == epoch
@@ -406,6 +412,13 @@ async def train_night(
             common["state"].stopped = f"budget: {exc} (test split not scored)"
     return NightOutcome(outcome="accepted" if decision.accepted else "rejected", reason=decision.reason,
                         candidate=candidate.text, gate=decision, test=test, accepted_edits=accepted_edits, **common)
+
+
+def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
+    """The slow update's guidance lines the safety screen refused at the end of `epoch`."""
+    records = [e for e in state.epochs if e.get("epoch") == epoch]
+    slow = [r.get("slow_update") for r in records]
+    return [SafetyRefusal.model_validate(x) for s in slow if isinstance(s, dict) for x in s.get("refused", [])]
 
 
 def _no_candidate_reason(steps: list[Any]) -> str:

@@ -24,6 +24,7 @@ from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task
+from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import screen_all
@@ -84,10 +85,13 @@ class Trainer:
         run_dir: RunDir,
         progress: Progress = lambda _: None,
         first_epoch: int = 0,
+        redactor: Redactor | None = None,
     ) -> None:
         """`first_epoch` > 0 trains only epochs first_epoch..train.epochs-1 (a night is one epoch of
-        a skill's training: numbering and the learning-rate schedule run on across nights)."""
+        a skill's training: numbering and the learning-rate schedule run on across nights).
+        `redactor` (default: the built-in rules) redacts and screens every edit the optimizer writes."""
         self.cfg = cfg
+        self.redactor = redactor or Redactor()
         self.first_epoch = first_epoch
         if not 0 <= first_epoch < cfg.train.epochs:
             raise ConfigError(f"first_epoch {first_epoch} is outside 0..{cfg.train.epochs - 1}")
@@ -197,9 +201,9 @@ class Trainer:
         reflected = await reflect(self.optimizer, current, trajectories, ctx, minibatch_size=cfg.train.minibatch_size)
         # screened before the merge too: an unsafe proposal (often an instruction lifted from a
         # transcript) never reaches the merge prompt, nor gets reworded there past the screen
-        proposed, refused = screen_all(reflected.edits)
+        proposed, refused = screen_all(reflected.edits, self.redactor)
         merged = await aggregate(self.optimizer, proposed, group_size=cfg.train.merge_group_size)
-        safe, refused_merged = screen_all(merged.edits)
+        safe, refused_merged = screen_all(merged.edits, self.redactor)
         refused += refused_merged
         for r in refused:
             self.progress(f"{label}: {r.reason()}")
@@ -220,8 +224,8 @@ class Trainer:
             st.earlier_steps.append(f"step {st.step + 1}: refused by the safety screen, never propose again: " + "; ".join(
                 f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused))
         step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
-        self.run_dir.write_json(step_dir / "proposed.json", reflected.edits)
-        self.run_dir.write_json(step_dir / "merged.json", merged.edits)
+        self.run_dir.write_json(step_dir / "proposed.json", list(map(self.redactor.edit, reflected.edits)))
+        self.run_dir.write_json(step_dir / "merged.json", list(map(self.redactor.edit, merged.edits)))
         self.run_dir.write_json(step_dir / "ranked.json", {"ranked": selection.ranked, "selected": selection.selected})
         if result.skill == current:
             st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")

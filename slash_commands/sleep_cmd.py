@@ -217,7 +217,7 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
                      f"{counts['test']} test tasks; replaying with {label}")
             outcome = await train_night(cfg, night=record.night, plan=plan, skill=skill, evaluator=evaluator,
                                         optimizer=models.optimizer, run_dir=run_dir, memory=memory, state=state,
-                                        progress=progress)
+                                        progress=progress, redactor=Redactor(patterns))
     except (BudgetExceeded, BackendError) as exc:
         stop = StopReason.from_error(exc)
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:

@@ -20,6 +20,7 @@ from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import LedgerEntry, Rollout
+from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
@@ -27,7 +28,14 @@ from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.wiring import backend_settings, chat_log_dir, harness_settings, make_backend, state_db
+from skillsleep.slash_commands.wiring import (
+    backend_settings,
+    chat_log_dir,
+    effective_settings,
+    harness_settings,
+    make_backend,
+    state_db,
+)
 
 Progress = Callable[[str], None]
 
@@ -81,6 +89,8 @@ async def run_training(
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
     cfg = load_config(config_path, overrides)
+    # what the optimizer writes is redacted with the user's own patterns too ([harvest] redact_patterns)
+    redactor = Redactor(effective_settings().harvest.redact_patterns.value)
     tasks = load_tasks(Path(cfg.data.tasks))
     splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
     seed_skill = _read_skill(Path(cfg.data.skill))
@@ -114,7 +124,7 @@ async def run_training(
         )
         trainer = Trainer(
             cfg, splits=splits, seed_skill=seed_skill, evaluator=evaluator,
-            optimizer=models.optimizer, run_dir=run_dir, progress=progress,
+            optimizer=models.optimizer, run_dir=run_dir, progress=progress, redactor=redactor,
         )
         if state is not None and not state.done:
             progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")

@@ -247,3 +247,34 @@ def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_setti
                           "--base-url", f"{fault_server.url}/v1")
     assert code == 1
     assert "[target] retry.attempts / retry.timeout_s" in err and "--config" in err
+
+
+def test_train_refuses_credentials_the_optimizer_writes_and_keeps_them_out_of_every_file(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleep_kit import Recorder
+
+    akia, ghp = "AK" + "IA" + "Z" * 16, "gh" + "p_" + "Zq3" * 12  # fake keys, built so no literal is in this file
+    rules = [{"match": '"findings"', "reply": json.dumps({"findings": [
+        {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE},
+        {"kind": "skill_defect", "diagnosis": "deploys fail", "op": "add", "target": "", "content": f"Deploy with {akia}."},
+        {"kind": "execution_lapse", "diagnosis": f"pushed with {ghp}", "op": "add", "target": "",
+         "content": f"Push with {ghp}"}]})},
+        *[r for r in OPTIMIZER if r["match"] not in ('"findings"', '"guidance"')],
+        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last.", f"Use {akia}."]})}]
+    (project / "opt.json").write_text(json.dumps(rules))
+    rec = Recorder(monkeypatch)
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
+    assert code == 0, err
+    run_dir = project / "runs" / "cli"
+    best = (run_dir / "best_skill.md").read_text()
+    assert RULE in best and akia not in best and ghp not in best
+    step = json.loads(next(run_dir.glob("steps/e0s0/step.json")).read_text())
+    assert {r["rule"] for r in step["refused"]} == {"credential"} and len(step["refused"]) == 2
+    assert {r["matched"] for r in step["refused"]} == {"[REDACTED:aws_access_key]", "[REDACTED:github_token]"}
+    epoch = json.loads((run_dir / "epochs" / "e0.json").read_text())
+    assert [r["rule"] for r in epoch["slow_update"]["refused"]] == ["credential"]
+    files = [p for p in run_dir.rglob("*") if p.is_file()]
+    assert any(p.parent.name == "candidates" for p in files)
+    assert [str(p) for p in files if akia in p.read_text() or ghp in p.read_text()] == []
+    assert akia not in out + err and ghp not in out + err
+    assert [t for t in rec.texts("reflect", "merge", "rank", "meta") if akia in t or ghp in t] == []
