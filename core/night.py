@@ -331,6 +331,7 @@ class NightOutcome(Record):
     accepted_edits: list[Edit] = Field(default_factory=list)
     rejected: list[GateRejection] = Field(default_factory=list)
     refused: list[SafetyRefusal] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)  # optimizer replies of the night that could not be used
     stop: StopReason | None = None
     state: TrainState
 
@@ -378,7 +379,8 @@ async def train_night(
         GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
         for r in state.rejected if r.epoch == epoch
     ]
-    common: dict[str, Any] = {"refused": refused, "rejected": rejected, "state": state}
+    common: dict[str, Any] = {"refused": refused, "rejected": rejected, "state": state,
+                              "problems": state.problems(epoch)}
     if state.stopped:
         message = state.stopped.removeprefix("budget: ")
         return NightOutcome(outcome="stopped-early", reason=f"stopped early: {state.stopped}",
@@ -424,6 +426,9 @@ def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
 def _no_candidate_reason(steps: list[Any]) -> str:
     proposed = sum(s.proposed for s in steps)
     refused = sum(len(s.refused) for s in steps)
+    unread = sum(1 for s in steps for f in s.failures if f.startswith("reflect ") and "malformed reply" in f)
+    if not proposed and unread:
+        return f"the optimizer proposed no edit: {unread} of its reflect replies could not be read (see Problems)"
     if not proposed:
         return "the optimizer proposed no edit (the skill already does well on these tasks, or its replies could not be read)"
     if refused and refused >= proposed:
@@ -460,7 +465,7 @@ def night_report(
     common: dict[str, Any] = {
         "night": night, "started": started, "finished": finished, "harness": harness, "skill_path": skill_path,
         "skill_name": skill_name, "tasks": tasks, "usage": usage, "history": history, "diff": diff,
-        "problems": plan.problems if plan is not None else [],
+        "problems": [*(plan.problems if plan is not None else []), *(outcome.problems if outcome else [])],
     }
     if outcome is not None:
         common.update(gate=outcome.gate, test=outcome.test, accepted_edits=outcome.accepted_edits,

@@ -107,6 +107,7 @@ def screen_all(edits: list[Edit], redactor: Redactor | None = None) -> tuple[lis
     refused: list[Refusal] = []
     for edit in map((redactor or Redactor()).edit, edits):
         markers = redaction_markers(edit.content or "") if edit.op != "delete" else []
-        r = Refusal(edit=edit, rule=CREDENTIAL, why=_CREDENTIAL_WHY, matched=", ".join(markers)) if markers else screen(edit)
+        credential = Refusal(edit=edit, rule=CREDENTIAL, why=_CREDENTIAL_WHY, matched=", ".join(markers))
+        r = credential if markers else screen(edit)
         (refused.append(r) if r else safe.append(edit))  # type: ignore[func-returns-value]
     return safe, refused

@@ -61,6 +61,23 @@ class TrainState(Record):
     stopped: str | None = None
     done: bool = False
 
+    def problems(self, epoch: int | None = None) -> list[str]:
+        """What the optimizer wrote that could not be used (unreadable replies, invalid findings,
+        merge groups, rankings), each with the role, where and the error: "epoch 1 step 2: reflect
+        minibatch 1/2: malformed reply, nothing used: …", "end of epoch 1: slow update: …". With
+        `epoch` (a night is one epoch), only that epoch's, as "step 2: …" / "end of the night: …"."""
+        out = [f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}: {failure}"
+               for s in self.steps if epoch is None or s.epoch == epoch for failure in s.failures]
+        for record in self.epochs:
+            number = record.get("epoch")
+            if epoch is not None and number != epoch:
+                continue
+            slow = record.get("slow_update")
+            failures = [slow.get("failure") if isinstance(slow, dict) else None, record.get("meta_failure")]
+            end = "end of the night" if epoch is not None else f"end of epoch {_number(number)}"
+            out += [f"{end}: {failure}" for failure in failures if failure]
+        return out
+
 
 # how long and how often a model call is waited for shapes no answer: a run goes on with other values
 _NOT_SHAPING = {"budget": True, **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")}}
@@ -214,6 +231,8 @@ class Trainer:
         st.next_budget = selection.next_budget
         result = apply_edits(current, selection.selected, self.limits)
         failures = [*reflected.failures, *merged.failures, *([selection.failure] if selection.failure else [])]
+        for failure in failures:
+            self.progress(f"{label}: {failure}")
         record = StepRecord(
             epoch=st.epoch, step=st.step, learning_rate=lr, batch=[t.id for t in batch], train_score=train_score,
             proposed=len(reflected.edits), merged=len(merged.edits), selected=selection.selected,
@@ -274,6 +293,11 @@ class Trainer:
         for name, text in (("seed", st.seed_skill), ("best", st.best), ("final", st.current)):
             out[name] = mean(await self.ev.task_scores(Skill(text), self.test))
         return out
+
+
+def _number(epoch: object) -> str:
+    """An epoch index from a record, counted from 1 for people."""
+    return str(epoch + 1) if isinstance(epoch, int) else "?"
 
 
 def _step_line(step: int, edits: list[Edit], before: float, after: float, verdict: str) -> str:

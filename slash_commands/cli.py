@@ -368,6 +368,10 @@ def _train_text(s: dict[str, Any]) -> str:
     lines.append(f"calls: {s['calls_made']} made, {s['cache_hits']} from cache; tokens {s['tokens']}; cost ${s['cost_usd']:.4f}")
     if s.get("stopped"):
         lines.append(f"stopped early: {s['stopped']} — run the same command again (with a larger budget) to resume")
+    if s.get("problems"):
+        lines.append(f"optimizer replies that could not be used ({len(s['problems'])}; the run went on without them):")
+        lines += [f"  {p}" for p in s["problems"][:5]]
+        lines += ["  … (--json lists them all)"] if len(s["problems"]) > 5 else []
     lines.append(f"best skill: {s['best_skill']}")
     return "\n".join(lines)
 

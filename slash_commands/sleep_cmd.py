@@ -121,7 +121,8 @@ def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainCo
 
 
 def _retry_advice(_role: str) -> str:
-    flags, envs = (SLEEP_FLAGS["retries"], SLEEP_FLAGS["call_timeout"]), (SLEEP_ENVS["retries"], SLEEP_ENVS["call_timeout"])
+    keys = ("retries", "call_timeout")
+    flags, envs = [SLEEP_FLAGS[k] for k in keys], [SLEEP_ENVS[k] for k in keys]
     return (f"allow more with {flags[0]} / {flags[1]} ([sleep] retries / call_timeout in config.toml, "
             f"or {envs[0]} / {envs[1]})")
 
@@ -313,7 +314,7 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
         "refused_edits": [r.reason() for r in report.refused_edits],
         "proposal": proposal.id if proposal else None, "adopted": adopted, "adopt_error": adopt_error or None,
         "report": {name: str(folder / name) for name in files},
-        "problems": plan.problems if plan else [],
+        "problems": report.problems,
         "calls_made": ledger.calls_made, "cache_hits": record.cache_hits, "tokens": ledger.spent_tokens,
         "cost_usd": round(ledger.spent_usd, 6), "calls_by_role": ledger.by_role(),
         "markdown": render_markdown(report),

@@ -181,6 +181,7 @@ def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_t
         "tokens": ledger.spent_tokens,
         "cost_usd": round(ledger.spent_usd, 6),
         "calls_by_role": roles,
+        "problems": st.problems(),
         "gate": [
             {"epoch": s.epoch, "step": s.step, **s.gate.model_dump(mode="json", exclude={"deltas"})}
             for s in gated if s.gate

@@ -212,7 +212,8 @@ def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None
     assert code == 2 and "thinking = true has no effect on the scripted backend" in err and "deepseek" in err
 
 
-def test_eval_with_a_malformed_base_url_is_a_usage_error_naming_the_flag(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+def test_eval_with_a_malformed_base_url_is_a_usage_error_naming_the_flag(
+        project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
     code, out, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
                             "--target", "openai:m", "--base-url", fault_server.url.removeprefix("http://") + "/v1")
     assert code == 2, err
@@ -222,7 +223,8 @@ def test_eval_with_a_malformed_base_url_is_a_usage_error_naming_the_flag(project
 
 def test_a_malformed_base_url_in_a_run_config_names_the_file_and_key(project: Path) -> None:
     config = project / "run.toml"
-    config.write_text(config.read_text().replace("[optimizer]\n", '[optimizer]\nbase_url = "http://127.0.0.1:8080 /v1"\n'))
+    text = config.read_text().replace("[optimizer]\n", '[optimizer]\nbase_url = "http://127.0.0.1:8080 /v1"\n')
+    config.write_text(text)
     code, _, err = invoke("train", "--config", str(config))
     assert code == 2, err
     assert "run.toml" in err and "[optimizer] base_url" in err and "space" in err
@@ -256,7 +258,8 @@ def test_train_refuses_credentials_the_optimizer_writes_and_keeps_them_out_of_ev
     akia, ghp = "AK" + "IA" + "Z" * 16, "gh" + "p_" + "Zq3" * 12  # fake keys, built so no literal is in this file
     rules = [{"match": '"findings"', "reply": json.dumps({"findings": [
         {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE},
-        {"kind": "skill_defect", "diagnosis": "deploys fail", "op": "add", "target": "", "content": f"Deploy with {akia}."},
+        {"kind": "skill_defect", "diagnosis": "deploys fail", "op": "add", "target": "",
+         "content": f"Deploy with {akia}."},
         {"kind": "execution_lapse", "diagnosis": f"pushed with {ghp}", "op": "add", "target": "",
          "content": f"Push with {ghp}"}]})},
         *[r for r in OPTIMIZER if r["match"] not in ('"findings"', '"guidance"')],
@@ -278,3 +281,20 @@ def test_train_refuses_credentials_the_optimizer_writes_and_keeps_them_out_of_ev
     assert [str(p) for p in files if akia in p.read_text() or ghp in p.read_text()] == []
     assert akia not in out + err and ghp not in out + err
     assert [t for t in rec.texts("reflect", "merge", "rank", "meta") if akia in t or ghp in t] == []
+
+
+def test_train_names_every_reply_it_could_not_use_with_its_role_and_step(project: Path) -> None:
+    garbage = "Sure! Here is what I would change: <html>{"
+    (project / "opt.json").write_text(json.dumps(
+        [r if r["match"] != '"findings"' else {"match": r["match"], "reply": garbage} for r in OPTIMIZER]))
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    step = json.loads((project / "runs" / "cli" / "steps" / "e0s0" / "step.json").read_text())
+    assert [f for f in step["failures"] if f.startswith("reflect minibatch 1/1: malformed reply, nothing used: "
+                                                         "the reply is not valid JSON")]
+    expected = "epoch 1 step 1: reflect minibatch 1/1: malformed reply, nothing used: the reply is not valid JSON"
+    assert any(p.startswith(expected) for p in summary["problems"]), summary["problems"]
+    assert f"· epoch 1/2 step 1/1: reflect minibatch 1/1: malformed reply" in err
+    code, text, _ = invoke("train", "--config", str(project / "run.toml"))
+    assert code == 0 and expected in text

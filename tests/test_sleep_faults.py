@@ -9,6 +9,7 @@ request with a JSON schema gets the optimizer rule matching it, one without gets
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import os
@@ -388,6 +389,58 @@ def test_garbage_relevance_and_dream_replies_are_named_and_the_night_goes_on(
     report = read_json((data / "nights" / "0001" / "report.json").read_text())
     assert report.problems == problems  # the report the user reads says so too
     assert "Problems (the night went on without these)" in (data / "nights" / "0001" / "report.md").read_text()
+
+
+GARBAGE = "Sure! Here is what I would change: <html>{"
+
+
+def with_replies(**replies: str) -> list[dict[str, str]]:
+    """The kit's optimizer rules with some replies replaced by raw text (by the rule's match)."""
+    rules = optimizer_rules(findings=[
+        {"kind": "skill_defect", "diagnosis": f"d{n}", "op": "add", "target": "", "content": text}
+        for n, text in enumerate([RULE, "Keep entries short.", "Name the ticket.", "Say what changed.",
+                                  "Link the pull request.", "Write in the past tense."], 1)])
+    return [{"match": r["match"], "reply": replies.get(r["match"].strip('"'), r["reply"])} for r in rules]
+
+
+def assert_in_every_report(folder: Path, summary: dict[str, Any], *needles: str) -> None:
+    """Each needle is in one problem of the summary, report.json, report.md and report.html."""
+    report = read_json((folder / "report.json").read_text())
+    md, page = (folder / "report.md").read_text(), (folder / "report.html").read_text()
+    for needle in needles:
+        assert any(needle in p for p in summary["problems"]), (needle, summary["problems"])
+        assert any(needle in p for p in report.problems), (needle, report.problems)
+        assert needle in md and html.escape(needle) in page, needle
+
+
+def test_unreadable_reflect_and_meta_replies_are_in_the_report_with_role_step_and_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = night_env(monkeypatch, tmp_path)
+    write_scripts(tmp_path)
+    (tmp_path / "opt.json").write_text(json.dumps(with_replies(findings=GARBAGE, notes=GARBAGE)))
+    write_chat_logs(tmp_path / "chats")
+    summary = run_night(tmp_path, "--skill", str(live_skill(tmp_path)), "--steps", "1")
+    assert summary["outcome"] == "no-candidate"
+    assert "reflect replies could not be read" in summary["reason"], summary["reason"]
+    assert "already does well" not in summary["reason"]  # not "nothing to fix"
+    assert_in_every_report(data / "nights" / "0001", summary,
+                           "step 1: reflect minibatch 1/", "malformed reply, nothing used: the reply is not valid JSON",
+                           "end of the night: meta skill: malformed reply, old notes kept: the reply is not valid JSON")
+
+
+def test_unreadable_merge_rank_and_slow_update_replies_are_in_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = night_env(monkeypatch, tmp_path)
+    write_scripts(tmp_path)
+    (tmp_path / "opt.json").write_text(json.dumps(with_replies(groups=GARBAGE, order=GARBAGE, guidance=GARBAGE)))
+    write_chat_logs(tmp_path / "chats")
+    summary = run_night(tmp_path, "--skill", str(live_skill(tmp_path)), "--steps", "1")
+    assert summary["outcome"] == "accepted", summary["reason"]  # the night went on without them
+    not_json = "the reply is not valid JSON"
+    assert_in_every_report(data / "nights" / "0001", summary,
+                           f"step 1: merge level 1 chunk 1/1: malformed reply, edits kept unmerged: {not_json}",
+                           f"step 1: rank: malformed reply, ranked by support: {not_json}",
+                           f"end of the night: slow update: malformed reply, old guidance kept: {not_json}")
 
 
 # --- 4. planted secrets never reach a model, the plan, the report or the staged files -----------
