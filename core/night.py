@@ -426,7 +426,7 @@ def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
 def _no_candidate_reason(steps: list[Any]) -> str:
     proposed = sum(s.proposed for s in steps)
     refused = sum(len(s.refused) for s in steps)
-    unread = sum(1 for s in steps for f in s.failures if f.startswith("reflect ") and "malformed reply" in f)
+    unread = sum(1 for s in steps for f in s.failures if f.startswith("reflect ") and "nothing used" in f)
     if not proposed and unread:
         return f"the optimizer proposed no edit: {unread} of its reflect replies could not be read (see Problems)"
     if not proposed:

@@ -86,6 +86,15 @@ def run_json(*args: str) -> tuple[int, dict[str, Any] | None, str]:
     return code, (json.loads(out) if out.strip() else None), err
 
 
+def openai_night(monkeypatch: pytest.MonkeyPatch, root: Path) -> tuple[Path, Path]:
+    """A night on the openai backend: its data dir (returned with the live skill), chat logs in which
+    the kit's tasks recur, and a key for the backend."""
+    data = night_env(monkeypatch, root)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    write_chat_logs(root / "chats")
+    return data, live_skill(root)
+
+
 def openai_args(base_url: str, *extra: str) -> list[str]:
     return ["run", "--backend", "openai", "--optimizer-model", "m", "--target-model", "m", "--base-url", base_url,
             "--since", "3650d", *extra]
@@ -285,10 +294,7 @@ def _assert_stopped_by_backend(data: Path, skill: Path, code: int, summary: dict
 
 def test_dead_model_server_stops_the_night_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    no_backoff: None) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     start = time.monotonic()
     code, summary, err = run_json(*openai_args(url, "--skill", str(skill)))
@@ -299,10 +305,7 @@ def test_dead_model_server_stops_the_night_cleanly(tmp_path: Path, monkeypatch: 
 
 def test_server_errors_until_retries_run_out_stop_the_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             fault_server: FaultServer, no_backoff: None) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     fault_server.default = Action(kind="status", status=500)
     url = f"{fault_server.url}/v1"
     code, summary, err = run_json(*openai_args(url, "--skill", str(skill)))
@@ -318,10 +321,7 @@ RETRY_LINE = re.compile(r"^· optimizer openai:m attempt 1 of 2 failed: no answe
 
 def test_a_stalled_server_fails_after_the_retries_and_call_timeout_of_run_showing_each_retry(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     fault_server.default = Action(kind="hang")  # accepts the request, never answers
     url = f"{fault_server.url}/v1"
     code, summary, err = run_json(*openai_args(url, "--skill", str(skill), "--retries", "1", "--call-timeout", "1"))
@@ -340,10 +340,7 @@ def test_a_stalled_server_fails_after_the_retries_and_call_timeout_of_run_showin
 
 def test_a_night_stopped_by_a_stalled_server_resumes_with_other_retry_settings(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     stall = {"on": True}
 
     def hang_reflect(_title: str, body: dict[str, Any]) -> Action | None:
@@ -363,10 +360,7 @@ def test_a_night_stopped_by_a_stalled_server_resumes_with_other_retry_settings(
 
 def test_garbage_relevance_and_dream_replies_are_named_and_the_night_goes_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     garbled: Counter[str] = Counter()
 
     def garbage(title: str, _body: dict[str, Any]) -> Action | None:
@@ -663,10 +657,7 @@ def test_injected_instruction_is_fenced_refused_and_never_staged(
 @pytest.mark.slow
 def test_kill_9_mid_night_leaves_everything_intact_and_the_next_run_finishes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     earlier_id, earlier_files = stage_earlier(data, skill)
     answer_like_scripts(fault_server, monkeypatch, delay_s=0.3)  # every answer takes 0.3 s: a slow night
     args = openai_args(f"{fault_server.url}/v1", "--skill", str(skill))
