@@ -22,7 +22,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from skillsleep.core.backends.base import RetryPolicy
+from skillsleep.core.backends.base import BaseUrl, RetryPolicy
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.schedule import LRSchedule
@@ -91,7 +91,7 @@ class ModelSection(_Section):
     """One model role: which backend, how to sample, how patiently to retry."""
 
     backend: str = "local:qwen2.5-coder-0.5b"  # provider:model
-    base_url: str = ""
+    base_url: BaseUrl = ""
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int = Field(default=256, ge=1)
     concurrency: int = Field(default=0, ge=0)  # 0 → the provider's default (local: 1, others: 8)

@@ -31,7 +31,7 @@ async def end_epoch(tr: Trainer, st: TrainState) -> None:
             slow_update_counts=counts,
         )
         result = await update_meta_skill(tr.optimizer, st.meta_skill, summary, max_lines=tr.cfg.meta.max_lines)
-        st.meta_skill = result.meta
+        st.meta_skill = tr.redactor.text(result.meta)  # the notes reach every later reflection
         record["meta_failure"] = result.failure
     record["end_score"] = st.current_score
     st.epochs.append(record)
@@ -52,8 +52,12 @@ async def _slow_update(
         Comparison(task=t, before=b, after=a, outcome=classify(b.score, a.score))
         for t, b, a in zip(tasks, before, after)
     ]
-    result = await slow_update(tr.optimizer, previous, current, comparisons, max_lines=tr.cfg.slow_update.max_lines)
-    record["slow_update"] = {"counts": result.counts, "failure": result.failure, "guidance": result.guidance}
+    result = await slow_update(tr.optimizer, previous, current, comparisons, max_lines=tr.cfg.slow_update.max_lines,
+                               redactor=tr.redactor)
+    record["slow_update"] = {"counts": result.counts, "failure": result.failure, "guidance": result.guidance,
+                             "refused": [r.model_dump(mode="json") for r in result.refused]}
+    for r in result.refused:
+        tr.progress(f"slow update: {r.reason()}")
     if not result.guidance.strip() or result.guidance.strip() == current.region("slow-update").strip():
         return result.counts
     candidate = current.with_region("slow-update", result.guidance)

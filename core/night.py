@@ -151,7 +151,8 @@ async def plan_night(
         held_out = [t.prompt for t in split["val"] + split["test"]]
         train = [m for m in chosen if plan.splits[m.task.id] == "train"]
         progress(f"dreaming {settings.dreams} variant(s) of {len(train)} training tasks")
-        batches = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, plan.problems) for m in train))
+        batches = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, plan.problems, redactor)
+                                         for m in train))
         plan.dreams = [t for batch in batches for t in batch]
     return plan
 
@@ -273,10 +274,13 @@ def dream_messages(mined: MinedTask, count: int) -> list[Message]:
     return [Message(role="system", content=render("dream_system")), Message(role="user", content=user)]
 
 
-async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str]) -> list[Task]:
-    """Up to `count` paraphrased training variants of a real training task (origin "dream").
-    A variant is dropped when it is empty, unsafe, the same request again, or close to a
-    held-out task (it would leak that task into training)."""
+async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str],
+                redactor: Redactor | None = None) -> list[Task]:
+    """Up to `count` paraphrased training variants of a real training task (origin "dream"), redacted
+    like harvested text (`redactor`; None → the built-in rules). A variant is dropped when it is
+    empty, unsafe, the same request again, or close to a held-out task (it would leak that task
+    into training)."""
+    redactor = redactor or Redactor()
     where = f"dream for {mined.task.id}"
     try:
         reply = await llm.ask_json("dream", dream_messages(mined, count), DREAM_SCHEMA, max_tokens=DREAM_TOKENS,
@@ -295,7 +299,7 @@ async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], pro
             break
         if not isinstance(text, str) or not text.strip():
             continue
-        text = truncate(text.strip(), DREAM_CHARS)
+        text = redactor.text(truncate(text.strip(), DREAM_CHARS))
         norm = " ".join(text.split()).lower()
         refusal = screen(Edit(op="add", content=text))
         if refusal is not None:
@@ -327,6 +331,7 @@ class NightOutcome(Record):
     accepted_edits: list[Edit] = Field(default_factory=list)
     rejected: list[GateRejection] = Field(default_factory=list)
     refused: list[SafetyRefusal] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)  # optimizer replies of the night that could not be used
     stop: StopReason | None = None
     state: TrainState
 
@@ -349,12 +354,14 @@ async def train_night(
     memory: SkillMemory,
     state: TrainState | None = None,
     progress: Progress = lambda _: None,
+    redactor: Redactor | None = None,
 ) -> NightOutcome:
     """Train one epoch (resuming `state` when given) and decide the night. A budget reached
-    before the end gives a "stopped-early" outcome; the state on disk lets the next night resume."""
+    before the end gives a "stopped-early" outcome; the state on disk lets the next night resume.
+    `redactor` (the user's patterns too) redacts and screens every edit the optimizer writes."""
     cfg = night_config(cfg, night)
     trainer = Trainer(cfg, splits=plan.tasks(), seed_skill=skill, evaluator=evaluator, optimizer=optimizer,
-                      run_dir=run_dir, progress=progress, first_epoch=night - 1)
+                      run_dir=run_dir, progress=progress, first_epoch=night - 1, redactor=redactor)
     try:
         if state is None:
             state = await trainer.start()
@@ -367,12 +374,13 @@ async def train_night(
         state.stopped = f"budget: {exc}"
     epoch = night - 1
     steps = [s for s in state.steps if s.epoch == epoch]
-    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused]
+    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
     rejected = [
         GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
         for r in state.rejected if r.epoch == epoch
     ]
-    common: dict[str, Any] = {"refused": refused, "rejected": rejected, "state": state}
+    common: dict[str, Any] = {"refused": refused, "rejected": rejected, "state": state,
+                              "problems": state.problems(epoch)}
     if state.stopped:
         message = state.stopped.removeprefix("budget: ")
         return NightOutcome(outcome="stopped-early", reason=f"stopped early: {state.stopped}",
@@ -408,9 +416,19 @@ async def train_night(
                         candidate=candidate.text, gate=decision, test=test, accepted_edits=accepted_edits, **common)
 
 
+def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
+    """The slow update's guidance lines the safety screen refused at the end of `epoch`."""
+    records = [e for e in state.epochs if e.get("epoch") == epoch]
+    slow = [r.get("slow_update") for r in records]
+    return [SafetyRefusal.model_validate(x) for s in slow if isinstance(s, dict) for x in s.get("refused", [])]
+
+
 def _no_candidate_reason(steps: list[Any]) -> str:
     proposed = sum(s.proposed for s in steps)
     refused = sum(len(s.refused) for s in steps)
+    unread = sum(1 for s in steps for f in s.failures if f.startswith("reflect ") and "nothing used" in f)
+    if not proposed and unread:
+        return f"the optimizer proposed no edit: {unread} of its reflect replies could not be read (see Problems)"
     if not proposed:
         return "the optimizer proposed no edit (the skill already does well on these tasks, or its replies could not be read)"
     if refused and refused >= proposed:
@@ -447,7 +465,7 @@ def night_report(
     common: dict[str, Any] = {
         "night": night, "started": started, "finished": finished, "harness": harness, "skill_path": skill_path,
         "skill_name": skill_name, "tasks": tasks, "usage": usage, "history": history, "diff": diff,
-        "problems": plan.problems if plan is not None else [],
+        "problems": [*(plan.problems if plan is not None else []), *(outcome.problems if outcome else [])],
     }
     if outcome is not None:
         common.update(gate=outcome.gate, test=outcome.test, accepted_edits=outcome.accepted_edits,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.records import Edit
 from skillsleep.core.session import Session
 
 REDACTED = "[REDACTED:{kind}]"
@@ -30,6 +31,11 @@ _NAME_CHARS = _ALNUM | frozenset("_.-")
 
 def _mark(kind: str) -> str:
     return REDACTED.format(kind=kind)
+
+
+def redaction_markers(text: str) -> list[str]:
+    """The `[REDACTED:<kind>]` markers in `text`, each once, in order."""
+    return list(dict.fromkeys(_MARKER.findall(text)))
 
 
 # --- what a value must look like -----------------------------------------------------------------
@@ -462,6 +468,12 @@ class Redactor:
             return self.text(v)
         self.counts["keyed_secret"] += 1
         return _mark("keyed_secret")
+
+    def edit(self, e: Edit) -> Edit:
+        """A redacted copy of an edit an optimizer wrote: its new text and its rationale. The target
+        is kept: it names a line of the skill as it is (a redacted one would match no line)."""
+        content = None if e.content is None else self.text(e.content)
+        return e.model_copy(update={"content": content, "rationale": self.text(e.rationale)})
 
     def session(self, s: Session) -> Session:
         """A redacted copy of a session: every turn's text and arguments (the project path and

@@ -12,6 +12,14 @@ be applied, gated or staged. An edit is refused when its new text tells the agen
 The rules are deliberately broad: a refused useful edit costs one step; an accepted harmful one
 costs the user's machine. Each refusal carries the rule's name and the matched words, which
 the night's report shows.
+
+`screen_all()` first redacts every edit (core/redact.py, with the user's own patterns too) and
+refuses one whose new text held a credential (rule "credential"): a key in a skill goes to the
+model with every task and sits in whatever repository holds the skill, while a skill that says
+"deploy with [REDACTED:aws_access_key]" tells the agent nothing. Refused, the edit is reported
+(redacted) and the next reflection is told not to propose it again, so it can propose the rule
+without the key ("take the key from $AWS_ACCESS_KEY_ID"). Applying it redacted would stage a
+useless line. The same holds for a marker an optimizer copied from a redacted transcript.
 """
 
 from __future__ import annotations
@@ -20,8 +28,9 @@ import re
 from dataclasses import dataclass
 
 from skillsleep.core.records import Edit, Refusal
+from skillsleep.core.redact import Redactor, redaction_markers
 
-__all__ = ["RULES", "Refusal", "Rule", "screen", "screen_all"]
+__all__ = ["CREDENTIAL", "RULES", "Refusal", "Rule", "screen", "screen_all"]
 
 _SECRETS = (r"(?:secrets?|api[ _-]?keys?|tokens?|passwords?|passphrases?|credentials?|private[ _-]?keys?|"
             r"\.env\b|~?/?\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.aws\b|\.netrc|keychain|cookies?)")
@@ -68,8 +77,14 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+CREDENTIAL = "credential"
+_CREDENTIAL_WHY = ("puts a credential into the skill (shown redacted here): a key there goes out with every task, "
+                   "and a redacted one is useless — name where the key is kept instead")
+
+
 def screen(edit: Edit) -> Refusal | None:
-    """A Refusal when the edit's new text is unsafe; None when it may go on to the gate.
+    """A Refusal when the edit's new text is unsafe by the RULES; None when it may go on to the gate.
+    (Credentials are `screen_all()`'s: it redacts first.)
 
     Only text the edit would ADD to the skill is screened (`content`); deleting a line is never
     refused here (the gate judges whether that helps)."""
@@ -83,11 +98,16 @@ def screen(edit: Edit) -> Refusal | None:
     return None
 
 
-def screen_all(edits: list[Edit]) -> tuple[list[Edit], list[Refusal]]:
-    """Split edits into (safe, refused)."""
+def screen_all(edits: list[Edit], redactor: Redactor | None = None) -> tuple[list[Edit], list[Refusal]]:
+    """Redact every edit an optimizer wrote (`redactor`: the built-in rules plus the user's patterns;
+    None → the built-in rules), then split them into (safe, refused): refused when its new text held
+    a credential (rule "credential") or breaks a rule. Both lists hold the redacted edits, so no
+    secret an optimizer wrote is applied, staged, reported or shown to a model."""
     safe: list[Edit] = []
     refused: list[Refusal] = []
-    for e in edits:
-        r = screen(e)
-        (refused.append(r) if r else safe.append(e))  # type: ignore[func-returns-value]
+    for edit in map((redactor or Redactor()).edit, edits):
+        markers = redaction_markers(edit.content or "") if edit.op != "delete" else []
+        credential = Refusal(edit=edit, rule=CREDENTIAL, why=_CREDENTIAL_WHY, matched=", ".join(markers))
+        r = credential if markers else screen(edit)
+        (refused.append(r) if r else safe.append(edit))  # type: ignore[func-returns-value]
     return safe, refused

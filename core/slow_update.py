@@ -15,7 +15,9 @@ from pydantic import Field
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import as_bullets, bullet_lines, data_block, or_none, render
-from skillsleep.core.records import Message, Record, Rollout, Score, Task
+from skillsleep.core.records import Edit, Message, Record, Refusal, Rollout, Score, Task
+from skillsleep.core.redact import Redactor
+from skillsleep.core.safety import screen_all
 from skillsleep.core.skill import Skill
 
 Outcome = Literal["improved", "regressed", "persistent_fail", "stable_success"]
@@ -49,17 +51,21 @@ class Comparison(Record):
 
 
 class SlowUpdateResult(Record):
-    """New guidance ("- " bullet lines), the outcome counts, and a failure note if any."""
+    """New guidance ("- " bullet lines), the outcome counts, a failure note if any, and the guidance
+    lines the safety screen refused (redacted)."""
 
     guidance: str
     counts: dict[str, int] = Field(default_factory=dict)
     failure: str | None = None
+    refused: list[Refusal] = Field(default_factory=list)
 
 
 async def slow_update(
-    llm: LLM, previous: Skill, current: Skill, comparisons: list[Comparison], *, max_lines: int = 8
+    llm: LLM, previous: Skill, current: Skill, comparisons: list[Comparison], *, max_lines: int = 8,
+    redactor: Redactor | None = None,
 ) -> SlowUpdateResult:
-    """Ask the optimizer (role "slow_update") for updated guidance; the old one on failure."""
+    """Ask the optimizer (role "slow_update") for updated guidance; the old one on failure. Each
+    guidance line goes into the skill, so each is screened like an edit (`screen_all`)."""
     old = current.region("slow-update")
     counts = {outcome: sum(1 for c in comparisons if c.outcome == outcome) for outcome in OUTCOMES}
     if not comparisons:
@@ -83,7 +89,12 @@ async def slow_update(
     if not lines:
         failure = "slow update: the reply held no guidance lines, old guidance kept"
         return SlowUpdateResult(guidance=old, counts=counts, failure=failure)
-    return SlowUpdateResult(guidance=as_bullets(lines), counts=counts)
+    safe, refused = screen_all([Edit(op="add", content=line, rationale="slow update guidance") for line in lines],
+                               redactor)
+    if not safe:
+        failure = "slow update: every guidance line was refused by the safety screen, old guidance kept"
+        return SlowUpdateResult(guidance=old, counts=counts, failure=failure, refused=refused)
+    return SlowUpdateResult(guidance=as_bullets([e.content or "" for e in safe]), counts=counts, refused=refused)
 
 
 def _diff(previous: Skill, current: Skill) -> str:

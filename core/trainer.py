@@ -24,6 +24,7 @@ from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task
+from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import screen_all
@@ -60,10 +61,31 @@ class TrainState(Record):
     stopped: str | None = None
     done: bool = False
 
+    def problems(self, epoch: int | None = None) -> list[str]:
+        """What the optimizer wrote that could not be used (unreadable replies, invalid findings,
+        merge groups, rankings), each with the role, where and the error: "epoch 1 step 2: reflect
+        minibatch 1/2: malformed reply, nothing used: …", "end of epoch 1: slow update: …". With
+        `epoch` (a night is one epoch), only that epoch's, as "step 2: …" / "end of the night: …"."""
+        out = [f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}: {failure}"
+               for s in self.steps if epoch is None or s.epoch == epoch for failure in s.failures]
+        for record in self.epochs:
+            number = record.get("epoch")
+            if epoch is not None and number != epoch:
+                continue
+            slow = record.get("slow_update")
+            failures = [slow.get("failure") if isinstance(slow, dict) else None, record.get("meta_failure")]
+            end = "end of the night" if epoch is not None else f"end of epoch {_number(number)}"
+            out += [f"{end}: {failure}" for failure in failures if failure]
+        return out
+
+
+# how long and how often a model call is waited for shapes no answer: a run goes on with other values
+_NOT_SHAPING = {"budget": True, **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")}}
+
 
 def config_hash(cfg: TrainConfig) -> str:
     """Hash of the settings that shape the run (a resume with other settings is refused)."""
-    return hashlib.sha256(cfg.model_dump_json(exclude={"budget"}).encode()).hexdigest()[:16]
+    return hashlib.sha256(cfg.model_dump_json(exclude=_NOT_SHAPING).encode()).hexdigest()[:16]
 
 
 class Trainer:
@@ -80,10 +102,13 @@ class Trainer:
         run_dir: RunDir,
         progress: Progress = lambda _: None,
         first_epoch: int = 0,
+        redactor: Redactor | None = None,
     ) -> None:
         """`first_epoch` > 0 trains only epochs first_epoch..train.epochs-1 (a night is one epoch of
-        a skill's training: numbering and the learning-rate schedule run on across nights)."""
+        a skill's training: numbering and the learning-rate schedule run on across nights).
+        `redactor` (default: the built-in rules) redacts and screens every edit the optimizer writes."""
         self.cfg = cfg
+        self.redactor = redactor or Redactor()
         self.first_epoch = first_epoch
         if not 0 <= first_epoch < cfg.train.epochs:
             raise ConfigError(f"first_epoch {first_epoch} is outside 0..{cfg.train.epochs - 1}")
@@ -193,9 +218,9 @@ class Trainer:
         reflected = await reflect(self.optimizer, current, trajectories, ctx, minibatch_size=cfg.train.minibatch_size)
         # screened before the merge too: an unsafe proposal (often an instruction lifted from a
         # transcript) never reaches the merge prompt, nor gets reworded there past the screen
-        proposed, refused = screen_all(reflected.edits)
+        proposed, refused = screen_all(reflected.edits, self.redactor)
         merged = await aggregate(self.optimizer, proposed, group_size=cfg.train.merge_group_size)
-        safe, refused_merged = screen_all(merged.edits)
+        safe, refused_merged = screen_all(merged.edits, self.redactor)
         refused += refused_merged
         for r in refused:
             self.progress(f"{label}: {r.reason()}")
@@ -206,6 +231,8 @@ class Trainer:
         st.next_budget = selection.next_budget
         result = apply_edits(current, selection.selected, self.limits)
         failures = [*reflected.failures, *merged.failures, *([selection.failure] if selection.failure else [])]
+        for failure in failures:
+            self.progress(f"{label}: {failure}")
         record = StepRecord(
             epoch=st.epoch, step=st.step, learning_rate=lr, batch=[t.id for t in batch], train_score=train_score,
             proposed=len(reflected.edits), merged=len(merged.edits), selected=selection.selected,
@@ -216,8 +243,8 @@ class Trainer:
             st.earlier_steps.append(f"step {st.step + 1}: refused by the safety screen, never propose again: " + "; ".join(
                 f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused))
         step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
-        self.run_dir.write_json(step_dir / "proposed.json", reflected.edits)
-        self.run_dir.write_json(step_dir / "merged.json", merged.edits)
+        self.run_dir.write_json(step_dir / "proposed.json", list(map(self.redactor.edit, reflected.edits)))
+        self.run_dir.write_json(step_dir / "merged.json", list(map(self.redactor.edit, merged.edits)))
         self.run_dir.write_json(step_dir / "ranked.json", {"ranked": selection.ranked, "selected": selection.selected})
         if result.skill == current:
             st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")
@@ -266,6 +293,11 @@ class Trainer:
         for name, text in (("seed", st.seed_skill), ("best", st.best), ("final", st.current)):
             out[name] = mean(await self.ev.task_scores(Skill(text), self.test))
         return out
+
+
+def _number(epoch: object) -> str:
+    """An epoch index from a record, counted from 1 for people."""
+    return str(epoch + 1) if isinstance(epoch, int) else "?"
 
 
 def _step_line(step: int, edits: list[Edit], before: float, after: float, verdict: str) -> str:

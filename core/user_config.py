@@ -41,6 +41,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from skillsleep.core.backends.base import BaseUrl
 from skillsleep.core.config import describe_validation_error
 from skillsleep.core.errors import ConfigError
 
@@ -125,7 +126,9 @@ class SleepSection(_Section):
     # or the name of a skill of the harness
     skill: str = ""
     backend: str = "local"  # provider (deepseek, ollama, anthropic, openai, local) or provider:model
-    base_url: str = ""  # model server of that backend; "" → the provider's env var / default
+    base_url: BaseUrl = ""  # model server of that backend; "" → the provider's env var / default
+    retries: int = Field(default=3, ge=0)  # a failed model call (429, 5xx, timeout) is tried again this often
+    call_timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)  # seconds one model call may take
     optimizer_model: str = ""  # "" → the backend's default model
     target_model: str = ""  # "" → the optimizer's (chat harness) / the agent's own (CLI harness)
     gate: Literal["on", "off"] = "on"  # accept edits only when held-out real tasks improve

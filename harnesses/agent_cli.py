@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillsleep.core.backends.base import BaseUrl
 from skillsleep.core.records import Record, Run, Task
 from skillsleep.core.skill import Skill
 
@@ -41,7 +42,7 @@ class AgentSettings(BaseModel):
 
     command: str = ""  # the CLI: a path or a name on PATH; "" → the harness's default name
     target_model: str = ""  # "" → the model the agent is configured with
-    base_url: str = ""  # a model server to use instead of the agent's configured provider
+    base_url: BaseUrl = ""  # a model server to use instead of the agent's configured provider
     api_key_env: str = ""  # environment variable that holds the key for base_url
     concurrency: int = Field(default=2, ge=1)  # runs in parallel
     timeout_s: float = Field(default=600.0, gt=0)  # one replay's wall-clock limit (callers pass it to run())

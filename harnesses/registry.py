@@ -11,6 +11,7 @@ that harness's settings model, so an unknown or mistyped key is an error, never 
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
@@ -53,9 +54,18 @@ def settings_for(name: str, raw: Mapping[str, Any] | None, *, where: str = "") -
         return settings_cls.model_validate(dict(raw or {}))
     except ValidationError as exc:
         section = where or f"[harness.{name}]"
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(section)'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(_problem(e, list(settings_cls.model_fields)) for e in exc.errors())
         known = ", ".join(settings_cls.model_fields)
         raise ConfigError(f"{section}: {problems} (known keys: {known})") from None
+
+
+def _problem(error: Any, known: list[str]) -> str:
+    """One pydantic error of a harness table in words; an unknown key names the closest known one."""
+    key = ".".join(map(str, error["loc"])) or "(section)"
+    if error["type"] != "extra_forbidden":
+        return f"{key}: {error['msg']}"
+    close = difflib.get_close_matches(key, known, n=1)
+    return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def create_harness(

@@ -45,8 +45,11 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
         except SkillsleepError as exc:
             raise _Fail(visible(str(exc)), 1) from exc
         except KeyboardInterrupt:
+            progress.stop()
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
             sys.exit(130)
+        finally:
+            progress.stop()  # the error message (printed by click after this) starts on a clean line
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
@@ -54,21 +57,38 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
 
 
 class Progress:
-    """Stage lines on stderr; on a terminal also a live count of finished rollouts."""
+    """Stage lines (`· message`) on stderr; on a terminal also a live count of finished rollouts
+    (a rich progress display, started by the first `tick()`), which `stop()` clears before a
+    command prints its result. Off a terminal only the plain lines are written."""
 
     def __init__(self) -> None:
-        self.done = 0
-        self.live = sys.stderr.isatty()
+        self._live: Any = None  # rich.progress.Progress while the live count is shown
+        self._count: Any = None  # its task id
 
     def __call__(self, message: str) -> None:
-        if self.live and self.done:
-            click.echo("\r\033[K", nl=False, err=True)
-        click.echo(f"· {message}", err=True)
+        if self._live is None:
+            click.echo(f"· {message}", err=True)
+        else:  # above the live count
+            self._live.console.print(f"· {message}", markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     def tick(self, _: object = None) -> None:
-        self.done += 1
-        if self.live:
-            click.echo(f"\r  {self.done} rollouts scored", nl=False, err=True)
+        if self._live is None:
+            if not sys.stderr.isatty():
+                return
+            from rich.console import Console
+            from rich.progress import Progress as Live, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._live = Live(SpinnerColumn(), TextColumn("{task.completed:.0f} rollouts scored"), TimeElapsedColumn(),
+                              console=Console(stderr=True), transient=True)
+            self._count = self._live.add_task("rollouts", total=None)
+            self._live.start()
+        self._live.advance(self._count)
+
+    def stop(self) -> None:
+        """Clear the live count (if shown); later lines are plain again. Safe to call twice."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
 
 
 progress = Progress()
@@ -112,6 +132,9 @@ def train(
 @click.option("--backend", help="Model provider (deepseek, ollama, anthropic, openai, local) or provider:model.")
 @click.option("--base-url", help="The backend's server URL (default: the provider's env var or default); "
                                  "an agent's own server is base_url under [harness.<name>].")
+@click.option("--retries", type=click.IntRange(min=0), help="How often a failed model call is tried again (default 3).")
+@click.option("--call-timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds one model call may take before it counts as failed (default 120).")
 @click.option("--optimizer-model", help="Model that mines, reflects and judges (default: the backend's).")
 @click.option("--target-model", help="Model that runs the tasks (chat: default the optimizer's; a CLI harness: the agent's own).")
 @click.option("--gate", type=click.Choice(["on", "off"]), help="on: stage only what strictly improves held-out tasks.")
@@ -281,9 +304,11 @@ def watch(debounce_s: float, duration_s: float | None, chat_dirs: tuple[Path, ..
 @_guard
 def config_(as_json: bool) -> None:
     """Show the config file's path and every effective setting with where it came from."""
-    from skillsleep.slash_commands.wiring import effective_settings
+    from skillsleep.slash_commands.wiring import effective_settings, harness_settings
 
     settings = effective_settings(strict_file=False)
+    if settings.config_file.exists:
+        harness_settings()  # every [harness.<name>] table too: this is where a user looks for a typo
     _emit(settings.model_dump(mode="json"), as_json, _config_text)
 
 
@@ -341,6 +366,7 @@ def _harvest_text(r: dict[str, Any]) -> str:
 
 
 def _emit(summary: dict[str, Any], as_json: bool, text: Any) -> None:
+    progress.stop()
     if as_json:
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:  # untrusted text in it never reaches a terminal as an escape sequence
@@ -364,6 +390,10 @@ def _train_text(s: dict[str, Any]) -> str:
     lines.append(f"calls: {s['calls_made']} made, {s['cache_hits']} from cache; tokens {s['tokens']}; cost ${s['cost_usd']:.4f}")
     if s.get("stopped"):
         lines.append(f"stopped early: {s['stopped']} — run the same command again (with a larger budget) to resume")
+    if s.get("problems"):
+        lines.append(f"optimizer replies that could not be used ({len(s['problems'])}; the run went on without them):")
+        lines += [f"  {p}" for p in s["problems"][:5]]
+        lines += ["  … (--json lists them all)"] if len(s["problems"]) > 5 else []
     lines.append(f"best skill: {s['best_skill']}")
     return "\n".join(lines)
 

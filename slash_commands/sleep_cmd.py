@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.backends.base import RetryPolicy
 from skillsleep.core.config import (
     BudgetSection,
     DataSection,
@@ -62,9 +63,12 @@ from skillsleep.slash_commands.harvest_cmd import chat_folders, parse_since, run
 from skillsleep.slash_commands.proposals_cmd import pid_alive
 from skillsleep.slash_commands.train_cmd import Models, agent_harness
 from skillsleep.slash_commands.wiring import (
+    SLEEP_ENVS,
+    SLEEP_FLAGS,
     chat_log_dir,
     data_dir,
     effective_settings,
+    harness_settings,
     sleep_settings,
     state_db,
 )
@@ -78,6 +82,7 @@ def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Pr
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's)."""
     settings = sleep_settings(flags).values
     registry.check_name(settings.harness)
+    harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
     with StateLock(data_dir(), "skillsleep run"):
         return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout,
                                   chat_dirs=chat_dirs))
@@ -102,12 +107,14 @@ def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainCo
     optimizer = f"{provider}:{s.optimizer_model}" if s.optimizer_model else s.backend
     chat_target = f"{provider}:{s.target_model}" if s.target_model and s.harness == "chat" else optimizer
     parse_spec(optimizer), parse_spec(chat_target)  # names a missing default model now, not mid-night
+    retry = RetryPolicy(attempts=s.retries + 1, timeout_s=s.call_timeout)
     return TrainConfig(
         run=RunSection(name=folder.name, out_dir=str(folder.parent)),
         data=DataSection(tasks=str(folder / "plan.json"), skill=str(target.path)),
-        target=ModelSection(backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=600),
-        optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048),
-        judge=JudgeSection(),
+        target=ModelSection(backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=s.call_timeout,
+                            retry=retry),
+        optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048, retry=retry),
+        judge=JudgeSection(retry=retry),
         train=TrainSection(epochs=1, steps_per_epoch=s.steps, rollouts_k=s.rollouts_k),
         gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric),
         budget=BudgetSection(tokens=s.budget_tokens, usd=s.budget_usd),
@@ -115,9 +122,17 @@ def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainCo
     )
 
 
+def _retry_advice(_role: str) -> str:
+    keys = ("retries", "call_timeout")
+    flags, envs = [SLEEP_FLAGS[k] for k in keys], [SLEEP_ENVS[k] for k in keys]
+    return (f"allow more with {flags[0]} / {flags[1]} ([sleep] retries / call_timeout in config.toml, "
+            f"or {envs[0]} / {envs[1]})")
+
+
 def _harness(s: SleepSection, models: Models, progress: Progress) -> tuple[Any, str, float]:
     if s.harness == "chat":
-        return ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), models.target.label, 600.0
+        harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
+        return harness, models.target.label, s.call_timeout
     # --base-url is the backend's server; an agent's own server is `base_url` in [harness.<name>]
     return agent_harness(s.harness, target_model=s.target_model, base_url=None)
 
@@ -180,7 +195,7 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     cfg = _train_config(s, folder, target)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db())
-    models = Models(cfg, ledger, store, run_id=str(folder))
+    models = Models(cfg, ledger, store, run_id=str(folder), progress=progress, retry_advice=_retry_advice)
     try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
         harness, label, timeout_s = _harness(s, models, progress)
     except BaseException:
@@ -210,7 +225,7 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
                      f"{counts['test']} test tasks; replaying with {label}")
             outcome = await train_night(cfg, night=record.night, plan=plan, skill=skill, evaluator=evaluator,
                                         optimizer=models.optimizer, run_dir=run_dir, memory=memory, state=state,
-                                        progress=progress)
+                                        progress=progress, redactor=Redactor(patterns))
     except (BudgetExceeded, BackendError) as exc:
         stop = StopReason.from_error(exc)
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
@@ -305,7 +320,7 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
         "refused_edits": [r.reason() for r in report.refused_edits],
         "proposal": proposal.id if proposal else None, "adopted": adopted, "adopt_error": adopt_error or None,
         "report": {name: str(folder / name) for name in files},
-        "problems": plan.problems if plan else [],
+        "problems": report.problems,
         "calls_made": record.calls, "cache_hits": record.cache_hits, "tokens": record.tokens,
         "cost_usd": record.cost_usd, "calls_by_role": spent.by_role(),
         "markdown": render_markdown(report),

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.backends.base import Backend
+from skillsleep.core.backends.base import Backend, check_base_url
 from skillsleep.core.backends.registry import check_provider, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection, TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
@@ -20,6 +20,7 @@ from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Rollout
+from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
@@ -29,7 +30,14 @@ from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SKILL_FILE
-from skillsleep.slash_commands.wiring import backend_settings, chat_log_dir, harness_settings, make_backend, state_db
+from skillsleep.slash_commands.wiring import (
+    backend_settings,
+    chat_log_dir,
+    effective_settings,
+    harness_settings,
+    make_backend,
+    state_db,
+)
 
 Progress = Callable[[str], None]
 
@@ -40,17 +48,29 @@ def _read_skill(path: Path) -> Skill:
     return Skill.parse(read_text_file(path, "skill file", instead=instead))
 
 
+def config_retry_advice(role: str) -> str:
+    """How to allow a role more attempts or a longer wait, where the settings are a run config's."""
+    return f"raise [{role}] retry.attempts / retry.timeout_s in the run config (--config)"
+
+
 class Models:
-    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store."""
+    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry is
+    shown through `progress`; `retry_advice(role)` names the settings that allow more of them."""
 
-    def __init__(self, cfg: TrainConfig, ledger: Ledger, store: Store | None, run_id: str) -> None:
+    def __init__(self, cfg: TrainConfig, ledger: Ledger, store: Store | None, run_id: str, *,
+                 progress: Progress | None = None, retry_advice: Callable[[str], str] = config_retry_advice) -> None:
         self.backends: list[Backend] = []
-        self.target = self._llm(cfg.target, ledger, store, run_id, cfg.run.seed)
-        self.optimizer = self._llm(cfg.optimizer, ledger, store, run_id, cfg.run.seed)
-        self.judge = self._llm(cfg.judge_model, ledger, store, run_id, cfg.run.seed)
+        self.progress = progress
+        self.retry_advice = retry_advice
+        self.target = self._llm("target", cfg.target, ledger, store, run_id, cfg.run.seed)
+        self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
+        self.judge = self._llm("judge", cfg.judge_model, ledger, store, run_id, cfg.run.seed)
 
-    def _llm(self, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int) -> LLM:
-        backend = make_backend(section)
+    def _llm(self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str,
+             seed: int) -> LLM:
+        show = self.progress
+        on_retry = (lambda event: show(f"{role} {event.describe()}")) if show else None
+        backend = make_backend(section, retry_advice=self.retry_advice(role), on_retry=on_retry)
         self.backends.append(backend)
         return LLM(
             backend, ledger=ledger, store=store, run_id=run_id,
@@ -68,6 +88,8 @@ async def run_training(
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
     cfg = load_config(config_path, overrides)
+    # what the optimizer writes is redacted with the user's own patterns too ([harvest] redact_patterns)
+    redactor = Redactor(effective_settings().harvest.redact_patterns.value)
     tasks = load_tasks(Path(cfg.data.tasks))
     splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
     seed_skill = _read_skill(Path(cfg.data.skill))
@@ -98,7 +120,7 @@ async def run_training(
         spent_usd=state.spent_usd if state else 0.0,
     )
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()))
+    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), progress=progress)
     try:
         evaluator = Evaluator(
             ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), judge_llm=models.judge,
@@ -107,7 +129,7 @@ async def run_training(
         )
         trainer = Trainer(
             cfg, splits=splits, seed_skill=seed_skill, evaluator=evaluator,
-            optimizer=models.optimizer, run_dir=run_dir, progress=progress,
+            optimizer=models.optimizer, run_dir=run_dir, progress=progress, redactor=redactor,
         )
         if state is not None and not state.done:
             progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
@@ -174,6 +196,7 @@ def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_t
         "tokens": ledger.spent_tokens,
         "cost_usd": round(ledger.spent_usd, 6),
         "calls_by_role": roles,
+        "problems": st.problems(),
         "gate": [
             {"epoch": s.epoch, "step": s.step, **s.gate.model_dump(mode="json", exclude={"deltas"})}
             for s in gated if s.gate
@@ -200,6 +223,8 @@ class EvalOptions(BaseModel):
 
 
 def _eval_config(opts: EvalOptions) -> TrainConfig:
+    if opts.base_url and (problem := check_base_url(opts.base_url)):
+        raise ConfigError(f"--base-url {opts.base_url!r}: {problem}")
     overrides: list[str] = [f"data.tasks={str(opts.tasks.resolve())!r}", f"data.skill={str(opts.skill.resolve())!r}"]
     if opts.target:
         overrides.append(f"target.backend={opts.target!r}")
@@ -261,7 +286,7 @@ async def run_eval(
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id="")
+    models = Models(cfg, ledger, store, run_id="", progress=progress)
     gate = cfg.gate
     try:
         harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)

@@ -22,7 +22,7 @@ import annotated_types
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skillsleep.core.backends.base import Backend, BackendSettings, RetryPolicy
+from skillsleep.core.backends.base import Backend, BackendSettings, BaseBackend, RetryListener, RetryPolicy
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
@@ -111,10 +111,15 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
     )
 
 
-def make_backend(section: ModelSection) -> Backend:
-    """A backend for a `[target]` / `[optimizer]` / `[judge]` section."""
+def make_backend(section: ModelSection, *, retry_advice: str = "", on_retry: RetryListener | None = None) -> Backend:
+    """A backend for a `[target]` / `[optimizer]` / `[judge]` section; `retry_advice` ends the error
+    after the last retry, `on_retry` hears of each retry."""
     provider, model = parse_spec(section.backend)
-    return create_backend(section.backend, backend_settings(provider, model, section))
+    settings = backend_settings(provider, model, section).model_copy(update={"retry_advice": retry_advice})
+    backend = create_backend(section.backend, settings)
+    if isinstance(backend, BaseBackend):  # a third-party backend that retries by itself is not heard
+        backend.on_retry = on_retry
+    return backend
 
 
 # --- the user's config file and the settings layered over it ------------------------------------
@@ -253,7 +258,8 @@ def _expected(key: str) -> str:
     field = SleepSection.model_fields[key]
     kind = field.annotation
     low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
-    bound = f" ≥ {low:g}" if low is not None else ""
+    above = next((m.gt for m in field.metadata if isinstance(m, annotated_types.Gt)), None)
+    bound = f" ≥ {low:g}" if low is not None else f" > {above:g}" if above is not None else ""
     if kind is bool:
         return "true or false (also 1/0, yes/no, on/off)"
     if kind is int:
@@ -342,7 +348,7 @@ def _sleep_problem(err: Any, sources: Mapping[str, Origin], where: ConfigFile) -
     """One pydantic error of the layered `[sleep]` values, named by the level that gave the value."""
     key = str(err["loc"][0]) if err["loc"] else ""
     got = err.get("input")
-    what = str(err["msg"]) if err["type"] == "since_syntax" else f"expected {_expected(key)}"
+    what = str(err["msg"]) if err["type"] in ("since_syntax", "base_url_syntax") else f"expected {_expected(key)}"
     source = sources.get(key, "default")
     if source == "flag":
         return f"{SLEEP_FLAGS[key]} {got!r}: {what}"

@@ -320,3 +320,91 @@ def test_a_run_folder_that_cannot_be_created_is_a_usage_error(project: Path, ove
 def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None:
     code, _, err = invoke("train", "--config", str(project / "run.toml"), "target.thinking=true")
     assert code == 2 and "thinking = true has no effect on the scripted backend" in err and "deepseek" in err
+
+
+def test_eval_with_a_malformed_base_url_is_a_usage_error_naming_the_flag(
+        project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
+                            "--target", "openai:m", "--base-url", fault_server.url.removeprefix("http://") + "/v1")
+    assert code == 2, err
+    assert out == "" and "--base-url" in err and "no scheme" in err
+    assert fault_server.posts() == []
+
+
+def test_a_malformed_base_url_in_a_run_config_names_the_file_and_key(project: Path) -> None:
+    config = project / "run.toml"
+    text = config.read_text().replace("[optimizer]\n", '[optimizer]\nbase_url = "http://127.0.0.1:8080 /v1"\n')
+    config.write_text(text)
+    code, _, err = invoke("train", "--config", str(config))
+    assert code == 2, err
+    assert "run.toml" in err and "[optimizer] base_url" in err and "space" in err
+    assert not (project / "runs").exists()
+
+
+def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_settings(
+        project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    from servers import Action
+
+    fault_server.default = Action(kind="hang")
+    code, _, err = invoke(
+        "train", "--config", str(project / "run.toml"), "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1", "target.retry.attempts=2", "target.retry.timeout_s=1",
+        "target.retry.base_delay_s=0")
+    assert code == 1
+    assert f"· target openai:m attempt 1 of 2 failed: no answer from {fault_server.url}/v1/chat/completions" in err
+    assert "failed 2 times" in err and "[target] retry.attempts / retry.timeout_s" in err
+    assert "--retries" not in err
+    code, _, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
+                          "--config", str(project / "run.toml"), "--target", "openai:m",
+                          "--base-url", f"{fault_server.url}/v1")
+    assert code == 1
+    assert "[target] retry.attempts / retry.timeout_s" in err and "--config" in err
+
+
+def test_train_refuses_credentials_the_optimizer_writes_and_keeps_them_out_of_every_file(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleep_kit import Recorder
+
+    akia, ghp = "AK" + "IA" + "Z" * 16, "gh" + "p_" + "Zq3" * 12  # fake keys, built so no literal is in this file
+    rules = [{"match": '"findings"', "reply": json.dumps({"findings": [
+        {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE},
+        {"kind": "skill_defect", "diagnosis": "deploys fail", "op": "add", "target": "",
+         "content": f"Deploy with {akia}."},
+        {"kind": "execution_lapse", "diagnosis": f"pushed with {ghp}", "op": "add", "target": "",
+         "content": f"Push with {ghp}"}]})},
+        *[r for r in OPTIMIZER if r["match"] not in ('"findings"', '"guidance"')],
+        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last.", f"Use {akia}."]})}]
+    (project / "opt.json").write_text(json.dumps(rules))
+    rec = Recorder(monkeypatch)
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
+    assert code == 0, err
+    run_dir = project / "runs" / "cli"
+    best = (run_dir / "best_skill.md").read_text()
+    assert RULE in best and akia not in best and ghp not in best
+    step = json.loads(next(run_dir.glob("steps/e0s0/step.json")).read_text())
+    assert {r["rule"] for r in step["refused"]} == {"credential"} and len(step["refused"]) == 2
+    assert {r["matched"] for r in step["refused"]} == {"[REDACTED:aws_access_key]", "[REDACTED:github_token]"}
+    epoch = json.loads((run_dir / "epochs" / "e0.json").read_text())
+    assert [r["rule"] for r in epoch["slow_update"]["refused"]] == ["credential"]
+    files = [p for p in run_dir.rglob("*") if p.is_file()]
+    assert any(p.parent.name == "candidates" for p in files)
+    assert [str(p) for p in files if akia in p.read_text() or ghp in p.read_text()] == []
+    assert akia not in out + err and ghp not in out + err
+    assert [t for t in rec.texts("reflect", "merge", "rank", "meta") if akia in t or ghp in t] == []
+
+
+def test_train_names_every_reply_it_could_not_use_with_its_role_and_step(project: Path) -> None:
+    garbage = "Sure! Here is what I would change: <html>{"
+    (project / "opt.json").write_text(json.dumps(
+        [r if r["match"] != '"findings"' else {"match": r["match"], "reply": garbage} for r in OPTIMIZER]))
+    code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    step = json.loads((project / "runs" / "cli" / "steps" / "e0s0" / "step.json").read_text())
+    assert [f for f in step["failures"] if f.startswith("reflect minibatch 1/1: malformed reply, nothing used: "
+                                                         "the reply is not valid JSON")]
+    expected = "epoch 1 step 1: reflect minibatch 1/1: malformed reply, nothing used: the reply is not valid JSON"
+    assert any(p.startswith(expected) for p in summary["problems"]), summary["problems"]
+    assert f"· epoch 1/2 step 1/1: reflect minibatch 1/1: malformed reply" in err
+    code, text, _ = invoke("train", "--config", str(project / "run.toml"))
+    assert code == 0 and expected in text

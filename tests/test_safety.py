@@ -55,3 +55,30 @@ def test_screen_all_splits() -> None:
     safe, refused = screen_all([Edit(op="add", content=SAFE[0]), Edit(op="add", content=UNSAFE[0][0])])
     assert [e.content for e in safe] == [SAFE[0]]
     assert [r.edit.content for r in refused] == [UNSAFE[0][0]]
+
+
+AKIA = "AK" + "IA" + "Z" * 16  # fake, built so no literal key is in this file
+
+
+def test_screen_all_refuses_a_credential_and_keeps_only_its_redacted_form() -> None:
+    safe, refused = screen_all([
+        Edit(op="add", content=f"Deploy with {AKIA}.", rationale=f"it failed with {AKIA}"),
+        Edit(op="add", content="Deploy with [REDACTED:aws_access_key].", rationale="copied from a transcript"),
+        Edit(op="add", content=SAFE[0], rationale=f"the user pasted {AKIA}"),
+    ])
+    assert [r.rule for r in refused] == ["credential", "credential"]
+    assert refused[0].edit.content == "Deploy with [REDACTED:aws_access_key]."
+    assert refused[0].matched == "[REDACTED:aws_access_key]" and AKIA not in refused[0].model_dump_json()
+    assert "refused before the gate (credential)" in refused[0].reason()
+    assert [e.content for e in safe] == [SAFE[0]] and safe[0].rationale == "the user pasted [REDACTED:aws_access_key]"
+
+
+def test_screen_all_applies_the_users_own_patterns_and_lets_a_delete_of_a_secret_line_through() -> None:
+    from skillsleep.core.redact import Redactor
+
+    line = "- Tag releases acme-12345678"
+    edits = [Edit(op="add", content=line), Edit(op="delete", target=line)]
+    assert screen_all(edits)[1] == []  # the built-in rules do not know this shape
+    safe, refused = screen_all(edits, Redactor(["acme-[0-9]{8}"]))
+    assert [r.matched for r in refused] == ["[REDACTED:custom]"]
+    assert safe == [Edit(op="delete", target=line)]  # the target names the skill's line as it is

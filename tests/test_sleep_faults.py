@@ -9,6 +9,7 @@ request with a JSON schema gets the optimizer rule matching it, one without gets
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import os
@@ -110,6 +111,15 @@ def run_json(*args: str) -> tuple[int, dict[str, Any] | None, str]:
     return code, (json.loads(out) if out.strip() else None), err
 
 
+def openai_night(monkeypatch: pytest.MonkeyPatch, root: Path) -> tuple[Path, Path]:
+    """A night on the openai backend: its data dir (returned with the live skill), chat logs in which
+    the kit's tasks recur, and a key for the backend."""
+    data = night_env(monkeypatch, root)
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    write_chat_logs(root / "chats")
+    return data, live_skill(root)
+
+
 def openai_args(base_url: str, *extra: str) -> list[str]:
     return ["run", "--backend", "openai", "--optimizer-model", "m", "--target-model", "m", "--base-url", base_url,
             "--since", "3650d", *extra]
@@ -117,8 +127,8 @@ def openai_args(base_url: str, *extra: str) -> list[str]:
 
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No wait between retries (the sleep settings have no retry knob; the default backoff of
-    1 + 2 + 4 s per failing call would only make these tests slow, not different)."""
+    """No wait between retries (the default backoff of 1 + 2 + 4 s per failing call would only
+    make these tests slow, not different)."""
     monkeypatch.setattr(BaseBackend, "_delay", lambda self, attempt, last: 0.0)
 
 
@@ -312,10 +322,7 @@ def _assert_stopped_by_backend(data: Path, skill: Path, code: int, summary: dict
 
 def test_dead_model_server_stops_the_night_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    no_backoff: None) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     start = time.monotonic()
     code, summary, err = run_json(*openai_args(url, "--skill", str(skill)))
@@ -326,10 +333,7 @@ def test_dead_model_server_stops_the_night_cleanly(tmp_path: Path, monkeypatch: 
 
 def test_server_errors_until_retries_run_out_stop_the_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             fault_server: FaultServer, no_backoff: None) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     fault_server.default = Action(kind="status", status=500)
     url = f"{fault_server.url}/v1"
     code, summary, err = run_json(*openai_args(url, "--skill", str(skill)))
@@ -338,12 +342,53 @@ def test_server_errors_until_retries_run_out_stop_the_night(tmp_path: Path, monk
     assert len(fault_server.posts()) >= 4
 
 
+# the SDK's own timeout (0.9 × the call timeout) or, when the first call also imports the SDK, the call timeout
+RETRY_LINE = re.compile(r"^· optimizer openai:m attempt 1 of 2 failed: no answer from (\S+) within (?:0\.9|1) s; "
+                        r"retrying in \d+(?:\.\d+)? s$", re.M)
+
+
+def test_a_stalled_server_fails_after_the_retries_and_call_timeout_of_run_showing_each_retry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer) -> None:
+    data, skill = openai_night(monkeypatch, tmp_path)
+    fault_server.default = Action(kind="hang")  # accepts the request, never answers
+    url = f"{fault_server.url}/v1"
+    code, summary, err = run_json(*openai_args(url, "--skill", str(skill), "--retries", "1", "--call-timeout", "1"))
+    _assert_stopped_by_backend(data, skill, code, summary, err, url)
+    assert summary is not None
+    retries = RETRY_LINE.findall(err)
+    assert retries and all(u in (url, f"{url}/chat/completions") for u in retries), err
+    assert "attempt 2 of 2 failed" not in err  # the last failure is the error, not a retry
+    message = summary["stop"]["message"]
+    assert message.startswith("openai:m failed 2 times; last error: no answer from "), message
+    assert "--retries" in message and "--call-timeout" in message and "[sleep] retries" in message
+    assert "retry.attempts" not in message  # a setting `run` does not have
+    # every call: 1 try + 1 retry, no more (a retry sent on the hung keep-alive connection is never read)
+    assert len(retries) <= len(fault_server.posts()) <= 2 * len(retries)
+
+
+def test_a_night_stopped_by_a_stalled_server_resumes_with_other_retry_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    data, skill = openai_night(monkeypatch, tmp_path)
+    stall = {"on": True}
+
+    def hang_reflect(_title: str, body: dict[str, Any]) -> Action | None:
+        return Action(kind="hang") if stall["on"] and "findings" in json.dumps(body.get("response_format")) else None
+
+    answer_like_scripts(fault_server, monkeypatch, hang_reflect)
+    args = openai_args(f"{fault_server.url}/v1", "--skill", str(skill))
+    code, summary, err = run_json(*args, "--retries", "0", "--call-timeout", "1")
+    assert code == 1 and summary is not None and summary["stop"]["kind"] == "backend", err
+    assert (data / "nights" / "0001" / "state.json").is_file()  # stopped mid-training
+    stall["on"] = False
+    code, summary, err = run_json(*args, "--retries", "2", "--call-timeout", "30")
+    assert code == 0, err
+    assert summary is not None and (summary["resumed"], summary["night"]) == (True, 1)
+    assert summary["outcome"] == "accepted"
+
+
 def test_garbage_relevance_and_dream_replies_are_named_and_the_night_goes_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     garbled: Counter[str] = Counter()
 
     def garbage(title: str, _body: dict[str, Any]) -> Action | None:
@@ -366,6 +411,58 @@ def test_garbage_relevance_and_dream_replies_are_named_and_the_night_goes_on(
     report = read_json((data / "nights" / "0001" / "report.json").read_text())
     assert report.problems == problems  # the report the user reads says so too
     assert "Problems (the night went on without these)" in (data / "nights" / "0001" / "report.md").read_text()
+
+
+GARBAGE = "Sure! Here is what I would change: <html>{"
+
+
+def with_replies(**replies: str) -> list[dict[str, str]]:
+    """The kit's optimizer rules with some replies replaced by raw text (by the rule's match)."""
+    rules = optimizer_rules(findings=[
+        {"kind": "skill_defect", "diagnosis": f"d{n}", "op": "add", "target": "", "content": text}
+        for n, text in enumerate([RULE, "Keep entries short.", "Name the ticket.", "Say what changed.",
+                                  "Link the pull request.", "Write in the past tense."], 1)])
+    return [{"match": r["match"], "reply": replies.get(r["match"].strip('"'), r["reply"])} for r in rules]
+
+
+def assert_in_every_report(folder: Path, summary: dict[str, Any], *needles: str) -> None:
+    """Each needle is in one problem of the summary, report.json, report.md and report.html."""
+    report = read_json((folder / "report.json").read_text())
+    md, page = (folder / "report.md").read_text(), (folder / "report.html").read_text()
+    for needle in needles:
+        assert any(needle in p for p in summary["problems"]), (needle, summary["problems"])
+        assert any(needle in p for p in report.problems), (needle, report.problems)
+        assert needle in md and html.escape(needle) in page, needle
+
+
+def test_unreadable_reflect_and_meta_replies_are_in_the_report_with_role_step_and_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = night_env(monkeypatch, tmp_path)
+    write_scripts(tmp_path)
+    (tmp_path / "opt.json").write_text(json.dumps(with_replies(findings=GARBAGE, notes=GARBAGE)))
+    write_chat_logs(tmp_path / "chats")
+    summary = run_night(tmp_path, "--skill", str(live_skill(tmp_path)), "--steps", "1")
+    assert summary["outcome"] == "no-candidate"
+    assert "reflect replies could not be read" in summary["reason"], summary["reason"]
+    assert "already does well" not in summary["reason"]  # not "nothing to fix"
+    assert_in_every_report(data / "nights" / "0001", summary,
+                           "step 1: reflect minibatch 1/", "malformed reply, nothing used: the reply is not valid JSON",
+                           "end of the night: meta skill: malformed reply, old notes kept: the reply is not valid JSON")
+
+
+def test_unreadable_merge_rank_and_slow_update_replies_are_in_the_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = night_env(monkeypatch, tmp_path)
+    write_scripts(tmp_path)
+    (tmp_path / "opt.json").write_text(json.dumps(with_replies(groups=GARBAGE, order=GARBAGE, guidance=GARBAGE)))
+    write_chat_logs(tmp_path / "chats")
+    summary = run_night(tmp_path, "--skill", str(live_skill(tmp_path)), "--steps", "1")
+    assert summary["outcome"] == "accepted", summary["reason"]  # the night went on without them
+    not_json = "the reply is not valid JSON"
+    assert_in_every_report(data / "nights" / "0001", summary,
+                           f"step 1: merge level 1 chunk 1/1: malformed reply, edits kept unmerged: {not_json}",
+                           f"step 1: rank: malformed reply, ranked by support: {not_json}",
+                           f"end of the night: slow update: malformed reply, old guidance kept: {not_json}")
 
 
 # --- 4. planted secrets never reach a model, the plan, the report or the staged files -----------
@@ -438,6 +535,76 @@ def test_planted_secrets_reach_no_model_request_plan_report_or_staged_file(
             assert [kind for kind, frags in secrets.items() for f in frags if f in text] == [], path
     plan = (folder / "plan.json").read_text()
     assert all(f"[REDACTED:{kind}]" in plan for kind in secrets)
+
+
+AKIA = "AK" + "IA" + "Z" * 16  # the issue's: "Deploy with AKIAZZZZZZZZZZZZZZZZ."
+CUSTOM = "acme-" + "12345678"  # matched only by the user's own [harvest] redact_patterns
+
+
+def optimizer_secrets() -> dict[str, str]:
+    """kind → a credential the optimizer writes (fake; built so this file holds no literal key)."""
+    P = _planted()
+    return {"aws_access_key": AKIA, "github_token": P.GHP, "url_password": P.URL_PASSWORD, "custom": CUSTOM,
+            "openai_key": P.OPENAI_PROJ, "stripe_key": P.STRIPE}
+
+
+def leaked(text: str, secrets: dict[str, str]) -> list[str]:
+    return [kind for kind, secret in secrets.items() if secret in text]
+
+
+def test_credentials_the_optimizer_writes_are_refused_redacted_and_reach_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secrets = optimizer_secrets()
+    data = night_env(monkeypatch, tmp_path)
+    data.mkdir(parents=True)
+    (data / "config.toml").write_text("[harvest]\nredact_patterns = ['acme-[0-9]{8}']\n")
+    findings = [
+        # a useful edit whose reasoning quotes a key: applied, with the reasoning redacted
+        {"kind": "skill_defect", "diagnosis": f"the client was built with {secrets['openai_key']}", "op": "add",
+         "target": "", "content": RULE},
+        {"kind": "skill_defect", "diagnosis": "deploys fail", "op": "add", "target": "",
+         "content": f"Deploy with {secrets['aws_access_key']}."},
+        {"kind": "skill_defect", "diagnosis": "pushes fail", "op": "add", "target": "",
+         "content": f"Push with the token {secrets['github_token']}"},
+        {"kind": "execution_lapse", "diagnosis": "db", "op": "add", "target": "",
+         "content": f"Connect to postgres://app:{secrets['url_password']}@db.internal:5432/prod"},
+        {"kind": "skill_defect", "diagnosis": "tags", "op": "replace", "target": "- Keep entries short.",
+         "content": f"- Keep entries short; tag them {secrets['custom']}."},
+    ]
+    rules = optimizer_rules(findings=findings)
+    rules = [r if r["match"] != '"guidance"' else {"match": r["match"], "reply": json.dumps(
+        {"guidance": ["Keep the ANSWER line last.", f"Bill with {secrets['stripe_key']}."]})} for r in rules]
+    rules = [r if r["match"] != '"notes"' else {"match": r["match"], "reply": json.dumps(
+        {"notes": ["Answer-format rules pay off.", f"The deploy key is {secrets['aws_access_key']}."]})} for r in rules]
+    (tmp_path / "opt.json").write_text(json.dumps(rules))
+    (tmp_path / "target.json").write_text(json.dumps(TARGET_RULES))
+    write_chat_logs(tmp_path / "chats")
+    skill = live_skill(tmp_path)
+    rec = Recorder(monkeypatch)
+    summary = run_night(tmp_path, "--skill", str(skill))
+    assert summary["outcome"] == "accepted", summary["reason"]
+    staged = (data / "staging" / summary["proposal"] / "SKILL.md").read_text()
+    assert leaked(staged, secrets) == []
+    assert RULE in staged and "Keep the ANSWER line last." in staged  # the clean edit and guidance line went on
+    refused = summary["refused_edits"]
+    assert len([r for r in refused if "(credential)" in r]) >= 5, refused  # 4 edits + the guidance line
+    for kind in ("aws_access_key", "github_token", "url_password", "custom", "stripe_key"):
+        assert any(f"[REDACTED:{kind}]" in r for r in refused), (kind, refused)
+    report = json.loads((data / "nights" / "0001" / "report.json").read_text())
+    assert {r["rule"] for r in report["refused_edits"]} == {"credential"}
+    assert [e["content"] for e in report["accepted_edits"]] == [RULE]
+    assert "[REDACTED:openai_key]" in report["accepted_edits"][0]["rationale"]
+    # a second night: the optimizer's notes of night 1 reach its reflection
+    summary2 = run_night(tmp_path, "--skill", str(skill))
+    assert summary2["night"] == 2
+    reflect = rec.texts("reflect")
+    assert any("refused by the safety screen" in t and "[REDACTED:aws_access_key]" in t for t in reflect)
+    assert any("Answer-format rules pay off." in t for t in reflect)  # the notes did reach it, redacted
+    assert [(role, leaked(t, secrets)) for (role, _), t in zip(rec.seen, rec.texts()) if leaked(t, secrets)] == []
+    files = [p for p in data.rglob("*") if p.is_file() and not p.name.startswith("state.db")]
+    assert any(p.parent.name == "candidates" for p in files) and any(p.name == "best_skill.md" for p in files)
+    assert [(str(p), leaked(p.read_bytes().decode(errors="replace"), secrets)) for p in files
+            if leaked(p.read_bytes().decode(errors="replace"), secrets)] == []
 
 
 # --- 5. prompt injection in a transcript ---------------------------------------------------------
@@ -518,10 +685,7 @@ def test_injected_instruction_is_fenced_refused_and_never_staged(
 @pytest.mark.slow
 def test_kill_9_mid_night_leaves_everything_intact_and_the_next_run_finishes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer) -> None:
-    data = night_env(monkeypatch, tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-    write_chat_logs(tmp_path / "chats")
-    skill = live_skill(tmp_path)
+    data, skill = openai_night(monkeypatch, tmp_path)
     earlier_id, earlier_files = stage_earlier(data, skill)
     answer_like_scripts(fault_server, monkeypatch, delay_s=0.3)  # every answer takes 0.3 s: a slow night
     args = openai_args(f"{fault_server.url}/v1", "--skill", str(skill))

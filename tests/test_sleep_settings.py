@@ -17,7 +17,8 @@ from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.wiring import SLEEP_ENVS, SLEEP_FLAGS, sleep_settings
 
 DEFAULTS = {
-    "harness": "chat", "skill": "", "backend": "local", "base_url": "", "optimizer_model": "",
+    "harness": "chat", "skill": "", "backend": "local", "base_url": "", "retries": 3, "call_timeout": 120.0,
+    "optimizer_model": "",
     "target_model": "", "gate": "on", "gate_metric": "mixed", "rollouts_k": 1, "preferences": "",
     "budget_tokens": 0, "budget_usd": 0.0, "max_tasks": 20, "since": "30d", "auto_adopt": False,
     "steps": 2, "dreams": 1, "min_recurrence": 2,
@@ -252,3 +253,55 @@ def test_origin_label_names_each_level_of_a_sleep_setting(home: Path) -> None:
 
 def test_the_autouse_fixture_clears_every_sleep_variable() -> None:
     assert not [name for name in SLEEP_ENVS.values() if name in os.environ]
+
+
+# --- base_url: a malformed URL is refused before any work ----------------------------------------
+
+BAD_URLS = [
+    ("127.0.0.1:8080", "no scheme"),
+    ("localhost:11434/v1", "no scheme"),
+    ("ftp://models.example/v1", "'ftp'"),
+    ("http:///v1", "no host"),
+    ("http://local host:8080/v1", "space"),
+    ("http://127.0.0.1:99999/v1", "port"),
+    ("http://127.0.0.1:port/v1", "port"),
+]
+
+
+@pytest.mark.parametrize(("url", "why"), BAD_URLS)
+def test_a_malformed_base_url_names_where_it_was_set(home: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     url: str, why: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        sleep_settings({"base_url": url})
+    assert str(err.value).startswith(f"--base-url {url!r}: ") and why in str(err.value), str(err.value)
+    assert "http://127.0.0.1:8080/v1" in str(err.value)  # what a good one looks like
+    monkeypatch.setenv("SKILLSLEEP_BASE_URL", url)
+    with pytest.raises(ConfigError, match=r"^SKILLSLEEP_BASE_URL=") as err:
+        sleep_settings()
+    assert why in str(err.value)
+    monkeypatch.delenv("SKILLSLEEP_BASE_URL")
+    path = write_config(home, f"[sleep]\nbase_url = {json.dumps(url)}\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: [sleep] base_url: ")) as err:
+        sleep_settings()
+    assert why in str(err.value)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/v1", "https://api.deepseek.com", "http://[::1]:11434",
+                                 "http://localhost:11434/", "https://user@models.example:8443/v1"])
+def test_a_well_formed_base_url_is_kept(home: Path, url: str) -> None:
+    assert sleep_settings({"base_url": url}).values.base_url == url
+
+
+def test_retries_and_call_timeout_layer_like_every_sleep_setting(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (SLEEP_FLAGS["retries"], SLEEP_FLAGS["call_timeout"]) == ("--retries", "--call-timeout")
+    assert (SLEEP_ENVS["retries"], SLEEP_ENVS["call_timeout"]) == ("SKILLSLEEP_RETRIES", "SKILLSLEEP_CALL_TIMEOUT")
+    write_config(home, "[sleep]\nretries = 5\ncall_timeout = 30\n")
+    monkeypatch.setenv("SKILLSLEEP_CALL_TIMEOUT", "12.5")
+    s = sleep_settings({"retries": 0})
+    assert (s.values.retries, s.settings["retries"].source) == (0, "flag")
+    assert (s.values.call_timeout, s.settings["call_timeout"].source) == (12.5, "env")
+    assert s.settings["call_timeout"].layers == {"env": 12.5, "file": 30}
+    for flags, message in (({"retries": -1}, "--retries -1: expected a whole number ≥ 0"),
+                           ({"call_timeout": 0}, "--call-timeout 0: expected a number > 0")):
+        with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+            sleep_settings(flags)

@@ -526,3 +526,22 @@ def test_rollouts_k_from_the_config_file_and_a_flag_beats_env_and_file(root: Pat
     run_night(root, "--rollouts-k", "1")
     samples = target_samples(rec)
     assert samples and all(v == {0} for v in samples.values())
+
+
+@pytest.mark.parametrize("harness", ["chat", "codex"])
+def test_a_typo_in_any_harness_table_stops_run_before_any_work(root: Path, harness: str) -> None:
+    data = root / "data"
+    data.mkdir()
+    config = data / "config.toml"
+    config.write_text('[harness.codex]\nsandbx = "read-only"\n')
+    code, out, err = invoke(*run_args(root, "--harness", harness))
+    assert code == 2, err
+    assert out == "" and str(config) in err and "[harness.codex]" in err and "unknown key 'sandbx'" in err
+    assert sorted(p.name for p in data.iterdir()) == ["config.toml"]  # no harvest, no lock, no night
+
+
+def test_a_malformed_base_url_stops_run_before_any_work(root: Path) -> None:
+    code, out, err = invoke(*run_args(root, "--base-url", "127.0.0.1:8080"))
+    assert code == 2, err
+    assert out == "" and "--base-url '127.0.0.1:8080'" in err and "http://127.0.0.1:8080/v1" in err
+    assert not (root / "data").exists()  # no harvest, no lock, no night, no retries

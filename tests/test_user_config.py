@@ -256,3 +256,22 @@ def test_config_command_shows_each_setting_with_its_source(home: Path, monkeypat
 def test_toml_nested_too_deeply_is_a_clean_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"x\.toml: invalid TOML: nested too deeply"):
         parse_user_config("a = " + "[" * 50_000, tmp_path / "x.toml")
+
+
+# --- [harness.<name>] tables ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("table", "expected"), [
+    ('[harness.codex]\nsandbx = "read-only"\n', ["[harness.codex]", "unknown key 'sandbx'", "did you mean 'sandbox'"]),
+    ('[harness.codex]\nconcurrency = "two"\n', ["[harness.codex]", "concurrency"]),
+    ('[harness.cursor]\ncommand = "cursor"\n', ["[harness.cursor] is not a harness with settings", "codex"]),
+    ('[harness.openclaw]\nbase_url = "127.0.0.1:8080/v1"\n', ["[harness.openclaw]", "base_url", "no scheme"]),
+])
+def test_config_checks_every_harness_table_and_names_the_problem(home: Path, table: str, expected: list[str]) -> None:
+    path = write_config(home, table)
+    for args in (["config"], ["config", "--json"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stdout == ""
+        assert str(path) in result.stderr and "Traceback" not in result.stderr
+        assert all(e in result.stderr for e in expected), result.stderr

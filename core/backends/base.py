@@ -5,7 +5,8 @@ HTTP/SDK call and raises `TransientError` for a retryable failure (429, 5xx, tim
 connection), `BackendUnavailable` / `BackendError` for a permanent one. `complete()` adds the
 semaphore, the retry loop with exponential backoff and jitter, and latency measurement.
 Backends read no environment variables: the command line resolves keys and URLs into
-`BackendSettings` and hands them over.
+`BackendSettings` and hands them over. `on_retry`, when set, is called with a `RetryEvent` before
+each retry (the command line shows it as a progress line; the engine never prints).
 """
 
 from __future__ import annotations
@@ -13,12 +14,49 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import ClassVar, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Annotated, ClassVar, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from skillsleep.core.errors import RetriesExhausted, TransientError
 from skillsleep.core.records import Completion, CompletionRequest
+
+
+def check_base_url(text: str) -> str | None:
+    """Why `text` is not a model server's base URL (http or https, a host, a port from 1 to 65535,
+    no spaces), or None; "" (not set) is fine. Checked where a user sets one, before any work."""
+    problem = _url_problem(text) if text else ""
+    return f"not a model server URL: {problem}; write it like http://127.0.0.1:8080/v1" if problem else None
+
+
+def _url_problem(text: str) -> str:
+    if any(c.isspace() for c in text):
+        return "it contains a space"
+    if "://" not in text:
+        return "it has no scheme (http:// or https://)"
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https"):
+        return f"the scheme {parts.scheme!r} is not http or https"
+    if not parts.hostname:
+        return "it has no host"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    return "its port is not a number from 1 to 65535" if port == 0 else ""
+
+
+def _base_url(text: str) -> str:
+    problem = check_base_url(text)
+    if problem:  # not a ValueError: pydantic would prefix "Value error, "
+        raise PydanticCustomError("base_url_syntax", problem)
+    return text
+
+
+BaseUrl = Annotated[str, AfterValidator(_base_url)]  # a settings field holding a model server's URL ("" = unset)
 
 
 class RetryPolicy(BaseModel):
@@ -44,6 +82,28 @@ class BackendSettings(BaseModel):
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     thinking: bool = False
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    # how to allow more attempts or a longer wait, in the words of the command that was run
+    # ("raise [target] retry.attempts …", "--retries / --call-timeout …"); ends the retries' error
+    retry_advice: str = ""
+
+
+class RetryEvent(BaseModel):
+    """An attempt that failed and will be retried."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str  # provider:model
+    attempt: int  # the attempt that failed, from 1
+    attempts: int  # how many there are in all
+    error: str
+    delay_s: float  # the wait before the next attempt
+
+    def describe(self) -> str:
+        return (f"{self.backend} attempt {self.attempt} of {self.attempts} failed: {self.error}; "
+                f"retrying in {round(self.delay_s, 1):g} s")
+
+
+RetryListener = Callable[[RetryEvent], None]
 
 
 class ProviderInfo(BaseModel):
@@ -96,6 +156,7 @@ class BaseBackend:
         self.concurrency = settings.concurrency
         self._sem: asyncio.Semaphore | None = None
         self._sleep = asyncio.sleep  # replaced in tests to make backoff instant
+        self.on_retry: RetryListener | None = None
 
     async def _send(self, request: CompletionRequest) -> Completion:
         raise NotImplementedError
@@ -108,24 +169,29 @@ class BaseBackend:
         policy = self.settings.retry
         limit = timeout_s or policy.timeout_s
         last: TransientError | None = None
-        for attempt in range(policy.attempts):
-            if attempt:
-                await self._sleep(self._delay(attempt, last))
+        for attempt in range(1, policy.attempts + 1):
             async with self._sem:
                 start = time.perf_counter()
                 try:
                     completion = await asyncio.wait_for(self._send(request), limit)
                 except TransientError as exc:
                     last = exc
-                    continue
                 except asyncio.TimeoutError:
-                    last = TransientError(f"no answer within {limit:.0f} s")
-                    continue
-            completion.latency_s = time.perf_counter() - start
-            return completion
+                    where = f" from {self.endpoint}" if self.endpoint else ""
+                    last = TransientError(f"no answer{where} within {limit:g} s")
+                else:
+                    completion.latency_s = time.perf_counter() - start
+                    return completion
+            if attempt < policy.attempts:
+                delay = self._delay(attempt, last)
+                if self.on_retry is not None:
+                    self.on_retry(RetryEvent(backend=f"{self.name}:{self.model}", attempt=attempt,
+                                             attempts=policy.attempts, error=str(last), delay_s=delay))
+                await self._sleep(delay)
+        advice = f", or {self.settings.retry_advice}" if self.settings.retry_advice else ""
         raise RetriesExhausted(
             f"{self.name}:{self.model} failed {policy.attempts} times; last error: {last}. "
-            "Check the server or the provider's status, or raise retry.attempts / retry.timeout_s."
+            f"Check the server or the provider's status{advice}."
         )
 
     def _delay(self, attempt: int, last: TransientError | None) -> float:
