@@ -337,7 +337,7 @@ def test_a_hostile_line_is_a_problem_of_its_line(tmp_path: Path, line: str, word
     with pytest.raises(ConfigError) as info:
         load_tasks(path)
     msg = str(info.value)
-    assert f"tasks.jsonl:2: " in msg and words in msg and len(msg) < 2000, msg[:500]
+    assert "tasks.jsonl:2: " in msg and words in msg and len(msg) < 2000, msg[:500]
 
 
 def test_a_json_array_spread_over_lines_says_a_task_file_is_jsonl(tmp_path: Path) -> None:
