@@ -112,6 +112,9 @@ class _Builder:
 
     def add(self, entry: dict[str, Any], start: int, end: int) -> None:
         kind = entry.get("type")
+        if not isinstance(kind, str):
+            self.skipped["no_type"] += 1
+            return
         if kind == "session":
             if self.split_on_header:
                 self.current, self.model = None, None
@@ -129,7 +132,7 @@ class _Builder:
         elif kind in _QUIET_TYPES:
             self._session(start)
         else:
-            self.skipped["unknown_type" if isinstance(kind, str) else "no_type"] += 1
+            self.skipped["unknown_type"] += 1
             return
         session = self._session(start)
         session.byte_end = end
@@ -152,7 +155,7 @@ class _Builder:
     def message(self, session: Session, entry: dict[str, Any]) -> None:
         msg = entry["message"]
         ts = _ts(entry.get("timestamp")) or _ts(msg.get("timestamp"))
-        role = msg.get("role")
+        role = _str(msg.get("role"))
         if role == "user":
             self._user(session, msg, ts)
         elif role == "assistant":
@@ -198,8 +201,9 @@ class _Builder:
                                           call_id=_str(part.get("id")),
                                           arguments=_arguments(part.get("arguments")), ts=ts, model=model))
         self._flush(session, texts, ts, model)
-        if msg.get("stopReason") in _ERROR_STOPS:
-            text = _str(msg.get("errorMessage")) or str(msg["stopReason"])
+        stop = _str(msg.get("stopReason"))
+        if stop in _ERROR_STOPS:
+            text = _str(msg.get("errorMessage")) or stop
             session.turns.append(Turn(kind="error", text=text, is_error=True, ts=ts, model=model))
         session.usage = session.usage + _usage(msg.get("usage"))
 

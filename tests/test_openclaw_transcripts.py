@@ -135,6 +135,17 @@ def test_unknown_types_and_roles_are_counted_not_raised() -> None:
     assert dict(_parse(_jsonl(lines)).skipped) == {"no_type": 1, "unknown_role": 1}
 
 
+def test_a_type_role_or_stop_reason_that_is_no_text_is_counted_not_raised() -> None:
+    """Found by tests/test_fuzz_readers.py: `{"type": []}` raised TypeError (unhashable)."""
+    lines = [_header(), {"type": [], "id": "e1"}, {"type": {"a": 1}},
+             _entry("message", message={"role": ["user"], "content": "x"}),
+             _entry("message", message={"role": "assistant", "content": "ok", "stopReason": {"e": 1}}),
+             _entry("message", message={"role": "user", "content": "hi"})]
+    result = _parse(_jsonl(lines))
+    assert dict(result.skipped) == {"no_type": 2, "unknown_role": 1}
+    assert [(t.kind, t.text) for t in result.sessions[0].turns] == [("assistant", "ok"), ("user", "hi")]
+
+
 def test_malformed_and_garbage_lines_are_counted_and_skipped() -> None:
     good = CHANNEL.read_bytes()
     first, rest = good.split(b"\n", 1)
