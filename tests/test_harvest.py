@@ -147,6 +147,16 @@ def test_a_half_written_last_line_is_reported_as_waiting_until_it_ends(world) ->
     assert (done.waiting_files, done.waiting_bytes) == (0, 0) and done.turns == 1
 
 
+def test_a_prompt_with_a_lone_surrogate_is_stored_not_raised(world) -> None:  # type: ignore[no-untyped-def]
+    """Found by tests/test_fuzz_readers.py: the session could not be written to the state database."""
+    h, store, path = world
+    with path.open("ab") as fh:
+        fh.write(user("half an emoji \ud83d here", 2))
+    report = run(h, path)
+    assert report.skipped == {"lone_surrogate_repaired": 1}
+    assert store.session("claude-code", SID).prompts()[-1] == "half an emoji \ufffd here"  # type: ignore[union-attr]
+
+
 def test_an_openclaw_database_is_read_incrementally_by_seq(tmp_path: Path) -> None:
     from test_openclaw_transcripts import _db, _insert  # the real table shape
 
