@@ -36,7 +36,7 @@ from typing import Any
 from skillsleep.core.discovery import Found, Parts, walk
 from skillsleep.core.jsonl import MAX_LINE_BYTES, Reader
 from skillsleep.core.records import Usage
-from skillsleep.core.session import ParseResult, Session, Turn, utc
+from skillsleep.core.session import ParseResult, Session, Turn, source_key, utc
 
 SQLITE_NAME = "openclaw-agent.sqlite"
 BUSY_TIMEOUT_S = 0.5
@@ -342,7 +342,7 @@ def _read_store(
 def _read_session(
     conn: sqlite3.Connection, db: Path, sid: str, after: int | None, skipped: Counter[str]
 ) -> tuple[Session | None, int | None]:
-    builder = _Builder(source=str(db), default_id=sid, split_on_header=False)
+    builder = _Builder(source=source_key(db), default_id=sid, split_on_header=False)
     if after is not None:  # an incremental read: take the header again for id, cwd and start
         row = conn.execute("SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? "
                            "ORDER BY seq LIMIT 1", (sid,)).fetchone()

@@ -381,6 +381,16 @@ def test_corrupt_zstd_and_empty_rows_are_counted(tmp_path: Path) -> None:
     assert result.sessions[0].prompts() == ["Fix the failing test in parser.py"]
 
 
+def test_a_store_under_a_folder_named_in_no_utf8_gives_sessions_that_can_be_stored(tmp_path: Path) -> None:
+    """Found by tests/test_fuzz_readers.py: `source` held the path's surrogate escapes."""
+    db = _db(tmp_path / os.fsdecode(b"caf\xe9"))
+    _insert(db, "s1", enumerate(_channel_events()))
+    result, _ = read_openclaw_sqlite(db)
+    assert result.sessions[0].source == str(db).replace("\udce9", "\\xe9")
+    assert json.loads(result.sessions[0].model_dump_json())["source"].endswith("caf\\xe9/state/agents/main/agent/"
+                                                                               "openclaw-agent.sqlite")
+
+
 def test_sessions_of_an_excluded_replay_agent_are_absent(tmp_path: Path) -> None:
     replay_db = _db(tmp_path, agent="skillsleep-replay")
     _insert(replay_db, "r1", enumerate(_channel_events()))
