@@ -17,7 +17,9 @@ Choices (callers rely on them):
 - The SQLite store is opened read-only (`mode=ro`) with a short busy timeout; the database file
   is never written (SQLite may still create the `-wal`/`-shm` side files of a WAL store, as any
   reader does). A locked database is skipped for now (`sqlite_locked`, cursor unchanged), an
-  unreadable one (corrupt, no `transcript_events`) is `sqlite_unreadable`.
+  unreadable one (corrupt, no `transcript_events`) is `sqlite_unreadable`. One bad row never makes
+  it unreadable: an event whose TEXT is not UTF-8 is read with U+FFFD (`bad_encoding_repaired`),
+  a row of another shape is a `bad_row`.
 - Sessions of an excluded agent (the replay agent) are never read: the agent id is the path
   component after `agents/` (or the `agent:<id>:…` session key in `session_nodes`).
 """
@@ -290,10 +292,12 @@ def read_openclaw_sqlite(
         result.skipped["excluded_agent"] += 1
         return result, cursor
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        # as_uri() quotes the path: a `#`, `?` or `%` in a folder name stays part of it
+        conn = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error:
         result.skipped["sqlite_unreadable"] += 1
         return result, cursor
+    conn.text_factory = _text
     try:
         sessions, skipped, new_cursor = _read_store(conn, db, cursor, exclude_agents)
     except sqlite3.OperationalError as exc:
@@ -337,6 +341,15 @@ def _read_store(
             session.sidechain = ":subagent:" in key
             sessions.append(session)
     return sessions, skipped, cursor
+
+
+def _text(data: bytes) -> str | bytes:
+    """A TEXT value as str, or as bytes when it is not UTF-8 (SQLite stores what it is given): an
+    event is then decoded with replacement characters and counted, any other value is a bad row."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
 
 
 def _read_session(
