@@ -28,7 +28,7 @@ from pydantic import Field
 from skillsleep.core.discovery import Found
 from skillsleep.core.records import Record
 from skillsleep.core.redact import Redactor
-from skillsleep.core.session import ParseResult, Session
+from skillsleep.core.session import ParseResult, Session, source_key
 from skillsleep.core.store import Store
 
 Parser = Callable[[bytes, str, int], ParseResult]  # (data, source, base_offset)
@@ -143,18 +143,18 @@ class Harvester:
         report = HarvestReport()
         for source in sources:
             report.files_seen += 1
+            key = source_key(source.path)
             try:
                 if source.kind == "sqlite":
-                    self._db(source, report, since)
+                    self._db(source, key, report, since)
                 else:
-                    self._one(source, report, since)
+                    self._one(source, key, report, since)
             except OSError as exc:  # vanished or unreadable file: counted and named, never fatal
                 report.skipped[f"unreadable_file:{type(exc).__name__}"] += 1
-                report.unreadable.append(f"{source.path}: {exc.strerror or exc}")
+                report.unreadable.append(f"{key}: {exc.strerror or exc}")
         return report
 
-    def _one(self, source: Source, report: HarvestReport, since: datetime | None) -> None:
-        key = str(source.path)
+    def _one(self, source: Source, key: str, report: HarvestReport, since: datetime | None) -> None:
         st = os.stat(source.path)
         old = self.store.cursor(key)
         cursor = Cursor.model_validate(old) if old else None
@@ -184,8 +184,7 @@ class Harvester:
             offset=offset, head=_head(source.path, min(offset, HEAD_BYTES)),
         ).model_dump())
 
-    def _db(self, source: Source, report: HarvestReport, since: datetime | None) -> None:
-        key = str(source.path)
+    def _db(self, source: Source, key: str, report: HarvestReport, since: datetime | None) -> None:
         stats = _db_stats(source.path)
         old = self.store.cursor(key)
         cursor = DbCursor.model_validate(old) if old else DbCursor(stats=[])

@@ -2,7 +2,8 @@
 
 `records()` yields one `Line` per complete line (ending in a newline). A last line without its
 newline is the agent still writing: it is not consumed, so the next incremental read starts at
-its first byte (`consumed` tells where to resume).
+its first byte (`consumed` tells where to resume). Values hold valid Unicode only: invalid UTF-8
+and lone surrogates (JSON may escape one, "\\ud800") become U+FFFD, and the line is counted.
 
 `read_records()` reads a JSONL file skillsleep wrote itself (history, ledger, rollouts): every
 line that is a valid record, and the number of every line that is not, with why.
@@ -11,6 +12,7 @@ line that is a valid record, and the number of every line that is not, with why.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +25,8 @@ from skillsleep.core.records import why_unreadable
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped as "huge_line"
 M = TypeVar("M", bound=BaseModel)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # may decode to a lone surrogate
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins valid pairs: any left is lone
 
 
 @dataclass
@@ -76,7 +80,7 @@ def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
             skipped["binary_garbage"] += 1
             return None
         skipped["bad_encoding_repaired"] += 1
-        return value if isinstance(value, dict) else None
+        return _without_lone_surrogates(raw, value, skipped) if isinstance(value, dict) else None
     try:
         value = json.loads(text)
     except ValueError:
@@ -88,7 +92,36 @@ def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         skipped["not_an_object"] += 1
         return None
-    return value
+    return _without_lone_surrogates(raw, value, skipped)
+
+
+def _without_lone_surrogates(raw: bytes, value: dict[str, Any], skipped: Counter[str]) -> dict[str, Any] | None:
+    """`value` with each lone surrogate replaced by U+FFFD (counted once per line): UTF-8 text,
+    such as the state database, cannot hold one."""
+    if not _SURROGATE_ESCAPE.search(raw):
+        return value  # the common case: no escape that could produce one
+    found: list[str] = []
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, str):
+            if _LONE_SURROGATE.search(node) is None:
+                return node
+            found.append(node)
+            return _LONE_SURROGATE.sub("\ufffd", node)
+        if isinstance(node, dict):
+            return {fix(k): fix(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    try:
+        repaired = fix(value)
+    except RecursionError:  # nested almost as deep as the decoder allows
+        skipped["too_deep"] += 1
+        return None
+    if found:
+        skipped["lone_surrogate_repaired"] += 1
+    return repaired
 
 
 def read_records(path: Path, model: type[M]) -> tuple[list[M], list[tuple[int, str]]]:

@@ -6,8 +6,10 @@ A parser never raises for bad input: it skips the record and counts the reason i
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -36,6 +38,13 @@ def utc(value: object) -> datetime | None:
     return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
 
 
+def source_key(path: Path) -> str:
+    """A transcript's path as `Session.source` and harvest cursors hold it: its bytes as UTF-8, any
+    byte that is not UTF-8 (a folder named in Latin-1) written as `\\xNN`, so the state database
+    (UTF-8 only) can store every path; the same path always gives the same key."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 class Turn(Record):
     """One step of a session: a user prompt, a slash command, assistant text, a tool call or
     result, or an error."""
@@ -61,7 +70,7 @@ class Session(Record):
     turns: list[Turn] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
-    source: str = ""  # path of the transcript (or SQLite file)
+    source: str = ""  # source_key() of the transcript's (or SQLite file's) path
     byte_start: int = 0
     byte_end: int = 0
     sidechain: bool = False  # a subagent / sidechain session: kept, never mined as user intent

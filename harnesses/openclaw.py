@@ -17,7 +17,9 @@ Choices (callers rely on them):
 - The SQLite store is opened read-only (`mode=ro`) with a short busy timeout; the database file
   is never written (SQLite may still create the `-wal`/`-shm` side files of a WAL store, as any
   reader does). A locked database is skipped for now (`sqlite_locked`, cursor unchanged), an
-  unreadable one (corrupt, no `transcript_events`) is `sqlite_unreadable`.
+  unreadable one (corrupt, no `transcript_events`) is `sqlite_unreadable`. One bad row never makes
+  it unreadable: an event whose TEXT is not UTF-8 is read with U+FFFD (`bad_encoding_repaired`),
+  a row of another shape is a `bad_row`.
 - Sessions of an excluded agent (the replay agent) are never read: the agent id is the path
   component after `agents/` (or the `agent:<id>:…` session key in `session_nodes`).
 """
@@ -36,7 +38,7 @@ from typing import Any
 from skillsleep.core.discovery import Found, Parts, walk
 from skillsleep.core.jsonl import MAX_LINE_BYTES, Reader
 from skillsleep.core.records import Usage
-from skillsleep.core.session import ParseResult, Session, Turn, utc
+from skillsleep.core.session import ParseResult, Session, Turn, source_key, utc
 
 SQLITE_NAME = "openclaw-agent.sqlite"
 BUSY_TIMEOUT_S = 0.5
@@ -112,6 +114,9 @@ class _Builder:
 
     def add(self, entry: dict[str, Any], start: int, end: int) -> None:
         kind = entry.get("type")
+        if not isinstance(kind, str):
+            self.skipped["no_type"] += 1
+            return
         if kind == "session":
             if self.split_on_header:
                 self.current, self.model = None, None
@@ -129,7 +134,7 @@ class _Builder:
         elif kind in _QUIET_TYPES:
             self._session(start)
         else:
-            self.skipped["unknown_type" if isinstance(kind, str) else "no_type"] += 1
+            self.skipped["unknown_type"] += 1
             return
         session = self._session(start)
         session.byte_end = end
@@ -152,7 +157,7 @@ class _Builder:
     def message(self, session: Session, entry: dict[str, Any]) -> None:
         msg = entry["message"]
         ts = _ts(entry.get("timestamp")) or _ts(msg.get("timestamp"))
-        role = msg.get("role")
+        role = _str(msg.get("role"))
         if role == "user":
             self._user(session, msg, ts)
         elif role == "assistant":
@@ -198,8 +203,9 @@ class _Builder:
                                           call_id=_str(part.get("id")),
                                           arguments=_arguments(part.get("arguments")), ts=ts, model=model))
         self._flush(session, texts, ts, model)
-        if msg.get("stopReason") in _ERROR_STOPS:
-            text = _str(msg.get("errorMessage")) or str(msg["stopReason"])
+        stop = _str(msg.get("stopReason"))
+        if stop in _ERROR_STOPS:
+            text = _str(msg.get("errorMessage")) or stop
             session.turns.append(Turn(kind="error", text=text, is_error=True, ts=ts, model=model))
         session.usage = session.usage + _usage(msg.get("usage"))
 
@@ -286,10 +292,12 @@ def read_openclaw_sqlite(
         result.skipped["excluded_agent"] += 1
         return result, cursor
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        # as_uri() quotes the path: a `#`, `?` or `%` in a folder name stays part of it
+        conn = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error:
         result.skipped["sqlite_unreadable"] += 1
         return result, cursor
+    conn.text_factory = _text
     try:
         sessions, skipped, new_cursor = _read_store(conn, db, cursor, exclude_agents)
     except sqlite3.OperationalError as exc:
@@ -335,10 +343,19 @@ def _read_store(
     return sessions, skipped, cursor
 
 
+def _text(data: bytes) -> str | bytes:
+    """A TEXT value as str, or as bytes when it is not UTF-8 (SQLite stores what it is given): an
+    event is then decoded with replacement characters and counted, any other value is a bad row."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
 def _read_session(
     conn: sqlite3.Connection, db: Path, sid: str, after: int | None, skipped: Counter[str]
 ) -> tuple[Session | None, int | None]:
-    builder = _Builder(source=str(db), default_id=sid, split_on_header=False)
+    builder = _Builder(source=source_key(db), default_id=sid, split_on_header=False)
     if after is not None:  # an incremental read: take the header again for id, cwd and start
         row = conn.execute("SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? "
                            "ORDER BY seq LIMIT 1", (sid,)).fetchone()

@@ -147,6 +147,32 @@ def test_a_half_written_last_line_is_reported_as_waiting_until_it_ends(world) ->
     assert (done.waiting_files, done.waiting_bytes) == (0, 0) and done.turns == 1
 
 
+def test_a_prompt_with_a_lone_surrogate_is_stored_not_raised(world) -> None:  # type: ignore[no-untyped-def]
+    """Found by tests/test_fuzz_readers.py: the session could not be written to the state database."""
+    h, store, path = world
+    with path.open("ab") as fh:
+        fh.write(user("half an emoji \ud83d here", 2))
+    report = run(h, path)
+    assert report.skipped == {"lone_surrogate_repaired": 1}
+    assert store.session("claude-code", SID).prompts()[-1] == "half an emoji \ufffd here"  # type: ignore[union-attr]
+
+
+def test_a_transcript_under_a_folder_named_in_no_utf8_is_read_and_read_once(tmp_path: Path) -> None:
+    """Found by tests/test_fuzz_readers.py: the path (str with surrogate escapes) could not be
+    written to the state database, so the whole harvest raised UnicodeEncodeError."""
+    folder = tmp_path / os.fsdecode(b"caf\xe9")
+    folder.mkdir()
+    path = folder / f"{SID}.jsonl"
+    path.write_bytes(user("fix the failing test", 1))
+    h = Harvester(Store(tmp_path / "state.db"), {"claude-code": lambda d, s, o: parse_claude(d, source=s, base_offset=o)},
+                  Redactor())
+    first = run(h, path)
+    assert first.sessions == {"claude-code": 1} and first.bytes_read == path.stat().st_size
+    session = h.store.session("claude-code", SID)
+    assert session is not None and session.source == f"{tmp_path}/caf\\xe9/{SID}.jsonl"
+    assert run(h, path).files_read == 0
+
+
 def test_an_openclaw_database_is_read_incrementally_by_seq(tmp_path: Path) -> None:
     from test_openclaw_transcripts import _db, _insert  # the real table shape
 

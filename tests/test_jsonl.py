@@ -51,5 +51,15 @@ def test_hostile_nesting_is_counted_not_raised() -> None:
     assert reader.skipped == {"too_deep": 1}
 
 
+def test_a_lone_surrogate_escape_is_replaced_and_counted() -> None:
+    """Found by tests/test_fuzz_readers.py: JSON may escape a lone UTF-16 surrogate, which no UTF-8
+    text holds, so storing the session raised UnicodeEncodeError; a valid pair stays one character."""
+    data = b'{"t": "a\\ud800b", "\\udfff": ["x\\udbff"], "ok": "\\ud83d\\ude00"}\n{"t": "\\\\ud800"}\n'
+    reader = Reader(data)
+    assert [line.value for line in reader.records()] == [
+        {"t": "a\ufffdb", "\ufffd": ["x\ufffd"], "ok": "\U0001f600"}, {"t": "\\ud800"}]
+    assert reader.skipped == {"lone_surrogate_repaired": 1}
+
+
 def test_utc_of_a_wrong_type_is_none() -> None:
     assert utc({"a": 1}) is None and utc([1]) is None and utc(True) is None

@@ -135,6 +135,17 @@ def test_unknown_types_and_roles_are_counted_not_raised() -> None:
     assert dict(_parse(_jsonl(lines)).skipped) == {"no_type": 1, "unknown_role": 1}
 
 
+def test_a_type_role_or_stop_reason_that_is_no_text_is_counted_not_raised() -> None:
+    """Found by tests/test_fuzz_readers.py: `{"type": []}` raised TypeError (unhashable)."""
+    lines = [_header(), {"type": [], "id": "e1"}, {"type": {"a": 1}},
+             _entry("message", message={"role": ["user"], "content": "x"}),
+             _entry("message", message={"role": "assistant", "content": "ok", "stopReason": {"e": 1}}),
+             _entry("message", message={"role": "user", "content": "hi"})]
+    result = _parse(_jsonl(lines))
+    assert dict(result.skipped) == {"no_type": 2, "unknown_role": 1}
+    assert [(t.kind, t.text) for t in result.sessions[0].turns] == [("assistant", "ok"), ("user", "hi")]
+
+
 def test_malformed_and_garbage_lines_are_counted_and_skipped() -> None:
     good = CHANNEL.read_bytes()
     first, rest = good.split(b"\n", 1)
@@ -368,6 +379,44 @@ def test_corrupt_zstd_and_empty_rows_are_counted(tmp_path: Path) -> None:
     assert result.skipped["zstd_corrupt"] == 1 and result.skipped["empty_event"] == 1
     assert cursor == {"s1": 6}
     assert result.sessions[0].prompts() == ["Fix the failing test in parser.py"]
+
+
+def test_a_row_whose_text_is_not_utf8_is_read_with_replacement_characters(tmp_path: Path) -> None:
+    """Found by tests/test_fuzz_readers.py: one such row made the whole store `sqlite_unreadable`,
+    on every harvest."""
+    db = _db(tmp_path)
+    _insert(db, "s1", enumerate(_channel_events()[:1]))
+    event = json.dumps({"type": "message", "message": {"role": "user", "content": "caf\u00e9"}}, ensure_ascii=False)
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO transcript_events (session_id, seq, event_json) VALUES ('s1', 1, CAST(? AS TEXT))",
+                     (event.encode("latin-1"),))
+        conn.execute("INSERT INTO transcript_events (session_id, seq, event_json) VALUES (CAST(? AS TEXT), 1, '{}')",
+                     (b"s\xff",))
+    conn.close()
+    result, cursor = read_openclaw_sqlite(db)
+    assert dict(result.skipped) == {"bad_encoding_repaired": 1, "bad_row": 1}
+    assert [s.prompts() for s in result.sessions] == [["caf\ufffd"]] and cursor == {"s1": 1}
+
+
+def test_a_store_under_a_folder_named_in_no_utf8_gives_sessions_that_can_be_stored(tmp_path: Path) -> None:
+    """Found by tests/test_fuzz_readers.py: `source` held the path's surrogate escapes."""
+    db = _db(tmp_path / os.fsdecode(b"caf\xe9"))
+    _insert(db, "s1", enumerate(_channel_events()))
+    result, _ = read_openclaw_sqlite(db)
+    assert result.sessions[0].source == str(db).replace("\udce9", "\\xe9")
+    assert json.loads(result.sessions[0].model_dump_json())["source"].endswith("caf\\xe9/state/agents/main/agent/"
+                                                                               "openclaw-agent.sqlite")
+
+
+@pytest.mark.parametrize("folder", ["C# 100% done?", "notes#2", "%41", "a?mode=rw"])
+def test_a_store_under_a_folder_with_uri_characters_is_read(tmp_path: Path, folder: str) -> None:
+    """Found by tests/test_fuzz_readers.py: the path went into a `file:` URI unquoted, so `#`, `?`
+    or `%` in a folder name made the store `sqlite_unreadable` (or named another file)."""
+    db = _db(tmp_path / folder)
+    _insert(db, "s1", enumerate(_channel_events()))
+    result, cursor = read_openclaw_sqlite(db)
+    assert dict(result.skipped) == {"unknown_type": 1}  # the fixture's future_event_kind, not "sqlite_unreadable"
+    assert [s.id for s in result.sessions] == ["s1"] and cursor == {"s1": 18}
 
 
 def test_sessions_of_an_excluded_replay_agent_are_absent(tmp_path: Path) -> None:
