@@ -26,7 +26,7 @@ from skillsleep.core.backends.base import BaseUrl, RetryPolicy
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.schedule import LRSchedule
-from skillsleep.core.textfile import read_text_file
+from skillsleep.core.textfile import load_toml, read_text_file, user_path
 from skillsleep.core.ledger import Budget, Price
 
 __all__ = [
@@ -222,13 +222,13 @@ class TrainConfig(_Section):
 
 def resolve_path(cfg: TrainConfig, p: str) -> Path:
     """A path from the config: absolute as is, else relative to the config file's directory."""
-    path = Path(p).expanduser()
+    path = user_path(p, "a path in the run config")
     return path if path.is_absolute() else cfg.base_dir / path
 
 
 def load_config(path: Path, overrides: Sequence[str] = ()) -> TrainConfig:
     """Read a TOML config (following `extends`), apply overrides, validate; ConfigError on any problem."""
-    path = Path(path).expanduser().resolve()
+    path = user_path(str(path), "--config").resolve()
     return _build(_read_chain(path, []), overrides, base_dir=path.parent, source=_label(path))
 
 
@@ -240,7 +240,7 @@ def _build(chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *
         _merge(merged, raw, origin, _label(file), ())
     for text in overrides:
         parsed = _parse_override(text)
-        _absolutize(parsed, base_dir)
+        _absolutize(parsed, base_dir, f"override {text!r}")
         _merge(merged, parsed, origin, f"override {text!r}", ())
     lines = [f"{_source_of(loc, origin, source)}: {_where(loc, True)}expected a finite number, got {value}"
              for loc, value in _non_finite(merged, ())]  # TOML has inf and nan; no setting means them
@@ -272,22 +272,18 @@ def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]
         raise ConfigError(f"extends cycle: {cycle}")
     by = f" (extended by {_label(seen[-1])})" if seen else ""
     text = read_text_file(path, "config file", shown=_label(path) + by, instead="a TOML run config")
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{_label(path)}: invalid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{_label(path)}: invalid TOML: nested too deeply") from None
+    raw = load_toml(text, _label(path))
     problems = [f"{_label(path)}: {p}" for p in _unknown_keys(TrainConfig, raw, (), allow={"extends"})]
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     parent = raw.pop("extends", None)
-    _absolutize(raw, path.parent)
+    _absolutize(raw, path.parent, _label(path))
     chain = [(path, raw)]
     if parent is not None:
         if not isinstance(parent, str):
             raise ConfigError(f"{_label(path)}: extends: expected a file path string, got {parent!r}")
-        chain += _read_chain((path.parent / parent).expanduser().resolve(), [*seen, path])
+        parent_path = path.parent / user_path(parent, f"{_label(path)}: extends")
+        chain += _read_chain(parent_path.resolve(), [*seen, path])
     return chain
 
 
@@ -302,11 +298,11 @@ def _non_finite(table: dict[str, Any], prefix: tuple[str, ...]) -> list[tuple[tu
     return found
 
 
-def _absolutize(raw: dict[str, Any], base: Path) -> None:
+def _absolutize(raw: dict[str, Any], base: Path, source: str) -> None:
     for section, key in _PATH_KEYS:
         table = raw.get(section)
         if isinstance(table, dict) and isinstance(table.get(key), str):
-            p = Path(table[key]).expanduser()
+            p = user_path(table[key], f"{source}: [{section}] {key}")
             table[key] = str(p if p.is_absolute() else base / p)
 
 
@@ -342,7 +338,7 @@ def _parse_override(text: str) -> dict[str, Any]:
         raise ConfigError(f"invalid override {text!r}: expected section.key=value, e.g. train.epochs=3")
     try:
         parsed = tomllib.loads(f"{key} = {value}")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError):  # not a TOML value (too deep, too long): a string
         try:
             parsed = tomllib.loads(f"{key} = {json.dumps(value)}")
         except tomllib.TOMLDecodeError:

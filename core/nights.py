@@ -22,7 +22,7 @@ from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import StateDamaged
 from skillsleep.core.ledger import Ledger, read_ledger
-from skillsleep.core.records import Record, RejectedEdit, Split, why_unreadable
+from skillsleep.core.records import Record, RejectedEdit, Split, UtcDatetime, why_unreadable
 from skillsleep.core.report import HistoryPoint, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
 
@@ -35,8 +35,8 @@ class NightRecord(Record):
     """One night: settings that shaped it, what it found, the verdict, what it cost."""
 
     night: int = Field(ge=1)
-    started: datetime
-    finished: datetime | None = None
+    started: UtcDatetime
+    finished: UtcDatetime | None = None
     status: NightStatus = "running"
     pid: int | None = None  # the process running it (a "running" night whose process is gone died)
     harness: str

@@ -32,7 +32,7 @@ from pydantic import Field, ValidationError
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.jsonl import read_records
 from skillsleep.core.newlines import endings_note, style
-from skillsleep.core.records import Record, why_unreadable
+from skillsleep.core.records import Record, UtcDatetime, why_unreadable
 from skillsleep.core.rundir import append_line, write_atomic
 
 ABSENT = "absent"  # base hash of a live file that did not exist yet (a new managed skill)
@@ -44,7 +44,7 @@ class Proposal(Record):
     """One night's result for one skill, waiting for the user's decision."""
 
     id: str
-    created: datetime
+    created: UtcDatetime
     skill_path: str  # the live file this proposal would replace
     base_hash: str  # sha256 of the live file at staging time, or ABSENT
     candidate_hash: str
@@ -62,7 +62,7 @@ class Proposal(Record):
 class Action(Record):
     """One line of the history: what was done to which proposal / live file."""
 
-    time: datetime
+    time: UtcDatetime
     kind: Literal["stage", "adopt", "reject", "rollback"]
     proposal_id: str | None = None
     skill_path: str | None = None

@@ -8,9 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 SCHEMA_VERSION = 1
 
@@ -18,6 +18,15 @@ Role = Literal["target", "judge", "reflect", "merge", "rank", "slow_update", "me
                "relevance", "dream"]
 ROLES: tuple[str, ...] = ("target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine",
                           "relevance", "dream")
+
+
+def _as_utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+# A time in a record: skillsleep writes them in UTC with the zone; one without a zone (a record
+# edited by hand) is read as UTC, so records always compare and sort.
+UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
 
 
 class Record(BaseModel):
@@ -105,7 +114,7 @@ class Completion(Record):
 class LedgerEntry(Record):
     """One model call as the ledger records it (a cache hit costs nothing and says so)."""
 
-    ts: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    ts: UtcDatetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     role: Role
     provider: str
     model: str

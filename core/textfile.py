@@ -15,11 +15,13 @@ from __future__ import annotations
 import codecs
 import os
 import stat
+import tomllib
 from pathlib import Path
+from typing import Any
 
 from skillsleep.core.errors import ConfigError
 
-__all__ = ["MAX_BYTES", "read_text_file"]
+__all__ = ["MAX_BYTES", "load_toml", "read_text_file", "user_path"]
 
 MAX_BYTES = 64 * 1024 * 1024
 
@@ -54,6 +56,36 @@ def read_text_file(path: Path, what: str, *, shown: str | None = None, instead: 
         raise ConfigError(f"{what} {name} holds a NUL character {_where(body, at, codec, len(bom))}: it is a "
                           f"binary file, or UTF-16 text without a byte-order mark; give a text file — {_SAVE}.")
     return text
+
+
+def load_toml(text: str, name: str, *, fix: str = "fix the file") -> dict[str, Any]:
+    """The TOML document `text` (from the file `name`); ConfigError "name: invalid TOML: why; fix"
+    for anything the parser refuses, nesting too deep for it, or a number too long to read."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        where = f" (line {text.count(chr(10)) + 1})" if "end of document" in str(exc) else ""
+        why = f"{exc}{where}"
+    except RecursionError:
+        why = "nested too deeply"
+    except ValueError as exc:  # an integer of thousands of digits: Python's int() refuses it
+        why = f"a number is too long ({str(exc).split(':')[0]})"
+    raise ConfigError(f"{name}: invalid TOML: {why}; {fix}")
+
+
+def user_path(text: str, what: str) -> Path:
+    """A path the user wrote (in a file, a flag or an environment variable) with `~` and `~user`
+    expanded; ConfigError naming `what` ("[data] tasks in run.toml") when it cannot be a path: a
+    NUL character in it, or a `~user` whose home is unknown."""
+    if "\x00" in text:
+        raise ConfigError(f"{what}: {text!r} holds a NUL character, which no path can; fix it")
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # pathlib's word for "no such user" or "no home directory"
+        user = text[1:].split("/", 1)[0]
+        who = f"the user {user!r}" if user else "the current user"
+        raise ConfigError(f"{what}: {text!r} starts with ~ but the home directory of {who} is unknown; "
+                          "write the path out in full") from None
 
 
 def _read_bytes(path: Path, what: str, name: str, instead: str) -> bytes:

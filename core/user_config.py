@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -44,6 +43,7 @@ from pydantic_core import PydanticCustomError
 from skillsleep.core.backends.base import BaseUrl
 from skillsleep.core.config import describe_validation_error
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.textfile import load_toml, user_path
 
 __all__ = [
     "ORIGINS",
@@ -167,13 +167,7 @@ def parse_user_config(text: str, path: Path) -> UserConfig:
     """Validate the text of the config file at `path`; ConfigError naming `path` on any problem.
 
     `chat_dirs` come back absolute and resolved: `~` expanded, relative ones joined to `path`'s folder."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        where = f" (line {text.count(chr(10)) + 1})" if "end of document" in str(exc) else ""
-        raise ConfigError(f"{path}: invalid TOML: {exc}{where}; fix the file or move it away") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: invalid TOML: nested too deeply; fix the file or move it away") from None
+    raw = load_toml(text, str(path), fix="fix the file or move it away")
     problems = _unknown_keys(UserConfig, raw, ())
     if problems:
         raise ConfigError(f"{path}: " + f"\n{path}: ".join(problems))
@@ -183,12 +177,12 @@ def parse_user_config(text: str, path: Path) -> UserConfig:
         lines = describe_validation_error(exc, default_source=str(path))
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
     base = path.parent
-    cfg.harvest.chat_dirs = [str(_absolute(d, base)) for d in cfg.harvest.chat_dirs]
+    cfg.harvest.chat_dirs = [str(_absolute(d, base, f"{path}: [harvest] chat_dirs")) for d in cfg.harvest.chat_dirs]
     return cfg
 
 
-def _absolute(text: str, base: Path) -> Path:
-    p = Path(text).expanduser()
+def _absolute(text: str, base: Path, what: str) -> Path:
+    p = user_path(text, what)
     return (p if p.is_absolute() else base / p).resolve()
 
 

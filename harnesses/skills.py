@@ -28,6 +28,7 @@ from skillsleep.core.errors import ConfigError
 from skillsleep.core.newlines import restore
 from skillsleep.core.sections import find_section, replace_section
 from skillsleep.core.skill import Skill
+from skillsleep.core.textfile import user_path
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME, frontmatter_value, skill_name
 
 MANAGED_NAME = "skillsleep-learned"
@@ -111,7 +112,7 @@ def _env_path(env: Mapping[str, str], key: str, cwd: Path) -> Path | None:
     value = (env.get(key) or "").strip()
     if not value:
         return None
-    path = Path(value).expanduser()
+    path = user_path(value, key)
     return path if path.is_absolute() else cwd / path
 
 
@@ -221,7 +222,7 @@ def _expand(spec: str, *, home: Path, cwd: Path) -> Path:
     if spec == "~" or spec.startswith(("~/", "~" + os.sep)):
         path = home / spec[2:]
     else:
-        path = Path(spec).expanduser()
+        path = user_path(spec, "--skill")
     return path if path.is_absolute() else cwd / path
 
 

@@ -26,7 +26,7 @@ from skillsleep.core.backends.base import Backend, BackendSettings, BaseBackend,
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.textfile import read_text_file
+from skillsleep.core.textfile import read_text_file, user_path
 from skillsleep.core.user_config import (
     ORIGINS,
     Origin,
@@ -192,9 +192,9 @@ def config_file() -> ConfigFile:
     explicit = os.environ.get(CONFIG_ENV)
     home = os.environ.get("SKILLSLEEP_HOME")
     if explicit:
-        return _config_file(Path(explicit).expanduser().absolute(), "SKILLSLEEP_CONFIG")
+        return _config_file(user_path(explicit, CONFIG_ENV).absolute(), "SKILLSLEEP_CONFIG")
     if home:
-        return _config_file(Path(home).expanduser().absolute() / "config.toml", "SKILLSLEEP_HOME")
+        return _config_file(user_path(home, "SKILLSLEEP_HOME").absolute() / "config.toml", "SKILLSLEEP_HOME")
     return _config_file(Path(platformdirs.user_config_dir("skillsleep")) / "config.toml", "default")
 
 
@@ -229,13 +229,14 @@ def effective_settings(
     """
     where = config_file()
     cfg = UserConfig() if not strict_file and not where.exists else user_config(where)
-    env_dirs = [str(Path(d).expanduser().resolve()) for d in os.environ.get(CHAT_DIRS_ENV, "").split(os.pathsep) if d]
+    env_dirs = [str(user_path(d, CHAT_DIRS_ENV).resolve())
+                for d in os.environ.get(CHAT_DIRS_ENV, "").split(os.pathsep) if d]
     env_patterns = [p for p in os.environ.get(REDACT_PATTERNS_ENV, "").splitlines() if p]
     problems = [f"{REDACT_PATTERNS_ENV}: {p}" for p in map(check_redact_pattern, env_patterns) if p]
     problems += [f"--redact-pattern: {p}" for p in map(check_redact_pattern, redact_patterns) if p]
     if problems:
         raise ConfigError("\n".join(problems))
-    flag_dirs = [str(Path(d).expanduser().resolve()) for d in chat_dirs]
+    flag_dirs = [str(user_path(str(d), "--chat-dir").resolve()) for d in chat_dirs]
     harvest = HarvestSettings(
         chat_dirs=layer("replace", {"flag": flag_dirs, "env": env_dirs, "file": cfg.harvest.chat_dirs}),
         redact_patterns=layer("extend", {"flag": list(redact_patterns), "env": env_patterns,

@@ -636,7 +636,6 @@ SETTINGS_FILES = text_file(_documents(SETTINGS_SEED))
 DEEP = b"[" * 5000 + b"]" * 5000  # nested deeper than Python's recursion limit
 
 
-@pytest.mark.xfail(strict=False, reason="fixed on branch i10-readers")
 @budget(100)
 @given(data=TASK_FILES)
 @example(data=b"\x80\n")  # UnicodeDecodeError
@@ -656,7 +655,6 @@ def test_a_task_file_gives_tasks_or_one_config_error(data: bytes) -> None:
             assert all(t.model_dump_json() for t in tasks)  # a run can record them
 
 
-@pytest.mark.xfail(strict=False, reason="fixed on branch i10-readers")
 @budget(100)
 @given(main=RUN_CONFIGS, base=RUN_CONFIGS, overrides=OVERRIDES)
 @example(main=b"\x80", base=b"", overrides=[])  # UnicodeDecodeError
@@ -676,7 +674,6 @@ def test_a_run_config_gives_a_train_config_or_one_config_error(main: bytes, base
             assert isinstance(cfg, TrainConfig) and cfg.model_dump_json()
 
 
-@pytest.mark.xfail(strict=False, reason="fixed on branch i10-run")
 @budget(100)
 @given(data=SETTINGS_FILES)
 @example(data=b"x = " + DEEP)  # RecursionError
@@ -721,7 +718,6 @@ PROPOSAL_FOLDERS = st.lists(
     max_size=4, unique_by=lambda f: f[0])
 
 
-@pytest.mark.xfail(strict=False, reason="fixed on branch i10-state")
 @budget(100)
 @given(data=HISTORY_FILES)
 @example(data=b"\x80\n")  # UnicodeDecodeError
@@ -739,7 +735,6 @@ def test_history_gives_every_recorded_action_and_skips_the_rest(data: bytes) -> 
     assert actions == recorded
 
 
-@pytest.mark.xfail(strict=False, reason="fixed on branch i10-state")
 @budget(100)
 @given(folders=PROPOSAL_FOLDERS)
 @example(folders=[("a", encode({**PROPOSAL_SEED, "created": "2026-11-29T03:00:00Z"})),
