@@ -90,7 +90,7 @@ class OllamaBackend(BaseBackend):
         except ConnectionError as exc:  # the client's wording for httpx.ConnectError
             raise TransientError(f"could not connect to {url}; is `ollama serve` running there?") from exc
         except httpx.TimeoutException as exc:
-            raise TransientError(f"no answer from {url} within {sdk_timeout(self.settings):.1f} s") from exc
+            raise TransientError(f"no answer from {url} within {self.settings.retry.timeout_s:g} s") from exc
         except httpx.TransportError as exc:
             raise connection_error(url, exc) from exc
         except (json.JSONDecodeError, ValueError) as exc:  # a 200 whose body is not a chat response

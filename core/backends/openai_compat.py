@@ -152,7 +152,7 @@ class OpenAIBackend(BaseBackend):
                 key_hint=self._key_hint(), model=self.model,
             ) from exc
         except sdk.APITimeoutError as exc:
-            raise TransientError(f"no answer from {url} within {sdk_timeout(self.settings):.1f} s") from exc
+            raise TransientError(f"no answer from {url} within {self.settings.retry.timeout_s:g} s") from exc
         except sdk.APIConnectionError as exc:
             raise connection_error(url, exc.__cause__ or exc) from exc
         except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
