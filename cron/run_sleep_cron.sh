@@ -10,7 +10,7 @@
 #     SKILLSLEEP_ENV_FILE   a file of NAME=value lines read first when it exists: how your API keys
 #                           reach the night without ever being written into the crontab. It is run
 #                           as shell code, so it must be yours and writable by you alone (chmod 600).
-#     SKILLSLEEP_KEEP_LOGS  how many cron-*.log files to keep (default 14)
+#     SKILLSLEEP_KEEP_LOGS  how many cron-*.log files to keep (default 14; may be set in that file)
 #
 # It only calls `skillsleep run`; what it adds is what running unattended needs:
 #   - never twice at once: a start while the previous night still runs writes one log line and
@@ -38,8 +38,6 @@ shift
 [ -x "$bin" ] || die 2 "$bin is not an executable skillsleep; run \`skillsleep schedule\` again where skillsleep is installed"
 logs=${SKILLSLEEP_LOG_DIR:-}
 [ -n "$logs" ] || die 2 "SKILLSLEEP_LOG_DIR is not set; use the line \`skillsleep schedule --print\` shows"
-keep=${SKILLSLEEP_KEEP_LOGS:-14}
-case $keep in '' | *[!0-9]* | 0) die 2 "SKILLSLEEP_KEEP_LOGS=$keep: expected a whole number >= 1" ;; esac
 mkdir -p "$logs" 2>/dev/null || die 2 "cannot create the log folder $logs; check its permissions or SKILLSLEEP_HOME"
 log="$logs/cron-$(date -u +%Y%m%dT%H%M%SZ)-$$.log"
 (: >>"$log") 2>/dev/null || { log=; die 2 "cannot write $logs/; check its permissions"; }
@@ -53,6 +51,19 @@ if command -v flock >/dev/null 2>&1; then
     fi
 fi
 
+envfile=${SKILLSLEEP_ENV_FILE:-}
+if [ -n "$envfile" ] && [ -e "$envfile" ]; then
+    if [ -n "$(find -H "$envfile" -prune \( ! -user "$(id -u)" -o -perm -020 -o -perm -002 \) -print)" ]; then
+        die 2 "refusing to read $envfile: it is run as shell code, so it must be yours and writable by you alone (chmod 600 $envfile)"
+    fi
+    set -a
+    . "$envfile"
+    set +a
+fi
+
+keep=${SKILLSLEEP_KEEP_LOGS:-14}
+case $keep in '' | *[!0-9]* | 0) die 2 "SKILLSLEEP_KEEP_LOGS=$keep: expected a whole number >= 1" ;; esac
+
 rotate() { # keep the newest $keep logs (their names sort by time); runs with its own "$@"
     set -- "$logs"/cron-*.log
     [ -e "$1" ] || return 0
@@ -64,16 +75,6 @@ rotate() { # keep the newest $keep logs (their names sort by time); runs with it
     done
 }
 rotate
-
-envfile=${SKILLSLEEP_ENV_FILE:-}
-if [ -n "$envfile" ] && [ -e "$envfile" ]; then
-    if [ -n "$(find -H "$envfile" -prune \( ! -user "$(id -u)" -o -perm -020 -o -perm -002 \) -print)" ]; then
-        die 2 "refusing to read $envfile: it is run as shell code, so it must be yours and writable by you alone (chmod 600 $envfile)"
-    fi
-    set -a
-    . "$envfile"
-    set +a
-fi
 
 printf '%s: start %s: %s run%s\n' "$me" "$(now)" "$bin" "$(printf ' %s' "$@")" >>"$log"
 rc=0
@@ -90,4 +91,5 @@ why=$(awk -v me="$me: " '
     /^\*\*Stopped early\*\* — / && stop == "" { stop = $0; sub(/^\*\*Stopped early\*\* — /, "stopped early: ", stop) }
     $0 != "" && index($0, me) != 1 { last = $0 }
     END { print (msg != "" ? msg : stop != "" ? stop : last) }' "$log")
+case $why in "stopped early: "*) why=$(printf '%s\n' "$why" | sed 's/\\\([[:punct:]]\)/\1/g') ;; esac  # the report's markdown escapes
 die "$rc" "the night failed (exit $rc): ${why:-no message}; log: $log"

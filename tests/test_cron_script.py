@@ -107,12 +107,18 @@ def test_a_night_that_stops_early_is_one_line_and_the_env_file_reaches_it(tmp_pa
     root = night_root(tmp_path)
     (root / "data").mkdir()
     env_file = root / "data" / "night.env"
-    env_file.write_text("# read by the night, never written into the crontab\nSKILLSLEEP_BUDGET_TOKENS=50\n")
+    env_file.write_text("# read by the night, never written into the crontab\nSKILLSLEEP_BUDGET_TOKENS=50\n"
+                        "SKILLSLEEP_KEEP_LOGS=1\n")
     env_file.chmod(0o600)
+    (root / "data" / "logs").mkdir()
+    (root / "data" / "logs" / "cron-20200101T000000Z-1.log").write_text("an old night\n")
     done = run_script(root)
     assert done.returncode == 1 and done.stdout == ""
     assert "the night failed (exit 1): stopped early: token budget reached" in one_line(done.stderr)
+    assert "raise --budget-tokens to go on" in done.stderr and "\\" not in done.stderr  # text, not markdown
     assert night(root)["outcome"] == "stopped-early"
+    [log] = logs(root)  # SKILLSLEEP_KEEP_LOGS=1 from the env file: only tonight's
+    assert "token budget reached" in log.read_text()
 
 
 def test_an_env_file_others_can_write_is_refused_and_nothing_runs(tmp_path: Path) -> None:
