@@ -217,18 +217,17 @@ def schedule_text(s: Data) -> str:
                 "", s["preview"], ""]
     lines = [*head, f"it runs: {shlex.join(s['run'])}  (in {s['cwd']})",
              f"logs: {s['log_dir']}/cron-*.log; `skillsleep status` shows when it last ran",
-             f"API keys: cron does not see this shell's environment; the night reads NAME=value lines from "
+             f"API keys: the night does not see this shell's environment; it reads NAME=value lines from "
              f"{s['env_file']} when it exists (create it yourself, chmod 600; skillsleep never writes or copies a key)"]
     lines += [f"note: {n}" for n in s["notes"]]
-    if s["todo"]:
-        lines += ["still to do, by hand:", *(f"  {c}" for c in s["todo"])]
-    return "\n".join(lines)
+    return "\n".join(lines + _todo_lines(s["todo"]))
 
 
 def unschedule_text(s: Data) -> str:
     if not s["removed"]:
-        return f"nothing was scheduled via {s['via']} ({s['where']} has no skillsleep night)"
-    lines = [f"removed the skillsleep night from {s['where']}"]
-    if s["todo"]:
-        lines += ["still to do, by hand:", *(f"  {c}" for c in s["todo"])]
-    return "\n".join(lines)
+        return f"nothing was scheduled via {s['via']} (no skillsleep night in {s['where']})"
+    return "\n".join([f"removed the skillsleep night from {s['where']}", *_todo_lines(s["todo"])])
+
+
+def _todo_lines(todo: list[str]) -> list[str]:
+    return ["still to do, by hand (skillsleep could not do it here):", *(f"  {c}" for c in todo)] if todo else []
