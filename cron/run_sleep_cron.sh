@@ -25,8 +25,8 @@ set -eu
 
 me=skillsleep-cron
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
-die() { # die CODE MESSAGE: one line on stderr (and in the log once there is one)
-    if [ -n "${log:-}" ]; then printf '%s: end %s: exit %s: %s\n' "$me" "$(now)" "$1" "$2" >>"$log"; fi
+die() { # die CODE MESSAGE: one line on stderr (and the end line in the log, once there is one)
+    if [ -n "${log:-}" ]; then printf '%s: end %s: exit %s: failed: %s\n' "$me" "$(now)" "$1" "$2" >>"$log"; fi
     printf '%s: %s\n' "$me" "$2" >&2
     exit "$1"
 }
@@ -88,8 +88,15 @@ why=$(awk -v me="$me: " '
     found && ($0 == "" || index($0, me) == 1) { exit }
     found { sub(/^[[:space:]]+/, ""); msg = msg " " $0; next }
     /^Error: / { found = 1; msg = substr($0, 8); next }
-    /^\*\*Stopped early\*\* — / && stop == "" { stop = $0; sub(/^\*\*Stopped early\*\* — /, "stopped early: ", stop) }
+    /^\*\*Stopped early\*\* — / && stop == "" { stop = $0; sub(/^\*\*Stopped early\*\* — /, "", stop) }
     $0 != "" && index($0, me) != 1 { last = $0 }
-    END { print (msg != "" ? msg : stop != "" ? stop : last) }' "$log")
-case $why in "stopped early: "*) why=$(printf '%s\n' "$why" | sed 's/\\\([[:punct:]]\)/\1/g') ;; esac  # the report's markdown escapes
-die "$rc" "the night failed (exit $rc): ${why:-no message}; log: $log"
+    END { print (msg != "" ? "failed " msg : stop != "" ? "stopped-early " stop : "failed " last) }' "$log")
+what=${why%% *}
+why=${why#* }
+if [ "$what" = stopped-early ]; then
+    what="stopped early"
+    why=$(printf '%s\n' "$why" | sed 's/\\\([[:punct:]]\)/\1/g') # the report's markdown escapes
+fi
+printf '%s: end %s: exit %s: %s: %s\n' "$me" "$(now)" "$rc" "$what" "${why:-no message}" >>"$log"
+printf '%s: the night %s (exit %s): %s; log: %s\n' "$me" "$what" "$rc" "${why:-no message}" "$log" >&2
+exit "$rc"

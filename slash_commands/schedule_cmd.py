@@ -28,6 +28,7 @@ from typing import Any
 from skillsleep.core.backends.registry import provider_infos
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.user_config import SleepSection
+from skillsleep.slash_commands import cron_log
 from skillsleep.slash_commands.cron_table import When
 from skillsleep.slash_commands.schedulers import SCHEDULERS, NightJob
 from skillsleep.slash_commands.sleep_cmd import check_night
@@ -55,7 +56,7 @@ _NAME = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=", re.MULT
 
 def log_dir() -> Path:
     """Where run_sleep_cron.sh writes `cron-*.log`."""
-    return data_dir().absolute() / "logs"
+    return cron_log.log_dir(data_dir().absolute())
 
 
 def env_file() -> Path:

@@ -312,3 +312,18 @@ class SystemdTimer:
 
 
 SCHEDULERS: dict[str, type[Scheduler]] = {"crontab": Crontab, "systemd": SystemdTimer}
+
+
+def installed() -> tuple[list[Scheduled], list[str]]:
+    """What is scheduled now, in every place, and what could not be read (a block left open)."""
+    found: list[Scheduled] = []
+    problems: list[str] = []
+    for scheduler in SCHEDULERS.values():
+        try:
+            now = scheduler().current()
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        if now is not None:
+            found.append(now)
+    return found, problems

@@ -114,7 +114,7 @@ def test_a_night_that_stops_early_is_one_line_and_the_env_file_reaches_it(tmp_pa
     (root / "data" / "logs" / "cron-20200101T000000Z-1.log").write_text("an old night\n")
     done = run_script(root)
     assert done.returncode == 1 and done.stdout == ""
-    assert "the night failed (exit 1): stopped early: token budget reached" in one_line(done.stderr)
+    assert "the night stopped early (exit 1): token budget reached" in one_line(done.stderr)
     assert "raise --budget-tokens to go on" in done.stderr and "\\" not in done.stderr  # text, not markdown
     assert night(root)["outcome"] == "stopped-early"
     [log] = logs(root)  # SKILLSLEEP_KEEP_LOGS=1 from the env file: only tonight's

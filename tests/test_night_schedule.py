@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from servers import Action, FaultServer
 from sleep_kit import write_chat_logs, write_scripts
 from unprivileged import NOBODY, crontab_skip_reason, nobody_crontab, run_as_nobody, shared_tmp
 
+from skillsleep.core.nights import NightRecord, Nights
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.cron_table import BEGIN, read_block
 
@@ -166,6 +168,16 @@ def test_the_exact_line_in_the_crontab_runs_a_night_in_crons_bare_environment() 
         assert record["outcome"] == "accepted" and record["sessions"] == 18
         [log] = sorted((w.root / "data" / "logs").glob("cron-*.log"))
         assert log.read_text().splitlines()[-1].endswith(": exit 0")
+        for path in [w.root / "data", *(w.root / "data").rglob("*")]:  # as if cron had run it as nobody
+            os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+        status = w.skillsleep("status", "--json")
+        assert status.returncode == 0, status.stderr
+        schedule = json.loads(status.stdout)["schedule"]
+        assert schedule["scheduled"] == [{"via": "crontab", "when": "03:00 daily", "where": "the crontab of nobody",
+                                          "entry": w.line()}]
+        assert (schedule["last_run"]["outcome"], schedule["last_run"]["night"]) == ("accepted", 1)
+        text = w.skillsleep("status").stdout
+        assert "scheduled: 03:00 daily via crontab — last ran " in text and " UTC (accepted)" in text
         nothing_new = run_like_cron(w.line())  # the same sessions again: still quiet, still 0
         assert (nothing_new.returncode, nothing_new.stdout, nothing_new.stderr) == (0, "", "")
 
@@ -197,7 +209,7 @@ def test_two_starts_at_once_run_one_night_and_the_key_comes_from_the_users_env_f
                 server.stop()  # the hanging call ends: the first night stops early
                 out, err = first.communicate(timeout=240)
             assert first.returncode == 1 and out == ""
-            assert "the night failed (exit 1): stopped early:" in one_line(err)
+            assert "the night stopped early (exit 1): " in one_line(err)
             assert "([sleep] retries / call_timeout in config.toml" in err  # shown as text, not markdown
             assert server.posts()[0].headers["authorization"] == "Bearer key-from-night-env"
             logs = sorted((w.root / "data" / "logs").glob("cron-*.log"))
@@ -350,3 +362,63 @@ def test_a_cli_harness_that_is_not_usable_here_fails_at_schedule(tmp_path: Path,
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
     code, _, err = invoke("schedule", "--at", "03:00", "--print", "--harness", "codex", "--backend", "local")
     assert code == 2 and "the codex harness is not usable here" in err
+
+
+# --- status: what is scheduled and when it last ran ----------------------------------------------
+
+
+@pytest.fixture
+def no_crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data folder, and no crontab on PATH (status must not read this machine's own crontab)."""
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
+    (tmp_path / "data" / "logs").mkdir(parents=True)
+    return tmp_path / "data"
+
+
+def test_status_says_nothing_is_scheduled_and_how_to_schedule(no_crontab: Path) -> None:
+    code, out, err = invoke("status")
+    assert code == 0, err
+    assert "scheduled: nothing (`skillsleep schedule --at 03:00` runs the night every day by itself)" in out
+    s = json.loads(invoke("status", "--json")[1])
+    assert s["schedule"] == {"scheduled": [], "last_run": None}
+
+
+@pytest.mark.parametrize(("log", "outcome", "shown"), [
+    ("skillsleep-cron: skipped 2026-12-01T03:00:01Z: the previous night is still running\n",
+     "skipped", "last ran 2026-12-01 03:00 UTC (skipped: the previous night is still running)"),
+    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\nError: bad\n"
+     "skillsleep-cron: end 2026-12-01T03:00:02Z: exit 2: failed: invalid configuration, steps below 1\n",
+     "failed", "last ran 2026-12-01 03:00 UTC (failed: invalid configuration, steps below 1; exit 2)"),
+    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n"
+     "skillsleep-cron: end 2026-12-01T03:09:00Z: exit 1: stopped early: token budget reached\n",
+     "stopped-early", "last ran 2026-12-01 03:00 UTC (stopped early: token budget reached; exit 1)"),
+    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n· harvesting new sessions\n",
+     "unfinished", "last ran 2026-12-01 03:00 UTC (no end line yet: still running, or it was killed)"),
+    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n"
+     "skillsleep-cron: end 2026-12-01T03:04:00Z: exit 0\n",
+     "finished", "last ran 2026-12-01 03:00 UTC (finished)"),
+])
+def test_status_reads_the_last_run_from_the_newest_cron_log(no_crontab: Path, log: str, outcome: str,
+                                                            shown: str) -> None:
+    (no_crontab / "logs" / "cron-20261130T030000Z-1.log").write_text(
+        "skillsleep-cron: start 2026-11-30T03:00:00Z: x\nskillsleep-cron: end 2026-11-30T03:01:00Z: exit 0\n")
+    (no_crontab / "logs" / "cron-20261201T030000Z-2.log").write_text(log)
+    s = json.loads(invoke("status", "--json")[1])["schedule"]["last_run"]
+    assert s["outcome"] == outcome and s["log"] == str(no_crontab / "logs" / "cron-20261201T030000Z-2.log")
+    code, out, _ = invoke("status")
+    assert code == 0 and f"scheduled: nothing — {shown}" in out
+
+
+def test_status_takes_a_finished_nights_outcome_from_its_record(no_crontab: Path) -> None:
+    (no_crontab / "logs" / "cron-20261201T030000Z-2.log").write_text(
+        "skillsleep-cron: start 2026-12-01T03:00:00Z: x\nskillsleep-cron: end 2026-12-01T03:05:00Z: exit 0\n")
+    before = datetime(2026, 11, 30, 3, 0, 5, tzinfo=timezone.utc)
+    tonight = datetime(2026, 12, 1, 3, 0, 0, 412000, tzinfo=timezone.utc)
+    for n, started, outcome in ((1, before, "accepted"), (2, tonight, "no-candidate")):
+        Nights(no_crontab).save(NightRecord(night=n, started=started, finished=started, status="finished",
+                                            harness="chat", skill_path="/x/SKILL.md", outcome=outcome))
+    last = json.loads(invoke("status", "--json")[1])["schedule"]["last_run"]
+    assert (last["outcome"], last["night"], last["exit"]) == ("no-candidate", 2, 0)
+    assert "— last ran 2026-12-01 03:00 UTC (no-candidate)" in invoke("status")[1]

@@ -64,6 +64,12 @@ def test_schedule_systemd_writes_a_timer_and_service_systemd_accepts(user_units:
     assert json.loads(out)["replaced"] is True
     assert "OnCalendar=*-*-* 04:30:00" in timer.read_text() and "--preferences" not in service.read_text()
 
+    code, out, err = invoke("status", "--json")
+    assert code == 0, err
+    assert [x for x in json.loads(out)["schedule"]["scheduled"] if x["via"] == "systemd"] == [
+        {"via": "systemd", "when": "04:30 daily", "where": str(timer), "entry": "*-*-* 04:30:00"}]
+    assert "04:30 daily via systemd" in invoke("status")[1]
+
     wanted = user_units / "timers.target.wants"  # what `systemctl --user enable` links
     wanted.mkdir()
     (wanted / f"{UNIT}.timer").symlink_to(f"../{UNIT}.timer")
