@@ -256,10 +256,14 @@ def _schedule_line(s: Data, md: Inline) -> str:
     if last is None:
         return f"scheduled: {where}" + (" — never ran yet" if s["scheduled"] else
                                         " (`skillsleep schedule --at 03:00` runs the night every day by itself)")
-    what = {"skipped": f"skipped: {md(last['message'])}", "unfinished": "no end line yet: still running, or it was killed",
-            "failed": f"{md(last['message'] or 'failed')}; exit {last['exit']}",
-            "stopped-early": f"{md(last['message'] or 'stopped early')}; exit {last['exit']}"}.get(last["outcome"],
-                                                                                              last["outcome"])
+    if last["outcome"] == "unfinished":
+        what = "no end line yet: still running, or it was killed"
+    elif last["outcome"] == "skipped":
+        what = f"skipped: {md(last['message'])}"
+    elif last["exit"]:  # failed or stopped early: the script's one line says why
+        what = f"{md(last['message'] or last['outcome'])}; exit {last['exit']}"
+    else:
+        what = last["outcome"]
     when = _when(last["started"], md) if last["started"] else "at an unknown time"
     return f"scheduled: {where} — last ran {when} ({what})"
 

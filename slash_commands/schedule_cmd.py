@@ -102,20 +102,15 @@ def _when(at: str | None, cron: str | None, via: str) -> When:
     return When.daily(at)
 
 
-def _sleep_flags(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in params.items() if key in SleepSection.model_fields}
-
-
 def night_job(when: When, run_flags: Sequence[str], params: Mapping[str, Any]) -> tuple[NightJob, SleepSection]:
     """The job for `skillsleep run RUN_FLAGS` and its settings, checked now as `run` checks them."""
-    settings = check_night(_sleep_flags(params))
+    settings = check_night({key: value for key, value in params.items() if key in SleepSection.model_fields})
     effective_settings(params.get("chat_dirs") or ())  # the chat-log folders and redaction patterns too
     env = {"HOME": os.environ.get("HOME") or str(Path.home())}
     env |= {name: os.environ[name] for name in CARRIED if os.environ.get(name)}
     env |= {"SKILLSLEEP_LOG_DIR": str(log_dir()), "SKILLSLEEP_ENV_FILE": str(env_file()),
             "PATH": ":".join(dict.fromkeys([*_agent_dirs(settings), *SYSTEM_PATH]))}
-    job = NightJob(when=when, cwd=Path.cwd(), env=env, argv=["/bin/sh", str(_script()), str(_skillsleep()), *run_flags],
-                   run_flags=list(run_flags))
+    job = NightJob(when=when, cwd=Path.cwd(), env=env, argv=["/bin/sh", str(_script()), str(_skillsleep()), *run_flags])
     for text in [str(job.cwd), *job.env.values(), *job.argv]:
         if any(ord(c) < 32 or ord(c) == 127 for c in text):
             raise ConfigError(f"{text!r} holds a line break or another control character, which a crontab line or "

@@ -40,7 +40,6 @@ class NightJob(Record):
     cwd: Path
     env: dict[str, str]
     argv: list[str]
-    run_flags: list[str] = Field(default_factory=list)
 
     def shell(self) -> str:
         """The job as one `/bin/sh` command line."""
@@ -167,11 +166,11 @@ class Crontab:
 
     def _refused(self, what: str, done: subprocess.CompletedProcess[str]) -> ConfigError:
         said = " ".join(done.stderr.split()) or f"exit code {done.returncode}"
-        hint = ("the line is too long for cron: move run flags into [sleep] in config.toml"
+        hint = ("The line is too long for cron: move run flags into [sleep] in config.toml"
                 if "too long" in said else
-                "if you may not use cron here (/etc/cron.allow, /etc/cron.deny), ask an administrator, "
+                "If you may not use cron here (/etc/cron.allow, /etc/cron.deny), ask an administrator, "
                 "or schedule with --systemd instead")
-        return ConfigError(f"crontab refused to {what} {self.where()}: {said}; nothing was changed. {hint[0].upper()}{hint[1:]}.")
+        return ConfigError(f"crontab refused to {what} {self.where()}: {said}; nothing was changed. {hint}.")
 
 
 def systemd_quote(text: str, *, dollars: bool = True) -> str:

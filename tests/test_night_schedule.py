@@ -245,6 +245,15 @@ def test_a_user_cron_refuses_is_a_clear_error_and_nothing_changes() -> None:
         assert w.crontab() == USER_LINES  # read once cron.deny is back: it refuses root's -u nobody too
 
 
+def test_a_line_too_long_for_cron_is_refused_with_what_to_do_and_nothing_changes() -> None:
+    with world() as w:
+        done = w.skillsleep("schedule", "--at", "03:00", *w.flags("--preferences", "keep it short " * 80))
+        assert done.returncode == 2, done.stderr
+        assert "crontab refused to write the crontab of nobody" in done.stderr and "command too long" in done.stderr
+        assert "move run flags into [sleep] in config.toml" in done.stderr and "nothing was changed" in done.stderr
+        assert w.crontab() == USER_LINES
+
+
 def test_a_crontab_whose_skillsleep_block_is_left_open_is_not_guessed_at() -> None:
     broken = f"{USER_LINES}{BEGIN}\n0 3 * * * /bin/true\n"
     with world(crontab=broken) as w:

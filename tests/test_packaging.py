@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,15 +13,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
-def test_wheel_ships_every_prompt_and_module(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]:
+    """The wheel `pip wheel` builds from this checkout (once for this file's slow tests)."""
+    out = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
         capture_output=True, text=True,
     )
     assert build.returncode == 0, build.stderr
-    wheel = next(tmp_path.glob("skillsleep-*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
+    with zipfile.ZipFile(next(out.glob("skillsleep-*.whl"))) as built:
+        yield built
+
+
+@pytest.mark.slow
+def test_wheel_ships_every_prompt_and_module(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
     for prompt in (ROOT / "core" / "prompts").glob("*.md"):
         assert f"skillsleep/core/prompts/{prompt.name}" in names
     for layer in ("core", "harnesses", "slash_commands"):
@@ -30,13 +38,7 @@ def test_wheel_ships_every_prompt_and_module(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_wheel_ships_the_cron_script_executable_and_its_templates(tmp_path: Path) -> None:
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-        capture_output=True, text=True,
-    )
-    assert build.returncode == 0, build.stderr
-    wheel = zipfile.ZipFile(next(tmp_path.glob("skillsleep-*.whl")))
+def test_wheel_ships_the_cron_script_executable_and_its_templates(wheel: zipfile.ZipFile) -> None:
     for path in (p for p in (ROOT / "cron").iterdir() if p.is_file()):
         info = wheel.getinfo(f"skillsleep/cron/{path.name}")
         assert wheel.read(info) == path.read_bytes()
