@@ -180,6 +180,51 @@ def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
         + ([f"--auto-adopt did not adopt: {s['adopt_error']}"] if s.get("adopt_error") else []))
 
 
+def _where(fn: Any) -> Any:
+    """`--crontab` (default) / `--systemd`: where `schedule` and `unschedule` keep the night
+    (one switch per class in schedulers.SCHEDULERS)."""
+    fn = click.option("--systemd", "via", flag_value="systemd",
+                      help="A systemd user timer and service (~/.config/systemd/user) instead of the crontab.")(fn)
+    return click.option("--crontab", "via", flag_value="crontab", default=True,
+                        help="The current user's crontab (the default).")(fn)
+
+
+@main.command("schedule", context_settings={"ignore_unknown_options": True})
+@click.option("--at", metavar="HH:MM", help="Run the night every day at this time (the machine's local time).")
+@click.option("--cron", "cron_expr", metavar="EXPR", help="Five cron fields instead of --at, e.g. '0 3 * * 1-5'.")
+@_where
+@click.option("--print", "preview", is_flag=True, help="Show what would be installed; install nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was scheduled as JSON.")
+@click.argument("run_flags", nargs=-1, type=click.UNPROCESSED, metavar="[RUN FLAGS]...")
+@_guard
+def schedule_(at: str | None, cron_expr: str | None, via: str, preview: bool, as_json: bool,
+              run_flags: tuple[str, ...]) -> None:
+    """Run `skillsleep run [RUN FLAGS]` every night by itself: `skillsleep schedule --at 03:00 --backend deepseek`.
+
+    Every option but these is a `run` flag, checked now by `run`'s own settings code and kept on
+    the line; a second `schedule` replaces the first. API keys go in night.env beside config.toml."""
+    from skillsleep.slash_commands import schedule_cmd
+
+    try:  # `run`'s own parser: a typo fails now, not at 3 a.m.
+        params = run_.make_context("run", list(run_flags)).params
+    except click.UsageError as exc:
+        raise ConfigError(f"{exc.format_message()} (the flags after `schedule`'s own are `skillsleep run` "
+                          "flags: `skillsleep run --help` lists them)") from None
+    result = schedule_cmd.schedule(at, cron_expr, via=via, run_flags=run_flags, params=params, preview=preview)
+    _emit(result, as_json, schedule_cmd.schedule_text)
+
+
+@main.command("unschedule")
+@_where
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@_guard
+def unschedule_(via: str, as_json: bool) -> None:
+    """Remove the night `skillsleep schedule` installed (only its own lines or files)."""
+    from skillsleep.slash_commands import schedule_cmd
+
+    _emit(schedule_cmd.unschedule(via), as_json, schedule_cmd.unschedule_text)
+
+
 @main.command("eval")
 @click.option("--skill", "skill_path", required=True, type=click.Path(path_type=Path), help="Skill to score.")
 @click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path), help="Task file (JSONL).")

@@ -27,7 +27,9 @@ from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposal, Proposals, file_hash
 from skillsleep.core.store import Store
+from skillsleep.slash_commands.cron_log import last_run
 from skillsleep.slash_commands.harvest_cmd import LAST_HARVEST
+from skillsleep.slash_commands.schedulers import installed
 from skillsleep.slash_commands.wiring import data_dir, state_db
 
 Data = dict[str, Any]
@@ -130,6 +132,9 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
     recent = [_night(r, nights.ledger(r.night)) for r in records[-RECENT_NIGHTS:]]
+    scheduled, schedule_problems = installed()  # the crontab, systemd timers: read, never written
+    problems += schedule_problems
+    last = last_run(root)
     return {
         "data_dir": str(root),
         "nights": {"count": len(records), "recent": recent},
@@ -144,6 +149,8 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
             "night": {k: recent[-1][k] for k in ("night", "tokens", "cost_usd")} if recent else None,
             "month": {"since": month.isoformat(), "tokens": month_tokens, "cost_usd": float(month_cost)},
         },
+        "schedule": {"scheduled": [x.model_dump() for x in scheduled],
+                     "last_run": last.model_dump(mode="json") if last else None},
         "problems": problems,
     }
 
@@ -235,10 +242,30 @@ def status_text(s: Data, *, plain: bool = False) -> str:
     night, month = s["spend"]["night"], s["spend"]["month"]
     tonight = f"night {night['night']} {night['tokens']:,} tokens ${night['cost_usd']:.4f}" if night else "no night yet"
     out.append(f"spend: {tonight}; this month {month['tokens']:,} tokens ${month['cost_usd']:.4f}")
+    out.append(_schedule_line(s["schedule"], md))
     if s["problems"]:
         out += ["", f"### Problems ({len(s['problems'])})", ""]
         out += [f"- {md(p)}" for p in s["problems"]]
     return "\n".join(out)
+
+
+def _schedule_line(s: Data, md: Inline) -> str:
+    """"scheduled: 03:00 daily via crontab — last ran 2026-12-01 03:00 UTC (accepted)"."""
+    where = "; ".join(f"{x['when']} via {x['via']}" for x in s["scheduled"]) or "nothing"
+    last = s["last_run"]
+    if last is None:
+        return f"scheduled: {where}" + (" — never ran yet" if s["scheduled"] else
+                                        " (`skillsleep schedule --at 03:00` runs the night every day by itself)")
+    if last["outcome"] == "unfinished":
+        what = "no end line yet: still running, or it was killed"
+    elif last["outcome"] == "skipped":
+        what = f"skipped: {md(last['message'])}"
+    elif last["exit"]:  # failed or stopped early: the script's one line says why
+        what = f"{md(last['message'] or last['outcome'])}; exit {last['exit']}"
+    else:
+        what = last["outcome"]
+    when = _when(last["started"], md) if last["started"] else "at an unknown time"
+    return f"scheduled: {where} — last ran {when} ({what})"
 
 
 # --- diff and the decisions ---------------------------------------------------------------------

@@ -80,12 +80,29 @@ def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Pr
               on_rollout: Callable[[Any], None] | None = None, chat_dirs: Sequence[Path] = ()) -> dict[str, Any]:
     """One night with the settings layered flag > env > file > default; returns the summary.
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's)."""
-    settings = sleep_settings(flags).values
-    registry.check_name(settings.harness)
-    harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
+    settings = check_night(flags)
     with StateLock(data_dir(), "skillsleep run"):
         return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout,
                                   chat_dirs=chat_dirs))
+
+
+def check_night(flags: Mapping[str, object | None]) -> SleepSection:
+    """The night's `[sleep]` settings layered flag > env > file > default and checked before any
+    work (also by `schedule`, so a typo fails there and not at 3 a.m.)."""
+    settings = sleep_settings(flags).values
+    registry.check_name(settings.harness)
+    harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
+    _model_specs(settings)  # names a missing default model now, not mid-night
+    return settings
+
+
+def _model_specs(s: SleepSection) -> tuple[str, str]:
+    """(optimizer, chat target) as provider:model, each checked."""
+    provider = s.backend.partition(":")[0]
+    optimizer = f"{provider}:{s.optimizer_model}" if s.optimizer_model else s.backend
+    chat_target = f"{provider}:{s.target_model}" if s.target_model and s.harness == "chat" else optimizer
+    parse_spec(optimizer), parse_spec(chat_target)
+    return optimizer, chat_target
 
 
 def _now() -> datetime:
@@ -103,10 +120,7 @@ def _read_live(target: SkillTarget) -> str:
 
 
 def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainConfig:
-    provider = s.backend.partition(":")[0]
-    optimizer = f"{provider}:{s.optimizer_model}" if s.optimizer_model else s.backend
-    chat_target = f"{provider}:{s.target_model}" if s.target_model and s.harness == "chat" else optimizer
-    parse_spec(optimizer), parse_spec(chat_target)  # names a missing default model now, not mid-night
+    optimizer, chat_target = _model_specs(s)
     retry = RetryPolicy(attempts=s.retries + 1, timeout_s=s.call_timeout)
     return TrainConfig(
         run=RunSection(name=folder.name, out_dir=str(folder.parent)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,21 +13,37 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
-def test_wheel_ships_every_prompt_and_module(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]:
+    """The wheel `pip wheel` builds from this checkout (once for this file's slow tests)."""
+    out = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
         capture_output=True, text=True,
     )
     assert build.returncode == 0, build.stderr
-    wheel = next(tmp_path.glob("skillsleep-*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
+    with zipfile.ZipFile(next(out.glob("skillsleep-*.whl"))) as built:
+        yield built
+
+
+@pytest.mark.slow
+def test_wheel_ships_every_prompt_and_module(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
     for prompt in (ROOT / "core" / "prompts").glob("*.md"):
         assert f"skillsleep/core/prompts/{prompt.name}" in names
     for layer in ("core", "harnesses", "slash_commands"):
         for module in (ROOT / layer).rglob("*.py"):
             assert f"skillsleep/{module.relative_to(ROOT).as_posix()}" in names
-    assert not any(n.startswith(("tests/", "bench/", "core/")) for n in names)
+    assert not any(n.startswith(("tests/", "bench/", "core/", "cron/")) for n in names)
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_cron_script_executable_and_its_templates(wheel: zipfile.ZipFile) -> None:
+    for path in (p for p in (ROOT / "cron").iterdir() if p.is_file()):
+        info = wheel.getinfo(f"skillsleep/cron/{path.name}")
+        assert wheel.read(info) == path.read_bytes()
+    script = wheel.getinfo("skillsleep/cron/run_sleep_cron.sh")
+    assert (script.external_attr >> 16) & 0o111 == 0o111  # pip installs it executable
 
 
 def test_prompt_templates_load_from_the_package() -> None:
@@ -35,3 +52,10 @@ def test_prompt_templates_load_from_the_package() -> None:
     folder = resources.files("skillsleep.core") / "prompts"
     names = {p.name for p in folder.iterdir()}
     assert {"reflect_system.md", "reflect_user.md", "merge_system.md", "rank_system.md"} <= names
+
+
+def test_the_cron_script_is_found_in_the_package() -> None:
+    from importlib import resources
+
+    script = resources.files("skillsleep.cron") / "run_sleep_cron.sh"
+    assert script.read_text(encoding="utf-8").startswith("#!/bin/sh\n")
