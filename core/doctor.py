@@ -32,7 +32,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from skillsleep.core.jsonl import read_records
+from skillsleep.core.jsonl import line_label, read_records
 from skillsleep.core.ledger import read_ledger
 from skillsleep.core.night import NightPlan
 from skillsleep.core.nights import Nights, SkillMemory
@@ -92,7 +92,7 @@ def check(root: Path, db: Path) -> list[Finding]:
                           f"(its skill stays in {path.parent})") for path, why in proposals.unreadable]
     proposals.history()
     if proposals.bad_history:
-        lines = "; ".join(f"line {n}: {why}" for n, why in proposals.bad_history)
+        lines = "; ".join(f"{line_label(n)}: {why}" for n, why in proposals.bad_history)
         found.append(Finding(kind="history", path=str(proposals.history_path), problem=lines,
                              fix="`skillsleep doctor --repair` keeps the whole file as history.jsonl.broken-<time> "
                                  "and rewrites it without those lines (rollback refuses until then)"))
@@ -171,11 +171,14 @@ def _rebuild_database(root: Path, db: Path, stamp: str, result: Repair) -> str:
 def _clean_history(root: Path, stamp: str) -> str:
     proposals = Proposals(root)
     path = proposals.history_path
-    raw = path.read_bytes()
     _, bad = read_records(path, Action)
+    whole = path.with_name(f"history.jsonl.broken-{stamp}")
+    if any(n == 0 for n, _ in bad):  # not readable at all (a folder, no permission): set it aside whole
+        os.replace(path, whole)
+        return f"moved it aside as {whole.name}; the history starts afresh (the backups stay in backups/)"
+    raw = path.read_bytes()
     drop = {n for n, _ in bad}
     keep = [line for n, line in enumerate(raw.split(b"\n"), 1) if n not in drop and line.strip()]
-    whole = path.with_name(f"history.jsonl.broken-{stamp}")
     shutil.copy2(path, whole)
     tmp = path.with_name(f".{path.name}.{stamp}")
     tmp.write_bytes(b"".join(line + b"\n" for line in keep))

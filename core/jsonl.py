@@ -127,11 +127,14 @@ def _without_lone_surrogates(raw: bytes, value: dict[str, Any], skipped: Counter
 def read_records(path: Path, model: type[M]) -> tuple[list[M], list[tuple[int, str]]]:
     """The records of a JSONL file of ours, in order, and (line number, why) for each line that
     is not one: not UTF-8, not JSON (garbage, or a write cut short by a kill), not a `model`, or
-    a last line without its newline. A missing file has no records."""
+    a last line without its newline. A missing file has no records; one that cannot be read at all
+    (a folder, no permission) has none either, and line 0 says why (`line_label(0)`: "as a whole")."""
     try:
         raw_lines = path.read_bytes().split(b"\n")
     except FileNotFoundError:
         return [], []
+    except OSError as exc:
+        return [], [(0, exc.strerror or str(exc))]
     torn = raw_lines.pop()  # what follows the last newline: nothing, unless a write was cut short
     out: list[M] = []
     bad: list[tuple[int, str]] = []
@@ -148,3 +151,8 @@ def read_records(path: Path, model: type[M]) -> tuple[list[M], list[tuple[int, s
         bad.append((len(raw_lines) + 1, "torn: no newline at its end, a write was cut short"))
     return out, bad
 
+
+
+def line_label(n: int) -> str:
+    """How `read_records()` problem number `n` is named: "line 7", or "as a whole" for 0."""
+    return f"line {n}" if n else "as a whole"

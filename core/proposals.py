@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.jsonl import read_records
+from skillsleep.core.jsonl import line_label, read_records
 from skillsleep.core.newlines import endings_note, style
 from skillsleep.core.records import Record, UtcDatetime, why_unreadable
 from skillsleep.core.rundir import append_line, write_atomic
@@ -256,11 +256,13 @@ class Proposals:
         history = self.history()
         if self.bad_history:
             lines = ", ".join(str(n) for n, _ in self.bad_history)
+            what = ("cannot be read as a whole" if lines == "0" else
+                    f"has lines that cannot be read (lines {lines}); one of them may be the change a rollback would "
+                    "have to undo first")
             raise ConfigError(
-                f"{self.history_path} has lines that cannot be read (lines {lines}); one of them may be the "
-                "change a rollback would have to undo first, so nothing was rolled back. Run `skillsleep doctor "
-                "--repair` to move those lines aside (kept in a file next to it), then roll back again; every "
-                f"earlier version of the file is also in {self.backups}.")
+                f"{self.history_path} {what}, so nothing was rolled back. Run `skillsleep doctor --repair` to move "
+                "what cannot be read aside (kept in a file next to it), then roll back again; every earlier version "
+                f"of the file is also in {self.backups}.")
         changes = [a for a in history if a.kind in ("adopt", "rollback") and a.backup]
         if not changes:
             raise ConfigError("nothing to roll back: no adopt has been recorded")
@@ -306,7 +308,7 @@ class Proposals:
 
     def history_problems(self) -> list[str]:
         """The lines the last history() skipped, each with what to do, for `status`."""
-        return [f"{self.history_path} line {n} cannot be read ({why}); rollback refuses until "
+        return [f"{self.history_path} {line_label(n)} cannot be read ({why}); rollback refuses until "
                 "`skillsleep doctor --repair` moves it aside" for n, why in self.bad_history]
 
     # --- internals -----------------------------------------------------------------------------

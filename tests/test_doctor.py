@@ -16,12 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sleep_kit import TASKS, invoke, night_env, run_args, run_night, write_chat_logs, write_scripts
 
 from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import Nights, SkillMemory
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.store import Store, check_database
+from skillsleep.slash_commands.cli import main
 
 
 @pytest.fixture
@@ -185,3 +187,14 @@ def test_repair_waits_for_no_night(night: Path) -> None:
         code, _, err = invoke("doctor", "--repair")
     assert code == 1 and "another skillsleep cycle is running" in err
     assert (night / "history.jsonl").read_bytes() == b"\xff\n"
+
+
+def test_repair_sets_a_history_that_cannot_be_read_at_all_aside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path))
+    (tmp_path / "history.jsonl").mkdir()
+    (tmp_path / "history.jsonl" / "kept.txt").write_text("mine")
+    repaired = CliRunner().invoke(main, ["doctor", "--repair"])
+    assert repaired.exit_code == 0 and "Traceback" not in repaired.output, repaired.output
+    aside = list(tmp_path.glob("history.jsonl.broken-*"))
+    assert len(aside) == 1 and (aside[0] / "kept.txt").read_text() == "mine"
+    assert CliRunner().invoke(main, ["doctor"]).exit_code == 0

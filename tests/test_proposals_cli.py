@@ -454,3 +454,15 @@ def test_error_messages_never_carry_escape_sequences(data: Path, live: Path) -> 
     live.write_text(OLD + "- \x1b]0;pwned\x07 mine\n")
     code, _, err = invoke("adopt")
     assert code == 2 and "+- ␛]0;pwned␇ mine" in err and "\x1b" not in err
+
+
+def test_a_history_that_is_a_folder_is_named_by_status_and_stops_rollback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path))
+    (tmp_path / "history.jsonl").mkdir()
+    status = CliRunner().invoke(main, ["status", "--json"])
+    assert status.exit_code == 0, status.output
+    problems = json.loads(status.stdout)["problems"]
+    assert any("history.jsonl as a whole cannot be read (Is a directory)" in p for p in problems)
+    rollback = CliRunner().invoke(main, ["rollback"])
+    assert rollback.exit_code == 2 and "Traceback" not in rollback.output
+    assert "history.jsonl cannot be read as a whole, so nothing was rolled back" in rollback.stderr and "doctor --repair" in rollback.stderr
