@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from skillsleep.core.display import md_line, plain_line, visible
+from skillsleep.core.display import fence, md_line, plain_line, visible
 from skillsleep.core.errors import BackendError, BudgetExceeded
 from skillsleep.core.records import Edit, GateDecision, Record, RejectedEdit, Split, Task
 from skillsleep.core.safety import Refusal
@@ -323,11 +323,6 @@ def _intents(r: NightReport) -> dict[str, str]:
 
 # --- markdown -----------------------------------------------------------------------------------
 
-def _fence(text: str) -> str:
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    return "`" * max(3, max(runs, default=0) + 1)
-
-
 def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     """The report as markdown; `plain` shows untrusted text as it is (for a terminal) instead of
     escaping it for a markdown renderer. Control characters are made visible either way."""
@@ -362,8 +357,8 @@ def render_markdown(r: NightReport, *, plain: bool = False) -> str:
                     [f"{md(_edit_text(s.edit))} — {md(s.reason())}" for s in r.refused_edits])
     out += ["## Diff against the live skill", ""]
     if r.diff.strip():
-        fence = _fence(r.diff)
-        out += [fence + "diff", visible(r.diff.rstrip("\n")), fence, ""]
+        mark = fence(r.diff)
+        out += [mark + "diff", visible(r.diff.rstrip("\n")), mark, ""]
     else:
         out += ["(no change)", ""]
     if r.problems:
