@@ -549,6 +549,48 @@ def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
           agent_md.rollback_md)
 
 
+@main.command("sleep", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--line", help="The text typed after /sleep, split like a shell (for an agent that passes one string).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def sleep_(line: str | None, args: tuple[str, ...]) -> None:
+    """Run a /sleep verb as typed in an agent: `skillsleep sleep [VERB [ARGS...]]` (default: status).
+
+    Prints markdown (as --format md), errors included, unless ARGS say --json or --format;
+    `skillsleep sleep help` lists the verbs."""
+    from skillsleep.slash_commands import agent_md, verbs
+
+    md = True  # until the user's arguments are read: they may ask for another format
+    try:
+        if line is not None and args:
+            raise ConfigError("give either --line or the verb and its arguments, not both")
+        typed = verbs.split_line(line) if line is not None else list(args)
+        md = verbs.markdown(typed)
+        argv = verbs.command_line(typed)
+    except ConfigError as exc:
+        raise _Fail(visible(str(exc)), 2, md=md) from exc
+    try:
+        code = main.main(argv, prog_name="skillsleep", standalone_mode=False, obj=Caller("/sleep"))
+    except click.ClickException as exc:  # click's own (a bad option or value): shown as markdown too
+        if md and not getattr(exc, "md", False):
+            verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
+            click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, "/sleep"))
+        raise
+    if code:  # --help and the like
+        sys.exit(code)
+
+
+@main.command("help")
+@click.option("--json", "as_json", is_flag=True, help="Print the verbs as JSON.")
+@_format_option
+@_guard(state=False)
+def help_(as_json: bool, fmt: str | None) -> None:
+    """List the /sleep verbs, one line each, with their arguments."""
+    from skillsleep.slash_commands import verbs
+
+    out = _output(fmt, as_json)
+    _show(verbs.help_data(out.prefix), out, verbs.help_text, lambda d, _prefix: verbs.help_text(d, False))
+
+
 @main.command("doctor")
 @click.option("--repair", "fix", is_flag=True,
               help="Repair what can be: back up first, salvage what is readable, rebuild the rest; never delete.")

@@ -11,10 +11,12 @@ import pytest
 from sleep_kit import TASKS, run_args, write_chat_logs, write_scripts
 from test_proposals_cli import HOSTILE, NEW, OLD, data, invoke, live  # noqa: F401  (fixtures)
 
+from skillsleep.core.lock import StateLock
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.rundir import RunDir
+from skillsleep.slash_commands.cli import main
 
 # --- --format on every verb -----------------------------------------------------------------------
 
@@ -118,3 +120,72 @@ def test_run_format_md_and_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     code, out, err = invoke(*run_args(tmp_path, "--format", "md", "--dry-run"))
     assert code == 0, err
     assert out.startswith("# skillsleep — night 2") and "Fix the \\[docs\\](http://evil.example) link" in out
+
+
+# --- `skillsleep sleep`: what the user typed after /sleep -----------------------------------------
+
+
+def test_sleep_alone_is_status_in_markdown_with_sleep_commands(data: Path, live: Path) -> None:  # noqa: F811
+    p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    code, out, err = invoke("sleep")
+    assert code == 0, err
+    assert out.startswith("**skillsleep**: 0 night(s), 1 pending proposal(s)")
+    assert f"`/sleep diff {p.id}` · `/sleep adopt {p.id}` · `/sleep reject {p.id}`" in out
+    assert "skillsleep adopt" not in out
+    assert invoke("sleep", "status")[1] == out
+    code, out, err = invoke("sleep", "--json")  # the user's own format wins
+    assert code == 0 and json.loads(out)["pending"][0]["id"] == p.id
+    code, out, err = invoke("sleep", "status", "--format", "text")
+    assert code == 0 and out.startswith("## skillsleep status")
+
+
+def test_sleep_runs_the_verb_with_its_arguments_and_line_splits_like_a_shell(data: Path, live: Path) -> None:  # noqa: F811
+    props = Proposals(data)
+    p = props.stage(live, NEW, accepted=False, reason="no gain")
+    code, out, err = invoke("sleep", "--line", f"adopt '{p.id}'   --force")
+    assert code == 0, err
+    assert out.startswith(f"Adopted proposal `{p.id}`") and out.endswith("undo with `/sleep rollback`.\n")
+    assert live.read_text() == NEW
+    code, out, err = invoke("sleep", "rollback", "--json")
+    assert code == 0 and json.loads(out)["steps"] == 1 and live.read_text() == OLD
+
+
+def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, live: Path) -> None:  # noqa: F811
+    p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    cases = {
+        ("sleep", "stauts"): (2, "unknown /sleep verb 'stauts'. Did you mean 'status'? Known: adopt, diff, help, "
+                                "reject, rollback, run, status."),
+        ("sleep", "--line", f"adopt '{p.id}"): (2, "cannot split the /sleep line"),
+        ("sleep", "adopt", "--bogus"): (2, "No such option '--bogus'"),
+        ("sleep", "rollback", "0"): (2, "is not in the range x>=1"),
+        ("sleep", "reject", "nope"): (2, "'nope' is not a staged proposal"),
+        ("sleep", "--line", "status", "adopt"): (2, "either --line or the verb and its arguments"),
+        ("sleep", "doctor"): (2, "unknown /sleep verb 'doctor'"),
+    }
+    for args, (want, words) in cases.items():
+        code, out, err = invoke(*args)
+        assert code == want, (args, out, err)
+        assert out.startswith("**Error:** ") and out.count("**Error:**") == 1, (args, out)
+        assert words in out.replace("\\", "") and words in err, (args, out, err)
+    code, out, err = invoke("sleep", "adopt", "--bogus")
+    assert "`/sleep adopt [ID] [--force]`" in out and "`/sleep help`" in out  # what to type instead
+    code, out, err = invoke("sleep", "reject", "nope", "--json")
+    assert code == 2 and out == ""  # JSON asked for: the error is on stderr only
+    assert live.read_text() == OLD and Proposals(data).get(p.id).status == "staged"
+    with StateLock(data, "night"):
+        code, out, err = invoke("sleep", "adopt")
+    assert code == 1 and "another skillsleep cycle is running" in out and live.read_text() == OLD
+
+
+def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:  # noqa: F811
+    code, out, err = invoke("sleep", "help")
+    assert code == 0, err
+    verbs = [line for line in out.splitlines() if line.startswith("- `/sleep ")]
+    assert [v.split("`")[1] for v in verbs] == [
+        "/sleep status", "/sleep diff [ID]", "/sleep adopt [ID] [--force]", "/sleep reject [ID]",
+        "/sleep rollback [N] [--force]", "/sleep run [flags…]", "/sleep help"]
+    assert all(" — " in v for v in verbs)
+    listed = {v["verb"] for v in json.loads(invoke("help", "--json")[1])["verbs"]}
+    assert listed <= set(main.commands)  # every /sleep verb is the skillsleep command of that name
+    code, out, err = invoke("help")
+    assert code == 0 and "- `skillsleep diff [ID]`" in out
