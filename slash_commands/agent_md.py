@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillsleep.core.display import fence, md_line, visible
+from skillsleep.slash_commands.proposals_cmd import adopted
 
 Data = dict[str, Any]
 
@@ -72,11 +73,10 @@ def status_md(s: Data, prefix: str) -> str:
 
 
 def adopt_md(r: Data, prefix: str) -> str:
-    p = r["proposal"]
+    which = adopted(r, code=lambda pid: f"`{pid}`")
     before = "the previous file is backed up" if r["previous_file"] else "there was no file before"
     forced = " (forced over edits made since staging: they are in the backup)" if r["forced"] else ""
-    return (f"Adopted proposal `{p['id']}` into {md_line(r['skill_path'])}; {before}{forced}; undo with "
-            f"`{prefix} rollback`.")
+    return f"Adopted {which} into {md_line(r['skill_path'])}; {before}{forced}; undo with `{prefix} rollback`."
 
 
 def reject_md(r: Data, _prefix: str) -> str:

@@ -484,15 +484,19 @@ def status_(as_json: bool, fmt: str | None) -> None:
 
 @main.command("diff")
 @click.argument("proposal_id", metavar="[ID]", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print {id, skill_path, status, diff} as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {id, skill_path, status, diff, changes, numbered, …} as JSON.")
+@_format_option
 @_guard
-def diff_(proposal_id: str | None, as_json: bool) -> None:
-    """The unified diff of a proposal (default: the newest pending one) against the live file now."""
+def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
+    """The unified diff of a proposal (default: the newest pending one) against the live file now;
+    with --format, its numbered changes (as `adopt --edits` takes them)."""
     from skillsleep.slash_commands import proposals_cmd
 
+    out = _output(fmt, as_json)
     d = proposals_cmd.diff(proposal_id)
-    if as_json:
-        _emit(d, True, None)
+    if out.fmt is not None:
+        _show(d, out, proposals_cmd.diff_text, lambda d, prefix: proposals_cmd.diff_text(d, False, prefix))
     elif d["diff"]:
         click.echo(f"proposal {d['id']} ({d['status']}) against {d['skill_path']} as it is now:", err=True)
         if d["note"]:
@@ -509,16 +513,18 @@ def diff_(proposal_id: str | None, as_json: bool) -> None:
 @click.argument("proposal_id", metavar="[ID]", required=False)
 @click.option("--force", is_flag=True,
               help="Adopt even if the gate did not accept it, or the live file was edited since staging.")
+@click.option("--edits", metavar="N,M", help="Adopt only these of its changes, numbered as `diff --format md` shows "
+                                             "them (without ID: the proposal `diff` shows).")
 @click.option("--json", "as_json", is_flag=True, help="Print what was written and the backup as JSON.")
 @_format_option
 @_guard
-def adopt_(proposal_id: str | None, force: bool, as_json: bool, fmt: str | None) -> None:
+def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: bool, fmt: str | None) -> None:
     """Put a proposal live (default: the newest accepted pending one); the old file is backed up first."""
     from skillsleep.slash_commands import agent_md, proposals_cmd
 
     out = _output(fmt, as_json)
-    _show(proposals_cmd.adopt(proposal_id, force=force), out, lambda r, _plain: proposals_cmd.adopt_text(r),
-          agent_md.adopt_md)
+    _show(proposals_cmd.adopt(proposal_id, force=force, edits=edits), out,
+          lambda r, _plain: proposals_cmd.adopt_text(r), agent_md.adopt_md)
 
 
 @main.command("reject")

@@ -20,7 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.display import md_line, plain_line
+from skillsleep.core.changes import render as render_changes
+from skillsleep.core.display import fence, md_line, plain_line, visible
 from skillsleep.core.errors import SkillsleepError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
@@ -245,32 +246,73 @@ def status_text(s: Data, *, plain: bool = False) -> str:
 
 
 def diff(pid: str | None = None, data: Path | None = None) -> Data:
-    """The proposal's unified diff against the live file as it is now (default: newest pending)."""
+    """The proposal's unified diff against the live file as it is now (default: newest pending),
+    and its numbered changes against the file it was staged against (what `adopt --edits` takes)."""
     props = Proposals(Path(data) if data is not None else data_dir())
     p = props.get(pid)
-    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "diff": props.diff(p),
-            "line_endings": props.line_endings(p), "note": props.endings_note(p)}
+    found = props.changes(p)
+    name = Path(p.skill_path).name
+    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "accepted": p.accepted, "diff": props.diff(p),
+            "line_endings": props.line_endings(p), "note": props.endings_note(p),
+            "live_changed": file_hash(Path(p.skill_path)) != p.base_hash,
+            "changes": [c.model_dump(mode="json") for c in found],
+            "numbered": render_changes(found, f"a/{name} (staged against)", f"b/{name} (proposal {p.id})")}
 
 
-def adopt(pid: str | None = None, *, force: bool = False, data: Path | None = None) -> Data:
-    """Put a proposal live (default: the newest accepted pending one) under the state lock."""
+def diff_text(d: Data, plain: bool, prefix: str = "skillsleep") -> str:
+    """The numbered changes of a proposal: plain text, or markdown with the diff fenced (`--format md`);
+    `prefix` is how the user types a verb (`/sleep` in an agent)."""
+    show: Inline = plain_line if plain else md_line
+
+    def code(text: str) -> str:
+        return text if plain else f"`{text}`"
+
+    n = len(d["changes"])
+    verdict = "accepted" if d["accepted"] else "not accepted"
+    head = f"Proposal {code(d['id'])} ({d['status']}, {verdict}) for {show(d['skill_path'])}: "
+    if not n:
+        return head + "no changes."
+    example = f"{prefix} adopt {d['id']} --edits {'1,3' if n > 2 else '1'}"
+    some = f"; adopt only some with {code(example)}"
+    lines = [head + f"{n} change(s) against the file it was staged against" + (some if n > 1 else "") + "."]
+    if d["live_changed"]:
+        lines.append("The live file changed since: adopt refuses unless --force (`diff` without --format shows the "
+                     "proposal against the live file as it is now).")
+    if d["note"]:
+        lines.append(d["note"])
+    body = visible(d["numbered"].rstrip("\n"))
+    return "\n".join(lines + [body] if plain else lines + ["", fence(body) + "diff", body, fence(body)])
+
+
+def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = None, data: Path | None = None) -> Data:
+    """Put a proposal live (default: the newest accepted pending one) under the state lock; with
+    `edits` ("1,3") only those of its numbered changes."""
     root = Path(data) if data is not None else data_dir()
     props = Proposals(root)
     with StateLock(root, "adopt"):
-        p = props.adopt(pid, force=force)
+        p = props.adopt(pid, force=force, edits=edits)
         action = next(a for a in reversed(props.history()) if a.kind == "adopt" and a.proposal_id == p.id)
     backup = Path(action.backup) if action.backup else None
     return {
         "proposal": p.model_dump(mode="json"), "skill_path": p.skill_path,
         "backup": str(backup) if backup else None,
         "previous_file": str(backup / "SKILL.md") if backup and (backup / "SKILL.md").exists() else None,
-        "forced": action.detail == "forced", "undo": "skillsleep rollback",
+        "forced": action.forced or action.detail == "forced", "undo": "skillsleep rollback", "edits": action.edits,
+        "changes": len(props.changes(p)),
     }
 
 
+def adopted(r: Data, code: Callable[[str], str] = str) -> str:
+    """"proposal ID", or "changes 1, 3 of 4 of proposal ID" for an adopt of some of its changes
+    (`code` marks up the id)."""
+    which = f"proposal {code(r['proposal']['id'])}"
+    if r["edits"] is None:
+        return which
+    return f"change{'s' if len(r['edits']) > 1 else ''} {', '.join(map(str, r['edits']))} of {r['changes']} of {which}"
+
+
 def adopt_text(r: Data) -> str:
-    p = r["proposal"]
-    lines = [f"adopted proposal {p['id']}: wrote {r['skill_path']}"]
+    lines = [f"adopted {adopted(r)}: wrote {r['skill_path']}"]
     if r["previous_file"]:
         lines.append(f"the previous file is backed up at {r['previous_file']}")
     else:
@@ -313,5 +355,5 @@ def rollback_text(r: Data) -> str:
             + forced)
 
 
-__all__ = ["adopt", "adopt_text", "diff", "night_state", "pid_alive", "reject", "reject_text", "rollback",
+__all__ = ["adopt", "adopt_text", "adopted", "diff", "diff_text", "night_state", "pid_alive", "reject", "reject_text", "rollback",
            "rollback_text", "status", "status_text"]

@@ -33,6 +33,7 @@ from skillsleep.core.config import (
     TrainSection,
 )
 from skillsleep.core.backends.registry import parse_spec
+from skillsleep.core.changes import changes
 from skillsleep.core.errors import BackendError, BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import GateConfig
@@ -246,7 +247,8 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     spent = run_dir.ledger()  # the whole night: every process that worked on it, a killed one too
     report = night_report(
         night=record.night, started=started, finished=finished, harness=s.harness, skill_path=str(target.path),
-        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, usage=NightUsage.from_ledger(spent.by_role()),
+        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, changes=changes(live, candidate_full),
+        usage=NightUsage.from_ledger(spent.by_role()),
         history=[p for p in nights.history(key) if p.night != record.night], stop=stop,
         reason=plan.not_ready if plan is not None and plan.not_ready and stop is None else "",
     )

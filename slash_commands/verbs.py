@@ -32,9 +32,10 @@ class Verb(BaseModel):
 VERBS: dict[str, Verb] = {v.name: v for v in (
     Verb(name="status", args="", summary="nights with their gate verdicts, pending proposals with what to type next, "
                                          "spend"),
-    Verb(name="diff", args="[ID]", summary="the changes of a proposal (default: the newest pending one)"),
-    Verb(name="adopt", args="[ID] [--force]",
-         summary="put a proposal live (default: the newest accepted one); the old file is backed up first"),
+    Verb(name="diff", args="[ID]", summary="the numbered changes of a proposal (default: the newest pending one)"),
+    Verb(name="adopt", args="[ID] [--edits N,M] [--force]",
+         summary="put a proposal live (default: the newest accepted one), or only the changes N,M of it; the old "
+                 "file is backed up first"),
     Verb(name="reject", args="[ID]", summary="drop a pending proposal; the live file is not touched"),
     Verb(name="rollback", args="[N] [--force]", summary="undo the last N adopts or rollbacks (default 1)"),
     Verb(name="run", args="[flags…]", summary="one night of the sleep cycle (`skillsleep run --help` lists the flags)"),

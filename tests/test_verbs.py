@@ -168,7 +168,7 @@ def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, liv
         assert out.startswith("**Error:** ") and out.count("**Error:**") == 1, (args, out)
         assert words in out.replace("\\", "") and words in err, (args, out, err)
     code, out, err = invoke("sleep", "adopt", "--bogus")
-    assert "`/sleep adopt [ID] [--force]`" in out and "`/sleep help`" in out  # what to type instead
+    assert "`/sleep adopt [ID] [--edits N,M] [--force]`" in out and "`/sleep help`" in out  # what to type instead
     code, out, err = invoke("sleep", "reject", "nope", "--json")
     assert code == 2 and out == ""  # JSON asked for: the error is on stderr only
     assert live.read_text() == OLD and Proposals(data).get(p.id).status == "staged"
@@ -182,7 +182,7 @@ def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:  # noqa: 
     assert code == 0, err
     verbs = [line for line in out.splitlines() if line.startswith("- `/sleep ")]
     assert [v.split("`")[1] for v in verbs] == [
-        "/sleep status", "/sleep diff [ID]", "/sleep adopt [ID] [--force]", "/sleep reject [ID]",
+        "/sleep status", "/sleep diff [ID]", "/sleep adopt [ID] [--edits N,M] [--force]", "/sleep reject [ID]",
         "/sleep rollback [N] [--force]", "/sleep run [flags…]", "/sleep help"]
     assert all(" — " in v for v in verbs)
     listed = {v["verb"] for v in json.loads(invoke("help", "--json")[1])["verbs"]}
