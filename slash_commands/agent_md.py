@@ -57,8 +57,9 @@ def status_md(s: Data, prefix: str) -> str:
         out += [f"No nights yet: `{prefix} run` starts one.", ""]
     for n in nights["recent"]:
         if n["status"] == "running":
-            out += [f"Night {n['night']} is running (pid {n['pid']}): {n['calls']} calls, {n['tokens']:,} tokens "
-                    "so far.", ""]
+            log = f"; log: {md_line(n['log'])}" if n["log"] else ""
+            out += [f"Night {n['night']} is running (pid {n['pid']}): {n['progress']['stage']}, {n['calls']} calls, "
+                    f"{n['tokens']:,} tokens so far{log}", ""]
     for p in pending:
         verdict = "accepted" if p["accepted"] else f"not accepted ({md_line(p['reason'])})"
         live = "; the live file changed since, so adopt refuses unless `--force`" if p["live_changed"] else ""

@@ -211,18 +211,28 @@ def train(
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
 @click.option("--min-recurrence", type=click.IntRange(min=1), help="How often a request must recur to be a task.")
 @click.option("--dry-run", is_flag=True, help="Run the night and write its report, but stage no proposal.")
+@click.option("--detach", is_flag=True, help="Run the night in the background (its output in a log under the data "
+                                            "folder) and return at once with its number; `status` follows it.")
+@click.option("--detached-log", type=click.Path(path_type=Path), hidden=True)  # set by --detach for its child
 @click.option("--json", "as_json", is_flag=True, help="Print the night's summary as JSON.")
 @_format_option
 @_guard
-def run_(dry_run: bool, as_json: bool, fmt: str | None, chat_dirs: tuple[Path, ...], **flags: Any) -> None:
+def run_(dry_run: bool, detach: bool, detached_log: Path | None, as_json: bool, fmt: str | None,
+         chat_dirs: tuple[Path, ...], **flags: Any) -> None:
     """One night: harvest, mine recurring tasks, replay, reflect, gate, stage a proposal.
 
     Exit 0 when the night ran to its end (whatever the gate decided), 1 when it stopped early
     (budget, model server, Ctrl-C: the report says why; the next run resumes), 2 on bad settings."""
+    from skillsleep.slash_commands import detach as background
     from skillsleep.slash_commands.sleep_cmd import run_sleep
 
     out = _output(fmt, as_json)
-    summary = run_sleep(flags, dry_run=dry_run, chat_dirs=chat_dirs, progress=progress, on_rollout=progress.tick)
+    if detach:
+        started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
+        _show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
+        return
+    summary = run_sleep(flags, dry_run=dry_run, chat_dirs=chat_dirs, progress=progress, on_rollout=progress.tick,
+                        on_start=background.claim_log(detached_log) if detached_log else None)
     _show(summary, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
     if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
@@ -553,6 +563,20 @@ def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
     out = _output(fmt, as_json)
     _show(proposals_cmd.rollback(steps, force=force), out, lambda r, _plain: proposals_cmd.rollback_text(r),
           agent_md.rollback_md)
+
+
+@main.command("cost")
+@click.option("--json", "as_json", is_flag=True, help="Print the spend as one JSON object.")
+@_format_option
+@_guard
+def cost_(as_json: bool, fmt: str | None) -> None:
+    """What the nights spent: this month in all and by role, and by night (from their ledgers).
+
+    Reads only: needs no config file, backend or lock."""
+    from skillsleep.slash_commands.cost_cmd import cost, cost_text
+
+    out = _output(fmt, as_json)
+    _show(cost(), out, cost_text, lambda c, _prefix: cost_text(c, False))
 
 
 @main.command("sleep", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

@@ -63,18 +63,21 @@ def night_state(r: NightRecord) -> str:
     return r.status
 
 
-def _night(r: NightRecord, spent: Ledger) -> Data:
-    """A night for `status`; its spend from its own ledger (the record misses a killed process's)."""
+def _night(r: NightRecord, spent: Ledger, nights: Nights) -> Data:
+    """A night for `status`; its spend from its own ledger (the record misses a killed process's);
+    a running one's progress from the files it writes as it goes."""
+    state = night_state(r)
     return {
         "night": r.night, "date": r.started.date().isoformat(), "started": r.started.isoformat(),
-        "finished": r.finished.isoformat() if r.finished else None, "status": night_state(r), "pid": r.pid,
+        "finished": r.finished.isoformat() if r.finished else None, "status": state, "pid": r.pid,
         "harness": r.harness, "skill": r.skill_name or r.skill_path, "skill_path": r.skill_path,
         "dry_run": r.dry_run, "outcome": r.outcome, "baseline": r.baseline, "candidate": r.candidate,
         "accepted": r.accepted, "reason": r.reason, "test_before": r.test_before, "test_after": r.test_after,
         "proposal_id": r.proposal_id, "adopted": r.adopted,
         "stop": r.stop.model_dump(mode="json") if r.stop else None,
         "calls": spent.calls_made, "cache_hits": spent.cache_hits, "tokens": spent.spent_tokens,
-        "cost_usd": round(spent.spent_usd, 6),
+        "cost_usd": round(spent.spent_usd, 6), "log": r.log,
+        "progress": nights.progress(r).model_dump(mode="json") if state == "running" else None,
     }
 
 
@@ -130,7 +133,7 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     problems += props.history_problems()
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
-    recent = [_night(r, nights.ledger(r.night)) for r in records[-RECENT_NIGHTS:]]
+    recent = [_night(r, nights.ledger(r.night), nights) for r in records[-RECENT_NIGHTS:]]
     return {
         "data_dir": str(root),
         "nights": {"count": len(records), "recent": recent},
@@ -174,10 +177,12 @@ def _night_line(n: Data, md: Inline) -> str:
     head = f"- night {n['night']} · {n['date']} · {md(n['harness'])} · {md(n['skill'])}"
     if n["dry_run"]:
         head += " (dry run)"
+    log = f"log: {md(n['log'])}" if n["log"] else ""
     if n["status"] == "died":
-        return f"{head}: {DIED}"
+        return f"{head}: {DIED}" + (f"\n  {log}" if log else "")
     if n["status"] == "running":
-        return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "")
+        return (f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "")
+                + f"\n  {n['progress']['stage']}; {n['calls']} calls, {n['tokens']:,} tokens so far" + (f"; {log}" if log else ""))
     parts = [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]  # else: the verdict says it
     parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
     if n["test_before"] is not None or n["test_after"] is not None:

@@ -77,16 +77,28 @@ from skillsleep.slash_commands.wiring import (
 Progress = Callable[[str], None]
 
 
+RUN = "skillsleep run"  # what a night's process records in the state lock
+
+
 def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Progress,
-              on_rollout: Callable[[Any], None] | None = None, chat_dirs: Sequence[Path] = ()) -> dict[str, Any]:
+              on_rollout: Callable[[Any], None] | None = None, chat_dirs: Sequence[Path] = (),
+              on_start: Callable[[NightRecord], NightRecord] | None = None) -> dict[str, Any]:
     """One night with the settings layered flag > env > file > default; returns the summary.
-    `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's)."""
+    `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
+    `on_start` may amend the night's record before it is first written (a detached night's log)."""
+    settings = check_settings(flags)
+    with StateLock(data_dir(), RUN):
+        return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout,
+                                  chat_dirs=chat_dirs, on_start=on_start))
+
+
+def check_settings(flags: Mapping[str, object | None]) -> SleepSection:
+    """The night's settings layered and checked, before any work: a bad value, an unknown harness,
+    a typo in any [harness.<name>] table (whichever harness replays) is a ConfigError now."""
     settings = sleep_settings(flags).values
     registry.check_name(settings.harness)
-    harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
-    with StateLock(data_dir(), "skillsleep run"):
-        return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout,
-                                  chat_dirs=chat_dirs))
+    harness_settings()
+    return settings
 
 
 def _now() -> datetime:
@@ -166,7 +178,7 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
 
 
 async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None,
-                 chat_dirs: Sequence[Path]) -> dict[str, Any]:
+                 chat_dirs: Sequence[Path], on_start: Callable[[NightRecord], NightRecord] | None) -> dict[str, Any]:
     data = data_dir()
     eff = effective_settings(chat_dirs)
     folders = chat_folders(eff)
@@ -185,13 +197,15 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     started = _now()
     if resumed is not None:
         record, plan, state = resumed
-        record = record.model_copy(update={"status": "running", "pid": os.getpid(), "stop": None})
+        record = record.model_copy(update={"status": "running", "pid": os.getpid(), "stop": None, "steps": s.steps,
+                                           "log": None})
         progress(f"resuming night {record.night} of {target.label()} (stopped: {state.stopped or 'the process died'})")
         started = record.started
     else:
         plan, state = None, None
         record = NightRecord(night=nights.next_number(), started=started, pid=os.getpid(), harness=s.harness,
-                             skill_path=key, skill_name=target.name, managed=target.managed, dry_run=dry_run)
+                             skill_path=key, skill_name=target.name, managed=target.managed, dry_run=dry_run,
+                             steps=s.steps)
     folder = nights.folder(record.night)
     cfg = _train_config(s, folder, target)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
@@ -203,6 +217,8 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
         await models.aclose()
         store.close()
         raise
+    if on_start is not None:
+        record = on_start(record)
     nights.save(record)
     run_dir = RunDir(folder)
     ledger.sinks.append(run_dir.append_ledger)

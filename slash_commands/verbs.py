@@ -38,7 +38,10 @@ VERBS: dict[str, Verb] = {v.name: v for v in (
                  "file is backed up first"),
     Verb(name="reject", args="[ID]", summary="drop a pending proposal; the live file is not touched"),
     Verb(name="rollback", args="[N] [--force]", summary="undo the last N adopts or rollbacks (default 1)"),
-    Verb(name="run", args="[flags…]", summary="one night of the sleep cycle (`skillsleep run --help` lists the flags)"),
+    Verb(name="run", args="[--detach] [flags…]",
+         summary="one night of the sleep cycle; --detach runs it in the background and returns at once "
+                 "(`skillsleep run --help` lists the flags)"),
+    Verb(name="cost", args="", summary="what the nights spent: by night, this month and by role"),
     Verb(name="help", args="", summary="this list"),
 )}
 

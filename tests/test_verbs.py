@@ -153,8 +153,8 @@ def test_sleep_runs_the_verb_with_its_arguments_and_line_splits_like_a_shell(dat
 def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, live: Path) -> None:  # noqa: F811
     p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
     cases = {
-        ("sleep", "stauts"): (2, "unknown /sleep verb 'stauts'. Did you mean 'status'? Known: adopt, diff, help, "
-                                "reject, rollback, run, status."),
+        ("sleep", "stauts"): (2, "unknown /sleep verb 'stauts'. Did you mean 'status'? Known: adopt, cost, diff, "
+                                "help, reject, rollback, run, status."),
         ("sleep", "--line", f"adopt '{p.id}"): (2, "cannot split the /sleep line"),
         ("sleep", "adopt", "--bogus"): (2, "No such option '--bogus'"),
         ("sleep", "rollback", "0"): (2, "is not in the range x>=1"),
@@ -183,7 +183,7 @@ def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:  # noqa: 
     verbs = [line for line in out.splitlines() if line.startswith("- `/sleep ")]
     assert [v.split("`")[1] for v in verbs] == [
         "/sleep status", "/sleep diff [ID]", "/sleep adopt [ID] [--edits N,M] [--force]", "/sleep reject [ID]",
-        "/sleep rollback [N] [--force]", "/sleep run [flags…]", "/sleep help"]
+        "/sleep rollback [N] [--force]", "/sleep run [--detach] [flags…]", "/sleep cost", "/sleep help"]
     assert all(" — " in v for v in verbs)
     listed = {v["verb"] for v in json.loads(invoke("help", "--json")[1])["verbs"]}
     assert listed <= set(main.commands)  # every /sleep verb is the skillsleep command of that name
