@@ -265,7 +265,8 @@ def _region_lines(skill: Skill, name: RegionName) -> list[str] | None:
 
 def _headings(skill: Skill) -> list[str]:
     protected = skill.protected_line_indexes()
-    return [line.rstrip() for i, line in enumerate(skill.body.split("\n")) if i not in protected and _HEADING.match(line)]
+    lines = skill.body.split("\n")
+    return [line.rstrip() for i, line in enumerate(lines) if i not in protected and _HEADING.match(line)]
 
 
 def _check_size(before: Skill, after: Skill, limits: EditLimits) -> None:

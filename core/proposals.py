@@ -14,7 +14,8 @@ torn one). `adopt` refuses when the live file changed since staging (the user ed
 `force`, and the refusal shows both changes: the user's (base → live) and the proposal's
 (base → candidate). `adopt --edits 1,3` writes only some of the proposal's numbered changes
 (core/changes.py) into the base, after the same checks plus the bounded-edit rules and the safety
-screen on what it adds; the proposal is then "adopted" with those numbers. `rollback` refuses in the same way when the live file changed since the
+screen on what it adds; the proposal is then "adopted" with those numbers. `rollback` refuses in
+the same way when the live file changed since the
 adopt or rollback it undoes wrote it, and refuses to act at all on a history with a line it
 cannot read (that line may be the very change it would skip over).
 """
@@ -262,8 +263,8 @@ class Proposals:
             picked = f"change{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))}"
             raise ConfigError(f"{picked} of proposal {p.id} without the others would break the skill: "
                               + "; ".join(problems))
-        for c in found:
-            refused = screen_all([Edit(op="add", content="".join(c.added))])[1] if c.number in chosen and c.added else []
+        for c in (c for c in found if c.number in chosen and c.added):
+            refused = screen_all([Edit(op="add", content="".join(c.added))])[1]
             if refused:
                 raise ConfigError(f"change {c.number} is refused by the safety screen: {refused[0].reason()}; "
                                   "adopt the other changes without it")

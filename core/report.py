@@ -362,7 +362,8 @@ def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     if r.changes:
         shown = visible(_numbered(r).rstrip("\n"))
         out += [f"{len(r.changes)} change(s), numbered as `/sleep diff` shows them: `/sleep adopt --edits 1` (or "
-                "`skillsleep adopt --edits 1`) adopts only change 1.", "", fence(shown) + "diff", shown, fence(shown), ""]
+                "`skillsleep adopt --edits 1`) adopts only change 1.", "",
+                fence(shown) + "diff", shown, fence(shown), ""]
     elif r.diff.strip():
         mark = fence(r.diff)
         out += [mark + "diff", visible(r.diff.rstrip("\n")), mark, ""]

@@ -130,10 +130,16 @@ class Output:
         return self.fmt == "text" or (self.fmt is None and _terminal())
 
 
-def _format_option(fn: Any) -> Any:
-    return click.option("--format", "fmt", type=click.Choice(FORMATS),
-                        help="md: concise markdown for an agent to show as it is; text: plain text; json: as --json "
-                             "(default: markdown, or plain text on a terminal).")(fn)
+def _output_options(json_help: str) -> Callable[[Any], Any]:
+    """`--json` (what it prints: `json_help`) and `--format md|text|json`, the options of a /sleep verb."""
+
+    def add(fn: Any) -> Any:
+        fn = click.option("--format", "fmt", type=click.Choice(FORMATS),
+                          help="md: concise markdown for an agent to show as it is; text: plain text; json: as "
+                               "--json (default: markdown, or plain text on a terminal).")(fn)
+        return click.option("--json", "as_json", is_flag=True, help=json_help)(fn)
+
+    return add
 
 
 def _output(fmt: str | None, as_json: bool) -> Output:
@@ -214,8 +220,7 @@ def train(
 @click.option("--detach", is_flag=True, help="Run the night in the background (its output in a log under the data "
                                             "folder) and return at once with its number; `status` follows it.")
 @click.option("--detached-log", type=click.Path(path_type=Path), hidden=True)  # set by --detach for its child
-@click.option("--json", "as_json", is_flag=True, help="Print the night's summary as JSON.")
-@_format_option
+@_output_options("Print the night's summary as JSON.")
 @_guard
 def run_(dry_run: bool, detach: bool, detached_log: Path | None, as_json: bool, fmt: str | None,
          chat_dirs: tuple[Path, ...], **flags: Any) -> None:
@@ -479,8 +484,7 @@ def _eval_text(s: dict[str, Any]) -> str:
 
 
 @main.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
-@_format_option
+@_output_options("Print the status as one JSON object.")
 @_guard
 def status_(as_json: bool, fmt: str | None) -> None:
     """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems.
@@ -494,9 +498,7 @@ def status_(as_json: bool, fmt: str | None) -> None:
 
 @main.command("diff")
 @click.argument("proposal_id", metavar="[ID]", required=False)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print {id, skill_path, status, diff, changes, numbered, …} as JSON.")
-@_format_option
+@_output_options("Print {id, skill_path, status, diff, changes, numbered, …} as JSON.")
 @_guard
 def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
     """The unified diff of a proposal (default: the newest pending one) against the live file now;
@@ -525,8 +527,7 @@ def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
               help="Adopt even if the gate did not accept it, or the live file was edited since staging.")
 @click.option("--edits", metavar="N,M", help="Adopt only these of its changes, numbered as `diff --format md` shows "
                                              "them (without ID: the proposal `diff` shows).")
-@click.option("--json", "as_json", is_flag=True, help="Print what was written and the backup as JSON.")
-@_format_option
+@_output_options("Print what was written and the backup as JSON.")
 @_guard
 def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: bool, fmt: str | None) -> None:
     """Put a proposal live (default: the newest accepted pending one); the old file is backed up first."""
@@ -539,8 +540,7 @@ def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: boo
 
 @main.command("reject")
 @click.argument("proposal_id", metavar="[ID]", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the rejected proposal as JSON.")
-@_format_option
+@_output_options("Print the rejected proposal as JSON.")
 @_guard
 def reject_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
     """Drop a pending proposal (default: the newest pending one); the live file is not touched."""
@@ -553,8 +553,7 @@ def reject_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
 @main.command("rollback")
 @click.argument("steps", type=click.IntRange(min=1), default=1, required=False)
 @click.option("--force", is_flag=True, help="Roll back even over edits made since the last adopt/rollback.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
-@_format_option
+@_output_options("Print what was restored as JSON.")
 @_guard
 def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
     """Undo the last STEPS adopts/rollbacks (default 1) of the most recently changed skill."""
@@ -566,8 +565,7 @@ def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
 
 
 @main.command("cost")
-@click.option("--json", "as_json", is_flag=True, help="Print the spend as one JSON object.")
-@_format_option
+@_output_options("Print the spend as one JSON object.")
 @_guard
 def cost_(as_json: bool, fmt: str | None) -> None:
     """What the nights spent: this month in all and by role, and by night (from their ledgers).
@@ -610,8 +608,7 @@ def sleep_(line: str | None, args: tuple[str, ...]) -> None:
 
 
 @main.command("help")
-@click.option("--json", "as_json", is_flag=True, help="Print the verbs as JSON.")
-@_format_option
+@_output_options("Print the verbs as JSON.")
 @_guard(state=False)
 def help_(as_json: bool, fmt: str | None) -> None:
     """List the /sleep verbs, one line each, with their arguments."""

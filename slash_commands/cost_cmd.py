@@ -41,7 +41,8 @@ def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
         ledger, r = nights.ledger(night), records.get(night)
         started = r.started if r else min((e.ts for e in ledger.entries), default=None)
         rows.append({"night": night, "date": started.date().isoformat() if started else None,
-                     "skill": (r.skill_name or r.skill_path) if r else "", "status": night_state(r) if r else "unreadable",
+                     "skill": (r.skill_name or r.skill_path) if r else "",
+                     "status": night_state(r) if r else "unreadable",
                      "this_month": any(e.ts >= month for e in ledger.entries) or bool(started and started >= month),
                      **_totals(ledger)})
     spent = nights.ledger_since(month)
@@ -55,8 +56,8 @@ def cost_text(c: Data, plain: bool) -> str:
     """The spend as markdown tables (text from transcripts escaped), or plain for a terminal."""
     show = plain_line if plain else md_line
     m = c["month"]
-    out = [f"## skillsleep cost — this month (since {m['since'][:10]}): {m['tokens']:,} tokens, ${m['cost_usd']:.4f}, "
-           f"{m['calls']} calls ({m['cache_hits']} from the cache)", ""]
+    out = [f"## skillsleep cost — this month (since {m['since'][:10]}): {m['tokens']:,} tokens, "
+           f"${m['cost_usd']:.4f}, {m['calls']} calls ({m['cache_hits']} from the cache)", ""]
     if c["nights"]:
         more = f", of {c['nights_in_all']}" if len(c["nights"]) < c["nights_in_all"] else ""
         out += [f"By night (this month's and the last {RECENT}{more}):", "",

@@ -181,8 +181,9 @@ def _night_line(n: Data, md: Inline) -> str:
     if n["status"] == "died":
         return f"{head}: {DIED}" + (f"\n  {log}" if log else "")
     if n["status"] == "running":
-        return (f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "")
-                + f"\n  {n['progress']['stage']}; {n['calls']} calls, {n['tokens']:,} tokens so far" + (f"; {log}" if log else ""))
+        so_far = f"{n['progress']['stage']}; {n['calls']} calls, {n['tokens']:,} tokens so far"
+        so_far += f"; {log}" if log else ""
+        return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "") + f"\n  {so_far}"
     parts = [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]  # else: the verdict says it
     parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
     if n["test_before"] is not None or n["test_after"] is not None:
@@ -360,5 +361,5 @@ def rollback_text(r: Data) -> str:
             + forced)
 
 
-__all__ = ["adopt", "adopt_text", "adopted", "diff", "diff_text", "night_state", "pid_alive", "reject", "reject_text", "rollback",
-           "rollback_text", "status", "status_text"]
+__all__ = ["adopt", "adopt_text", "adopted", "diff", "diff_text", "night_state", "pid_alive", "reject", "reject_text",
+           "rollback", "rollback_text", "status", "status_text"]
