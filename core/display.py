@@ -3,6 +3,7 @@
     md_line(x)      one line of markdown an agent renders: markup, links and table breaks escaped
     plain_line(x)   one line for a person at a terminal: the text as it is, no escapes
     visible(text)   many lines (a diff, an error message): the line breaks and tabs kept
+    fence(text)     a code fence longer than any run of backticks in `text`
 
 In all three, control characters are shown as visible symbols (ESC as ␛, CR as ␍, a C1 or a
 bidirectional control as <U+…>), so untrusted text can never send an escape sequence to a
@@ -37,3 +38,9 @@ def plain_line(text: object) -> str:
 def md_line(text: object) -> str:
     """Untrusted text as one line of markdown that cannot become markup, a link or a table cell break."""
     return _MD_SPECIAL.sub(r"\\\1", plain_line(text))
+
+
+def fence(text: str) -> str:
+    """A markdown code fence that `text` cannot close: longer than any run of backticks in it."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    return "`" * max(3, max(runs, default=0) + 1)

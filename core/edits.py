@@ -15,6 +15,10 @@ skipped with a reason in plain words the optimizer can act on next time. The rul
 - `kind="execution_lapse"` edits leave the body alone: their content becomes a note in the
   protected appendix region (de-duplicated, the newest `MAX_NOTES` kept).
 - Edits apply in order (a later edit sees the earlier ones); only the first `max_edits` count.
+
+`structure_problems` checks the same rules on text: a file made of some of a proposal's line
+changes (`adopt --edits`) keeps the frontmatter, each protected region and the headings as they
+were or as proposed, never a mix.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.records import Edit
-from skillsleep.core.skill import Skill
+from skillsleep.core.skill import REGIONS, RegionName, Skill
 
 MAX_NOTES = 20
 
@@ -232,6 +236,37 @@ def _add_note(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
         raise _Skip(f"the reminders already hold this note: {_q(note)}")
     notes = [*notes, note][-MAX_NOTES:]
     return skill.with_region("appendix", "\n".join(f"- {n}" for n in notes))
+
+
+def structure_problems(base: str, candidate: str, result: str) -> list[str]:
+    """Why `result` — `base` with only some of the line changes that made `candidate` — breaks what
+    the rules above keep and the whole candidate kept: the frontmatter, each protected region (a
+    whole, as the night wrote it) and the section headings must each be as in the base or as in
+    the candidate, and no region marker may lose its pair. Empty when it is sound."""
+    old, new, got = Skill.parse(base), Skill.parse(candidate), Skill.parse(result)
+    problems = []
+    if got.frontmatter not in (old.frontmatter, new.frontmatter):
+        problems.append("the frontmatter would be neither as it is nor as proposed; choose all of its changes")
+    for name in REGIONS:
+        if _region_lines(got, name) not in (_region_lines(old, name), _region_lines(new, name)):
+            problems.append(f"the protected region {name!r} is adopted whole or not at all; choose all of its changes")
+    if _headings(got) not in (_headings(old), _headings(new)):
+        problems.append("the section headings would change; edits add and delete no sections")
+    lines = got.body.split("\n")
+    if any(_REGION_MARKER in line for i, line in enumerate(lines) if i not in got.protected_line_indexes()):
+        problems.append("a skillsleep region marker would lose its pair; choose all the changes of that region")
+    return problems
+
+
+def _region_lines(skill: Skill, name: RegionName) -> list[str] | None:
+    span = skill.region_span(name)
+    return None if span is None else skill.body.split("\n")[span[0]: span[1] + 1]
+
+
+def _headings(skill: Skill) -> list[str]:
+    protected = skill.protected_line_indexes()
+    lines = skill.body.split("\n")
+    return [line.rstrip() for i, line in enumerate(lines) if i not in protected and _HEADING.match(line)]
 
 
 def _check_size(before: Skill, after: Skill, limits: EditLimits) -> None:

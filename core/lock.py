@@ -2,7 +2,8 @@
 
 The lock is an advisory `flock` on `<data>/cycle.lock`, so it is released by the kernel when
 the holder exits in any way (kill -9 included): a stale lock file never blocks the next night.
-The file records who holds it, for the message the second process prints.
+The file records who holds it, for the message the second process prints; `held_by()` only
+looks (for `run --detach`, which must refuse before it starts anything).
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ class StateLock:
         except BlockingIOError:
             holder = _read(fd)
             os.close(fd)
-            who = f"pid {holder.get('pid', '?')}, {holder.get('purpose', 'a cycle')} since {holder.get('since', '?')}"
-            raise Busy(f"another skillsleep cycle is running on {self.path.parent} ({who}); "
+            raise Busy(f"another skillsleep cycle is running on {self.path.parent} ({who(holder)}); "
                        "wait for it to finish, or stop that process first") from None
         info = {"pid": os.getpid(), "purpose": self.purpose, "since": datetime.now(timezone.utc).isoformat()}
         os.ftruncate(fd, 0)
@@ -49,6 +49,29 @@ class StateLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def held_by(data_dir: Path) -> dict[str, object] | None:
+    """What the holder of the lock recorded (pid, purpose, since), or None when it is free. Only
+    looks: a free lock is let go at once and its file is not written."""
+    try:
+        fd = os.open(Path(data_dir) / "cycle.lock", os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _read(fd)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def who(holder: dict[str, object]) -> str:
+    """"pid 123, skillsleep run since 2026-…" from what a holder recorded."""
+    return f"pid {holder.get('pid', '?')}, {holder.get('purpose', 'a cycle')} since {holder.get('since', '?')}"
 
 
 def _read(fd: int) -> dict[str, object]:

@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 from pydantic import Field
 
+from skillsleep.core.changes import Change
 from skillsleep.core.errors import BudgetExceeded, ParseError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
@@ -451,6 +452,7 @@ def night_report(
     outcome: NightOutcome | None,
     diff: str,
     usage: NightUsage,
+    changes: Sequence[Change] = (),
     history: list[HistoryPoint],
     stop: StopReason | None = None,
     reason: str = "",
@@ -465,6 +467,7 @@ def night_report(
     common: dict[str, Any] = {
         "night": night, "started": started, "finished": finished, "harness": harness, "skill_path": skill_path,
         "skill_name": skill_name, "tasks": tasks, "usage": usage, "history": history, "diff": diff,
+        "changes": list(changes),
         "problems": [*(plan.problems if plan is not None else []), *(outcome.problems if outcome else [])],
     }
     if outcome is not None:

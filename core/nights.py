@@ -3,7 +3,9 @@
     <data>/nights/<NNNN>/night.json   NightRecord: what one `skillsleep run` did (written when it
                                       starts, rewritten atomically when it ends or stops)
     <data>/nights/<NNNN>/…            the night's run directory (trainer state, rollouts, steps,
-                                      ledger.jsonl, tasks.jsonl), as for `skillsleep train`
+                                      ledger.jsonl, tasks.jsonl), as for `skillsleep train`; a
+                                      running night writes plan.json, state.json (after each step)
+                                      and ledger.jsonl (each call) as it goes: `progress()` reads them
     <data>/sleep/<key>.json           SkillMemory of one live skill file: the rejected-edit buffer,
                                       the optimizer's meta skill, which split each task belongs to,
                                       and the nights that trained it (a night is an epoch)
@@ -14,6 +16,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -57,6 +60,8 @@ class NightRecord(Record):
     test_after: float | None = None
     proposal_id: str | None = None
     adopted: bool = False  # put live by --auto-adopt
+    steps: int | None = None  # training steps planned tonight
+    log: str | None = None  # where a detached night (`run --detach`) writes its output
     calls: int = 0
     cache_hits: int = 0
     tokens: int = 0
@@ -65,6 +70,14 @@ class NightRecord(Record):
     def point(self) -> HistoryPoint:
         return HistoryPoint(night=self.night, date=self.started.date(), baseline=self.baseline,
                             candidate=self.candidate, accepted=self.accepted)
+
+
+class NightProgress(Record):
+    """How far a running night got: its stage in words, and the training steps done."""
+
+    stage: str
+    steps_done: int = 0
+    steps: int | None = None
 
 
 class SkillMemory(Record):
@@ -125,10 +138,35 @@ class Nights:
         return read_ledger(self.folder(night) / "ledger.jsonl")
 
     def spend_since(self, since: datetime) -> tuple[int, float]:
-        """(tokens, USD) of every call the nights made at or after `since`, from their ledgers
-        (a night whose process died, or whose record cannot be read, counts too)."""
-        spent = Ledger.of(e for f in self.folders() for e in read_ledger(f / "ledger.jsonl").entries if e.ts >= since)
+        """(tokens, USD) of every call the nights made at or after `since`."""
+        spent = self.ledger_since(since)
         return spent.spent_tokens, spent.spent_usd
+
+    def ledger_since(self, since: datetime) -> Ledger:
+        """Every call the nights made at or after `since`, from their ledgers (a night whose
+        process died, or whose record cannot be read, counts too)."""
+        return Ledger.of(e for f in self.folders() for e in read_ledger(f / "ledger.jsonl").entries if e.ts >= since)
+
+    def progress(self, record: NightRecord) -> NightProgress:
+        """The stage a running night reached, from the files it writes as it goes: plan.json once
+        its tasks are mined, state.json once the live skill is scored and after every step."""
+        folder, steps = self.folder(record.night), record.steps
+        if not (folder / "plan.json").is_file():
+            return NightProgress(stage="mining tasks from the harvested sessions", steps=steps)
+        try:
+            state = json.loads((folder / "state.json").read_bytes())
+        except FileNotFoundError:
+            return NightProgress(stage="scoring the live skill on the held-out tasks", steps=steps)
+        except (OSError, ValueError):  # being replaced this instant (written atomically), or damaged
+            state = None
+        if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+            return NightProgress(stage="training", steps=steps)
+        done = state["step"]
+        if state.get("done") or state.get("epoch", 0) >= record.night:
+            return NightProgress(stage="the final scores and the report", steps_done=steps or done, steps=steps)
+        if steps is not None and done >= steps:
+            return NightProgress(stage="end of the night: slow update and notes", steps_done=done, steps=steps)
+        return NightProgress(stage=f"step {done + 1} of {steps or '?'}", steps_done=done, steps=steps)
 
     def history(self, skill_path: str) -> list[HistoryPoint]:
         """Chart points of the finished nights that trained `skill_path` (dry runs included)."""

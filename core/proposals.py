@@ -4,6 +4,7 @@
     <data>/staging/<id>/SKILL.md        the candidate skill
     <data>/staging/<id>/base.md         the live file as it was when the proposal was staged
     <data>/staging/<id>/diff.patch      unified diff live → candidate
+    <data>/staging/<id>/adopted.md      what `adopt --edits` wrote: the base with the chosen changes
     <data>/backups/<n>-<id>/            the live file before each adopt / rollback, with meta.json
     <data>/history.jsonl                every action (stage, adopt, reject, rollback), one line each
 
@@ -11,17 +12,18 @@ Rules: the live file is written only by `adopt` and `rollback`, always backed up
 replaced atomically (a reader, or a kill at any instant, sees the old or the new file, never a
 torn one). `adopt` refuses when the live file changed since staging (the user edited it) unless
 `force`, and the refusal shows both changes: the user's (base → live) and the proposal's
-(base → candidate). `rollback` refuses in the same way when the live file changed since the
+(base → candidate). `adopt --edits 1,3` writes only some of the proposal's numbered changes
+(core/changes.py) into the base, after the same checks plus the bounded-edit rules and the safety
+screen on what it adds; the proposal is then "adopted" with those numbers. `rollback` refuses in
+the same way when the live file changed since the
 adopt or rollback it undoes wrote it, and refuses to act at all on a history with a line it
 cannot read (that line may be the very change it would skip over).
 """
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import re
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,11 +31,15 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from skillsleep.core import changes as numbered
+from skillsleep.core.changes import Change, unified_diff
+from skillsleep.core.edits import structure_problems
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.jsonl import line_label, read_records
 from skillsleep.core.newlines import endings_note, style
-from skillsleep.core.records import Record, UtcDatetime, why_unreadable
+from skillsleep.core.records import Edit, Record, UtcDatetime, why_unreadable
 from skillsleep.core.rundir import append_line, write_atomic
+from skillsleep.core.safety import screen_all
 
 ABSENT = "absent"  # base hash of a live file that did not exist yet (a new managed skill)
 
@@ -57,6 +63,7 @@ class Proposal(Record):
     test_after: float | None = None
     night: int | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+    adopted_edits: list[int] | None = None  # adopted with --edits: the change numbers put live (None: all)
 
 
 class Action(Record):
@@ -70,6 +77,7 @@ class Action(Record):
     backup: str | None = None  # the live file as it was before this action
     restored_from: str | None = None  # a rollback: the backup folder it put back
     forced: bool = False  # done over edits made since the proposal was staged or the last change
+    edits: list[int] | None = None  # an adopt of only these numbered changes (`adopt --edits`)
 
 
 class Conflict(ConfigError):
@@ -82,16 +90,6 @@ def file_hash(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except FileNotFoundError:
         return ABSENT
-
-
-_PATCH_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")  # a patch's lines end at LF only: a CR stays in the line
-
-
-def unified_diff(old: str, new: str, old_name: str, new_name: str) -> str:
-    """A unified diff that `patch` and `git apply` accept: a line's CR is part of the line, so a
-    change of line endings shows as a changed line, and a last line without a newline is marked."""
-    lines = difflib.unified_diff(_PATCH_LINE.findall(old), _PATCH_LINE.findall(new), old_name, new_name)
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 def read_text(path: Path) -> str:
@@ -197,6 +195,14 @@ class Proposals:
     def candidate(self, p: Proposal) -> str:
         return read_text(self.staging / p.id / "SKILL.md")
 
+    def base(self, p: Proposal) -> str:
+        """The live file as the proposal was staged against it."""
+        return read_text(self.staging / p.id / "base.md")
+
+    def changes(self, p: Proposal) -> list[Change]:
+        """The proposal's numbered changes against the file it was staged against."""
+        return numbered.changes(self.base(p), self.candidate(p))
+
     def diff(self, p: Proposal) -> str:
         """The proposal's diff against the live file as it is NOW."""
         live = Path(p.skill_path)
@@ -215,10 +221,15 @@ class Proposals:
 
     # --- decisions -----------------------------------------------------------------------------
 
-    def adopt(self, pid: str | None = None, *, force: bool = False) -> Proposal:
+    def adopt(self, pid: str | None = None, *, force: bool = False, edits: str | None = None) -> Proposal:
         """Put a proposal live: the newest accepted pending one by default. Refuses a proposal
-        the gate did not accept, or a live file edited since staging, unless `force`."""
-        p = self.get(pid, accepted_only=not pid)
+        the gate did not accept, or a live file edited since staging, unless `force`.
+
+        `edits` ("1,3": numbers as `changes()` gives them) puts only those changes live, into the
+        file the proposal was staged against (with it and no id: the newest pending proposal, the
+        one `diff` shows); refused when the result would break the bounded-edit rules or a chosen
+        line fails the safety screen."""
+        p = self.get(pid, accepted_only=not pid and edits is None)
         if p.status != "staged":
             raise ConfigError(f"proposal {p.id} was already {p.status}; stage a new one with `skillsleep run`")
         if not p.accepted and not force:
@@ -228,14 +239,37 @@ class Proposals:
         current = file_hash(live)
         if current != p.base_hash and not force:
             raise Conflict(self._conflict_message(p))
+        found = self.changes(p) if edits is not None else []
+        chosen = None if edits is None else numbered.parse_numbers(edits, len(found))
+        content = (self.staging / p.id / "SKILL.md").read_bytes() if chosen is None else self._partial(p, found, chosen)
         backup = self._backup(live, p.id, reason=f"before adopting {p.id}")
-        write_atomic(live, (self.staging / p.id / "SKILL.md").read_bytes())
-        p = p.model_copy(update={"status": "adopted"})
+        write_atomic(live, content)
+        p = p.model_copy(update={"status": "adopted", "adopted_edits": chosen})
         self._save(p)
         forced = force and current != p.base_hash
+        detail = [f"changes {', '.join(map(str, chosen))} of {len(found)}"] if chosen is not None else []
         self._record(Action(time=_now(), kind="adopt", proposal_id=p.id, skill_path=str(live),
-                            detail="forced" if forced else "", backup=backup, forced=forced))
+                            detail="; ".join(detail + (["forced"] if forced else [])), backup=backup, forced=forced,
+                            edits=chosen))
         return p
+
+    def _partial(self, p: Proposal, found: list[Change], chosen: list[int]) -> bytes:
+        """The base with only the `chosen` changes, checked like the night checked the whole
+        candidate, and kept as adopted.md (what the adopt wrote, for rollback)."""
+        base, candidate = self.base(p), self.candidate(p)
+        result = numbered.apply(base, candidate, chosen)
+        problems = structure_problems(base, candidate, result)
+        if problems:
+            picked = f"change{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))}"
+            raise ConfigError(f"{picked} of proposal {p.id} without the others would break the skill: "
+                              + "; ".join(problems))
+        for c in (c for c in found if c.number in chosen and c.added):
+            refused = screen_all([Edit(op="add", content="".join(c.added))])[1]
+            if refused:
+                raise ConfigError(f"change {c.number} is refused by the safety screen: {refused[0].reason()}; "
+                                  "adopt the other changes without it")
+        write_atomic(self.staging / p.id / "adopted.md", result.encode())
+        return result.encode()
 
     def reject(self, pid: str | None = None) -> Proposal:
         p = self.get(pid)
@@ -314,7 +348,7 @@ class Proposals:
     # --- internals -----------------------------------------------------------------------------
 
     def _conflict_message(self, p: Proposal) -> str:
-        base = read_text(self.staging / p.id / "base.md")
+        base = self.base(p)
         live = Path(p.skill_path)
         theirs = unified_diff(base, self.candidate(p), f"{live.name} (when staged)", f"{live.name} (proposal {p.id})")
         return (f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
@@ -337,7 +371,7 @@ class Proposals:
         a rollback that removed it); None when that is no longer known (its files are gone, or a
         rollback recorded before skillsleep noted what it restored)."""
         if action.kind == "adopt" and action.proposal_id:
-            source = self.staging / action.proposal_id / "SKILL.md"
+            source = self.staging / action.proposal_id / ("adopted.md" if action.edits is not None else "SKILL.md")
         elif action.kind == "rollback" and action.restored_from:
             folder = Path(action.restored_from)
             if (folder / "absent").exists():

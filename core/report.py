@@ -27,7 +27,9 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from skillsleep.core.display import md_line, plain_line, visible
+from skillsleep.core.changes import Change
+from skillsleep.core.changes import render as render_changes
+from skillsleep.core.display import fence, md_line, plain_line, visible
 from skillsleep.core.errors import BackendError, BudgetExceeded
 from skillsleep.core.records import Edit, GateDecision, Record, RejectedEdit, Split, Task
 from skillsleep.core.safety import Refusal
@@ -177,6 +179,7 @@ class NightReport(Record):
     rejected_edits: list[GateRejection] = Field(default_factory=list)
     refused_edits: list[SafetyRefusal] = Field(default_factory=list)
     diff: str = ""
+    changes: list[Change] = Field(default_factory=list)  # the diff's changes, numbered as `adopt --edits` takes them
     usage: NightUsage = Field(default_factory=NightUsage)
     history: list[HistoryPoint] = Field(default_factory=list)  # previous nights
     problems: list[str] = Field(default_factory=list)  # model replies that could not be used, and what was done
@@ -323,11 +326,6 @@ def _intents(r: NightReport) -> dict[str, str]:
 
 # --- markdown -----------------------------------------------------------------------------------
 
-def _fence(text: str) -> str:
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    return "`" * max(3, max(runs, default=0) + 1)
-
-
 def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     """The report as markdown; `plain` shows untrusted text as it is (for a terminal) instead of
     escaping it for a markdown renderer. Control characters are made visible either way."""
@@ -361,9 +359,14 @@ def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     out += _md_list("Refused by the safety screen (never reached the gate)",
                     [f"{md(_edit_text(s.edit))} — {md(s.reason())}" for s in r.refused_edits])
     out += ["## Diff against the live skill", ""]
-    if r.diff.strip():
-        fence = _fence(r.diff)
-        out += [fence + "diff", visible(r.diff.rstrip("\n")), fence, ""]
+    if r.changes:
+        shown = visible(_numbered(r).rstrip("\n"))
+        out += [f"{len(r.changes)} change(s), numbered as `/sleep diff` shows them: `/sleep adopt --edits 1` (or "
+                "`skillsleep adopt --edits 1`) adopts only change 1.", "",
+                fence(shown) + "diff", shown, fence(shown), ""]
+    elif r.diff.strip():
+        mark = fence(r.diff)
+        out += [mark + "diff", visible(r.diff.rstrip("\n")), mark, ""]
     else:
         out += ["(no change)", ""]
     if r.problems:
@@ -379,6 +382,12 @@ def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     out += [f"| {p.night} | {p.date.isoformat()} | {_score(p.baseline)} | {_score(p.candidate)} | "
             f"{'yes' if p.accepted else 'no'} |" for p in chart_points(r)]
     return "\n".join(out) + "\n"
+
+
+def _numbered(r: NightReport) -> str:
+    """The numbered changes as a diff, one hunk per change (`@@ … @@ change N`)."""
+    name = r.skill_path.replace("\\", "/").rsplit("/", 1)[-1]
+    return render_changes(r.changes, f"a/{name}", f"b/{name}")
 
 
 def _md_list(title: str, items: list[str]) -> list[str]:
@@ -434,7 +443,8 @@ def render_html(r: NightReport) -> str:
     parts.append(_html_deltas(r))
     parts.append(_html_tasks(r))
     parts.append(_html_edits(r))
-    parts += ["<section><h2>Diff against the live skill</h2>", _html_diff(r.diff), "</section>"]
+    parts += ["<section><h2>Diff against the live skill</h2>", _html_diff(_numbered(r) if r.changes else r.diff),
+              "</section>"]
     if r.problems:
         parts.append("<section><h2>Problems (the night went on without these)</h2><ul>"
                      + "".join(f"<li>{_e(p)}</li>" for p in r.problems) + "</ul></section>")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +21,20 @@ from skillsleep.core.errors import ConfigError, SkillsleepError
 
 
 class _Fail(click.ClickException):
-    """An error with a chosen exit code (1 runtime, 2 usage)."""
+    """An error with a chosen exit code (1 runtime, 2 usage); with `md` (`--format md`) it is also
+    printed as markdown on stdout, since an agent may show the user only that."""
 
-    def __init__(self, message: str, code: int) -> None:
+    def __init__(self, message: str, code: int, *, md: bool = False) -> None:
         super().__init__(message)
         self.exit_code = code
+        self.md = md
+
+    def show(self, file: Any = None) -> None:
+        if self.md:
+            from skillsleep.slash_commands.agent_md import error_md
+
+            click.echo(error_md(self.message))
+        super().show(file)
 
 
 def _guard(fn: Any = None, *, state: bool = True) -> Any:
@@ -34,6 +45,7 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
         return lambda f: _guard(f, state=state)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        md = kwargs.get("fmt") == "md"
         try:
             if state:
                 from skillsleep.slash_commands.wiring import check_data_dir
@@ -41,9 +53,9 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
                 check_data_dir()
             return fn(*args, **kwargs)
         except ConfigError as exc:
-            raise _Fail(visible(str(exc)), 2) from exc
+            raise _Fail(visible(str(exc)), 2, md=md) from exc
         except SkillsleepError as exc:
-            raise _Fail(visible(str(exc)), 1) from exc
+            raise _Fail(visible(str(exc)), 1, md=md) from exc
         except KeyboardInterrupt:
             progress.stop()
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
@@ -92,6 +104,58 @@ class Progress:
 
 
 progress = Progress()
+
+FORMATS = ("md", "text", "json")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """How the user types a verb where they read its output: `/sleep` inside an agent (`skillsleep
+    sleep` passes this as the context object), `skillsleep` on a command line."""
+
+    prefix: str = "skillsleep"
+
+
+@dataclass(frozen=True)
+class Output:
+    """How a verb prints its result: `fmt` md | text | json, or None for the default (markdown, or
+    plain text when stdout is a terminal); `prefix` as in Caller."""
+
+    fmt: str | None
+    prefix: str
+
+    @property
+    def plain(self) -> bool:
+        """Untrusted text shown as it is (for a person) rather than escaped as markdown."""
+        return self.fmt == "text" or (self.fmt is None and _terminal())
+
+
+def _output_options(json_help: str) -> Callable[[Any], Any]:
+    """`--json` (what it prints: `json_help`) and `--format md|text|json`, the options of a /sleep verb."""
+
+    def add(fn: Any) -> Any:
+        fn = click.option("--format", "fmt", type=click.Choice(FORMATS),
+                          help="md: concise markdown for an agent to show as it is; text: plain text; json: as "
+                               "--json (default: markdown, or plain text on a terminal).")(fn)
+        return click.option("--json", "as_json", is_flag=True, help=json_help)(fn)
+
+    return add
+
+
+def _output(fmt: str | None, as_json: bool) -> Output:
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json is the same as --format json; use one of --json and --format {fmt}")
+    ctx = click.get_current_context(silent=True)
+    caller = ctx.find_object(Caller) if ctx is not None else None
+    return Output("json" if as_json else fmt, caller.prefix if caller else Caller().prefix)
+
+
+Data = dict[str, Any]
+
+
+def _show(data: Data, out: Output, text: Callable[[Data, bool], str], md: Callable[[Data, str], str]) -> None:
+    """Print a verb's result as `out` asks: JSON, `md(data, prefix)` or `text(data, plain)`."""
+    _emit(data, out.fmt == "json", lambda d: md(d, out.prefix) if out.fmt == "md" else text(d, out.plain))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -153,17 +217,28 @@ def train(
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
 @click.option("--min-recurrence", type=click.IntRange(min=1), help="How often a request must recur to be a task.")
 @click.option("--dry-run", is_flag=True, help="Run the night and write its report, but stage no proposal.")
-@click.option("--json", "as_json", is_flag=True, help="Print the night's summary as JSON.")
+@click.option("--detach", is_flag=True, help="Run the night in the background (its output in a log under the data "
+                                            "folder) and return at once with its number; `status` follows it.")
+@click.option("--detached-log", type=click.Path(path_type=Path), hidden=True)  # set by --detach for its child
+@_output_options("Print the night's summary as JSON.")
 @_guard
-def run_(dry_run: bool, as_json: bool, chat_dirs: tuple[Path, ...], **flags: Any) -> None:
+def run_(dry_run: bool, detach: bool, detached_log: Path | None, as_json: bool, fmt: str | None,
+         chat_dirs: tuple[Path, ...], **flags: Any) -> None:
     """One night: harvest, mine recurring tasks, replay, reflect, gate, stage a proposal.
 
     Exit 0 when the night ran to its end (whatever the gate decided), 1 when it stopped early
     (budget, model server, Ctrl-C: the report says why; the next run resumes), 2 on bad settings."""
+    from skillsleep.slash_commands import detach as background
     from skillsleep.slash_commands.sleep_cmd import run_sleep
 
-    summary = run_sleep(flags, dry_run=dry_run, chat_dirs=chat_dirs, progress=progress, on_rollout=progress.tick)
-    _emit(summary, as_json, lambda s: _run_text(s, plain=_terminal()))
+    out = _output(fmt, as_json)
+    if detach:
+        started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
+        _show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
+        return
+    summary = run_sleep(flags, dry_run=dry_run, chat_dirs=chat_dirs, progress=progress, on_rollout=progress.tick,
+                        on_start=background.claim_log(detached_log) if detached_log else None)
+    _show(summary, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
     if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
@@ -454,28 +529,31 @@ def _eval_text(s: dict[str, Any]) -> str:
 
 
 @main.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+@_output_options("Print the status as one JSON object.")
 @_guard
-def status_(as_json: bool) -> None:
+def status_(as_json: bool, fmt: str | None) -> None:
     """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems.
 
     Reads only: needs no config file, backend or lock."""
-    from skillsleep.slash_commands import proposals_cmd
+    from skillsleep.slash_commands import agent_md, proposals_cmd
 
-    _emit(proposals_cmd.status(), as_json, lambda s: proposals_cmd.status_text(s, plain=_terminal()))
+    out = _output(fmt, as_json)
+    _show(proposals_cmd.status(), out, lambda s, plain: proposals_cmd.status_text(s, plain=plain), agent_md.status_md)
 
 
 @main.command("diff")
 @click.argument("proposal_id", metavar="[ID]", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print {id, skill_path, status, diff} as JSON.")
+@_output_options("Print {id, skill_path, status, diff, changes, numbered, …} as JSON.")
 @_guard
-def diff_(proposal_id: str | None, as_json: bool) -> None:
-    """The unified diff of a proposal (default: the newest pending one) against the live file now."""
+def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
+    """The unified diff of a proposal (default: the newest pending one) against the live file now;
+    with --format, its numbered changes (as `adopt --edits` takes them)."""
     from skillsleep.slash_commands import proposals_cmd
 
+    out = _output(fmt, as_json)
     d = proposals_cmd.diff(proposal_id)
-    if as_json:
-        _emit(d, True, None)
+    if out.fmt is not None:
+        _show(d, out, proposals_cmd.diff_text, lambda d, prefix: proposals_cmd.diff_text(d, False, prefix))
     elif d["diff"]:
         click.echo(f"proposal {d['id']} ({d['status']}) against {d['skill_path']} as it is now:", err=True)
         if d["note"]:
@@ -492,36 +570,97 @@ def diff_(proposal_id: str | None, as_json: bool) -> None:
 @click.argument("proposal_id", metavar="[ID]", required=False)
 @click.option("--force", is_flag=True,
               help="Adopt even if the gate did not accept it, or the live file was edited since staging.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was written and the backup as JSON.")
+@click.option("--edits", metavar="N,M", help="Adopt only these of its changes, numbered as `diff --format md` shows "
+                                             "them (without ID: the proposal `diff` shows).")
+@_output_options("Print what was written and the backup as JSON.")
 @_guard
-def adopt_(proposal_id: str | None, force: bool, as_json: bool) -> None:
+def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: bool, fmt: str | None) -> None:
     """Put a proposal live (default: the newest accepted pending one); the old file is backed up first."""
-    from skillsleep.slash_commands import proposals_cmd
+    from skillsleep.slash_commands import agent_md, proposals_cmd
 
-    _emit(proposals_cmd.adopt(proposal_id, force=force), as_json, proposals_cmd.adopt_text)
+    out = _output(fmt, as_json)
+    _show(proposals_cmd.adopt(proposal_id, force=force, edits=edits), out,
+          lambda r, _plain: proposals_cmd.adopt_text(r), agent_md.adopt_md)
 
 
 @main.command("reject")
 @click.argument("proposal_id", metavar="[ID]", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the rejected proposal as JSON.")
+@_output_options("Print the rejected proposal as JSON.")
 @_guard
-def reject_(proposal_id: str | None, as_json: bool) -> None:
+def reject_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
     """Drop a pending proposal (default: the newest pending one); the live file is not touched."""
-    from skillsleep.slash_commands import proposals_cmd
+    from skillsleep.slash_commands import agent_md, proposals_cmd
 
-    _emit(proposals_cmd.reject(proposal_id), as_json, proposals_cmd.reject_text)
+    out = _output(fmt, as_json)
+    _show(proposals_cmd.reject(proposal_id), out, lambda r, _plain: proposals_cmd.reject_text(r), agent_md.reject_md)
 
 
 @main.command("rollback")
 @click.argument("steps", type=click.IntRange(min=1), default=1, required=False)
 @click.option("--force", is_flag=True, help="Roll back even over edits made since the last adopt/rollback.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
+@_output_options("Print what was restored as JSON.")
 @_guard
-def rollback_(steps: int, force: bool, as_json: bool) -> None:
+def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
     """Undo the last STEPS adopts/rollbacks (default 1) of the most recently changed skill."""
-    from skillsleep.slash_commands import proposals_cmd
+    from skillsleep.slash_commands import agent_md, proposals_cmd
 
-    _emit(proposals_cmd.rollback(steps, force=force), as_json, proposals_cmd.rollback_text)
+    out = _output(fmt, as_json)
+    _show(proposals_cmd.rollback(steps, force=force), out, lambda r, _plain: proposals_cmd.rollback_text(r),
+          agent_md.rollback_md)
+
+
+@main.command("cost")
+@_output_options("Print the spend as one JSON object.")
+@_guard
+def cost_(as_json: bool, fmt: str | None) -> None:
+    """What the nights spent: this month in all and by role, and by night (from their ledgers).
+
+    Reads only: needs no config file, backend or lock."""
+    from skillsleep.slash_commands.cost_cmd import cost, cost_text
+
+    out = _output(fmt, as_json)
+    _show(cost(), out, cost_text, lambda c, _prefix: cost_text(c, False))
+
+
+@main.command("sleep", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--line", help="The text typed after /sleep, split like a shell (for an agent that passes one string).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def sleep_(line: str | None, args: tuple[str, ...]) -> None:
+    """Run a /sleep verb as typed in an agent: `skillsleep sleep [VERB [ARGS...]]` (default: status).
+
+    Prints markdown (as --format md), errors included, unless ARGS say --json or --format;
+    `skillsleep sleep help` lists the verbs."""
+    from skillsleep.slash_commands import agent_md, verbs
+
+    md = True  # until the user's arguments are read: they may ask for another format
+    try:
+        if line is not None and args:
+            raise ConfigError("give either --line or the verb and its arguments, not both")
+        typed = verbs.split_line(line) if line is not None else list(args)
+        md = verbs.markdown(typed)
+        argv = verbs.command_line(typed)
+    except ConfigError as exc:
+        raise _Fail(visible(str(exc)), 2, md=md) from exc
+    try:
+        code = main.main(argv, prog_name="skillsleep", standalone_mode=False, obj=Caller("/sleep"))
+    except click.ClickException as exc:  # click's own (a bad option or value): shown as markdown too
+        if md and not getattr(exc, "md", False):
+            verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
+            click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, "/sleep"))
+        raise
+    if code:  # --help and the like
+        sys.exit(code)
+
+
+@main.command("help")
+@_output_options("Print the verbs as JSON.")
+@_guard(state=False)
+def help_(as_json: bool, fmt: str | None) -> None:
+    """List the /sleep verbs, one line each, with their arguments."""
+    from skillsleep.slash_commands import verbs
+
+    out = _output(fmt, as_json)
+    _show(verbs.help_data(out.prefix), out, verbs.help_text, lambda d, _prefix: verbs.help_text(d, False))
 
 
 @main.command("doctor")

@@ -20,7 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.display import md_line, plain_line
+from skillsleep.core.changes import render as render_changes
+from skillsleep.core.display import fence, md_line, plain_line, visible
 from skillsleep.core.errors import SkillsleepError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
@@ -64,18 +65,21 @@ def night_state(r: NightRecord) -> str:
     return r.status
 
 
-def _night(r: NightRecord, spent: Ledger) -> Data:
-    """A night for `status`; its spend from its own ledger (the record misses a killed process's)."""
+def _night(r: NightRecord, spent: Ledger, nights: Nights) -> Data:
+    """A night for `status`; its spend from its own ledger (the record misses a killed process's);
+    a running one's progress from the files it writes as it goes."""
+    state = night_state(r)
     return {
         "night": r.night, "date": r.started.date().isoformat(), "started": r.started.isoformat(),
-        "finished": r.finished.isoformat() if r.finished else None, "status": night_state(r), "pid": r.pid,
+        "finished": r.finished.isoformat() if r.finished else None, "status": state, "pid": r.pid,
         "harness": r.harness, "skill": r.skill_name or r.skill_path, "skill_path": r.skill_path,
         "dry_run": r.dry_run, "outcome": r.outcome, "baseline": r.baseline, "candidate": r.candidate,
         "accepted": r.accepted, "reason": r.reason, "test_before": r.test_before, "test_after": r.test_after,
         "proposal_id": r.proposal_id, "adopted": r.adopted,
         "stop": r.stop.model_dump(mode="json") if r.stop else None,
         "calls": spent.calls_made, "cache_hits": spent.cache_hits, "tokens": spent.spent_tokens,
-        "cost_usd": round(spent.spent_usd, 6),
+        "cost_usd": round(spent.spent_usd, 6), "log": r.log,
+        "progress": nights.progress(r).model_dump(mode="json") if state == "running" else None,
     }
 
 
@@ -131,7 +135,7 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     problems += props.history_problems()
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
-    recent = [_night(r, nights.ledger(r.night)) for r in records[-RECENT_NIGHTS:]]
+    recent = [_night(r, nights.ledger(r.night), nights) for r in records[-RECENT_NIGHTS:]]
     scheduled, schedule_problems = installed()  # the crontab, systemd timers: read, never written
     problems += schedule_problems
     last = last_run(root)
@@ -180,10 +184,13 @@ def _night_line(n: Data, md: Inline) -> str:
     head = f"- night {n['night']} · {n['date']} · {md(n['harness'])} · {md(n['skill'])}"
     if n["dry_run"]:
         head += " (dry run)"
+    log = f"log: {md(n['log'])}" if n["log"] else ""
     if n["status"] == "died":
-        return f"{head}: {DIED}"
+        return f"{head}: {DIED}" + (f"\n  {log}" if log else "")
     if n["status"] == "running":
-        return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "")
+        so_far = f"{n['progress']['stage']}; {n['calls']} calls, {n['tokens']:,} tokens so far"
+        so_far += f"; {log}" if log else ""
+        return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "") + f"\n  {so_far}"
     parts = [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]  # else: the verdict says it
     parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
     if n["test_before"] is not None or n["test_after"] is not None:
@@ -272,32 +279,73 @@ def _schedule_line(s: Data, md: Inline) -> str:
 
 
 def diff(pid: str | None = None, data: Path | None = None) -> Data:
-    """The proposal's unified diff against the live file as it is now (default: newest pending)."""
+    """The proposal's unified diff against the live file as it is now (default: newest pending),
+    and its numbered changes against the file it was staged against (what `adopt --edits` takes)."""
     props = Proposals(Path(data) if data is not None else data_dir())
     p = props.get(pid)
-    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "diff": props.diff(p),
-            "line_endings": props.line_endings(p), "note": props.endings_note(p)}
+    found = props.changes(p)
+    name = Path(p.skill_path).name
+    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "accepted": p.accepted, "diff": props.diff(p),
+            "line_endings": props.line_endings(p), "note": props.endings_note(p),
+            "live_changed": file_hash(Path(p.skill_path)) != p.base_hash,
+            "changes": [c.model_dump(mode="json") for c in found],
+            "numbered": render_changes(found, f"a/{name} (staged against)", f"b/{name} (proposal {p.id})")}
 
 
-def adopt(pid: str | None = None, *, force: bool = False, data: Path | None = None) -> Data:
-    """Put a proposal live (default: the newest accepted pending one) under the state lock."""
+def diff_text(d: Data, plain: bool, prefix: str = "skillsleep") -> str:
+    """The numbered changes of a proposal: plain text, or markdown with the diff fenced (`--format md`);
+    `prefix` is how the user types a verb (`/sleep` in an agent)."""
+    show: Inline = plain_line if plain else md_line
+
+    def code(text: str) -> str:
+        return text if plain else f"`{text}`"
+
+    n = len(d["changes"])
+    verdict = "accepted" if d["accepted"] else "not accepted"
+    head = f"Proposal {code(d['id'])} ({d['status']}, {verdict}) for {show(d['skill_path'])}: "
+    if not n:
+        return head + "no changes."
+    example = f"{prefix} adopt {d['id']} --edits {'1,3' if n > 2 else '1'}"
+    some = f"; adopt only some with {code(example)}"
+    lines = [head + f"{n} change(s) against the file it was staged against" + (some if n > 1 else "") + "."]
+    if d["live_changed"]:
+        lines.append("The live file changed since: adopt refuses unless --force (`diff` without --format shows the "
+                     "proposal against the live file as it is now).")
+    if d["note"]:
+        lines.append(d["note"])
+    body = visible(d["numbered"].rstrip("\n"))
+    return "\n".join(lines + [body] if plain else lines + ["", fence(body) + "diff", body, fence(body)])
+
+
+def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = None, data: Path | None = None) -> Data:
+    """Put a proposal live (default: the newest accepted pending one) under the state lock; with
+    `edits` ("1,3") only those of its numbered changes."""
     root = Path(data) if data is not None else data_dir()
     props = Proposals(root)
     with StateLock(root, "adopt"):
-        p = props.adopt(pid, force=force)
+        p = props.adopt(pid, force=force, edits=edits)
         action = next(a for a in reversed(props.history()) if a.kind == "adopt" and a.proposal_id == p.id)
     backup = Path(action.backup) if action.backup else None
     return {
         "proposal": p.model_dump(mode="json"), "skill_path": p.skill_path,
         "backup": str(backup) if backup else None,
         "previous_file": str(backup / "SKILL.md") if backup and (backup / "SKILL.md").exists() else None,
-        "forced": action.detail == "forced", "undo": "skillsleep rollback",
+        "forced": action.forced or action.detail == "forced", "undo": "skillsleep rollback", "edits": action.edits,
+        "changes": len(props.changes(p)),
     }
 
 
+def adopted(r: Data, code: Callable[[str], str] = str) -> str:
+    """"proposal ID", or "changes 1, 3 of 4 of proposal ID" for an adopt of some of its changes
+    (`code` marks up the id)."""
+    which = f"proposal {code(r['proposal']['id'])}"
+    if r["edits"] is None:
+        return which
+    return f"change{'s' if len(r['edits']) > 1 else ''} {', '.join(map(str, r['edits']))} of {r['changes']} of {which}"
+
+
 def adopt_text(r: Data) -> str:
-    p = r["proposal"]
-    lines = [f"adopted proposal {p['id']}: wrote {r['skill_path']}"]
+    lines = [f"adopted {adopted(r)}: wrote {r['skill_path']}"]
     if r["previous_file"]:
         lines.append(f"the previous file is backed up at {r['previous_file']}")
     else:
@@ -340,5 +388,5 @@ def rollback_text(r: Data) -> str:
             + forced)
 
 
-__all__ = ["adopt", "adopt_text", "diff", "night_state", "pid_alive", "reject", "reject_text", "rollback",
-           "rollback_text", "status", "status_text"]
+__all__ = ["adopt", "adopt_text", "adopted", "diff", "diff_text", "night_state", "pid_alive", "reject", "reject_text",
+           "rollback", "rollback_text", "status", "status_text"]

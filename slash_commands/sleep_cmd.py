@@ -33,6 +33,7 @@ from skillsleep.core.config import (
     TrainSection,
 )
 from skillsleep.core.backends.registry import parse_spec
+from skillsleep.core.changes import changes
 from skillsleep.core.errors import BackendError, BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import GateConfig
@@ -76,14 +77,19 @@ from skillsleep.slash_commands.wiring import (
 Progress = Callable[[str], None]
 
 
+RUN = "skillsleep run"  # what a night's process records in the state lock
+
+
 def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Progress,
-              on_rollout: Callable[[Any], None] | None = None, chat_dirs: Sequence[Path] = ()) -> dict[str, Any]:
+              on_rollout: Callable[[Any], None] | None = None, chat_dirs: Sequence[Path] = (),
+              on_start: Callable[[NightRecord], NightRecord] | None = None) -> dict[str, Any]:
     """One night with the settings layered flag > env > file > default; returns the summary.
-    `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's)."""
+    `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
+    `on_start` may amend the night's record before it is first written (a detached night's log)."""
     settings = check_night(flags)
-    with StateLock(data_dir(), "skillsleep run"):
+    with StateLock(data_dir(), RUN):
         return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout,
-                                  chat_dirs=chat_dirs))
+                                  chat_dirs=chat_dirs, on_start=on_start))
 
 
 def check_night(flags: Mapping[str, object | None]) -> SleepSection:
@@ -179,7 +185,7 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
 
 
 async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None,
-                 chat_dirs: Sequence[Path]) -> dict[str, Any]:
+                 chat_dirs: Sequence[Path], on_start: Callable[[NightRecord], NightRecord] | None) -> dict[str, Any]:
     data = data_dir()
     eff = effective_settings(chat_dirs)
     folders = chat_folders(eff)
@@ -198,13 +204,15 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     started = _now()
     if resumed is not None:
         record, plan, state = resumed
-        record = record.model_copy(update={"status": "running", "pid": os.getpid(), "stop": None})
+        record = record.model_copy(update={"status": "running", "pid": os.getpid(), "stop": None, "steps": s.steps,
+                                           "log": None})
         progress(f"resuming night {record.night} of {target.label()} (stopped: {state.stopped or 'the process died'})")
         started = record.started
     else:
         plan, state = None, None
         record = NightRecord(night=nights.next_number(), started=started, pid=os.getpid(), harness=s.harness,
-                             skill_path=key, skill_name=target.name, managed=target.managed, dry_run=dry_run)
+                             skill_path=key, skill_name=target.name, managed=target.managed, dry_run=dry_run,
+                             steps=s.steps)
     folder = nights.folder(record.night)
     cfg = _train_config(s, folder, target)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
@@ -216,6 +224,8 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
         await models.aclose()
         store.close()
         raise
+    if on_start is not None:
+        record = on_start(record)
     nights.save(record)
     run_dir = RunDir(folder)
     ledger.sinks.append(run_dir.append_ledger)
@@ -260,7 +270,8 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     spent = run_dir.ledger()  # the whole night: every process that worked on it, a killed one too
     report = night_report(
         night=record.night, started=started, finished=finished, harness=s.harness, skill_path=str(target.path),
-        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, usage=NightUsage.from_ledger(spent.by_role()),
+        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, changes=changes(live, candidate_full),
+        usage=NightUsage.from_ledger(spent.by_role()),
         history=[p for p in nights.history(key) if p.night != record.night], stop=stop,
         reason=plan.not_ready if plan is not None and plan.not_ready and stop is None else "",
     )

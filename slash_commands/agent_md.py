@@ -1,0 +1,101 @@
+"""Concise markdown of the /sleep verbs (`--format md`), for an agent to show the user as it is.
+
+Each renderer takes the verb's data (what `--json` prints) and `prefix`, how the user types a
+verb where they read this: `/sleep` inside an agent (set by `skillsleep sleep`), `skillsleep`
+on a command line. Untrusted text (skill names, reasons, paths, error messages) is escaped so
+it cannot become markup or a link, and its control characters are shown as symbols
+(core/display.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillsleep.core.display import fence, md_line, visible
+from skillsleep.slash_commands.proposals_cmd import adopted
+
+Data = dict[str, Any]
+
+VERDICT = {"accepted": "accepted", "rejected": "not accepted", "no-candidate": "no candidate",
+           "stopped-early": "stopped early"}
+
+
+def _score(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def _verdict(n: Data, prefix: str) -> str:
+    if n["status"] == "died":
+        return f"died (`{prefix} run` resumes it)"
+    if n["status"] == "running":
+        return "running"
+    verdict = VERDICT.get(n["outcome"] or "", n["outcome"] or n["status"])
+    if n["stop"]:
+        verdict += f" ({n['stop']['kind']})"
+    if n["adopted"]:
+        verdict += ", auto-adopted"
+    return verdict + (" (dry run)" if n["dry_run"] else "")
+
+
+def _commands(commands: list[str], prefix: str) -> str:
+    """`skillsleep diff X` … as the user types them here."""
+    return " · ".join(f"`{prefix}{c.removeprefix('skillsleep')}`" for c in commands)
+
+
+def status_md(s: Data, prefix: str) -> str:
+    """Nights as a table (night, date, skill, held-out before → after, verdict), a running night's
+    progress, the pending proposals with what to type next, this month's spend, problems."""
+    nights, pending, month = s["nights"], s["pending"], s["spend"]["month"]
+    out = [f"**skillsleep**: {nights['count']} night(s), {len(pending)} pending proposal(s); this month "
+           f"{month['tokens']:,} tokens, ${month['cost_usd']:.4f}", ""]
+    if nights["recent"]:
+        out += ["| night | date | skill | held-out before → after | verdict |", "|---|---|---|---|---|"]
+        out += [f"| {n['night']} | {n['date']} | {md_line(n['skill'])} | {_score(n['baseline'])} → "
+                f"{_score(n['candidate'])} | {_verdict(n, prefix)} |" for n in nights["recent"]]
+        out.append("")
+    else:
+        out += [f"No nights yet: `{prefix} run` starts one.", ""]
+    for n in nights["recent"]:
+        if n["status"] == "running":
+            log = f"; log: {md_line(n['log'])}" if n["log"] else ""
+            out += [f"Night {n['night']} is running (pid {n['pid']}): {n['progress']['stage']}, {n['calls']} calls, "
+                    f"{n['tokens']:,} tokens so far{log}", ""]
+    for p in pending:
+        verdict = "accepted" if p["accepted"] else f"not accepted ({md_line(p['reason'])})"
+        live = "; the live file changed since, so adopt refuses unless `--force`" if p["live_changed"] else ""
+        out.append(f"- Proposal `{p['id']}` for {md_line(p['skill_path'])}: held-out {_score(p['baseline'])} → "
+                   f"{_score(p['candidate'])}, {verdict}{live}. Next: {_commands(p['next'], prefix)}")
+    if pending:
+        out.append("")
+    if s["problems"]:
+        out.append(f"{len(s['problems'])} problem(s) in the data folder: {md_line(s['problems'][0])}"
+                   + (f" (`{prefix} status --format text` lists all)" if len(s["problems"]) > 1 else ""))
+    return "\n".join(out).rstrip("\n")
+
+
+def adopt_md(r: Data, prefix: str) -> str:
+    which = adopted(r, code=lambda pid: f"`{pid}`")
+    before = "the previous file is backed up" if r["previous_file"] else "there was no file before"
+    forced = " (forced over edits made since staging: they are in the backup)" if r["forced"] else ""
+    return f"Adopted {which} into {md_line(r['skill_path'])}; {before}{forced}; undo with `{prefix} rollback`."
+
+
+def reject_md(r: Data, _prefix: str) -> str:
+    return f"Rejected proposal `{r['proposal']['id']}`; {md_line(r['skill_path'])} was not changed."
+
+
+def rollback_md(r: Data, prefix: str) -> str:
+    what = "removed it (it did not exist before)" if r["removed"] else md_line(r["restored"])
+    forced = " (forced: the edits it replaced are in the backup)" if r["forced"] else ""
+    return (f"Rolled back {md_line(r['skill_path'])} by {r['steps']} step(s): {what}{forced}; "
+            f"`{prefix} rollback` again undoes this.")
+
+
+def error_md(message: str) -> str:
+    """An error for an agent to show: its first line, and the rest (a diff, a list) fenced as text."""
+    first, _, rest = message.strip("\n").partition("\n")
+    out = f"**Error:** {md_line(first)}"
+    if rest.strip():
+        mark = fence(rest)
+        out += f"\n\n{mark}text\n{visible(rest.rstrip())}\n{mark}"
+    return out

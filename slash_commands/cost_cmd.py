@@ -1,0 +1,74 @@
+"""`skillsleep cost` (`/sleep cost`): what the nights spent, by night, this month and by role.
+
+Read from each night's own ledger.jsonl, which every process that worked on the night appended
+to, so a night that was killed or resumed counts in full and one whose record cannot be read
+counts too. Reads only: no config, backend or lock; an empty data folder is not created.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from skillsleep.core.display import md_line, plain_line
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.nights import Nights, month_start
+from skillsleep.slash_commands.proposals_cmd import night_state
+from skillsleep.slash_commands.wiring import data_dir
+
+Data = dict[str, Any]
+
+RECENT = 5  # nights listed besides this month's
+COUNTED = ("every model call of the nights (`skillsleep run`), from each night's ledger.jsonl: a night that was "
+           "killed or resumed counts in full, a cache hit costs nothing; `skillsleep train` and `eval` runs are not "
+           "nights and are not counted here (a train run's calls are in its run directory's ledger.jsonl)")
+
+
+def _totals(ledger: Ledger) -> Data:
+    return {"calls": ledger.calls_made, "cache_hits": ledger.cache_hits, "tokens": ledger.spent_tokens,
+            "cost_usd": round(ledger.spent_usd, 6)}
+
+
+def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
+    """Spend this month (in all and by role) and by night: this month's nights and the last ones."""
+    nights = Nights(Path(data) if data is not None else data_dir())
+    month = month_start(now)
+    records = {r.night: r for r in nights.list()}
+    rows = []
+    for folder in nights.folders():
+        night = int(folder.name)
+        ledger, r = nights.ledger(night), records.get(night)
+        started = r.started if r else min((e.ts for e in ledger.entries), default=None)
+        rows.append({"night": night, "date": started.date().isoformat() if started else None,
+                     "skill": (r.skill_name or r.skill_path) if r else "",
+                     "status": night_state(r) if r else "unreadable",
+                     "this_month": any(e.ts >= month for e in ledger.entries) or bool(started and started >= month),
+                     **_totals(ledger)})
+    spent = nights.ledger_since(month)
+    return {"data_dir": str(nights.root), "counted": COUNTED,
+            "month": {"since": month.isoformat(), **_totals(spent), "by_role": spent.by_role()},
+            "nights": [row for i, row in enumerate(rows) if row["this_month"] or i >= len(rows) - RECENT],
+            "nights_in_all": len(rows)}
+
+
+def cost_text(c: Data, plain: bool) -> str:
+    """The spend as markdown tables (text from transcripts escaped), or plain for a terminal."""
+    show = plain_line if plain else md_line
+    m = c["month"]
+    out = [f"## skillsleep cost — this month (since {m['since'][:10]}): {m['tokens']:,} tokens, "
+           f"${m['cost_usd']:.4f}, {m['calls']} calls ({m['cache_hits']} from the cache)", ""]
+    if c["nights"]:
+        more = f", of {c['nights_in_all']}" if len(c["nights"]) < c["nights_in_all"] else ""
+        out += [f"By night (this month's and the last {RECENT}{more}):", "",
+                "| night | date | skill | status | calls | tokens | cost |", "|---|---|---|---|---|---|---|"]
+        out += [f"| {n['night']} | {n['date'] or '—'} | {show(n['skill']) or '—'} | {n['status']} | {n['calls']} "
+                f"| {n['tokens']:,} | ${n['cost_usd']:.4f} |" for n in c["nights"]]
+    else:
+        out.append("no nights yet")
+    if m["by_role"]:
+        out += ["", "By role this month:", "", "| role | calls | cache hits | tokens in | tokens out | cost |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| {role} | {u['calls']} | {u['cache_hits']} | {u['input_tokens']:,} | {u['output_tokens']:,} "
+                f"| ${u['cost_usd']:.4f} |" for role, u in sorted(m["by_role"].items())]
+    return "\n".join([*out, "", f"Counted: {c['counted']}."])

@@ -1,0 +1,75 @@
+"""`skillsleep cost` (`/sleep cost`): spend by night, by month and by role, from the nights' ledgers."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from test_proposals_cli import dead_pid, invoke, data  # noqa: F401  (fixture)
+
+from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.records import LedgerEntry, Usage
+from skillsleep.core.rundir import RunDir
+
+
+def spend(data: Path, night: int, role: str, tokens: int, usd: float, when, cache_hit: bool = False) -> None:  # noqa: F811, ANN001
+    RunDir(Nights(data).folder(night)).append_ledger(LedgerEntry(
+        ts=when, role=role, provider="deepseek", model="m", usage=Usage(input_tokens=tokens, output_tokens=10),
+        cost_usd=usd, latency_s=1.0, cache_hit=cache_hit))
+
+
+def test_cost_by_night_month_and_role_from_the_ledgers(data: Path) -> None:  # noqa: F811
+    this_month, last_month = month_start(), month_start() - timedelta(days=3)
+    nights = Nights(data)
+    for n in range(1, 8):  # seven nights last month; only the last ones are listed
+        nights.save(NightRecord(night=n, started=last_month, finished=last_month, status="finished", harness="chat",
+                                skill_path="/s/SKILL.md", skill_name="old"))
+        spend(data, n, "reflect", 100, 0.01, last_month)
+    nights.save(NightRecord(night=8, started=this_month, finished=this_month, status="finished", harness="codex",
+                            skill_path="/s/SKILL.md", skill_name="fmt", tokens=0, cost_usd=0.0))
+    spend(data, 8, "reflect", 1000, 0.10, this_month)
+    spend(data, 8, "target", 2000, 0.20, this_month)
+    spend(data, 8, "target", 2000, 0.0, this_month, cache_hit=True)  # a cache hit costs nothing
+    # a killed night: its record never got its spend; its ledger has it
+    nights.save(NightRecord(night=9, started=this_month, status="running", pid=dead_pid(), harness="codex",
+                            skill_path="/s/SKILL.md", skill_name="fmt"))
+    spend(data, 9, "judge", 500, 0.05, this_month)
+    # a night whose record cannot be read still counts
+    (nights.folder(10)).mkdir(parents=True)
+    (nights.folder(10) / "night.json").write_text("{torn")
+    spend(data, 10, "reflect", 90, 0.01, this_month)
+
+    code, out, err = invoke("cost", "--json")
+    assert code == 0, err
+    c = json.loads(out)
+    month = c["month"]
+    assert month["since"] == this_month.isoformat()
+    assert month["calls"] == 4 and month["cache_hits"] == 1
+    assert month["tokens"] == 1010 + 2010 + 510 + 100 and abs(month["cost_usd"] - 0.36) < 1e-9
+    assert month["by_role"]["target"]["calls"] == 1 and month["by_role"]["target"]["cache_hits"] == 1
+    assert month["by_role"]["judge"]["input_tokens"] == 500 and "reflect" in month["by_role"]
+    shown = {n["night"]: n for n in c["nights"]}
+    assert set(shown) == {6, 7, 8, 9, 10}  # this month's, and the last five
+    assert shown[8]["tokens"] == 3020 and shown[8]["calls"] == 2 and shown[8]["this_month"] is True
+    assert shown[9]["status"] == "died" and shown[9]["tokens"] == 510
+    assert shown[10]["status"] == "unreadable" and shown[10]["tokens"] == 100
+    assert shown[7]["this_month"] is False and c["nights_in_all"] == 10
+    assert "skillsleep train" in c["counted"] and "ledger.jsonl" in c["counted"]
+
+    code, out, err = invoke("cost")
+    assert code == 0, err
+    rows = [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert rows[:5] == ["| 6", "| 7", "| 8", "| 9", "| 10"]  # night 5 is neither this month's nor one of the last
+    assert "3,630 tokens" in out and "$0.3600" in out
+    assert "| target | 1 | 1 |" in out
+    assert "not counted" in out
+    code, md, err = invoke("sleep", "cost")
+    assert code == 0 and md == out  # the markdown an agent shows is what a pipe gets
+
+
+def test_cost_of_an_empty_data_dir_writes_nothing(data: Path) -> None:  # noqa: F811
+    code, out, err = invoke("cost", "--format", "text")
+    assert code == 0, err
+    assert "no nights yet" in out and "0 tokens" in out
+    assert not data.exists()
