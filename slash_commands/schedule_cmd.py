@@ -102,8 +102,19 @@ def _when(at: str | None, cron: str | None, via: str) -> When:
     return When.daily(at)
 
 
+# `run` flags a scheduled night refuses: the script runs the night itself, in the foreground, and
+# reads its exit code; its output goes to the log
+UNATTENDED = {  # `run`'s parameter → (its flag, why)
+    "detach": ("--detach", "the cron script already runs the night in the background and needs its exit code"),
+    "fmt": ("--format", "the night's output goes to its log, not to a person or an agent"),
+}
+
+
 def night_job(when: When, run_flags: Sequence[str], params: Mapping[str, Any]) -> tuple[NightJob, SleepSection]:
     """The job for `skillsleep run RUN_FLAGS` and its settings, checked now as `run` checks them."""
+    for param, (flag, why) in UNATTENDED.items():
+        if params.get(param) not in (None, False):
+            raise ConfigError(f"{flag} has no place in a scheduled night: {why}; drop it from `schedule`")
     settings = check_night({key: value for key, value in params.items() if key in SleepSection.model_fields})
     effective_settings(params.get("chat_dirs") or ())  # the chat-log folders and redaction patterns too
     env = {"HOME": os.environ.get("HOME") or str(Path.home())}

@@ -431,3 +431,12 @@ def test_status_takes_a_finished_nights_outcome_from_its_record(no_crontab: Path
     last = json.loads(invoke("status", "--json")[1])["schedule"]["last_run"]
     assert (last["outcome"], last["night"], last["exit"]) == ("no-candidate", 2, 0)
     assert "— last ran 2026-12-01 03:00 UTC (no-candidate)" in invoke("status")[1]
+
+
+@pytest.mark.parametrize("flag", [["--detach"], ["--format", "md"]])
+def test_run_flags_that_make_no_sense_unattended_are_refused(flag: list[str], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path))
+    out = CliRunner().invoke(main, ["schedule", "--at", "03:00", "--print", *flag])
+    assert out.exit_code == 2, out.output
+    assert f"{flag[0]} has no place in a scheduled night" in out.stderr
