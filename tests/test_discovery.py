@@ -2,17 +2,14 @@
 
 Folders named like transcripts, dangling symlinks and symlink loops need no privileges. Folders
 that cannot be read need a user that `chmod 000` binds: tests run as root here and in CI, so
-`skillsleep` runs as a subprocess under `setpriv` as nobody (as a normal user, it runs as is).
+`skillsleep` runs as a subprocess as nobody (tests/unprivileged.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from test_harvest import SID, assistant, user
+from unprivileged import nobody_skip_reason, run_as_nobody, shared_tmp
 
 from skillsleep.slash_commands.cli import main
 
@@ -102,39 +100,28 @@ def test_a_linked_folder_is_followed_and_a_file_reached_twice_is_listed_once(tmp
 
 @dataclass
 class Unprivileged:
-    """Runs `skillsleep` as a user whom `chmod 000` keeps out; `root` is a folder it may write in."""
+    """Runs `skillsleep` as nobody, whom `chmod 000` keeps out; `root` is a folder it may read."""
 
     root: Path
-    prefix: list[str]
 
     def skillsleep(self, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         home = self.root / "home"
         home.mkdir(exist_ok=True)
         home.chmod(0o777)
-        full = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-                "SKILLSLEEP_HOME": str(home / "skillsleep"), **env}
-        return subprocess.run([*self.prefix, sys.executable, "-m", "skillsleep.slash_commands.cli", *args],
-                              env=full, capture_output=True, text=True, timeout=120)
+        return run_as_nobody(list(args), {"HOME": str(home), "SKILLSLEEP_HOME": str(home / "skillsleep"), **env})
 
 
 @pytest.fixture
 def unprivileged() -> Iterator[Unprivileged]:
-    if os.geteuid() != 0:
-        prefix: list[str] = []
-    elif shutil.which("setpriv"):
-        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    else:
-        pytest.skip("running as root without setpriv (util-linux): chmod 000 binds no one, so an unreadable "
-                    "folder cannot be made; install setpriv or run the tests as a normal user")
-    root = Path(tempfile.mkdtemp(prefix="skillsleep-unreadable-"))
-    root.chmod(0o755)
-    try:
-        yield Unprivileged(root, prefix)
-    finally:
-        for folder, folders, _ in os.walk(root):
-            for name in folders:
-                os.chmod(os.path.join(folder, name), 0o755)  # as a normal user, rmtree needs its way back in
-        shutil.rmtree(root)
+    if reason := nobody_skip_reason():
+        pytest.skip(reason)
+    with shared_tmp() as root:
+        try:
+            yield Unprivileged(root)
+        finally:
+            for folder, folders, _ in os.walk(root):
+                for name in folders:
+                    os.chmod(os.path.join(folder, name), 0o755)  # so that the folder can be removed
 
 
 def locked(folder: Path) -> Path:
