@@ -10,15 +10,19 @@
     Recorder                  records every model request with its role (LLM.complete wrapped), for
                               checks of what each role was shown
     in_terminal(*args)        `skillsleep <args>` in a pseudo-terminal: what a person would see
+    pty_run(args, …)          the same with a cwd, an environment and a window size: (bytes, exit code)
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 from typing import Any
 
@@ -145,19 +149,31 @@ class Recorder:
 def in_terminal(*args: str) -> str:
     """`skillsleep <args>` as a subprocess whose stdin, stdout and stderr are a pseudo-terminal (the
     environment as set, e.g. by night_env); returns everything it wrote, as the terminal got it."""
+    return pty_run(list(args))[0].decode("utf-8", errors="replace")
+
+
+def pty_run(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
+            size: tuple[int, int] | None = None) -> tuple[bytes, int]:
+    """(every byte `skillsleep ARGS` wrote, its exit code), run with a pseudo-terminal as stdin, stdout
+    and stderr; `size` (columns, rows) sets the terminal's window size."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "skillsleep.slash_commands.cli", *args],
-                            stdin=slave, stdout=slave, stderr=slave, env=dict(os.environ))
+    if size is not None:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "skillsleep.slash_commands.cli", *args], cwd=cwd,
+                            stdin=slave, stdout=slave, stderr=slave, env=dict(os.environ) if env is None else env,
+                            close_fds=True)
     os.close(slave)
     chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the process closed its end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    proc.wait()
-    os.close(master)
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the process closed its end
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(master)
+        proc.wait(60)
+    return b"".join(chunks), proc.returncode

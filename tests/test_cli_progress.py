@@ -7,18 +7,14 @@ person sees, escape sequences and all.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import struct
-import subprocess
-import sys
-import termios
 from pathlib import Path
 
 import pyte
 import pytest
 from click.testing import CliRunner
+from sleep_kit import pty_run
 
 from skillsleep.slash_commands.cli import main
 
@@ -45,28 +41,11 @@ def eval_args(root: Path) -> list[str]:
 
 def run_in_terminal(args: list[str], cwd: Path) -> bytes:
     """Everything `skillsleep ARGS` wrote to a pseudo-terminal of COLUMNS × ROWS (stdout and stderr both)."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(ROWS)}
     for name in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
         env.pop(name, None)
-    proc = subprocess.Popen([sys.executable, "-m", "skillsleep.slash_commands.cli", *args], cwd=cwd, env=env,
-                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
-    os.close(slave)
-    out = b""
-    try:
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-    finally:
-        os.close(master)
-        proc.wait(60)
-    assert proc.returncode == 0, out.decode(errors="replace")
+    out, code = pty_run(args, cwd=cwd, env=env, size=(COLUMNS, ROWS))
+    assert code == 0, out.decode(errors="replace")
     return out
 
 
