@@ -20,13 +20,16 @@ def test_wheel_ships_every_prompt_and_module(tmp_path: Path) -> None:
     )
     assert build.returncode == 0, build.stderr
     wheel = next(tmp_path.glob("skillsleep-*.whl"))
-    names = set(zipfile.ZipFile(wheel).namelist())
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
     for prompt in (ROOT / "core" / "prompts").glob("*.md"):
         assert f"skillsleep/core/prompts/{prompt.name}" in names
     for layer in ("core", "harnesses", "slash_commands"):
         for module in (ROOT / layer).rglob("*.py"):
             assert f"skillsleep/{module.relative_to(ROOT).as_posix()}" in names
     assert not any(n.startswith(("tests/", "bench/", "core/")) for n in names)
+    # this pack's own skill, for `skillsleep install`: the root SKILL.md's bytes, not a link to it
+    assert archive.read("skillsleep/harnesses/pack/SKILL.md") == (ROOT / "SKILL.md").read_bytes()
 
 
 def test_prompt_templates_load_from_the_package() -> None:
