@@ -64,18 +64,13 @@ class Scratch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     root: Path
+    data: Path
+    home: Path
+    chats: Path
 
-    @property
-    def data(self) -> Path:
-        return self.root / "data"
-
-    @property
-    def home(self) -> Path:
-        return self.root / "home"
-
-    @property
-    def chats(self) -> Path:
-        return self.root / "chats"
+    @classmethod
+    def at(cls, root: Path) -> Scratch:
+        return cls(root=root, data=root / "data", home=root / "home", chats=root / "chats")
 
     def env(self, base: Mapping[str, str]) -> dict[str, str]:
         """`base` without any skillsleep setting or agent folder, pointed into the scratch folder."""
@@ -160,12 +155,12 @@ def _packaged_model(backend: str) -> Path | None:
 
 def _create(requested: Path | None) -> Scratch:
     if requested is None:
-        return Scratch(root=Path(tempfile.mkdtemp(prefix="skillsleep-demo-")))
+        return Scratch.at(Path(tempfile.mkdtemp(prefix="skillsleep-demo-")))
     try:
         requested.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"--dir {requested} cannot be created ({exc.strerror or exc}); give another folder") from None
-    return Scratch(root=requested)
+    return Scratch.at(requested)
 
 
 def _fill(scratch: Scratch, model: Path | None) -> None:
