@@ -61,7 +61,9 @@ the outcome counts (as data) and returns rule checks and/or a rubric. Each check
 type `core.judges` supports (`records.CheckType`), a value of the right kind by the scorer's own
 rules (`judges.check_problem`: text, a compiling regex, a whole number ≥ 0, none for json_valid;
 a quoted number is taken as one), at most MAX_CHECKS; a check or a rubric that
-the safety screen flags is dropped too. Dropped checks are listed per task and counted. With no
+the safety screen flags is dropped too, and so is a check value, a feedback or a rubric copied
+from the judge-writing instructions rather than the user's words (a small model echoes the
+prompt's examples; a check keeps the scorer's own feedback then). Dropped checks are listed per task and counted. With no
 valid check and no rubric (or without an llm) the judge is DEFAULT_RUBRIC. It refers to the
 request shown in the task data instead of quoting it, because a rubric is read by the judge as
 instructions and transcript text must only ever reach a model framed as data.
@@ -118,6 +120,7 @@ JUDGE_WORDINGS = 3
 JUDGE_EVIDENCE = 8
 TASK_EVIDENCE = 20
 MAX_CHECKS = 6
+COPIED_MIN_CHARS = 8  # shorter texts (a word like "JSON") are not taken for a copy of the instructions
 RUBRIC_CHARS = 800
 REPLY_TOKENS = 1024
 
@@ -747,6 +750,26 @@ def judge_messages(wordings: list[str], evidence: list[Evidence], outcomes: Outc
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
 
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class _Copied:
+    """Whether a text of the optimizer's judge reply is copied from the judge-writing instructions
+    (their examples: "no, use X", the sample feedback) rather than from the user's words. A small
+    model returns the prompt's example feedback and rubric for nearly every task; such text is
+    never a judge (a judge comes from what the user asked or corrected, never from a prompt's
+    examples), and feedback like it would send the reflection after a requirement nobody made."""
+
+    def __init__(self, instructions: str, users_words: Iterable[str]) -> None:
+        self.instructions = _flat(instructions)
+        self.users_words = _flat("\n".join(users_words))
+
+    def __call__(self, text: str) -> bool:
+        flat = _flat(text).strip(" .")
+        return len(flat) >= COPIED_MIN_CHARS and flat in self.instructions and flat not in self.users_words
+
+
 async def _judge(llm: LLM, mined: MinedTask, problems: list[str]) -> tuple[Judge, bool, list[str]]:
     """(judge, came from the optimizer, dropped checks) for one task."""
     messages = judge_messages(mined.wordings, mined.evidence, mined.outcomes)
@@ -756,6 +779,8 @@ async def _judge(llm: LLM, mined: MinedTask, problems: list[str]) -> tuple[Judge
     except ParseError as exc:
         problems.append(f"{where}: the optimizer's reply could not be read ({exc}); the default rubric is used")
         return Judge(rubric=DEFAULT_RUBRIC), False, []
+    copied = _Copied(messages[0].content, [*mined.wordings, *(e.text for e in mined.evidence)])
+    copies: list[str] = []
     raw_checks = reply.get("checks", [])
     dropped: list[str] = []
     if not isinstance(raw_checks, list):
@@ -764,6 +789,12 @@ async def _judge(llm: LLM, mined: MinedTask, problems: list[str]) -> tuple[Judge
     checks: list[Check] = []
     for n, raw in enumerate(raw_checks, 1):
         check, why = validate_check(raw)
+        if check is not None and isinstance(check.value, str) and copied(check.value):
+            check, why = None, f"its value {check.value!r} is copied from the judge-writing instructions, not the user's words"
+            copies.append(f"check {n}")
+        if check is not None and check.feedback and copied(check.feedback):
+            check = check.model_copy(update={"feedback": None})  # the scorer's own feedback names the requirement
+            copies.append(f"the feedback of check {n}")
         if check is None:
             dropped.append(f"check {n}: {why}")
         elif len(checks) >= MAX_CHECKS:
@@ -772,6 +803,12 @@ async def _judge(llm: LLM, mined: MinedTask, problems: list[str]) -> tuple[Judge
             checks.append(check)
     rubric = reply.get("rubric")
     rubric = " ".join(rubric.split()) if isinstance(rubric, str) and rubric.strip() else None
+    if rubric is not None and copied(rubric):
+        copies.append("the rubric")
+        rubric = None
+    if copies:
+        problems.append(f"{where}: the optimizer copied the judge-writing instructions instead of the user's words "
+                        f"into {', '.join(copies)}; dropped")
     if rubric is not None:
         problem = _unsafe(rubric)
         if problem:

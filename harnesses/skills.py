@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -32,6 +33,7 @@ from skillsleep.core.textfile import user_path
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME, frontmatter_value, skill_name
 
 MANAGED_NAME = "skillsleep-learned"
+PACK_SKILL_NAME = "skillsleep"  # this pack's own skill; not `sleep`, which would shadow the plugins' /sleep
 SKILL_FILE = "SKILL.md"
 _WHAT_TO_PASS = ("pass --skill PATH (a markdown skill file such as SKILL.md or AGENTS.md), PATH#Heading "
                  "for one section of it, a skill NAME, or leave --skill empty to train skillsleep's own "
@@ -49,6 +51,12 @@ def managed_seed(name: str = MANAGED_NAME) -> str:
         "\n"
         "# Learned habits\n"
     )
+
+
+def pack_skill_text() -> str:
+    """This pack's own SKILL.md (the repository root's, shipped as package data in `pack/`): what
+    skillsleep is and when to use which verb, for an agent's skill folder (as `PACK_SKILL_NAME`)."""
+    return (resources.files("skillsleep.harnesses") / "pack" / SKILL_FILE).read_text(encoding="utf-8")
 
 
 class SkillTarget(BaseModel):

@@ -243,6 +243,20 @@ def run_(dry_run: bool, detach: bool, detached_log: Path | None, as_json: bool, 
         sys.exit(1)
 
 
+@main.command("demo")
+@click.option("--dir", "folder", type=click.Path(path_type=Path), help="The demo folder: a new or empty one "
+                                                                          "(default: a new temporary folder).")
+@click.option("--backend", help="The model of every role (default: local:qwen2.5-coder-0.5b, the embedded one).")
+@click.option("--json", "as_json", is_flag=True, help="Print what happened and the next commands as JSON.")
+@_guard(state=False)  # the demo works in its own folder (it reads and fills only the model cache here)
+def demo_(folder: Path | None, backend: str | None, as_json: bool) -> None:
+    """A whole night on recorded sample sessions, in a scratch folder of its own, ending in a proposal
+    to diff and adopt there."""
+    from skillsleep.slash_commands.demo_cmd import demo_text, run_demo
+
+    _emit(run_demo(folder, backend, progress=progress, echo=lambda line: click.echo(line, err=True)), as_json, demo_text)
+
+
 def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
     from skillsleep.core.report import read_json, render_markdown
 

@@ -3,6 +3,7 @@
     write_scripts(root)       opt.json (optimizer: mine, relevance, dream, reflect, merge, rank,
                               slow update, meta) and target.json (the chat target: follows RULE
                               only when the skill holds it) for the scripted backend
+    write_script(root)        both in one rules file, for `--backend scripted:<file>` (every role)
     write_chat_logs(dir, …)   direct-chat logs in which TASKS recur `times` times, each followed by
                               a correction (so they mine as failing recurring tasks)
     night_env(monkeypatch, root)  SKILLSLEEP_HOME / HOME / chat dirs pointed into `root`
@@ -74,6 +75,14 @@ def write_scripts(root: Path, **optimizer: Any) -> tuple[Path, Path]:
     opt.write_text(json.dumps(optimizer_rules(**optimizer)))
     target.write_text(json.dumps(TARGET_RULES))
     return opt, target
+
+
+def write_script(root: Path, **optimizer: Any) -> Path:
+    """The optimizer's and the target's rules in one file (the optimizer's match their schemas first)."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "script.json"
+    path.write_text(json.dumps(optimizer_rules(**optimizer) + TARGET_RULES))
+    return path
 
 
 def write_chat_logs(folder: Path, tasks: list[str] = TASKS, *, times: int = 3, extra: list[str] = ()) -> Path:

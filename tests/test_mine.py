@@ -391,6 +391,34 @@ async def test_an_unsafe_rubric_is_refused_and_an_empty_judge_gets_the_default_r
     assert any("safety screen" in p for p in result.problems)
 
 
+async def test_judge_text_copied_from_the_instructions_instead_of_the_users_words_is_dropped() -> None:
+    # What the 0.5B local model writes for nearly every task: the prompt's own example feedback as
+    # every check's feedback and as the rubric, and an example correction ("no, use X") as a check.
+    system = judge_messages(["x"], [], Outcomes())[0].content
+    example = "The answer must run the tests with pytest, not unittest: the user corrected this before."
+    assert example in system and "no, use X" in system
+    sign_off = "Signed-off-by: Sam Rivera <sam@example.com>"
+    checks = [
+        {"type": "contains", "value": sign_off, "feedback": example},
+        {"type": "contains", "value": "no, use X", "feedback": example},
+        {"type": "contains", "value": "pytest", "feedback": "Run the tests with pytest."},  # the user's word too
+    ]
+    llm, _ = make_llm(judge=json.dumps({"checks": checks, "rubric": example}))
+    corrected = sess(user("commit message for the dependency bump"), said("chore: bump deps"),
+                     user(f"You forgot the sign-off line again, and use pytest:\n{sign_off}"), said())
+    result = await mine([corrected, ask("commit message for the dependency bump")], llm=llm)
+    mined = only_task(result)
+    got = mined.task.judge
+    assert [(c.type, c.value) for c in got.checks] == [("contains", sign_off), ("contains", "pytest")]
+    assert got.rubric is None and mined.judge_source == "optimizer"
+    assert any("no, use X" in d and "instructions" in d for d in mined.dropped_checks)
+    assert any(mined.task.id in p and "instructions" in p for p in result.problems)
+    # the scorer's own plain-words feedback replaces the copied one
+    [failed, passed] = run_checks(got, Run(response="chore: bump deps, tested with pytest"))
+    assert not failed.passed and sign_off in failed.feedback and "pytest, not unittest" not in failed.feedback
+    assert passed.passed
+
+
 def test_validate_check_accepts_every_supported_type_with_a_fitting_value() -> None:
     samples = {"regex": r"\d+", "not_regex": "TODO", "last_line_regex": "ANSWER: .+", "json_valid": None}
     for kind in get_args(CheckType):

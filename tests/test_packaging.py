@@ -35,6 +35,12 @@ def test_wheel_ships_every_prompt_and_module(wheel: zipfile.ZipFile) -> None:
         for module in (ROOT / layer).rglob("*.py"):
             assert f"skillsleep/{module.relative_to(ROOT).as_posix()}" in names
     assert not any(n.startswith(("tests/", "bench/", "core/", "cron/")) for n in names)
+    # this pack's own skill, for `skillsleep install`: the root SKILL.md's bytes, not a link to it
+    assert wheel.read("skillsleep/harnesses/pack/SKILL.md") == (ROOT / "SKILL.md").read_bytes()
+    samples = [p for p in (ROOT / "slash_commands" / "demo").rglob("*") if p.is_file()]  # `skillsleep demo`'s
+    assert len(samples) > 10
+    for sample in samples:
+        assert f"skillsleep/{sample.relative_to(ROOT).as_posix()}" in names
 
 
 @pytest.mark.slow
