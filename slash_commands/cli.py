@@ -583,6 +583,35 @@ def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: boo
           lambda r, _plain: proposals_cmd.adopt_text(r), agent_md.adopt_md)
 
 
+@main.command("install")
+@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.option("--force", is_flag=True, help="Replace files you changed (your versions are backed up first).")
+@_output_options("Print what was written and run, per agent, as JSON.")
+@_guard
+def install_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | None) -> None:
+    """Put skillsleep into your agents (/sleep, its skill, hooks): every agent on PATH, or the ones named.
+
+    Idempotent; a file you changed is never replaced without --force; `skillsleep uninstall` removes
+    exactly what this wrote."""
+    from skillsleep.slash_commands import install_cmd
+
+    _show(install_cmd.install(agents, force=force), _output(fmt, as_json), install_cmd.install_text,
+          install_cmd.install_md)
+
+
+@main.command("uninstall")
+@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.option("--force", is_flag=True, help="Remove files you changed since install (backed up first).")
+@_output_options("Print what was removed and undone, per agent, as JSON.")
+@_guard
+def uninstall_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | None) -> None:
+    """Take out what `skillsleep install` put into your agents, and only that (default: every agent)."""
+    from skillsleep.slash_commands import install_cmd
+
+    _show(install_cmd.uninstall(agents, force=force), _output(fmt, as_json), install_cmd.install_text,
+          install_cmd.install_md)
+
+
 @main.command("reject")
 @click.argument("proposal_id", metavar="[ID]", required=False)
 @_output_options("Print the rejected proposal as JSON.")
