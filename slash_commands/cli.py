@@ -376,20 +376,34 @@ def harnesses(as_json: bool) -> None:
                               "apart): ISO date/time or a span (24h, 7d).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True,
               help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).")
+@click.option("--transcript", type=click.Path(path_type=Path, dir_okay=True, exists=False),
+              help="Read only this transcript file (with --harness: the agent that wrote it).")
+@click.option("--hook", type=click.Choice(["claude-code"]),
+              help="As the agent's session-end hook: read the transcript named by the event JSON on stdin; prints "
+                   "nothing and always exits 0 (problems go to <data>/logs/hooks.log).")
 @click.option("--json", "as_json", is_flag=True, help="Print the harvest report as JSON.")
-@_guard
+@_guard(state=False)  # --hook never fails on the data folder; every other use checks it first
 def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None, redact_patterns: tuple[str, ...],
-            as_json: bool) -> None:
+            transcript: Path | None, hook: str | None, as_json: bool) -> None:
     """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
     from skillsleep.slash_commands.harvest_cmd import chat_folders, run_harvest
-    from skillsleep.slash_commands.wiring import effective_settings
+    from skillsleep.slash_commands.wiring import check_data_dir, effective_settings
 
+    if hook is not None:
+        if harness not in (None, hook) or transcript or chat_dirs or since or redact_patterns or as_json:
+            raise ConfigError(f"--hook {hook} reads the transcript Claude Code names on stdin with your settings; "
+                              "give it no other option")
+        from skillsleep.slash_commands.session_hook import session_end
+
+        session_end(hook, sys.stdin.buffer.read())
+        return
+    check_data_dir()
     if chat_dirs and harness not in (None, "chat"):
         raise ConfigError(f"--chat-dir has no effect with --harness {harness} (it reads only that agent's "
                           "transcripts); drop --chat-dir, or use --harness chat")
     settings = effective_settings(chat_dirs, redact_patterns)
     folders = chat_folders(settings) if harness in (None, "chat") else []
-    report = run_harvest(harness, since, tuple(settings.harvest.redact_patterns.value), folders)
+    report = run_harvest(harness, since, tuple(settings.harvest.redact_patterns.value), folders, transcript=transcript)
     _emit(report, as_json, _harvest_text)
 
 
