@@ -667,8 +667,10 @@ def cost_(as_json: bool, fmt: str | None) -> None:
 
 @main.command("sleep", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--line", help="The text typed after /sleep, split like a shell (for an agent that passes one string).")
+@click.option("--prefix", default="/sleep", show_default=True,
+              help="How the user types the verbs in this agent ($sleep in Codex): the commands the output suggests.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def sleep_(line: str | None, args: tuple[str, ...]) -> None:
+def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
     """Run a /sleep verb as typed in an agent: `skillsleep sleep [VERB [ARGS...]]` (default: status).
 
     Prints markdown (as --format md), errors included, unless ARGS say --json or --format;
@@ -681,15 +683,15 @@ def sleep_(line: str | None, args: tuple[str, ...]) -> None:
             raise ConfigError("give either --line or the verb and its arguments, not both")
         typed = verbs.split_line(line) if line is not None else list(args)
         md = verbs.markdown(typed)
-        argv = verbs.command_line(typed)
+        argv = verbs.command_line(typed, verbs.check_prefix(prefix))
     except ConfigError as exc:
         raise _Fail(visible(str(exc)), 2, md=md) from exc
     try:
-        code = main.main(argv, prog_name="skillsleep", standalone_mode=False, obj=Caller("/sleep"))
+        code = main.main(argv, prog_name="skillsleep", standalone_mode=False, obj=Caller(prefix))
     except click.ClickException as exc:  # click's own (a bad option or value): shown as markdown too
         if md and not getattr(exc, "md", False):
             verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
-            click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, "/sleep"))
+            click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, prefix))
         raise
     if code:  # --help and the like
         sys.exit(code)
