@@ -254,11 +254,13 @@ class Installs:
                 outcome.backed_up.append(self._backup(path, have, stamp))
             path.unlink()
             outcome.removed.append(w.path)
-            for folder in reversed(w.created_dirs):  # innermost first, each only once empty
-                try:
-                    Path(folder).rmdir()
-                except OSError:
-                    break
+        # then the folders install created, innermost first (one made for a file may hold another's), each only
+        # once empty
+        for folder in sorted({d for w in manifest.files for d in w.created_dirs}, key=lambda d: -len(Path(d).parts)):
+            try:
+                Path(folder).rmdir()
+            except OSError:
+                continue
         (self.root / f"{agent}.json").unlink()
         return outcome
 

@@ -136,3 +136,13 @@ def test_a_damaged_manifest_is_named_and_nothing_is_guessed(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="demo.json .* cannot be read"):
         Installs(data).uninstall("demo")
     assert (home / ".agent" / "skills" / "sleep" / "SKILL.md").exists()
+
+
+def test_uninstall_removes_a_folder_install_created_for_one_file_that_held_another(tmp_path: Path) -> None:
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    nested = Plan(agent="demo", files=[PlannedFile(path=home / "skill" / "SKILL.md", text="a\n"),  # creates skill/
+                                       PlannedFile(path=home / "skill" / "agents" / "x.yaml", text="b\n")])
+    Installs(data).install(nested)
+    Installs(data).uninstall("demo")
+    assert list(home.iterdir()) == []
