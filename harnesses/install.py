@@ -110,7 +110,10 @@ Runner = Callable[[Sequence[str], Mapping[str, str]], subprocess.CompletedProces
 
 # agent → (module, function): the function is the agent's Installer; its CLI, to tell whether the
 # agent is on this machine
-INSTALLERS: dict[str, tuple[str, str, str]] = {}
+INSTALLERS: dict[str, tuple[str, str, str]] = {
+    "claude-code": ("skillsleep.harnesses.claude_code_install", "install", "claude"),
+    "codex": ("skillsleep.harnesses.codex_install", "install", "codex"),
+}
 
 
 def installer(agent: str) -> Installer:
