@@ -7,6 +7,7 @@ Progress goes to stderr; `--json` prints one machine-readable object on stdout.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sys
 from collections.abc import Callable
@@ -56,6 +57,8 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
             raise _Fail(visible(str(exc)), 2, md=md) from exc
         except SkillsleepError as exc:
             raise _Fail(visible(str(exc)), 1, md=md) from exc
+        except OSError as exc:  # a file the system refused (a read-only sandbox, a full disk): a message, no traceback
+            raise _Fail(visible(_refused(exc)), 1, md=md) from exc
         except KeyboardInterrupt:
             progress.stop()
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
@@ -66,6 +69,15 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
+
+
+def _refused(exc: OSError) -> str:
+    """What the system refused, in words; a read-only place names its folder and the way out."""
+    if exc.errno == errno.EROFS and exc.filename:
+        return (f"could not write {Path(exc.filename).parent}: Read-only file system here (an agent's sandbox makes "
+                "it so); run this with permission to write there")
+    return f"could not use {exc.filename or 'a file'}: {exc.strerror or exc}; check that it exists and that you may " \
+           "write there"
 
 
 class Progress:

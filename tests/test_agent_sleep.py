@@ -240,6 +240,22 @@ def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPa
     _, output = sleep("stauts")
     assert "**Error:** unknown $sleep verb 'stauts'" in output
 
+    # a sandbox in which skillsleep's data folder, then only the live skill, is read-only (/tmp is, here):
+    # the message says so and what to do, nothing changes
+    sandbox = ("-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+               "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true")
+    world.stage(NEW + "- Cite the source.\n")
+    _, output = world.codex(f"$sleep adopt\nSTUB_TOOL: {command.replace('[verb] [args]', 'adopt')}", *sandbox)
+    assert "**Error:**" in output and "read-only file system here" in output and "Traceback" not in output
+    in_workspace = world.cwd / "skillsleep-data"
+    shutil.copytree(world.data, in_workspace)  # the workspace is writable, /tmp not
+    world.env["SKILLSLEEP_HOME"] = str(in_workspace)
+    _, output = world.codex(f"$sleep adopt\nSTUB_TOOL: {command.replace('[verb] [args]', 'adopt')}", *sandbox)
+    assert f"**Error:** could not write {world.live.parent}" in output and "Read-only file system" in output
+    assert "with permission to write there" in output and "Traceback" not in output
+    assert world.live.read_text() == NEW
+    assert [p.status for p in Proposals(in_workspace).list()].count("staged") == 1
+
 
 def test_the_codex_plugin_installs_from_a_local_marketplace(world: World) -> None:
     codex_config(world)
