@@ -178,18 +178,17 @@ class Installs:
             raise ConfigError(f"{path} (what `skillsleep install` wrote for {agent}) cannot be read; restore it, or "
                               "move it away and remove that agent's skillsleep files by hand") from None
 
-    def install(self, plan: Plan, *, force: bool = False) -> Outcome:
-        """Write the plan's files (refusing, before any write, to replace one the user changed unless
-        `force`) and run its commands that have not run yet; record both in the manifest."""
+    def check(self, plan: Plan, *, force: bool = False) -> list[tuple[PlannedFile, bytes | None]]:
+        """The plan's files to write, with what each holds now; a ConfigError showing the difference
+        when one of them is the user's (changed since skillsleep wrote it, or never skillsleep's)
+        and not `force`. Writes nothing: several agents can all be checked before any is written."""
         old = self.manifest(plan.agent)
         ours = {f.path: f.sha256 for f in old.files} if old else {}
-        outcome = Outcome(agent=plan.agent, notes=list(plan.notes))
         todo: list[tuple[PlannedFile, bytes | None]] = []
         conflicts: list[str] = []
         for f in plan.files:
             want, have = f.text.encode(), _read(f.path)
             if have == want:
-                outcome.unchanged.append(str(f.path))
                 continue
             if have is not None and ours.get(str(f.path)) != _sha(have) and not force:
                 conflicts.append(_diff(f.path, have, want, "what skillsleep would write"))
@@ -199,6 +198,17 @@ class Installs:
                 f"{len(conflicts)} file(s) of skillsleep's {plan.agent} install were changed by you since skillsleep "
                 "wrote them (or were never skillsleep's); nothing was written. Keep your version, or run "
                 "`skillsleep install " + plan.agent + " --force` (yours is backed up first):\n" + "\n".join(conflicts))
+        return todo
+
+    def install(self, plan: Plan, *, force: bool = False) -> Outcome:
+        """Write the plan's files (refusing, before any write, to replace one the user changed unless
+        `force`) and run its commands that have not run yet; record both in the manifest."""
+        todo = self.check(plan, force=force)
+        old = self.manifest(plan.agent)
+        ours = {f.path: f.sha256 for f in old.files} if old else {}
+        pending = {str(f.path) for f, _ in todo}
+        outcome = Outcome(agent=plan.agent, notes=list(plan.notes),
+                          unchanged=[str(f.path) for f in plan.files if str(f.path) not in pending])
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         written = {w.path: w for w in old.files} if old else {}
         for f, have in todo:
@@ -227,14 +237,12 @@ class Installs:
             outcome.ran.append(command.what)
         return outcome
 
-    def uninstall(self, agent: str, *, force: bool = False) -> Outcome:
-        """Undo what install recorded for `agent`: its commands (newest first), then its files."""
+    def check_uninstall(self, agent: str, *, force: bool = False) -> Manifest | None:
+        """What install recorded for `agent` (None: nothing); a ConfigError naming the files the user
+        changed since, unless `force`. Removes nothing."""
         manifest = self.manifest(agent)
-        outcome = Outcome(agent=agent)
-        if manifest is None:
-            return outcome
         changed = []
-        for w in manifest.files:
+        for w in manifest.files if manifest else []:
             have = _read(Path(w.path))
             if have is not None and _sha(have) != w.sha256 and not force:
                 changed.append(f"{w.path}: changed since skillsleep wrote it")
@@ -243,6 +251,14 @@ class Installs:
                 f"{len(changed)} file(s) of skillsleep's {agent} install were changed by you since; nothing was "
                 f"removed. Keep them and delete the rest by hand, or run `skillsleep uninstall {agent} --force` "
                 "(your versions are backed up first):\n" + "\n".join(changed))
+        return manifest
+
+    def uninstall(self, agent: str, *, force: bool = False) -> Outcome:
+        """Undo what install recorded for `agent`: its commands (newest first), then its files."""
+        manifest = self.check_uninstall(agent, force=force)
+        outcome = Outcome(agent=agent)
+        if manifest is None:
+            return outcome
         for command in reversed(manifest.commands):
             if command.undo:
                 self._command(command.undo, f"undo: {command.what}")

@@ -53,13 +53,15 @@ def _agents(names: Sequence[str], env: dict[str, str]) -> tuple[list[str], list[
 
 
 def install(names: Sequence[str], *, force: bool = False) -> Data:
-    """Install into each chosen agent; every agent's files are checked before its first write."""
+    """Install into each chosen agent; every agent's files are checked before the first write."""
     ctx = _context()
     agents, skipped = _agents(names, ctx.env)
     installs = Installs(ctx.data_dir, env=ctx.env)
+    plans = [installer(agent)(ctx) for agent in agents]
+    for plan in plans:  # one agent's refusal stops them all before anything is written
+        installs.check(plan, force=force)
     done: list[Outcome] = []
-    for agent in agents:
-        plan = installer(agent)(ctx)
+    for agent, plan in zip(agents, plans):
         outcome = installs.install(plan, force=force)
         if not shutil.which(agent_command(agent), path=ctx.env.get("PATH")):
             outcome.notes.append(f"`{agent_command(agent)}` is not on PATH here; the files are in place for when it is")
@@ -78,6 +80,8 @@ def uninstall(names: Sequence[str], *, force: bool = False) -> Data:
         agents = list(dict.fromkeys(names))
     else:
         agents = [a for a in INSTALLERS if installs.manifest(a) is not None]
+    for agent in agents:  # one agent's refusal stops them all before anything is removed
+        installs.check_uninstall(agent, force=force)
     done = [installs.uninstall(agent, force=force) for agent in agents]
     return {"action": "uninstall", "agents": [o.model_dump(mode="json") for o in done], "skipped": []}
 

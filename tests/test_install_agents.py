@@ -154,3 +154,23 @@ def test_uninstall_refuses_a_file_the_user_edited_and_removes_nothing(homes: Pat
     refused = cli("uninstall", "codex")
     assert refused.exit_code == 2 and "nothing was removed" in refused.stderr and str(skill) in refused.stderr
     assert skill.exists() and (skill.parent / "agents" / "openai.yaml").exists()
+
+
+def test_one_agents_refusal_stops_every_agent_before_anything_is_written_or_removed(homes: Path) -> None:
+    """`install` / `uninstall` of several agents: a file the user changed in one of them refuses the
+    whole command up front, so no agent is left half done and unreported."""
+    skill = homes / ".codex" / "skills" / "sleep" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: sleep\ndescription: my own $sleep\n---\n")
+    before = snapshot(homes)
+    refused = cli("install", "claude-code", "codex")
+    assert refused.exit_code == 2 and "nothing was written" in refused.stderr
+    assert snapshot(homes) == before  # claude-code was not installed either
+
+    skill.unlink()
+    installed("install", "claude-code", "codex")
+    skill.write_text(skill.read_text() + "my edit\n")
+    written = snapshot(homes)
+    refused = cli("uninstall")
+    assert refused.exit_code == 2 and "nothing was removed" in refused.stderr
+    assert snapshot(homes) == written  # claude-code's files are still there
