@@ -17,20 +17,14 @@ path, so /sleep and the hook work whatever PATH Claude Code runs with.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from skillsleep.harnesses.claude_code_replay import user_config_dir
 from skillsleep.harnesses.install import InstallContext, Plan
 from skillsleep.harnesses.plugin_bundle import bundle_file
 
 
-def config_dir(ctx: InstallContext) -> Path:
-    """Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else ~/.claude."""
-    return Path(ctx.env.get("CLAUDE_CONFIG_DIR") or ctx.home / ".claude")
-
-
 def install(ctx: InstallContext) -> Plan:
     """The user skill `sleep` and the hook plugin, calling `ctx.skillsleep`."""
-    skills = config_dir(ctx) / "skills"
+    skills = user_config_dir({**ctx.env, "HOME": str(ctx.home)}) / "skills"
     return Plan(agent="claude-code", files=[
         bundle_file("claude-code/skills/sleep/SKILL.md", skills / "sleep" / "SKILL.md", ctx.skillsleep),
         bundle_file("claude-code/.claude-plugin/plugin.json", skills / "skillsleep" / ".claude-plugin" / "plugin.json",

@@ -127,7 +127,7 @@ def test_the_claude_code_plugin_validates(world: World, monkeypatch: pytest.Monk
     assert report["success"] is True and report["manifest"]["errors"] == []
     assert report["provides"]["skills"] == ["skillsleep:sleep"]
     assert [(h["event"], h["command"]) for h in report["provides"]["hooks"]] == [
-        ("SessionEnd", "which skillsleep >/dev/null 2>&1 || exit 0; skillsleep harvest --hook claude-code")]
+        ("SessionEnd", "type skillsleep >/dev/null 2>&1 || exit 0; skillsleep harvest --hook claude-code")]
     world.skillsleep(monkeypatch, "install", "claude-code")  # the hook plugin as installed, full path and all
     installed = world.run([str(world.tools.bin / "claude"), "plugin", "validate", "--json",
                            str(world.home / ".claude" / "skills" / "skillsleep")])

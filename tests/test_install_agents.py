@@ -65,10 +65,10 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
     assert meta["name"] == "sleep" and meta["disable-model-invocation"] == "true"
     assert meta["allowed-tools"] == f"Bash({SKILLSLEEP}:*)"  # only this skillsleep, nothing else
     assert f"then {SKILLSLEEP} sleep $ARGUMENTS 2>&1 || true; else echo '**Error:** Claude Code cannot run" in text
-    assert f"if which {SKILLSLEEP} >/dev/null;" in text
+    assert f"if type {SKILLSLEEP} >/dev/null 2>&1;" in text
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]["SessionEnd"]
     assert [h["command"] for entry in hooks for h in entry["hooks"]] == [
-        f"which {SKILLSLEEP} >/dev/null 2>&1 || exit 0; {SKILLSLEEP} harvest --hook claude-code"]
+        f"type {SKILLSLEEP} >/dev/null 2>&1 || exit 0; {SKILLSLEEP} harvest --hook claude-code"]
     assert json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["name"] == "skillsleep"
     assert any("/sleep status" in note for note in out["notes"])
 
