@@ -11,7 +11,8 @@
     │   └── TransientError       one retryable failure (caught by the retry loop, never escapes it)
     ├── BudgetExceeded           the token or money cap would be crossed by the next call
     ├── FinalScoringFailed       training finished, scoring the test split did not (results kept)
-    ├── Busy                     another cycle holds the state directory's lock
+    ├── Busy                     another cycle holds the state directory's lock, or another
+    │                            process writes its database longer than a statement waits
     ├── ParseError               a model reply was malformed or truncated (recorded, never applied)
     └── EditError                an edit breaks the bounds (unknown line, protected region, too big)
 """
@@ -83,4 +84,5 @@ class EditError(SkillsleepError):
 
 
 class Busy(SkillsleepError):
-    """Another skillsleep cycle holds the lock of this state directory."""
+    """Another skillsleep cycle holds the lock of this state directory, or another process keeps
+    its database busy."""

@@ -9,6 +9,9 @@ user prompts and slash commands ("/cmd args", with or without args) are read in 
   good", ...; at most 8 words) or a one-character answer to a menu ("p", "2", "a)"). A positive
   one ("thanks", "great", "works") is a success signal for the open instance;
 - housekeeping commands (/clear, /exit, /compact, /model, ...) and shell escapes ("! ls");
+- skillsleep's own verbs: /sleep and /skillsleep:sleep (Claude Code, OpenClaw), $sleep and
+  $skillsleep:sleep (Codex). The user is talking to skillsleep, not asking the agent for work, so
+  the agent's reply to them (the verb's output, its shell call) belongs to no instance either;
 - a text that is only a bracketed marker ("[Image #1]") or empty;
 - a request that the safety screen of `core.safety` flags (sending data out, fetch-and-run,
   disabling safety, revealing secrets): a replay would do it for real, so it is never a task.
@@ -307,6 +310,8 @@ _HOUSEKEEPING = frozenset(
     "continue fork rename tasks todos".split()
 )
 _REVERT_COMMANDS = frozenset({"undo", "rewind"})
+_SKILLSLEEP_COMMANDS = frozenset({"sleep", "skillsleep:sleep"})  # /sleep in an agent, by the pack's own name too
+_SKILL_MENTION = re.compile(r"^\$(sleep|skillsleep:sleep)(?:\s|$)")  # Codex: $sleep status
 _COMMAND_TEXT = re.compile(r"^/([A-Za-z][\w:.\-]*)(?:\s+(.*))?$", re.S)
 _MARKER_ONLY = re.compile(r"^\[[^\]\n]{0,200}\]$")
 
@@ -368,7 +373,7 @@ def _is_correction(text: str) -> bool:
     return bool(_CORRECTION_START.match(stripped) or _CORRECTION_ANYWHERE.search(stripped))
 
 
-def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "revert"], str]:
+def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "revert", "skillsleep"], str]:
     """What a user or command turn asks: a request text, or a command that is not one."""
     if turn.kind == "command":
         parts = turn.text.strip().split(maxsplit=1)
@@ -380,12 +385,16 @@ def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "reve
             return "shell", ""
         name = name if name.startswith("/") else f"/{name}"
     else:
+        if _SKILL_MENTION.match(turn.text.strip()):
+            return "skillsleep", ""
         found = _COMMAND_TEXT.match(turn.text.strip())
         if not found:
             return "text", turn.text
         name, args = f"/{found.group(1)}", found.group(2) or ""
     bare = name.lstrip("/").lower()
     text = f"{name} {args.strip()}".strip()
+    if bare in _SKILLSLEEP_COMMANDS:
+        return "skillsleep", text
     if bare in _HOUSEKEEPING:
         return "housekeeping", text
     if bare in _REVERT_COMMANDS:
@@ -455,6 +464,7 @@ def _session_instances(
 ) -> list[Instance]:
     out: list[Instance] = []
     current: _Open | None = None
+    aside = False  # after a skillsleep verb: the agent's reply to it belongs to no instance
 
     def attach(kind: EvidenceKind, text: str) -> None:
         assert current is not None
@@ -463,7 +473,7 @@ def _session_instances(
 
     for turn in session.turns:
         if turn.kind not in ("user", "command"):
-            if current is None:
+            if current is None or aside:
                 continue
             if turn.kind == "error" and _INTERRUPT.search(turn.text):
                 attach("interrupt", "")
@@ -472,7 +482,8 @@ def _session_instances(
             current.last = turn
             continue
         kind, raw = _request(turn)
-        if kind in ("housekeeping", "shell"):
+        aside = kind == "skillsleep"
+        if kind in ("housekeeping", "shell", "skillsleep"):
             skipped[f"{kind}_command"] += 1
             continue
         text = redactor.text(raw).strip()

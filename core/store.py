@@ -24,13 +24,14 @@ from urllib.parse import quote
 
 from pydantic import Field, ValidationError
 
-from skillsleep.core.errors import ConfigError, SkillsleepError, StateDamaged
+from skillsleep.core.errors import Busy, ConfigError, SkillsleepError, StateDamaged
 from skillsleep.core.records import Completion, LedgerEntry, Record
 from skillsleep.core.session import Session
 
 SCHEMA_VERSION = 1
 HOLDS = "every harvested (redacted) session, the harvest cursors, the call ledger and the response cache"
 _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
+_BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED: another connection writes, longer than the timeout
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,12 +62,13 @@ CREATE INDEX IF NOT EXISTS sessions_source ON sessions (source);
 class Store:
     """SQLite-backed response cache and ledger; safe to share between threads of one process."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, timeout_s: float = 30.0) -> None:
+        """`timeout_s`: how long a statement waits while another process writes the file."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
         except sqlite3.DatabaseError as exc:
             raise database_error(self.path, exc) from exc
         try:
@@ -180,8 +182,12 @@ class Store:
 
 def database_error(path: Path, exc: sqlite3.DatabaseError) -> SkillsleepError:
     """The error for a failed state-database operation: damaged (exit 2, with what the file
-    holds and how to repair it), or another failure such as a full disk (exit 1)."""
+    holds and how to repair it), busy (another process writes it), or another failure such as a
+    full disk (exit 1)."""
     code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in _BUSY:
+        return Busy(f"the state database {path} is busy: another process is writing it ({exc}); try again in a "
+                    "moment")
     if code in _DAMAGED:
         return StateDamaged(
             f"the state database {path} is damaged ({exc}). It holds {HOLDS}: do not delete it, since sessions "

@@ -7,6 +7,7 @@ Progress goes to stderr; `--json` prints one machine-readable object on stdout.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sys
 from collections.abc import Callable
@@ -56,6 +57,8 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
             raise _Fail(visible(str(exc)), 2, md=md) from exc
         except SkillsleepError as exc:
             raise _Fail(visible(str(exc)), 1, md=md) from exc
+        except OSError as exc:  # a file the system refused (a read-only sandbox, a full disk): a message, no traceback
+            raise _Fail(visible(_refused(exc)), 1, md=md) from exc
         except KeyboardInterrupt:
             progress.stop()
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
@@ -66,6 +69,15 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
     return wrapper
+
+
+def _refused(exc: OSError) -> str:
+    """What the system refused, in words; a read-only place names its folder and the way out."""
+    if exc.errno == errno.EROFS and exc.filename:
+        return (f"could not write {Path(exc.filename).parent}: Read-only file system here (an agent's sandbox makes "
+                "it so); run this with permission to write there")
+    return f"could not use {exc.filename or 'a file'}: {exc.strerror or exc}; check that it exists and that you may " \
+           "write there"
 
 
 class Progress:
@@ -390,20 +402,34 @@ def harnesses(as_json: bool) -> None:
                               "apart): ISO date/time or a span (24h, 7d).")
 @click.option("--redact-pattern", "redact_patterns", multiple=True,
               help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).")
+@click.option("--transcript", type=click.Path(path_type=Path, dir_okay=True, exists=False),
+              help="Read only this transcript file (with --harness: the agent that wrote it).")
+@click.option("--hook", type=click.Choice(["claude-code"]),
+              help="As the agent's session-end hook: read the transcript named by the event JSON on stdin; prints "
+                   "nothing and always exits 0 (problems go to <data>/logs/hooks.log).")
 @click.option("--json", "as_json", is_flag=True, help="Print the harvest report as JSON.")
-@_guard
+@_guard(state=False)  # --hook never fails on the data folder; every other use checks it first
 def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None, redact_patterns: tuple[str, ...],
-            as_json: bool) -> None:
+            transcript: Path | None, hook: str | None, as_json: bool) -> None:
     """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
     from skillsleep.slash_commands.harvest_cmd import chat_folders, run_harvest
-    from skillsleep.slash_commands.wiring import effective_settings
+    from skillsleep.slash_commands.wiring import check_data_dir, effective_settings
 
+    if hook is not None:
+        if harness not in (None, hook) or transcript or chat_dirs or since or redact_patterns or as_json:
+            raise ConfigError(f"--hook {hook} reads the transcript Claude Code names on stdin with your settings; "
+                              "give it no other option")
+        from skillsleep.slash_commands.session_hook import session_end
+
+        session_end(hook, sys.stdin.buffer.read())
+        return
+    check_data_dir()
     if chat_dirs and harness not in (None, "chat"):
         raise ConfigError(f"--chat-dir has no effect with --harness {harness} (it reads only that agent's "
                           "transcripts); drop --chat-dir, or use --harness chat")
     settings = effective_settings(chat_dirs, redact_patterns)
     folders = chat_folders(settings) if harness in (None, "chat") else []
-    report = run_harvest(harness, since, tuple(settings.harvest.redact_patterns.value), folders)
+    report = run_harvest(harness, since, tuple(settings.harvest.redact_patterns.value), folders, transcript=transcript)
     _emit(report, as_json, _harvest_text)
 
 
@@ -597,6 +623,35 @@ def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: boo
           lambda r, _plain: proposals_cmd.adopt_text(r), agent_md.adopt_md)
 
 
+@main.command("install")
+@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.option("--force", is_flag=True, help="Replace files you changed (your versions are backed up first).")
+@_output_options("Print what was written and run, per agent, as JSON.")
+@_guard
+def install_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | None) -> None:
+    """Put skillsleep into your agents (/sleep, its skill, hooks): every agent on PATH, or the ones named.
+
+    Idempotent; a file you changed is never replaced without --force; `skillsleep uninstall` removes
+    exactly what this wrote."""
+    from skillsleep.slash_commands import install_cmd
+
+    _show(install_cmd.install(agents, force=force), _output(fmt, as_json), install_cmd.install_text,
+          install_cmd.install_md)
+
+
+@main.command("uninstall")
+@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.option("--force", is_flag=True, help="Remove files you changed since install (backed up first).")
+@_output_options("Print what was removed and undone, per agent, as JSON.")
+@_guard
+def uninstall_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | None) -> None:
+    """Take out what `skillsleep install` put into your agents, and only that (default: every agent)."""
+    from skillsleep.slash_commands import install_cmd
+
+    _show(install_cmd.uninstall(agents, force=force), _output(fmt, as_json), install_cmd.install_text,
+          install_cmd.install_md)
+
+
 @main.command("reject")
 @click.argument("proposal_id", metavar="[ID]", required=False)
 @_output_options("Print the rejected proposal as JSON.")
@@ -638,8 +693,10 @@ def cost_(as_json: bool, fmt: str | None) -> None:
 
 @main.command("sleep", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--line", help="The text typed after /sleep, split like a shell (for an agent that passes one string).")
+@click.option("--prefix", default="/sleep", show_default=True,
+              help="How the user types the verbs in this agent ($sleep in Codex): the commands the output suggests.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def sleep_(line: str | None, args: tuple[str, ...]) -> None:
+def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
     """Run a /sleep verb as typed in an agent: `skillsleep sleep [VERB [ARGS...]]` (default: status).
 
     Prints markdown (as --format md), errors included, unless ARGS say --json or --format;
@@ -652,15 +709,15 @@ def sleep_(line: str | None, args: tuple[str, ...]) -> None:
             raise ConfigError("give either --line or the verb and its arguments, not both")
         typed = verbs.split_line(line) if line is not None else list(args)
         md = verbs.markdown(typed)
-        argv = verbs.command_line(typed)
+        argv = verbs.command_line(typed, verbs.check_prefix(prefix))
     except ConfigError as exc:
         raise _Fail(visible(str(exc)), 2, md=md) from exc
     try:
-        code = main.main(argv, prog_name="skillsleep", standalone_mode=False, obj=Caller("/sleep"))
+        code = main.main(argv, prog_name="skillsleep", standalone_mode=False, obj=Caller(prefix))
     except click.ClickException as exc:  # click's own (a bad option or value): shown as markdown too
         if md and not getattr(exc, "md", False):
             verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
-            click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, "/sleep"))
+            click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, prefix))
         raise
     if code:  # --help and the like
         sys.exit(code)

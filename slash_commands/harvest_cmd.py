@@ -84,14 +84,35 @@ def chat_folders(settings: EffectiveSettings) -> list[Path]:
     return folders
 
 
+def _source(harness: str, path: Path) -> Source:
+    return Source(harness=harness, path=path, kind="sqlite" if path.suffix == ".sqlite" else "jsonl")
+
+
+def _check_transcript(harness: str | None, path: Path) -> Source:
+    """The one transcript `harvest --transcript` reads, once it is one; else a ConfigError."""
+    if harness not in HARNESSES:
+        raise ConfigError(f"--transcript needs --harness {', '.join(HARNESSES[:-1])} or {HARNESSES[-1]}: the agent "
+                          "that wrote the file (its parser reads it)")
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder, not a transcript file; name one file (`skillsleep harvest` alone "
+                          "reads every transcript)")
+    if not path.exists():
+        raise ConfigError(f"no transcript at {path}: the file does not exist")
+    return _source(harness, path.absolute())
+
+
 def run_harvest(
     harness: str | None, since: str | None, redact_patterns: tuple[str, ...], chat_dirs: Sequence[Path] = (),
+    *, transcript: Path | None = None, busy_timeout_s: float = 30.0,
 ) -> dict[str, Any]:
     """Harvest one harness, or every one when `harness` is None; returns the report as plain data.
 
     Direct-chat logs are read from `chat_dirs` (never from skillsleep's own data directory) when
     `harness` is None or "chat"; another harness name reads only that agent's transcripts.
-    The caller layers flags, env and config file (`wiring.effective_settings()`)."""
+    `transcript` reads that one file of `harness` instead (same cursors: a later full harvest
+    does not read it again). `busy_timeout_s`: how long to wait while another process writes
+    the state database. The caller layers flags, env and config file (`wiring.effective_settings()`)."""
+    only = _check_transcript(harness, transcript) if transcript is not None else None
     if harness == "chat" and not chat_dirs:
         raise ConfigError(
             "--harness chat: no chat-log folders are set; pass --chat-dir DIR (repeatable), set "
@@ -100,14 +121,13 @@ def run_harvest(
     names = [harness] if harness and harness != "chat" else [] if harness else list(HARNESSES)
     cutoff = parse_since(since) if since else None
     redactor = Redactor(redact_patterns)
-    store = Store(state_db())
+    store = Store(state_db(), timeout_s=busy_timeout_s)
     try:
-        found = {name: discover(name) for name in names}
+        found = {name: discover(name) for name in names} if only is None else {}
         if chat_dirs and harness in (None, "chat"):
             names.append("chat")
             found["chat"] = chat_log_files([Path(d) for d in chat_dirs], exclude=[data_dir()])
-        sources = [Source(harness=name, path=p, kind="sqlite" if p.suffix == ".sqlite" else "jsonl")
-                   for name, files in found.items() for p in files.files]
+        sources = [only] if only else [_source(name, p) for name, files in found.items() for p in files.files]
         report = Harvester(store, PARSERS, redactor, db_readers=DB_READERS).harvest(sources, since=cutoff)
         for files in found.values():
             report.add_found(files)

@@ -9,6 +9,7 @@ themselves are the click commands, run as they are.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from typing import Any
@@ -39,8 +40,8 @@ VERBS: dict[str, Verb] = {v.name: v for v in (
     Verb(name="reject", args="[ID]", summary="drop a pending proposal; the live file is not touched"),
     Verb(name="rollback", args="[N] [--force]", summary="undo the last N adopts or rollbacks (default 1)"),
     Verb(name="run", args="[--detach] [flags…]",
-         summary="one night of the sleep cycle; --detach runs it in the background and returns at once "
-                 "(`skillsleep run --help` lists the flags)"),
+         summary="one night of the sleep cycle; --detach (always, inside an agent) runs it in the background and "
+                 "returns at once (`skillsleep run --help` lists the flags)"),
     Verb(name="cost", args="", summary="what the nights spent: by night, this month and by role"),
     Verb(name="help", args="", summary="this list"),
 )}
@@ -72,13 +73,23 @@ def markdown(args: Sequence[str]) -> bool:
     return _format_asked(args) in (None, "md")
 
 
-def command_line(args: Sequence[str]) -> list[str]:
-    """The `skillsleep` arguments that run what the user typed after /sleep (markdown unless they
-    ask for another format). An unknown verb is a ConfigError listing the known ones."""
+def command_line(args: Sequence[str], prefix: str = "/sleep") -> list[str]:
+    """The `skillsleep` arguments that run what the user typed after /sleep (`prefix`): markdown
+    unless they ask for another format, and `run` in the background (`--detach`: a night never
+    blocks the agent's turn). An unknown verb is a ConfigError listing the known ones."""
     verb, rest = ("status", list(args)) if not args or args[0].startswith("-") else (args[0], list(args[1:]))
     if verb not in VERBS:
-        raise UnknownNameError("/sleep verb", verb, list(VERBS))
+        raise UnknownNameError(f"{prefix} verb", verb, list(VERBS))
+    if verb == "run" and not {"--detach", "--help", "-h"} & set(rest):
+        rest.insert(0, "--detach")
     return [verb, *rest, *(["--format", "md"] if _format_asked(rest) is None else [])]
+
+
+def check_prefix(prefix: str) -> str:
+    """How the user types the verbs in an agent (`/sleep`, `$sleep`), once it is one word."""
+    if not re.fullmatch(r"[/$]?[A-Za-z][\w:.-]*", prefix):
+        raise ConfigError(f"--prefix {prefix!r}: give the word the user types before a verb, such as /sleep or $sleep")
+    return prefix
 
 
 def help_data(prefix: str) -> dict[str, Any]:

@@ -54,6 +54,9 @@ def check_data_dir() -> Path:
     fix = "point SKILLSLEEP_HOME at a folder you can write to"
     if path.is_dir():
         if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+            if os.statvfs(path).f_flag & os.ST_RDONLY:  # e.g. an agent's sandbox (Codex) mounts it read-only
+                raise ConfigError(f"{what} is on a read-only file system here (an agent's sandbox makes it so): run "
+                                  f"this with permission to write there, or {fix}")
             raise ConfigError(f"{what} is not writable by this user; fix its permissions (chmod u+rwx), or {fix}")
         return path
     if path.exists() or path.is_symlink():

@@ -222,6 +222,25 @@ def test_success_needs_a_positive_acknowledgement_or_moving_on_and_unknown_means
     assert outcomes == [["success"], ["success", "unknown"], ["unknown"], ["unknown", "unknown"]]
 
 
+def test_sleep_invocations_and_the_agents_reply_to_them_are_not_intents_or_evidence() -> None:
+    """/sleep (Claude Code, OpenClaw), /skillsleep:sleep (the plugin's name) and $sleep (Codex): the
+    user talking to skillsleep, not asking the agent for work; the agent's reply (the verb's output,
+    the shell call) belongs to no request either."""
+    silent_task = sess(user("add a changelog entry"), cmd("/sleep", "status"), said("## skillsleep status"))
+    plugin_form = sess(cmd("/skillsleep:sleep", "adopt"), said("adopted proposal 1"))
+    codex = sess(user("$sleep diff"), Turn(kind="tool_call", tool="exec_command", arguments={"cmd": "skillsleep diff"}),
+                 Turn(kind="tool_result", tool="exec_command", text="Exit code: 1", is_error=True),
+                 user("$skillsleep:sleep status"), said(), harness="codex")
+    failing_then_sleep = sess(user("bump the version"), tool_error("npm ERR! 404"), cmd("/sleep"), said("status"),
+                              user("no, use the patch level"), said())
+    instances, intake = extract_instances([silent_task, plugin_form, codex, failing_then_sleep])
+    assert [(i.prompt, i.outcome) for i in instances] == [
+        ("add a changelog entry", "unknown"),  # the /sleep reply is not the agent doing the task
+        ("bump the version", "failure")]  # the correction after /sleep is still its evidence
+    assert [e.kind for e in instances[1].evidence] == ["correction"]
+    assert intake.prompts_skipped == {"skillsleep_command": 5}
+
+
 async def test_a_correction_with_no_request_before_it_is_a_request() -> None:
     instances, _ = extract_instances([sess(user("don't use tabs in the Makefile, convert them"), said())])
     assert [i.prompt for i in instances] == ["don't use tabs in the Makefile, convert them"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -65,3 +66,20 @@ def test_the_cron_script_is_found_in_the_package() -> None:
 
     script = resources.files("skillsleep.cron") / "run_sleep_cron.sh"
     assert script.read_text(encoding="utf-8").startswith("#!/bin/sh\n")
+
+
+@pytest.mark.slow
+def test_wheel_ships_every_file_of_the_agent_plugins(wheel: zipfile.ZipFile) -> None:
+    """plugins/claude-code and plugins/codex, hidden folders (.claude-plugin, .codex-plugin) included."""
+    bundled = [p for agent in ("claude-code", "codex") for p in (ROOT / "plugins" / agent).rglob("*") if p.is_file()]
+    assert any(".claude-plugin" in p.parts for p in bundled) and any(".codex-plugin" in p.parts for p in bundled)
+    for path in bundled:
+        assert wheel.read(f"skillsleep/{path.relative_to(ROOT).as_posix()}") == path.read_bytes()
+
+
+def test_the_agent_plugins_are_found_in_the_package() -> None:
+    from importlib import resources
+
+    root = resources.files("skillsleep.plugins")
+    assert json.loads((root / "claude-code" / ".claude-plugin" / "plugin.json").read_text())["name"] == "skillsleep"
+    assert (root / "codex" / "skills" / "sleep" / "SKILL.md").read_text(encoding="utf-8").startswith("---\nname: sleep\n")

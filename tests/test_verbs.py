@@ -189,3 +189,27 @@ def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:  # noqa: 
     assert listed <= set(main.commands)  # every /sleep verb is the skillsleep command of that name
     code, out, err = invoke("help")
     assert code == 0 and "- `skillsleep diff [ID]`" in out
+
+
+def test_sleep_prefix_names_the_verbs_as_the_agent_types_them(data: Path, live: Path) -> None:  # noqa: F811
+    """Codex's user types `$sleep status`: the commands the output suggests must read the same."""
+    p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
+    code, out, err = invoke("sleep", "--prefix", "$sleep")
+    assert code == 0, err
+    assert f"`$sleep diff {p.id}` · `$sleep adopt {p.id}` · `$sleep reject {p.id}`" in out and "/sleep" not in out
+    code, out, err = invoke("sleep", "--prefix", "$sleep", "stauts")
+    assert code == 2 and out.startswith("**Error:** unknown $sleep verb 'stauts'")
+    code, out, err = invoke("sleep", "--prefix", "$sleep", "adopt", "--bogus")
+    assert code == 2 and "`$sleep adopt [ID] [--edits N,M] [--force]`" in out
+    code, out, err = invoke("sleep", "--prefix", "`x` [y](z)", "status")
+    assert code == 2 and "--prefix" in out and live.read_text() == OLD
+
+
+def test_sleep_run_starts_the_night_in_the_background(tmp_path: Path, data: Path, live: Path) -> None:  # noqa: F811
+    """Inside an agent a night never blocks the agent's turn: `/sleep run` is `run --detach`, which
+    refuses at once while a night runs (a foreground run would wait for the lock and fail otherwise)."""
+    Nights(data).save(NightRecord(night=3, started=month_start(), status="running", pid=os.getpid(), harness="chat",
+                                  skill_path=str(live), skill_name="fmt", log=str(data / "logs" / "night-0003.log")))
+    with StateLock(data, "skillsleep run"):
+        code, out, err = invoke("sleep", *run_args(tmp_path))
+    assert code == 1 and out.startswith("**Error:** night 3 is already running") and "nothing was started" in out

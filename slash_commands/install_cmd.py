@@ -1,0 +1,116 @@
+"""`skillsleep install` / `uninstall`: skillsleep's bundles into the agents and out again.
+
+The agents' installers (harnesses/install.py `INSTALLERS`) say what install means for each; this
+command picks the agents, gives them the user's home and environment and the `skillsleep`
+command of this installation, and renders what was done.
+
+    install                     every agent whose CLI is on PATH (the others are named, skipped)
+    install all                 the same
+    install claude-code codex   those agents, installed or not (a missing CLI is a note)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from skillsleep.core.display import md_line
+from skillsleep.harnesses.install import INSTALLERS, InstallContext, Installs, Outcome, agent_command, installer
+from skillsleep.slash_commands.wiring import data_dir
+
+Data = dict[str, Any]
+
+
+def skillsleep_command() -> Path:
+    """This installation's `skillsleep` command (beside its Python), else the one on PATH."""
+    beside = Path(sys.executable).parent / "skillsleep"
+    if beside.is_file():
+        return beside.absolute()
+    found = shutil.which("skillsleep")
+    return Path(found).absolute() if found else beside.absolute()
+
+
+def _context() -> InstallContext:
+    env = dict(os.environ)
+    return InstallContext(home=Path(env.get("HOME") or Path.home()), env=env, skillsleep=skillsleep_command(),
+                          data_dir=data_dir())
+
+
+def _agents(names: Sequence[str], env: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(agents to act on, notes on the ones skipped): no names or `all` → those on PATH."""
+    if names and "all" not in names:
+        for name in names:
+            installer(name)  # an unknown name fails now, listing the known ones
+        return list(dict.fromkeys(names)), []
+    here = [a for a in INSTALLERS if shutil.which(agent_command(a), path=env.get("PATH"))]
+    skipped = [f"{a}: `{agent_command(a)}` is not on PATH, so it was skipped (name it to install anyway)"
+               for a in INSTALLERS if a not in here]
+    return here, skipped
+
+
+def install(names: Sequence[str], *, force: bool = False) -> Data:
+    """Install into each chosen agent; every agent's files are checked before the first write."""
+    ctx = _context()
+    agents, skipped = _agents(names, ctx.env)
+    installs = Installs(ctx.data_dir, env=ctx.env)
+    plans = [installer(agent)(ctx) for agent in agents]
+    for plan in plans:  # one agent's refusal stops them all before anything is written
+        installs.check(plan, force=force)
+    done: list[Outcome] = []
+    for agent, plan in zip(agents, plans):
+        outcome = installs.install(plan, force=force)
+        if not shutil.which(agent_command(agent), path=ctx.env.get("PATH")):
+            outcome.notes.append(f"`{agent_command(agent)}` is not on PATH here; the files are in place for when it is")
+        done.append(outcome)
+    return {"action": "install", "agents": [o.model_dump(mode="json") for o in done], "skipped": skipped,
+            "skillsleep": str(ctx.skillsleep)}
+
+
+def uninstall(names: Sequence[str], *, force: bool = False) -> Data:
+    """Undo what install recorded, for each chosen agent (no names or `all`: every installed one)."""
+    ctx = _context()
+    installs = Installs(ctx.data_dir, env=ctx.env)
+    if names and "all" not in names:
+        for name in names:
+            installer(name)
+        agents = list(dict.fromkeys(names))
+    else:
+        agents = [a for a in INSTALLERS if installs.manifest(a) is not None]
+    for agent in agents:  # one agent's refusal stops them all before anything is removed
+        installs.check_uninstall(agent, force=force)
+    done = [installs.uninstall(agent, force=force) for agent in agents]
+    return {"action": "uninstall", "agents": [o.model_dump(mode="json") for o in done], "skipped": []}
+
+
+def install_text(r: Data, plain: bool = True) -> str:
+    lines: list[str] = []
+    for o in r["agents"]:
+        verb = "installed into" if r["action"] == "install" else "uninstalled from"
+        changed = o["written"] or o["removed"] or o["ran"]
+        lines.append(f"{verb} {o['agent']}" + ("" if changed else ": nothing to do, it was already so"))
+        lines += [f"  wrote {p}" for p in o["written"]]
+        lines += [f"  removed {p}" for p in o["removed"]]
+        lines += [f"  ran: {what}" for what in o["ran"]]
+        lines += [f"  your own version was kept at {p}" for p in o["backed_up"]]
+        lines += [f"  {note}" for note in o["notes"]]
+    if not r["agents"]:
+        lines.append("no agent to act on" + ("; none was installed" if r["action"] == "uninstall" else ""))
+    lines += [f"skipped {s}" for s in r["skipped"]]
+    return "\n".join(lines)
+
+
+def install_md(r: Data, prefix: str = "skillsleep") -> str:
+    """One line per agent, for an agent to show."""
+    del prefix
+    out = []
+    for o in r["agents"]:
+        n = len(o["written"]) + len(o["removed"])
+        what = "installed" if r["action"] == "install" else "uninstalled"
+        out.append(f"- **{md_line(o['agent'])}**: {what} ({n} file(s) changed, {len(o['unchanged'])} already so)"
+                   + "".join(f"; {md_line(note)}" for note in o["notes"]))
+    out += [f"- skipped {md_line(s)}" for s in r["skipped"]]
+    return "\n".join(out) or "nothing to do"
