@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,13 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from skillsleep.core.tasks import load_tasks
 from skillsleep.core.user_config import SleepSection
+from skillsleep.slash_commands.cli import main
 
 PLUGIN = Path(str(resources.files("skillsleep.plugins") / "openclaw"))
 BUNDLE = ["openclaw.plugin.json", "package.json", "index.js", "config.json", "skills/skillsleep/SKILL.md",
           "run_sleep.py", "slash_sleep.py", "run_sleep_cron.sh"]
 TASK_FILES = ["research-cron-tasks.json", "devops-tasks.json", "wiki-tasks.json"]
+# A good and a poor reply to every held-out task, written for these tests: {file: {task id: {good, poor}}}
+REPLIES = json.loads((Path(__file__).parent / "fixtures" / "openclaw-task-replies.json").read_text(encoding="utf-8"))
 
 # A `skillsleep` that records its arguments and SKILLSLEEP_* environment, then prints what it is told.
 RECORDER = """#!{python}
@@ -217,3 +223,46 @@ def test_run_sleep_cron_sh_is_the_packages_cron_script(tmp_path: Path) -> None:
     copy = plugin_copy(tmp_path)  # a copy away from the package cannot find it, and says so
     done = subprocess.run(["/bin/sh", str(copy / "run_sleep_cron.sh")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "skillsleep schedule --openclaw" in done.stderr
+
+
+# --- the held-out task files ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", TASK_FILES)
+def test_a_held_out_task_file_is_jsonl_skillsleep_reads_with_six_to_ten_judged_tasks(name: str) -> None:
+    path = PLUGIN / "tests" / name
+    assert path.read_text(encoding="utf-8").startswith("// ")  # says what it holds and how to run it
+    tasks = load_tasks(path)
+    assert 6 <= len(tasks) <= 10
+    for task in tasks:
+        assert task.judge.checks or task.judge.rubric, task.id
+        assert all(check.feedback for check in task.judge.checks), task.id  # plain words for the optimizer
+    assert sorted(t.id for t in tasks) == sorted(REPLIES[name])
+
+
+def scripted(path: Path, rules: list[tuple[str, str]]) -> str:
+    path.write_text(json.dumps([{"match": match, "reply": reply} for match, reply in rules]))
+    return f"scripted:{path}"
+
+
+@pytest.mark.parametrize("name", TASK_FILES)
+def test_every_held_out_task_passes_a_good_reply_and_fails_a_poor_one(name: str, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
+    path = PLUGIN / "tests" / name
+    tasks = {t.id: t for t in load_tasks(path)}
+    judge = scripted(tmp_path / "judge.json", [("You grade one response", '{"score": 0.9, "rationale": "clear"}')])
+    hard = {}
+    for kind in ("good", "poor"):
+        target = scripted(tmp_path / f"{kind}.json",
+                          [(re.escape(t.prompt), REPLIES[name][t.id][kind]) for t in tasks.values()])
+        result = CliRunner().invoke(main, ["eval", "--skill", str(PLUGIN / "skills" / "skillsleep" / "SKILL.md"),
+                                           "--tasks", str(path), "--target", target, "--judge", judge,
+                                           "--metric", "hard", "--json"])
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)["per_task"]
+        assert all(row["error"] is None for row in rows), rows
+        hard[kind] = {row["id"]: (row["hard"], row["feedback"]) for row in rows}
+    assert {i: h for i, (h, _) in hard["good"].items()} == dict.fromkeys(tasks, 1.0), hard["good"]
+    assert {i: h for i, (h, _) in hard["poor"].items()} == dict.fromkeys(tasks, 0.0), hard["poor"]
+    assert all(feedback for _, feedback in hard["poor"].values())  # each poor reply is told what was missing
