@@ -110,7 +110,9 @@ Runner = Callable[[Sequence[str], Mapping[str, str]], subprocess.CompletedProces
 
 # agent → (module, function): the function is the agent's Installer; its CLI, to tell whether the
 # agent is on this machine
-INSTALLERS: dict[str, tuple[str, str, str]] = {}
+INSTALLERS: dict[str, tuple[str, str, str]] = {
+    "openclaw": ("skillsleep.harnesses.openclaw_install", "plan", "openclaw"),
+}
 
 
 def installer(agent: str) -> Installer:
@@ -254,11 +256,12 @@ class Installs:
                 outcome.backed_up.append(self._backup(path, have, stamp))
             path.unlink()
             outcome.removed.append(w.path)
-            for folder in reversed(w.created_dirs):  # innermost first, each only once empty
-                try:
-                    Path(folder).rmdir()
-                except OSError:
-                    break
+        created = {folder for w in manifest.files for folder in w.created_dirs}  # one file's folder may hold others
+        for folder in sorted(created, key=lambda f: len(Path(f).parts), reverse=True):  # innermost first
+            try:
+                Path(folder).rmdir()
+            except OSError:  # not empty: something not ours is in it, so it stays
+                continue
         (self.root / f"{agent}.json").unlink()
         return outcome
 

@@ -136,3 +136,13 @@ def test_a_damaged_manifest_is_named_and_nothing_is_guessed(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="demo.json .* cannot be read"):
         Installs(data).uninstall("demo")
     assert (home / ".agent" / "skills" / "sleep" / "SKILL.md").exists()
+
+
+def test_uninstall_removes_a_folder_install_created_for_several_files(tmp_path: Path) -> None:
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    bundle = Plan(agent="demo", files=[PlannedFile(path=home / "bundle" / name, text=name)
+                                       for name in ("a.json", "b.js", "skills/x/SKILL.md")])
+    Installs(data).install(bundle)
+    assert Installs(data).uninstall("demo").removed == [str(home / "bundle" / n) for n in ("a.json", "b.js", "skills/x/SKILL.md")]
+    assert tree(tmp_path) == {} and not (home / "bundle").exists()  # the folder a.json's write created, emptied last
