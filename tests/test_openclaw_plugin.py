@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_server import AgentServer
 from click.testing import CliRunner
+from conftest import AgentTools
 
 from skillsleep.core.tasks import load_tasks
 from skillsleep.core.user_config import SleepSection
@@ -266,3 +268,38 @@ def test_every_held_out_task_passes_a_good_reply_and_fails_a_poor_one(name: str,
     assert {i: h for i, (h, _) in hard["good"].items()} == dict.fromkeys(tasks, 1.0), hard["good"]
     assert {i: h for i, (h, _) in hard["poor"].items()} == dict.fromkeys(tasks, 0.0), hard["poor"]
     assert all(feedback for _, feedback in hard["poor"].values())  # each poor reply is told what was missing
+
+
+@pytest.mark.slow
+def test_eval_in_the_real_openclaw_scores_a_held_out_task_file(agent_tools: AgentTools, agent_server: AgentServer,
+                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two DevOps tasks run in `openclaw agent exec` against the scripted model server, whose one reply
+    is the good answer to the first task only: the file's judges pass it and fail the other."""
+    state = tmp_path / "home" / ".openclaw"
+    state.mkdir(parents=True)
+    (state / "openclaw.json").write_text(json.dumps({
+        "update": {"checkOnStart": False},
+        "models": {"providers": {"stub": {"baseUrl": f"{agent_server.url}/v1", "apiKey": "dummy",
+                                          "api": "openai-completions",
+                                          "models": [{"id": "stub-model", "name": "stub-model"}]}}},
+        "agents": {"defaults": {"model": {"primary": "stub/stub-model"}}}}))
+    for name, value in {"HOME": str(tmp_path / "home"), "PATH": agent_tools.path_env(),
+                        "SKILLSLEEP_HOME": str(tmp_path / "data"), "LANG": "C.UTF-8"}.items():
+        monkeypatch.setenv(name, value)
+    tasks = {t.id: t for t in load_tasks(PLUGIN / "tests" / "devops-tasks.json")}
+    subset = tmp_path / "two-tasks.json"
+    subset.write_text("".join(tasks[i].model_dump_json(exclude_defaults=True) + "\n"
+                              for i in ("nginx-502-count", "cert-expiry")))
+    agent_server.reply = REPLIES["devops-tasks.json"]["nginx-502-count"]["good"]
+    result = CliRunner().invoke(main, ["eval", "--harness", "openclaw", "--skill",
+                                       str(PLUGIN / "skills" / "skillsleep" / "SKILL.md"), "--tasks", str(subset),
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["harness"] == "openclaw" and out["n"] == 2
+    rows = {row["id"]: row for row in out["per_task"]}
+    assert all(row["error"] is None for row in rows.values()), rows
+    assert (rows["nginx-502-count"]["hard"], rows["cert-expiry"]["hard"]) == (1.0, 0.0)
+    assert "the expected answer is '14'" in rows["cert-expiry"]["feedback"]
+    sent = agent_server.requests_text()
+    assert "how many 502 responses" in sent and "notAfter=Dec 15 00:00:00 2026 GMT" in sent  # context and prompt
