@@ -2,10 +2,12 @@
 schedule --openclaw`: it records every call and keeps cron jobs in a JSON file the way the real
 gateway answers `cron list / add / rm --json`. The real CLI runs in tests/test_openclaw_gateway.py.
 
-    fake = FakeOpenClaw.create(tmp_path)   # bin/openclaw, its call log and its job store
+    fake = FakeOpenClaw.around(tmp_path, monkeypatch)  # on PATH; HOME, OPENCLAW_STATE_DIR and
+                                           # SKILLSLEEP_HOME under tmp_path
     fake.env()                             # PATH with it first, FAKE_* variables
     fake.calls()                           # every call's arguments, oldest first
     fake.jobs()                            # the cron jobs the fake gateway holds
+    invoke(*args)                          # `skillsleep ARGS` in-process: exit code, output (JSON read), stderr
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from skillsleep.slash_commands.cli import main
 
 SCRIPT = r'''#!{python}
 import json, os, sys, uuid
@@ -77,6 +84,15 @@ class FakeOpenClaw:
         exe.chmod(0o755)
         return fake
 
+    @classmethod
+    def around(cls, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeOpenClaw:
+        """The fake on PATH, with HOME, OPENCLAW_STATE_DIR and SKILLSLEEP_HOME under `tmp_path`."""
+        fake = cls.create(tmp_path)
+        for name, value in {**fake.env(), "HOME": str(tmp_path / "home"), "OPENCLAW_STATE_DIR": str(tmp_path / "state"),
+                            "SKILLSLEEP_HOME": str(tmp_path / "data")}.items():
+            monkeypatch.setenv(name, value)
+        return fake
+
     def env(self, **extra: str) -> dict[str, str]:
         return {"PATH": f"{self.root / 'bin'}:/usr/bin:/bin", "FAKE_OPENCLAW_LOG": str(self.root / "calls.jsonl"),
                 "FAKE_OPENCLAW_JOBS": str(self.root / "jobs.json"), **extra}
@@ -91,3 +107,13 @@ class FakeOpenClaw:
 
     def add_job(self, **job: Any) -> None:
         (self.root / "jobs.json").write_text(json.dumps([*self.jobs(), job]))
+
+
+def invoke(*args: str) -> tuple[int, Any, str]:
+    """`skillsleep ARGS` in-process: the exit code, stdout (parsed when it is JSON) and stderr."""
+    result = CliRunner().invoke(main, list(args))
+    try:
+        out = json.loads(result.stdout)
+    except ValueError:
+        out = result.stdout
+    return result.exit_code, out, result.stderr

@@ -10,14 +10,11 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from fake_openclaw import FakeOpenClaw
+from fake_openclaw import FakeOpenClaw, invoke
 from replay_checks import snapshot
 
-from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.install_cmd import skillsleep_command
 
 PLUGIN = Path(str(resources.files("skillsleep.plugins") / "openclaw"))
@@ -29,29 +26,15 @@ LINK = ["plugins", "install", "{folder}", "--link", "--force", "--accept-capabil
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """A home, an OpenClaw state dir with the user's config, skillsleep's data folder, a fake openclaw."""
+    fake = FakeOpenClaw.around(tmp_path, monkeypatch)
     state = tmp_path / "state"
     state.mkdir()
     (state / "openclaw.json").write_text('{"gateway": {"mode": "local"}}\n')
-    fake = FakeOpenClaw.create(tmp_path)
-    for name, value in fake.env().items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(state))
-    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
     return {"root": tmp_path, "state": state, "folder": state / "skillsleep-plugin", "fake": fake.root}
 
 
 def calls(world: dict[str, Path]) -> list[list[str]]:
     return FakeOpenClaw(world["fake"]).calls()
-
-
-def invoke(*args: str) -> tuple[int, Any, str]:
-    result = CliRunner().invoke(main, list(args))
-    try:
-        out = json.loads(result.stdout)
-    except ValueError:
-        out = result.stdout
-    return result.exit_code, out, result.stderr
 
 
 def test_install_writes_the_plugin_into_openclaws_state_dir_and_links_and_enables_it(world: dict[str, Path]) -> None:

@@ -7,17 +7,13 @@ gateway.
 
 from __future__ import annotations
 
-import json
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from fake_openclaw import FakeOpenClaw
-
-from skillsleep.slash_commands.cli import main
+from fake_openclaw import FakeOpenClaw, invoke
 
 SCRIPT = str(resources.files("skillsleep.cron") / "run_sleep_cron.sh")
 SKILLSLEEP = str(Path(sys.executable).parent / "skillsleep")
@@ -25,23 +21,8 @@ SKILLSLEEP = str(Path(sys.executable).parent / "skillsleep")
 
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeOpenClaw:
-    fake = FakeOpenClaw.create(tmp_path)
-    for name, value in fake.env().items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
-    return fake
-
-
-def invoke(*args: str) -> tuple[int, Any, str]:
-    result = CliRunner().invoke(main, list(args))
-    try:
-        out = json.loads(result.stdout)
-    except ValueError:
-        out = result.stdout
-    return result.exit_code, out, result.stderr
+    return FakeOpenClaw.around(tmp_path, monkeypatch)
 
 
 def scheduled() -> list[dict[str, Any]]:
