@@ -113,6 +113,7 @@ Runner = Callable[[Sequence[str], Mapping[str, str]], subprocess.CompletedProces
 INSTALLERS: dict[str, tuple[str, str, str]] = {
     "claude-code": ("skillsleep.harnesses.claude_code_install", "install", "claude"),
     "codex": ("skillsleep.harnesses.codex_install", "install", "codex"),
+    "openclaw": ("skillsleep.harnesses.openclaw_install", "install", "openclaw"),
 }
 
 
@@ -273,12 +274,11 @@ class Installs:
                 outcome.backed_up.append(self._backup(path, have, stamp))
             path.unlink()
             outcome.removed.append(w.path)
-        # then the folders install created, innermost first (one made for a file may hold another's), each only
-        # once empty
-        for folder in sorted({d for w in manifest.files for d in w.created_dirs}, key=lambda d: -len(Path(d).parts)):
+        created = {folder for w in manifest.files for folder in w.created_dirs}  # one file's folder may hold others
+        for folder in sorted(created, key=lambda f: len(Path(f).parts), reverse=True):  # innermost first
             try:
                 Path(folder).rmdir()
-            except OSError:
+            except OSError:  # not empty: something not ours is in it, so it stays
                 continue
         (self.root / f"{agent}.json").unlink()
         return outcome

@@ -282,8 +282,10 @@ def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
 
 
 def _where(fn: Any) -> Any:
-    """`--crontab` (default) / `--systemd`: where `schedule` and `unschedule` keep the night
-    (one switch per class in schedulers.SCHEDULERS)."""
+    """`--crontab` (default) / `--systemd` / `--openclaw`: where `schedule` and `unschedule` keep the
+    night (one switch per class in schedulers.SCHEDULERS)."""
+    fn = click.option("--openclaw", "via", flag_value="openclaw",
+                      help="An OpenClaw cron job (`openclaw cron add`; its gateway must be running).")(fn)
     fn = click.option("--systemd", "via", flag_value="systemd",
                       help="A systemd user timer and service (~/.config/systemd/user) instead of the crontab.")(fn)
     return click.option("--crontab", "via", flag_value="crontab", default=True,

@@ -146,3 +146,13 @@ def test_uninstall_removes_a_folder_install_created_for_one_file_that_held_anoth
     Installs(data).install(nested)
     Installs(data).uninstall("demo")
     assert list(home.iterdir()) == []
+
+
+def test_uninstall_removes_a_folder_install_created_for_several_files(tmp_path: Path) -> None:
+    home, data = tmp_path / "home", tmp_path / "data"
+    home.mkdir()
+    bundle = Plan(agent="demo", files=[PlannedFile(path=home / "bundle" / name, text=name)
+                                       for name in ("a.json", "b.js", "skills/x/SKILL.md")])
+    Installs(data).install(bundle)
+    assert Installs(data).uninstall("demo").removed == [str(home / "bundle" / n) for n in ("a.json", "b.js", "skills/x/SKILL.md")]
+    assert tree(tmp_path) == {} and not (home / "bundle").exists()  # the folder a.json's write created, emptied last

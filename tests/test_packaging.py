@@ -83,3 +83,12 @@ def test_the_agent_plugins_are_found_in_the_package() -> None:
     root = resources.files("skillsleep.plugins")
     assert json.loads((root / "claude-code" / ".claude-plugin" / "plugin.json").read_text())["name"] == "skillsleep"
     assert (root / "codex" / "skills" / "sleep" / "SKILL.md").read_text(encoding="utf-8").startswith("---\nname: sleep\n")
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_openclaw_plugin_byte_for_byte(wheel: zipfile.ZipFile) -> None:
+    folder = ROOT / "plugins" / "openclaw"
+    files = [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert {"index.js", "openclaw.plugin.json", "config.json", "SKILL.md"} <= {p.name for p in files}
+    for path in files:
+        assert wheel.read(f"skillsleep/plugins/{path.relative_to(ROOT / 'plugins').as_posix()}") == path.read_bytes()
