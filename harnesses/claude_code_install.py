@@ -4,8 +4,10 @@ Under Claude Code's config folder (`$CLAUDE_CONFIG_DIR`, else ~/.claude), from p
 
     skills/sleep/SKILL.md                     the user skill `sleep`: a bare `/sleep` (a user skill wins
                                               over a plugin's skill of the same name)
-    skills/skillsleep/.claude-plugin/plugin.json
-    skills/skillsleep/hooks/hooks.json        the SessionEnd hook (`skillsleep harvest --hook claude-code`)
+    skills/skillsleep/SKILL.md                this pack's own skill (the repository root's SKILL.md): what
+                                              skillsleep is, so the model knows when to use which verb
+    skills/skillsleep-harvest/.claude-plugin/plugin.json
+    skills/skillsleep-harvest/hooks/hooks.json  the SessionEnd hook (`skillsleep harvest --hook claude-code`)
 
 Claude Code (2.1.3xx) adopts a folder of `skills/` that holds `.claude-plugin/` as a plugin with
 its hooks (a "skills-dir plugin"), so the hook needs no `claude plugin install`, no marketplace and
@@ -19,15 +21,18 @@ from __future__ import annotations
 
 from skillsleep.harnesses.claude_code_replay import user_config_dir
 from skillsleep.harnesses.install import InstallContext, Plan
-from skillsleep.harnesses.plugin_bundle import bundle_file
+from skillsleep.harnesses.plugin_bundle import bundle_file, pack_file
+
+HOOK_FOLDER = "skillsleep-harvest"  # the skills-dir plugin that holds the SessionEnd hook
 
 
 def install(ctx: InstallContext) -> Plan:
-    """The user skill `sleep` and the hook plugin, calling `ctx.skillsleep`."""
+    """The user skill `sleep`, the pack's skill and the hook plugin, calling `ctx.skillsleep`."""
     skills = user_config_dir({**ctx.env, "HOME": str(ctx.home)}) / "skills"
     return Plan(agent="claude-code", files=[
         bundle_file("claude-code/skills/sleep/SKILL.md", skills / "sleep" / "SKILL.md", ctx.skillsleep),
-        bundle_file("claude-code/.claude-plugin/plugin.json", skills / "skillsleep" / ".claude-plugin" / "plugin.json",
+        pack_file(skills, ctx.skillsleep),
+        bundle_file("claude-code/.claude-plugin/plugin.json", skills / HOOK_FOLDER / ".claude-plugin" / "plugin.json",
                     ctx.skillsleep),
-        bundle_file("claude-code/hooks/hooks.json", skills / "skillsleep" / "hooks" / "hooks.json", ctx.skillsleep),
+        bundle_file("claude-code/hooks/hooks.json", skills / HOOK_FOLDER / "hooks" / "hooks.json", ctx.skillsleep),
     ], notes=["in Claude Code (a new session) type `/sleep status`; each session is harvested when it ends"])

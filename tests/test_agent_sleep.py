@@ -130,7 +130,7 @@ def test_the_claude_code_plugin_validates(world: World, monkeypatch: pytest.Monk
         ("SessionEnd", "type skillsleep >/dev/null 2>&1 || exit 0; skillsleep harvest --hook claude-code")]
     world.skillsleep(monkeypatch, "install", "claude-code")  # the hook plugin as installed, full path and all
     installed = world.run([str(world.tools.bin / "claude"), "plugin", "validate", "--json",
-                           str(world.home / ".claude" / "skills" / "skillsleep")])
+                           str(world.home / ".claude" / "skills" / "skillsleep-harvest")])
     assert installed.returncode == 0 and json.loads(installed.stdout)["success"] is True
 
 
@@ -179,7 +179,7 @@ def test_sleep_in_claude_code_without_skillsleep_on_path_says_what_to_do(world: 
 def test_installed_sleep_works_in_claude_code_without_a_plugin_flag_or_path(world: World,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     installed = world.skillsleep(monkeypatch, "install", "claude-code")["agents"][0]
-    assert len(installed["written"]) == 3
+    assert len(installed["written"]) == 4
     pid = world.stage()
     result = world.claude("/sleep status")  # PATH without skillsleep: the skill has its full path
     sent = world.sent()

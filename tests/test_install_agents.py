@@ -57,9 +57,13 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
     out = installed("install", "claude-code")["claude-code"]
     claude = homes / ".claude"
     skill = claude / "skills" / "sleep" / "SKILL.md"
-    plugin = claude / "skills" / "skillsleep"
-    assert out["written"] == [str(skill), str(plugin / ".claude-plugin" / "plugin.json"),
+    pack = claude / "skills" / "skillsleep" / "SKILL.md"
+    plugin = claude / "skills" / "skillsleep-harvest"
+    assert out["written"] == [str(skill), str(pack), str(plugin / ".claude-plugin" / "plugin.json"),
                               str(plugin / "hooks" / "hooks.json")]
+    # the pack's own skill, model-invocable, naming this skillsleep where it says what to run
+    assert frontmatter(pack.read_text())["name"] == "skillsleep"
+    assert f"Run `{SKILLSLEEP} sleep <verb> [args]` in the shell" in pack.read_text()
     text = skill.read_text()
     meta = frontmatter(text)
     assert meta["name"] == "sleep" and meta["disable-model-invocation"] == "true"
@@ -76,7 +80,9 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
 def test_codex_gets_the_sleep_user_skill_hidden_from_the_model(homes: Path) -> None:
     out = installed("install", "codex")["codex"]
     skill = homes / ".codex" / "skills" / "sleep"
-    assert out["written"] == [str(skill / "SKILL.md"), str(skill / "agents" / "openai.yaml")]
+    pack = homes / ".codex" / "skills" / "skillsleep" / "SKILL.md"
+    assert out["written"] == [str(skill / "SKILL.md"), str(skill / "agents" / "openai.yaml"), str(pack)]
+    assert frontmatter(pack.read_text())["name"] == "skillsleep"
     text = (skill / "SKILL.md").read_text()
     assert frontmatter(text)["name"] == "sleep" and "description" in frontmatter(text)
     assert f"   {SKILLSLEEP} sleep --prefix '$sleep' [verb] [args]\n" in text
@@ -98,7 +104,7 @@ def test_the_agents_home_variables_decide_where_it_goes(homes: Path, tmp_path: P
 def test_a_path_a_shell_must_quote_is_quoted_everywhere(tmp_path: Path) -> None:
     odd = tmp_path / "my tools" / "skill'sleep"
     ctx = InstallContext(home=tmp_path, env={}, skillsleep=odd, data_dir=tmp_path / "data")
-    files = {f.path.name: f.text for f in installer("claude-code")(ctx).files}
+    files = {f.path.name: f.text for f in installer("claude-code")(ctx).files if f.path.parent.name != "skillsleep"}
     quoted = shlex.quote(str(odd))
     assert f"allowed-tools: Bash({quoted}:*)" in files["SKILL.md"] and f"then {quoted} sleep $ARGUMENTS" in files["SKILL.md"]
     command = json.loads(files["hooks.json"])["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
@@ -123,19 +129,19 @@ def test_a_file_the_user_edited_is_refused_with_the_difference_and_force_backs_i
     skill = homes / ".claude" / "skills" / "sleep" / "SKILL.md"
     mine = skill.read_text().replace("Do not run any command yourself.", "Keep it short.")
     skill.write_text(mine)
-    Path(skill.parent.parent / "skillsleep" / "hooks" / "hooks.json").unlink()  # to be written again
+    Path(skill.parent.parent / "skillsleep-harvest" / "hooks" / "hooks.json").unlink()  # to be written again
     refused = cli("install", "claude-code")
     assert refused.exit_code == 2
     assert "changed by you" in refused.stderr and "nothing was written" in refused.stderr
     assert "-Show the output above to the user verbatim, as markdown. Keep it short." in refused.stderr
     assert "+Show the output above to the user verbatim, as markdown. Do not run any command yourself." \
         in refused.stderr
-    assert skill.read_text() == mine and not (skill.parent.parent / "skillsleep" / "hooks" / "hooks.json").exists()
+    assert skill.read_text() == mine and not (skill.parent.parent / "skillsleep-harvest" / "hooks" / "hooks.json").exists()
 
     forced = installed("install", "claude-code", "--force")["claude-code"]
     assert Path(forced["backed_up"][0]).read_text() == mine
     assert "Do not run any command yourself." in skill.read_text()
-    assert (skill.parent.parent / "skillsleep" / "hooks" / "hooks.json").exists()
+    assert (skill.parent.parent / "skillsleep-harvest" / "hooks" / "hooks.json").exists()
 
 
 def test_uninstall_leaves_the_agents_folders_as_they_were_byte_for_byte(homes: Path) -> None:
@@ -143,7 +149,7 @@ def test_uninstall_leaves_the_agents_folders_as_they_were_byte_for_byte(homes: P
     installed("install", "claude-code", "codex")
     assert snapshot(homes) != before
     out = installed("uninstall")
-    assert set(out) == {"claude-code", "codex"} and len(out["claude-code"]["removed"]) == 3
+    assert set(out) == {"claude-code", "codex"} and len(out["claude-code"]["removed"]) == 4
     assert snapshot(homes) == before
 
 

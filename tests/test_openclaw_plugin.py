@@ -81,6 +81,7 @@ def test_the_config_and_its_schema_name_the_same_settings_each_one_skillsleep_re
 
 def test_the_skill_does_not_shadow_the_sleep_command_and_needs_skillsleep_on_path() -> None:
     text = (PLUGIN / "skills" / "skillsleep" / "SKILL.md").read_text()
+    assert text == (Path(__file__).parents[1] / "SKILL.md").read_text()  # the pack's own skill, one file
     front = dict(line.split(": ", 1) for line in text.split("---")[1].strip().splitlines())
     assert front["name"] == "skillsleep"  # a user-invocable skill named `sleep` would take /sleep from the command
     assert front["user-invocable"] == "true"

@@ -1,11 +1,12 @@
 """This pack's own skill (SKILL.md at the repository root, shipped in the package): a valid Agent
 Skills file for Claude Code, Codex and OpenClaw, true to the CLI.
 
-Fast: the frontmatter and body, and the packaged copy. Slow: installed as a user skill in the
-real pinned agents (offline, against tests/agent_server.py) it is listed / injected: Claude Code
-(`$CLAUDE_CONFIG_DIR/skills/`) lists it in the model request, Codex (`~/.agents/skills/`) injects
-it for `$skillsleep`, OpenClaw (`~/.openclaw/skills/`; it does not list `~/.agents/skills/`) lists
-it as eligible with `skillsleep` on PATH and as needing setup without.
+Fast: the frontmatter and body, and the packaged copy. Slow: installed by `skillsleep install`'s
+own installers into the real pinned agents (offline, against tests/agent_server.py) it is listed /
+injected: Claude Code (`$CLAUDE_CONFIG_DIR/skills/`) lists it in the model request, Codex
+(`$CODEX_HOME/skills/`) injects it for `$skillsleep`; OpenClaw (the OpenClaw plugin ships the same
+file; here as a user skill in `~/.openclaw/skills/`) lists it as eligible with `skillsleep` on PATH
+and as needing setup without.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agent_server import AgentServer
 
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import frontmatter_value
+from skillsleep.harnesses.install import InstallContext, Installs, installer
 from skillsleep.harnesses.skills import PACK_SKILL_NAME, pack_skill_text
 from skillsleep.slash_commands.cli import main
 
@@ -50,6 +52,7 @@ def test_frontmatter_is_a_valid_agent_skill_for_all_three_agents() -> None:
     description = frontmatter_value(front, "description") or ""
     assert 100 <= len(description) <= 1024, len(description)  # what it does and when to use it
     assert "Use it when" in description
+    assert frontmatter_value(front, "user-invocable") == "true"  # OpenClaw: `/skillsleep` too (Claude's default)
     metadata = json.loads(frontmatter_value(front, "metadata") or "null")  # YAML flow style is JSON here
     assert metadata == {"openclaw": {"requires": {"bins": ["skillsleep"]}, "emoji": "😴"}}
 
@@ -73,8 +76,18 @@ def test_every_verb_the_skill_names_is_a_command_of_the_cli() -> None:
 # --- inside the real agents (slow) -------------------------------------------------------------
 
 
-def install(skills_dir: Path) -> Path:
-    """The pack skill installed as a user skill under `skills_dir`, as `skillsleep install` will."""
+def install(agent: str, home: Path, env: dict[str, str]) -> Path:
+    """`skillsleep install AGENT` (its own installer) into `home`; the pack skill's path."""
+    ctx = InstallContext(home=home, env=env, skillsleep=Path(sys.executable).with_name("skillsleep"),
+                         data_dir=home / "skillsleep-data")
+    plan = installer(agent)(ctx)
+    Installs(ctx.data_dir, env=env).install(plan)
+    (pack,) = [f.path for f in plan.files if f.path.parent.name == PACK_SKILL_NAME]
+    return pack
+
+
+def user_skill(skills_dir: Path) -> Path:
+    """The pack skill as a user skill under `skills_dir` (OpenClaw: its plugin ships the same file)."""
     folder = skills_dir / PACK_SKILL_NAME
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(pack_skill_text(), encoding="utf-8")
@@ -90,10 +103,10 @@ def agent_env(agent_tools: AgentTools, home: Path, **extra: str) -> dict[str, st
 def test_claude_code_lists_the_installed_skill_to_the_model(agent_tools: AgentTools, agent_server: AgentServer,
                                                             tmp_path: Path) -> None:
     config = tmp_path / "home" / ".claude"
-    install(config / "skills")
     env = agent_env(agent_tools, tmp_path / "home", CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_BASE_URL=agent_server.url,
                     ANTHROPIC_API_KEY="dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
                     CLAUDE_CODE_MAX_RETRIES="0")
+    assert install("claude-code", tmp_path / "home", env) == config / "skills" / PACK_SKILL_NAME / "SKILL.md"
     work = tmp_path / "work"
     work.mkdir()
     out = subprocess.run(["claude", "-p", "--output-format", "json", "--model", "stub-model", "--", "what can you do?"],
@@ -109,7 +122,6 @@ def test_claude_code_lists_the_installed_skill_to_the_model(agent_tools: AgentTo
 def test_codex_injects_the_installed_skill_for_its_mention(agent_tools: AgentTools, agent_server: AgentServer,
                                                           tmp_path: Path) -> None:
     home = tmp_path / "home"
-    installed = install(home / ".agents" / "skills")
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text(
@@ -121,6 +133,8 @@ def test_codex_injects_the_installed_skill_for_its_mention(agent_tools: AgentToo
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = agent_env(agent_tools, home, CODEX_HOME=str(codex_home), TMPDIR=str(tmp), K="dummy")
+    installed = install("codex", home, env)
+    assert installed == codex_home / "skills" / PACK_SKILL_NAME / "SKILL.md"
     out = subprocess.run(["codex", "exec", "--json", "--ephemeral", "--skip-git-repo-check", "--",
                           f"${PACK_SKILL_NAME} what did you learn last night?"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
@@ -136,7 +150,7 @@ def test_codex_injects_the_installed_skill_for_its_mention(agent_tools: AgentToo
 def test_openclaw_lists_the_skill_as_eligible_only_with_skillsleep_on_path(agent_tools: AgentTools,
                                                                             tmp_path: Path) -> None:
     home, state = tmp_path / "home", tmp_path / "state"
-    install(state / "skills")  # ~/.openclaw/skills, OpenClaw's own folder for the user's skills
+    user_skill(state / "skills")  # ~/.openclaw/skills, OpenClaw's own folder for the user's skills
     with_cli = tmp_path / "bin"
     with_cli.mkdir()
     (with_cli / "skillsleep").symlink_to(Path(sys.executable).with_name("skillsleep"))
