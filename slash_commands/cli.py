@@ -23,19 +23,29 @@ from skillsleep.core.errors import ConfigError, SkillsleepError
 
 class _Fail(click.ClickException):
     """An error with a chosen exit code (1 runtime, 2 usage); with `md` (`--format md`) it is also
-    printed as markdown on stdout, since an agent may show the user only that."""
+    printed as markdown on stdout, since an agent may show the user only that. Run through `skillsleep
+    sleep` (`agent`), it is printed there only: agents read stdout and stderr together (`2>&1`), and
+    would show it twice."""
 
-    def __init__(self, message: str, code: int, *, md: bool = False) -> None:
+    def __init__(self, message: str, code: int, *, md: bool = False, agent: bool = False) -> None:
         super().__init__(message)
         self.exit_code = code
         self.md = md
+        self.agent = agent
 
     def show(self, file: Any = None) -> None:
         if self.md:
             from skillsleep.slash_commands.agent_md import error_md
 
             click.echo(error_md(self.message))
-        super().show(file)
+        if not (self.md and self.agent):
+            super().show(file)
+
+
+def _via_sleep() -> bool:
+    """Whether the verb runs through `skillsleep sleep` (inside an agent)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.find_object(Caller) is not None
 
 
 def _guard(fn: Any = None, *, state: bool = True) -> Any:
@@ -54,11 +64,11 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
                 check_data_dir()
             return fn(*args, **kwargs)
         except ConfigError as exc:
-            raise _Fail(visible(str(exc)), 2, md=md) from exc
+            raise _Fail(visible(str(exc)), 2, md=md, agent=_via_sleep()) from exc
         except SkillsleepError as exc:
-            raise _Fail(visible(str(exc)), 1, md=md) from exc
+            raise _Fail(visible(str(exc)), 1, md=md, agent=_via_sleep()) from exc
         except OSError as exc:  # a file the system refused (a read-only sandbox, a full disk): a message, no traceback
-            raise _Fail(visible(_refused(exc)), 1, md=md) from exc
+            raise _Fail(visible(_refused(exc)), 1, md=md, agent=_via_sleep()) from exc
         except KeyboardInterrupt:
             progress.stop()
             click.echo("interrupted; run the same command again to resume where it stopped.", err=True)
@@ -713,14 +723,15 @@ def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
         md = verbs.markdown(typed)
         argv = verbs.command_line(typed, verbs.check_prefix(prefix))
     except ConfigError as exc:
-        raise _Fail(visible(str(exc)), 2, md=md) from exc
+        raise _Fail(visible(str(exc)), 2, md=md, agent=True) from exc
     try:
         code = main.main(argv, prog_name="skillsleep", standalone_mode=False, obj=Caller(prefix))
-    except click.ClickException as exc:  # click's own (a bad option or value): shown as markdown too
-        if md and not getattr(exc, "md", False):
-            verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
-            click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, prefix))
-        raise
+    except click.ClickException as exc:  # click's own (a bad option or value): shown as markdown instead
+        if not md or getattr(exc, "md", False):
+            raise
+        verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
+        click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, prefix))
+        sys.exit(exc.exit_code)
     if code:  # --help and the like
         sys.exit(code)
 

@@ -166,7 +166,8 @@ def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, liv
         code, out, err = invoke(*args)
         assert code == want, (args, out, err)
         assert out.startswith("**Error:** ") and out.count("**Error:**") == 1, (args, out)
-        assert words in out.replace("\\", "") and words in err, (args, out, err)
+        assert words in out.replace("\\", ""), (args, out, err)
+        assert err == "", (args, err)  # once, on stdout: an agent reads both streams (`2>&1`) and shows both
     code, out, err = invoke("sleep", "adopt", "--bogus")
     assert "`/sleep adopt [ID] [--edits N,M] [--force]`" in out and "`/sleep help`" in out  # what to type instead
     code, out, err = invoke("sleep", "reject", "nope", "--json")
