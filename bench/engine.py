@@ -76,13 +76,22 @@ def _answer(request: CompletionRequest) -> str:
 
 
 def _tasks() -> list[Task]:
-    judge = Judge(checks=[Check(type="last_line_regex", value="ANSWER: .+")], answer_pattern=r"ANSWER:\s*(.+)$",
-                  answer_match="number")
+    judge = Judge(
+        checks=[Check(type="last_line_regex", value="ANSWER: .+")],
+        answer_pattern=r"ANSWER:\s*(.+)$",
+        answer_match="number",
+    )
     out = []
     for i in range(V + B):
         split = "val" if i < V else "train"
-        out.append(Task(id=f"t{i}", prompt=f"What is {i}+{i * 7}?", split=split,
-                        judge=judge.model_copy(update={"answer": str(i * 8)})))
+        out.append(
+            Task(
+                id=f"t{i}",
+                prompt=f"What is {i}+{i * 7}?",
+                split=split,
+                judge=judge.model_copy(update={"answer": str(i * 8)}),
+            )
+        )
     return out
 
 
@@ -93,7 +102,7 @@ async def one_step(latency: float, concurrency: int) -> dict[str, float | int | 
     (tmp / "run.toml").write_text(
         '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
         f"[train]\nepochs = 1\nsteps_per_epoch = 1\nbatch_size = {B}\nminibatch_size = {M}\nrollouts_k = {K}\n"
-        "merge_group_size = 8\n[lr]\nschedule = \"constant\"\nmax_edits = 2\nmin_edits = 1\n"
+        'merge_group_size = 8\n[lr]\nschedule = "constant"\nmax_edits = 2\nmin_edits = 1\n'
         "[slow_update]\nenabled = false\n[meta]\nenabled = false\n"
     )
     cfg = load_config(tmp / "run.toml")
@@ -104,14 +113,22 @@ async def one_step(latency: float, concurrency: int) -> dict[str, float | int | 
     ev = Evaluator(ChatHarness(target), judge_llm=None, gate=GateConfig(), rollouts_k=K, log_path=run_dir.rollouts_path)
     tasks = _tasks()
     splits = {"val": [t for t in tasks if t.split == "val"], "train": [t for t in tasks if t.split == "train"]}
-    trainer = Trainer(cfg, splits=splits, seed_skill=Skill.parse((tmp / "SKILL.md").read_text()),
-                      evaluator=ev, optimizer=optimizer, run_dir=run_dir)
+    trainer = Trainer(
+        cfg,
+        splits=splits,
+        seed_skill=Skill.parse((tmp / "SKILL.md").read_text()),
+        evaluator=ev,
+        optimizer=optimizer,
+        run_dir=run_dir,
+    )
     start = time.perf_counter()
     st = await trainer.run()
     wall = time.perf_counter() - start
     roles = {role: int(row["calls"]) for role, row in ledger.by_role().items()}
     gated = any(s.gate for s in st.steps)
-    stages = [V * K, B * K, math.ceil(B * K / M), roles.get("merge", 0), roles.get("rank", 0)] + ([V * K] if gated else [])
+    stages = [V * K, B * K, math.ceil(B * K / M), roles.get("merge", 0), roles.get("rank", 0)] + (
+        [V * K] if gated else []
+    )
     ideal = sum(math.ceil(n / concurrency) for n in stages if n) * latency
     return {
         "calls_made": ledger.calls_made,
@@ -133,12 +150,21 @@ def main() -> None:
         print(json.dumps(r), file=sys.stderr)
     wall = statistics.median(float(r["wall_s"]) for r in runs)  # type: ignore[arg-type]
     ideal = float(runs[0]["ideal_wall_s"])  # type: ignore[arg-type]
-    print(json.dumps({
-        "calls_made": runs[0]["calls_made"], "calls_needed": runs[0]["calls_needed"],
-        "calls_by_role": runs[0]["calls_by_role"], "concurrency": args.concurrency, "latency_s": args.latency,
-        "wall_s": round(wall, 4), "ideal_wall_s": round(ideal, 4), "wall_over_ideal": round(wall / ideal, 3),
-        "repeats": args.repeats,
-    }))
+    print(
+        json.dumps(
+            {
+                "calls_made": runs[0]["calls_made"],
+                "calls_needed": runs[0]["calls_needed"],
+                "calls_by_role": runs[0]["calls_by_role"],
+                "concurrency": args.concurrency,
+                "latency_s": args.latency,
+                "wall_s": round(wall, 4),
+                "ideal_wall_s": round(ideal, 4),
+                "wall_over_ideal": round(wall / ideal, 3),
+                "repeats": args.repeats,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

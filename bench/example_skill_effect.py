@@ -78,7 +78,7 @@ def _judge() -> tuple[str, Callable[[Task, str], bool]]:
     return "skillsleep.core.judges", real
 
 
-def _server(model: str, threads: int):  # noqa: ANN202 - xllamacpp has no type stubs
+def _server(model: str, threads: int):
     import xllamacpp as x
 
     p = x.CommonParams()
@@ -92,12 +92,16 @@ def _server(model: str, threads: int):  # noqa: ANN202 - xllamacpp has no type s
     return x.Server(p)
 
 
-def _ask(server, skill: str, task: Task, max_tokens: int) -> str:  # noqa: ANN001
+def _ask(server, skill: str, task: Task, max_tokens: int) -> str:
     user = task.prompt if not task.context else f"{task.context}\n\n{task.prompt}"
-    r = server.handle_chat_completions({
-        "messages": [{"role": "system", "content": skill}, {"role": "user", "content": user}],
-        "max_tokens": max_tokens, "temperature": 0, "seed": 0,
-    })
+    r = server.handle_chat_completions(
+        {
+            "messages": [{"role": "system", "content": skill}, {"role": "user", "content": user}],
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "seed": 0,
+        }
+    )
     return r["choices"][0]["message"]["content"] or ""
 
 

@@ -67,8 +67,12 @@ def _first_id(data: bytes, harness: str) -> str | None:
 def templates() -> list[tuple[str, bytes, str]]:
     """(harness, bytes, old session id) of every real transcript that has an id to replace."""
     globs = {
-        "claude-code": ["claude_code/*.jsonl", "codemie/claude/*.jsonl", "codemie/claude/*.jsonl.gz",
-                        "generated/claude/projects/**/*.jsonl"],
+        "claude-code": [
+            "claude_code/*.jsonl",
+            "codemie/claude/*.jsonl",
+            "codemie/claude/*.jsonl.gz",
+            "generated/claude/projects/**/*.jsonl",
+        ],
         "codex": ["codex/*.jsonl", "codemie/codex/*.jsonl", "generated/codex/sessions/**/*.jsonl"],
     }
     out = []
@@ -199,9 +203,12 @@ def main() -> None:
             "build_s": round(build_s, 1),
             "cache": "warm (corpus read once before timing; baseline timed before the harvest)",
         }
-        print(f"harvest {mb_per_s:.2f} MB/s vs read+json.loads {base_mb_per_s:.2f} MB/s "
-              f"(ratio {out['ratio']}); second pass read {second.bytes_read} B in {second_s:.3f}s; "
-              f"append read {third.bytes_read}/{appended} B", file=sys.stderr)
+        print(
+            f"harvest {mb_per_s:.2f} MB/s vs read+json.loads {base_mb_per_s:.2f} MB/s "
+            f"(ratio {out['ratio']}); second pass read {second.bytes_read} B in {second_s:.3f}s; "
+            f"append read {third.bytes_read}/{appended} B",
+            file=sys.stderr,
+        )
         print(json.dumps(out))
     finally:
         if not args.keep:

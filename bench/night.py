@@ -112,25 +112,73 @@ def write_corpus(root: Path) -> None:
     lines = []
     for rep in range(REPEATS):
         for i, (task, _) in enumerate(TASKS):
-            lines.append(json.dumps({"id": f"s{rep}-{i}", "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z", "messages": [
-                {"role": "user", "content": task}, {"role": "assistant", "content": "Done."},
-                {"role": "user", "content": CORRECTION}, {"role": "assistant", "content": "ok"}]}))
+            lines.append(
+                json.dumps(
+                    {
+                        "id": f"s{rep}-{i}",
+                        "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z",
+                        "messages": [
+                            {"role": "user", "content": task},
+                            {"role": "assistant", "content": "Done."},
+                            {"role": "user", "content": CORRECTION},
+                            {"role": "assistant", "content": "ok"},
+                        ],
+                    }
+                )
+            )
     for n, prompt in enumerate(ONE_OFFS):
-        lines.append(json.dumps({"id": f"x{n}", "created": f"2026-11-25T09:{n:02d}:00Z", "messages": [
-            {"role": "user", "content": prompt}, {"role": "assistant", "content": "Done."}]}))
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"x{n}",
+                    "created": f"2026-11-25T09:{n:02d}:00Z",
+                    "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": "Done."}],
+                }
+            )
+        )
     (chats / "log.jsonl").write_text("\n".join(lines) + "\n")
-    dreams = [{"match": f"(?s){word}.*Write \\d+ variant",
-               "reply": json.dumps({"variants": [f"On the staging branch: {task[0].lower()}{task[1:]}"]})}
-              for task, word in TASKS]
+    dreams = [
+        {
+            "match": f"(?s){word}.*Write \\d+ variant",
+            "reply": json.dumps({"variants": [f"On the staging branch: {task[0].lower()}{task[1:]}"]}),
+        }
+        for task, word in TASKS
+    ]
     optimizer = [
         {"match": '"mine_merge"', "reply": json.dumps({"groups": []})},
-        {"match": '"mine_judge"', "reply": json.dumps({"checks": [{
-            "type": "last_line_regex", "value": "^ANSWER: .+",
-            "feedback": "the last line must be `ANSWER: <answer>`"}], "rubric": ""})},
+        {
+            "match": '"mine_judge"',
+            "reply": json.dumps(
+                {
+                    "checks": [
+                        {
+                            "type": "last_line_regex",
+                            "value": "^ANSWER: .+",
+                            "feedback": "the last line must be `ANSWER: <answer>`",
+                        }
+                    ],
+                    "rubric": "",
+                }
+            ),
+        },
         {"match": '"relevance"', "reply": json.dumps({"relevant": list(range(1, 41))})},
         *dreams,
-        {"match": '"findings"', "reply": json.dumps({"findings": [
-            {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}]})},
+        {
+            "match": '"findings"',
+            "reply": json.dumps(
+                {
+                    "findings": [
+                        {
+                            "kind": "skill_defect",
+                            "diagnosis": "no answer line",
+                            "op": "add",
+                            "target": "",
+                            "content": RULE,
+                        }
+                    ]
+                }
+            ),
+        },
         {"match": '"groups"', "reply": json.dumps({"groups": []})},
         {"match": '"order"', "reply": json.dumps({"order": [1]})},
         {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
@@ -146,8 +194,16 @@ def isolate(root: Path) -> None:
     transcripts, no other skills)."""
     from skillsleep.slash_commands.wiring import SLEEP_ENVS
 
-    for name in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_REDACT_PATTERNS", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
-                 "OPENCLAW_STATE_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", *SLEEP_ENVS.values()):
+    for name in (
+        "SKILLSLEEP_CONFIG",
+        "SKILLSLEEP_REDACT_PATTERNS",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "OPENCLAW_STATE_DIR",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        *SLEEP_ENVS.values(),
+    ):
         os.environ.pop(name, None)
     (root / "home").mkdir(parents=True, exist_ok=True)
     os.environ["SKILLSLEEP_HOME"] = str(root / "data")
@@ -171,8 +227,14 @@ def link_local_weights(root: Path) -> None:
 
 def run_args(root: Path, backend: str, extra: list[str]) -> list[str]:
     if backend == "scripted":
-        models = ["--backend", "scripted", "--optimizer-model", str(root / "opt.json"),
-                  "--target-model", str(root / "target.json")]
+        models = [
+            "--backend",
+            "scripted",
+            "--optimizer-model",
+            str(root / "opt.json"),
+            "--target-model",
+            str(root / "target.json"),
+        ]
     else:
         models = ["--backend", "local"]
     return ["run", *models, "--since", "3650d", *extra, "--json"]
@@ -196,8 +258,18 @@ def night(args: list[str]) -> tuple[dict[str, Any], float]:
 def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> dict[str, int]:
     """The fewest model calls per role that give this night's decisions (see the docstring)."""
     plan = NightPlan.model_validate_json((folder / "plan.json").read_text())
-    out = {"mine": 0, "relevance": 0, "dream": 0, "target": 0, "judge": 0, "reflect": 0, "merge": 0,
-           "rank": 0, "slow_update": 0, "meta": 0}
+    out = {
+        "mine": 0,
+        "relevance": 0,
+        "dream": 0,
+        "target": 0,
+        "judge": 0,
+        "reflect": 0,
+        "merge": 0,
+        "rank": 0,
+        "slow_update": 0,
+        "meta": 0,
+    }
     chosen = plan.mined.tasks
     out["mine"] = (1 if plan.mined.groups >= 2 else 0) + len(chosen)
     if not summary["skill"]["managed"] and plan.recurring:
@@ -275,13 +347,22 @@ def plan_max_calls(folder: Path, k: int, steps: int) -> int:
     plan = NightPlan.model_validate_json(plan_file.read_text())
     if plan.not_ready:
         return 0
-    cfg = TrainConfig.model_validate({
-        "data": {"tasks": "plan.json", "skill": "SKILL.md"},
-        "target": {"backend": "scripted:x"}, "optimizer": {"backend": "scripted:x"},
-        "train": {"epochs": 1, "steps_per_epoch": steps, "rollouts_k": k},
-    })
-    trainer = Trainer(cfg, splits=plan.tasks(), seed_skill=Skill(""), evaluator=None,  # type: ignore[arg-type]
-                      optimizer=None, run_dir=None)  # type: ignore[arg-type]
+    cfg = TrainConfig.model_validate(
+        {
+            "data": {"tasks": "plan.json", "skill": "SKILL.md"},
+            "target": {"backend": "scripted:x"},
+            "optimizer": {"backend": "scripted:x"},
+            "train": {"epochs": 1, "steps_per_epoch": steps, "rollouts_k": k},
+        }
+    )
+    trainer = Trainer(
+        cfg,
+        splits=plan.tasks(),
+        seed_skill=Skill(""),
+        evaluator=None,  # type: ignore[arg-type]
+        optimizer=None,
+        run_dir=None,
+    )  # type: ignore[arg-type]
     return int(trainer.plan()["max_calls"])
 
 
@@ -313,8 +394,16 @@ def main() -> None:
         link_local_weights(root)
     write_corpus(root)
     isolate(root)
-    extra = [f"--{name}={value}" for name, value in (("steps", args.steps), ("dreams", args.dreams),
-             ("max-tasks", args.max_tasks), ("rollouts-k", args.rollouts_k)) if value is not None]
+    extra = [
+        f"--{name}={value}"
+        for name, value in (
+            ("steps", args.steps),
+            ("dreams", args.dreams),
+            ("max-tasks", args.max_tasks),
+            ("rollouts-k", args.rollouts_k),
+        )
+        if value is not None
+    ]
     k = args.rollouts_k or 1
     dreams = 1 if args.dreams is None else args.dreams
     steps = args.steps or 2
@@ -333,27 +422,39 @@ def main() -> None:
 
     result = {
         "backend": args.backend,
-        "sessions": first["sessions"], "recurring_tasks": first["recurring_tasks"],
-        "tasks_per_split": first["tasks"], "outcome": first["outcome"],
-        "calls_by_role": calls, "tokens_by_role": tokens,
+        "sessions": first["sessions"],
+        "recurring_tasks": first["recurring_tasks"],
+        "tasks_per_split": first["tasks"],
+        "outcome": first["outcome"],
+        "calls_by_role": calls,
+        "tokens_by_role": tokens,
         "cache_hits": {"total": sum(hits.values()), "by_role": {r: n for r, n in hits.items() if n}},
-        "model_calls": first["calls_made"], "ideal_calls": ideal_total,
+        "model_calls": first["calls_made"],
+        "ideal_calls": ideal_total,
         "ideal_by_role": {r: n for r, n in ideal.items() if n},
         "calls_over_ideal": round(first["calls_made"] / ideal_total, 3) if ideal_total else None,
         "plan_max_calls": plan_max_calls(folder, k, steps),
-        "tokens": first["tokens"], "wall_s": round(wall, 3),
+        "tokens": first["tokens"],
+        "wall_s": round(wall, 3),
         "second_night": {
-            "outcome": second["outcome"], "model_calls": made2, "cache_hits": hit2,
+            "outcome": second["outcome"],
+            "model_calls": made2,
+            "cache_hits": hit2,
             "calls_by_role": {r: n for r, n in calls2.items() if n},
             "cache_hits_by_role": {r: n for r, n in hits2.items() if n},
             "hit_rate": round(hit2 / (made2 + hit2), 3) if made2 + hit2 else None,
             "wall_s": round(wall2, 3),
         },
     }
-    print(f"night 1: {first['outcome']} ({first['reason']}); {first['calls_made']} calls, ideal {ideal_total}, "
-          f"{result['cache_hits']['total']} cache hits, {wall:.2f} s; tasks {first['tasks']}", file=sys.stderr)
-    print(f"night 2: {second['outcome']}; {made2} calls, {hit2} cache hits, {wall2:.2f} s; state in {root}",
-          file=sys.stderr)
+    print(
+        f"night 1: {first['outcome']} ({first['reason']}); {first['calls_made']} calls, ideal {ideal_total}, "
+        f"{result['cache_hits']['total']} cache hits, {wall:.2f} s; tasks {first['tasks']}",
+        file=sys.stderr,
+    )
+    print(
+        f"night 2: {second['outcome']}; {made2} calls, {hit2} cache hits, {wall2:.2f} s; state in {root}",
+        file=sys.stderr,
+    )
     print(json.dumps(result))
 
 

@@ -67,7 +67,7 @@ async def aggregate(llm: LLM, edits: list[Edit], *, group_size: int = 8) -> Aggr
     while len(current) > 1:
         chunks = [current[i : i + group_size] for i in range(0, len(current), group_size)]
         labels = [f"merge level {level} chunk {n}/{len(chunks)}" for n in range(1, len(chunks) + 1)]
-        results = await asyncio.gather(*(_merge_chunk(llm, c, label) for c, label in zip(chunks, labels)))
+        results = await asyncio.gather(*(_merge_chunk(llm, c, label) for c, label in zip(chunks, labels, strict=True)))
         merged = dedup([edit for chunk_edits, _ in results for edit in chunk_edits])
         failures += [failure for _, chunk_failures in results for failure in chunk_failures]
         reduced = len(merged) < len(current)

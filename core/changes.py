@@ -65,8 +65,17 @@ def changes(base: str, candidate: str) -> list[Change]:
     for n, (_, i1, i2, j1, j2) in enumerate(ops, 1):
         above = ops[n - 2][2] if n > 1 else 0  # where the previous change ends
         below = ops[n][1] if n < len(ops) else len(a)  # where the next one starts
-        out.append(Change(number=n, start=i1, new_start=j1, removed=a[i1:i2], added=b[j1:j2],
-                          before=a[max(above, i1 - CONTEXT):i1], after=a[i2:min(below, i2 + CONTEXT)]))
+        out.append(
+            Change(
+                number=n,
+                start=i1,
+                new_start=j1,
+                removed=a[i1:i2],
+                added=b[j1:j2],
+                before=a[max(above, i1 - CONTEXT) : i1],
+                after=a[i2 : min(below, i2 + CONTEXT)],
+            )
+        )
     return out
 
 
@@ -97,8 +106,11 @@ def render(numbered: list[Change], old_name: str, new_name: str) -> str:
         old = _range(c.start - len(c.before), len(c.before) + len(c.removed) + len(c.after))
         new = _range(c.new_start - len(c.before), len(c.before) + len(c.added) + len(c.after))
         out.append(f"@@ -{old} +{new} @@ change {c.number}\n")
-        out += [_patch_line(p + line) for p, lines in ((" ", c.before), ("-", c.removed), ("+", c.added),
-                                                       (" ", c.after)) for line in lines]
+        out += [
+            _patch_line(p + line)
+            for p, lines in ((" ", c.before), ("-", c.removed), ("+", c.added), (" ", c.after))
+            for line in lines
+        ]
     return "".join(out)
 
 

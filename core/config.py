@@ -25,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from skillsleep.core.backends.base import BaseUrl, RetryPolicy
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.gate import GateConfig
+from skillsleep.core.ledger import Budget, Price
 from skillsleep.core.schedule import LRSchedule
 from skillsleep.core.textfile import load_toml, read_text_file, user_path
-from skillsleep.core.ledger import Budget, Price
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -232,8 +232,9 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> TrainConfig:
     return _build(_read_chain(path, []), overrides, base_dir=path.parent, source=_label(path))
 
 
-def _build(chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *,
-           base_dir: Path, source: str) -> TrainConfig:
+def _build(
+    chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *, base_dir: Path, source: str
+) -> TrainConfig:
     merged: dict[str, Any] = {"prices": {k: v.model_dump() for k, v in DEFAULT_PRICES.items()}}
     origin: dict[tuple[str, ...], str] = {}
     for file, raw in reversed(chain):  # parents first, so children win
@@ -242,8 +243,10 @@ def _build(chain: list[tuple[Path, dict[str, Any]]], overrides: Sequence[str], *
         parsed = _parse_override(text)
         _absolutize(parsed, base_dir, f"override {text!r}")
         _merge(merged, parsed, origin, f"override {text!r}", ())
-    lines = [f"{_source_of(loc, origin, source)}: {_where(loc, True)}expected a finite number, got {value}"
-             for loc, value in _non_finite(merged, ())]  # TOML has inf and nan; no setting means them
+    lines = [
+        f"{_source_of(loc, origin, source)}: {_where(loc, True)}expected a finite number, got {value}"
+        for loc, value in _non_finite(merged, ())
+    ]  # TOML has inf and nan; no setting means them
     try:
         cfg = TrainConfig.model_validate(merged)
     except ValidationError as exc:
@@ -268,7 +271,7 @@ def _label(path: Path) -> str:
 def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
     """[(file, raw dict with paths made absolute)], child first, following `extends`."""
     if path in seen:
-        cycle = " → ".join(_label(p) for p in [*seen[seen.index(path):], path])
+        cycle = " → ".join(_label(p) for p in [*seen[seen.index(path) :], path])
         raise ConfigError(f"extends cycle: {cycle}")
     by = f" (extended by {_label(seen[-1])})" if seen else ""
     text = read_text_file(path, "config file", shown=_label(path) + by, instead="a TOML run config")
@@ -306,8 +309,9 @@ def _absolutize(raw: dict[str, Any], base: Path, source: str) -> None:
             table[key] = str(p if p.is_absolute() else base / p)
 
 
-def _merge(into: dict[str, Any], new: dict[str, Any], origin: dict[tuple[str, ...], str],
-           source: str, prefix: tuple[str, ...]) -> None:
+def _merge(
+    into: dict[str, Any], new: dict[str, Any], origin: dict[tuple[str, ...], str], source: str, prefix: tuple[str, ...]
+) -> None:
     """Deep-merge `new` into `into`, remembering which source set each leaf."""
     for key, value in new.items():
         path = (*prefix, key)
@@ -322,8 +326,7 @@ def _merge(into: dict[str, Any], new: dict[str, Any], origin: dict[tuple[str, ..
                 _mark(value, origin, source, path)
 
 
-def _mark(table: dict[str, Any], origin: dict[tuple[str, ...], str], source: str,
-          prefix: tuple[str, ...]) -> None:
+def _mark(table: dict[str, Any], origin: dict[tuple[str, ...], str], source: str, prefix: tuple[str, ...]) -> None:
     for key, value in table.items():
         origin[(*prefix, key)] = source
         if isinstance(value, dict):
@@ -349,8 +352,7 @@ def _parse_override(text: str) -> dict[str, Any]:
     return parsed
 
 
-def _unknown_keys(model: type[BaseModel], data: Any, prefix: tuple[str, ...],
-                  allow: Iterable[str] = ()) -> list[str]:
+def _unknown_keys(model: type[BaseModel], data: Any, prefix: tuple[str, ...], allow: Iterable[str] = ()) -> list[str]:
     """Messages for keys the schema does not know, with the closest known key."""
     if not isinstance(data, dict):
         return []
@@ -393,13 +395,23 @@ def _section(path: Sequence[str | int]) -> str:
 
 
 _EXPECTED = {
-    "int": "an integer", "float": "a number", "bool": "true or false", "string": "a string",
-    "dict": "a table", "model": "a table", "list": "a list",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "string": "a string",
+    "dict": "a table",
+    "model": "a table",
+    "list": "a list",
 }
 
 
-def describe_validation_error(exc: ValidationError, *, origin: dict[tuple[str, ...], str] | None = None,
-                              default_source: str = "", section_style: bool = True) -> list[str]:
+def describe_validation_error(
+    exc: ValidationError,
+    *,
+    origin: dict[tuple[str, ...], str] | None = None,
+    default_source: str = "",
+    section_style: bool = True,
+) -> list[str]:
     """Plain one-line messages for a pydantic error: where, what was expected, what was found.
 
     With `section_style`, locations read `[train] epochs`; otherwise `judge.checks[0].type`, in

@@ -42,8 +42,11 @@ class Found(Record):
     skipped: Counter[str] = Field(default_factory=Counter)  # entries that are no transcript file, by reason
 
     def __add__(self, other: Found) -> Found:
-        return Found(files=sorted({*self.files, *other.files}), unreadable=[*self.unreadable, *other.unreadable],
-                     skipped=self.skipped + other.skipped)
+        return Found(
+            files=sorted({*self.files, *other.files}),
+            unreadable=[*self.unreadable, *other.unreadable],
+            skipped=self.skipped + other.skipped,
+        )
 
 
 def _everywhere(_: Parts) -> bool:
@@ -51,7 +54,10 @@ def _everywhere(_: Parts) -> bool:
 
 
 def walk(
-    root: Path, *, wanted: Callable[[Parts], bool], enter: Callable[[Parts], bool] = _everywhere,
+    root: Path,
+    *,
+    wanted: Callable[[Parts], bool],
+    enter: Callable[[Parts], bool] = _everywhere,
     exclude: Sequence[Path] = (),
 ) -> Found:
     """The files under `root` that `wanted` accepts (sorted), descending only into the folders

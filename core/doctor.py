@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -45,7 +45,7 @@ Kind = Literal["state.db", "night", "proposal", "history", "memory"]
 
 REBUILD_HINT = {  # what the lost part of a table means, when salvage could not read all of it
     "sessions": "harvested sessions in damaged rows: those whose transcripts are still on disk are read again by "
-                "the harvest that follows; the others are lost",
+    "the harvest that follows; the others are lost",
     "calls": "ledger rows of `skillsleep train` runs in damaged rows (each run's own ledger.jsonl still has them)",
     "meta": "the last harvest's summary (the next harvest writes it again)",
 }
@@ -77,35 +77,67 @@ def check(root: Path, db: Path) -> list[Finding]:
     if db.is_file():
         problem, repairable = check_database(db)
         if problem:
-            fix = ("`skillsleep doctor --repair` backs it up, salvages what it can read and rebuilds the rest "
-                   f"(it holds {HOLDS})") if repairable else "upgrade skillsleep"
+            fix = (
+                (
+                    "`skillsleep doctor --repair` backs it up, salvages what it can read and rebuilds the rest "
+                    f"(it holds {HOLDS})"
+                )
+                if repairable
+                else "upgrade skillsleep"
+            )
             found.append(Finding(kind="state.db", path=str(db), problem=problem, fix=fix, repairable=repairable))
     nights = Nights(root)
     nights.list()
-    found += [Finding(kind="night", path=str(path), problem=why,
-                      fix="`skillsleep doctor --repair` moves it aside; the night's other files stay, and status "
-                          "no longer lists that night") for path, why in nights.unreadable]
+    found += [
+        Finding(
+            kind="night",
+            path=str(path),
+            problem=why,
+            fix="`skillsleep doctor --repair` moves it aside; the night's other files stay, and status "
+            "no longer lists that night",
+        )
+        for path, why in nights.unreadable
+    ]
     proposals = Proposals(root)
     proposals.list()
-    found += [Finding(kind="proposal", path=str(path), problem=why,
-                      fix="`skillsleep doctor --repair` moves it aside; that proposal can then no longer be adopted "
-                          f"(its skill stays in {path.parent})") for path, why in proposals.unreadable]
+    found += [
+        Finding(
+            kind="proposal",
+            path=str(path),
+            problem=why,
+            fix="`skillsleep doctor --repair` moves it aside; that proposal can then no longer be adopted "
+            f"(its skill stays in {path.parent})",
+        )
+        for path, why in proposals.unreadable
+    ]
     proposals.history()
     if proposals.bad_history:
         lines = "; ".join(f"{line_label(n)}: {why}" for n, why in proposals.bad_history)
-        found.append(Finding(kind="history", path=str(proposals.history_path), problem=lines,
-                             fix="`skillsleep doctor --repair` keeps the whole file as history.jsonl.broken-<time> "
-                                 "and rewrites it without those lines (rollback refuses until then)"))
-    found += [Finding(kind="memory", path=str(path), problem=why,
-                      fix="`skillsleep doctor --repair` moves it aside and rebuilds it from the nights that "
-                          "trained the skill") for path, why in nights.unreadable_memories()]
+        found.append(
+            Finding(
+                kind="history",
+                path=str(proposals.history_path),
+                problem=lines,
+                fix="`skillsleep doctor --repair` keeps the whole file as history.jsonl.broken-<time> "
+                "and rewrites it without those lines (rollback refuses until then)",
+            )
+        )
+    found += [
+        Finding(
+            kind="memory",
+            path=str(path),
+            problem=why,
+            fix="`skillsleep doctor --repair` moves it aside and rebuilds it from the nights that trained the skill",
+        )
+        for path, why in nights.unreadable_memories()
+    ]
     return found
 
 
 def repair(root: Path, db: Path, findings: list[Finding]) -> Repair:
     """Repair every repairable finding (see the module docstring); sets each one's `repaired`.
     The caller holds the state lock, and harvests afterwards when the state database was rebuilt."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     result = Repair()
     for f in findings:
         if not f.repairable:
@@ -164,8 +196,10 @@ def _rebuild_database(root: Path, db: Path, stamp: str, result: Repair) -> str:
     result.lost.append("the response cache (a cache: answers are asked for again when needed)")
     result.lost += [REBUILD_HINT.get(t, t) for t in result.salvaged.unreadable]
     s = result.salvaged
-    return (f"moved to {backup}; salvaged {s.sessions} sessions, {s.meta} named values and {s.calls} ledger rows "
-            f"of other runs, rebuilt {result.rebuilt_calls} ledger rows from the nights' ledger.jsonl")
+    return (
+        f"moved to {backup}; salvaged {s.sessions} sessions, {s.meta} named values and {s.calls} ledger rows "
+        f"of other runs, rebuilt {result.rebuilt_calls} ledger rows from the nights' ledger.jsonl"
+    )
 
 
 def _clean_history(root: Path, stamp: str) -> str:
@@ -191,8 +225,11 @@ def _rebuild_memory(root: Path, path: Path, result: Repair) -> str:
     """A skill's memory again, from the nights that trained it (as `skillsleep run` builds it)."""
     nights = Nights(root)
     records = [r for r in nights.list() if nights.memory_path(r.skill_path) == path]
-    trained = [r for r in records if r.status == "finished" and not r.dry_run
-               and (nights.folder(r.night) / "state.json").is_file()]
+    trained = [
+        r
+        for r in records
+        if r.status == "finished" and not r.dry_run and (nights.folder(r.night) / "state.json").is_file()
+    ]
     if not records:
         result.lost.append(f"{path.name}: no readable night trained its skill, so that memory starts afresh")
         return "no night of its skill was found, so it starts afresh"
@@ -203,8 +240,10 @@ def _rebuild_memory(root: Path, path: Path, result: Repair) -> str:
             memory.splits.update(NightPlan.model_validate_json((folder / "plan.json").read_bytes()).splits)
             state = TrainState.model_validate_json((folder / "state.json").read_bytes())
         except (OSError, ValidationError):
-            result.lost.append(f"{path.name}: night {r.night}'s plan or state cannot be read, so its task splits "
-                               "are not in the rebuilt memory")
+            result.lost.append(
+                f"{path.name}: night {r.night}'s plan or state cannot be read, so its task splits "
+                "are not in the rebuilt memory"
+            )
             continue
         memory.rejected, memory.meta_skill = list(state.rejected), state.meta_skill
         memory.nights.append(r.night)

@@ -182,9 +182,7 @@ def _find(skill: Skill, lines: list[str], protected: set[int], target: str | Non
                 f"{_q(wanted)}; quote a line that appears only once"
             )
     if exact or loose:
-        raise _Skip(
-            f"the line to {verb} is in a protected region that step edits may not change: {_q(wanted)}"
-        )
+        raise _Skip(f"the line to {verb} is in a protected region that step edits may not change: {_q(wanted)}")
     if any(line.rstrip() == wanted or _loose(line) == loose_wanted for line in skill.frontmatter.split("\n")):
         raise _Skip(f"the line to {verb} is in the frontmatter, which edits may not change: {_q(wanted)}")
     raise _Skip(
@@ -225,9 +223,7 @@ def _add_note(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
     if not text:
         raise _Skip("an execution-lapse note needs content: the reminder to record")
     if len(text) > limits.max_content_chars:
-        raise _Skip(
-            f"the note is {len(text)} characters long; a note may be at most {limits.max_content_chars}"
-        )
+        raise _Skip(f"the note is {len(text)} characters long; a note may be at most {limits.max_content_chars}")
     _refuse_forbidden([text])
     note = _LIST_MARKER.sub("", text, count=1)
     notes = [_LIST_MARKER.sub("", line, count=1).strip() for line in skill.region("appendix").split("\n")]
@@ -260,7 +256,7 @@ def structure_problems(base: str, candidate: str, result: str) -> list[str]:
 
 def _region_lines(skill: Skill, name: RegionName) -> list[str] | None:
     span = skill.region_span(name)
-    return None if span is None else skill.body.split("\n")[span[0]: span[1] + 1]
+    return None if span is None else skill.body.split("\n")[span[0] : span[1] + 1]
 
 
 def _headings(skill: Skill) -> list[str]:

@@ -26,8 +26,11 @@ async def end_epoch(tr: Trainer, st: TrainState) -> None:
     if tr.cfg.meta.enabled:
         accepted = [e for s in st.steps if s.epoch == st.epoch and s.gate and s.gate.accepted for e in s.applied]
         summary = EpochSummary(
-            epoch=st.epoch, start_score=st.epoch_start_score, end_score=st.current_score,
-            accepted=accepted, rejected=[r for r in st.rejected if r.epoch == st.epoch],
+            epoch=st.epoch,
+            start_score=st.epoch_start_score,
+            end_score=st.current_score,
+            accepted=accepted,
+            rejected=[r for r in st.rejected if r.epoch == st.epoch],
             slow_update_counts=counts,
         )
         result = await update_meta_skill(tr.optimizer, st.meta_skill, summary, max_lines=tr.cfg.meta.max_lines)
@@ -50,12 +53,17 @@ async def _slow_update(
     after = await tr.ev.rollouts(current, tasks, k=1)
     comparisons = [
         Comparison(task=t, before=b, after=a, outcome=classify(b.score, a.score))
-        for t, b, a in zip(tasks, before, after)
+        for t, b, a in zip(tasks, before, after, strict=True)
     ]
-    result = await slow_update(tr.optimizer, previous, current, comparisons, max_lines=tr.cfg.slow_update.max_lines,
-                               redactor=tr.redactor)
-    record["slow_update"] = {"counts": result.counts, "failure": result.failure, "guidance": result.guidance,
-                             "refused": [r.model_dump(mode="json") for r in result.refused]}
+    result = await slow_update(
+        tr.optimizer, previous, current, comparisons, max_lines=tr.cfg.slow_update.max_lines, redactor=tr.redactor
+    )
+    record["slow_update"] = {
+        "counts": result.counts,
+        "failure": result.failure,
+        "guidance": result.guidance,
+        "refused": [r.model_dump(mode="json") for r in result.refused],
+    }
     for r in result.refused:
         tr.progress(f"slow update: {r.reason()}")
     if not result.guidance.strip() or result.guidance.strip() == current.region("slow-update").strip():

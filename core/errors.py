@@ -1,20 +1,20 @@
 """Every error skillsleep raises on purpose, each one saying what to do about it.
 
-    SkillsleepError
-    ├── ConfigError              a setting, file or name the user gave is wrong (exit code 2)
-    │   ├── UnknownNameError     an unknown provider / model / harness / judge name; lists the known
-    │   └── StateDamaged         a file of the state directory is damaged; says what it holds and
-    │                            that `skillsleep doctor --repair` repairs it
-    ├── BackendError             a model endpoint failed for the whole run (after retries)
-    │   ├── BackendUnavailable   no key, server unreachable, SDK or weights not installed
-    │   ├── RetriesExhausted     429 / 5xx / timeouts kept coming after the last retry
-    │   └── TransientError       one retryable failure (caught by the retry loop, never escapes it)
-    ├── BudgetExceeded           the token or money cap would be crossed by the next call
-    ├── FinalScoringFailed       training finished, scoring the test split did not (results kept)
-    ├── Busy                     another cycle holds the state directory's lock, or another
-    │                            process writes its database longer than a statement waits
-    ├── ParseError               a model reply was malformed or truncated (recorded, never applied)
-    └── EditError                an edit breaks the bounds (unknown line, protected region, too big)
+SkillsleepError
+├── ConfigError              a setting, file or name the user gave is wrong (exit code 2)
+│   ├── UnknownNameError     an unknown provider / model / harness / judge name; lists the known
+│   └── StateDamaged         a file of the state directory is damaged; says what it holds and
+│                            that `skillsleep doctor --repair` repairs it
+├── BackendError             a model endpoint failed for the whole run (after retries)
+│   ├── BackendUnavailable   no key, server unreachable, SDK or weights not installed
+│   ├── RetriesExhausted     429 / 5xx / timeouts kept coming after the last retry
+│   └── TransientError       one retryable failure (caught by the retry loop, never escapes it)
+├── BudgetExceeded           the token or money cap would be crossed by the next call
+├── FinalScoringFailed       training finished, scoring the test split did not (results kept)
+├── Busy                     another cycle holds the state directory's lock, or another
+│                            process writes its database longer than a statement waits
+├── ParseError               a model reply was malformed or truncated (recorded, never applied)
+└── EditError                an edit breaks the bounds (unknown line, protected region, too big)
 """
 
 from __future__ import annotations

@@ -96,10 +96,17 @@ def decide(
                 break
     accepted = reason is None
     if accepted:
-        reason = "gate off (greedy): accepted without a check" if not cfg.enabled else (
-            f"improved {base:.3f} → {cand:.3f}" if cand > base + _EPS else f"not worse: {base:.3f} → {cand:.3f}"
+        reason = (
+            "gate off (greedy): accepted without a check"
+            if not cfg.enabled
+            else (f"improved {base:.3f} → {cand:.3f}" if cand > base + _EPS else f"not worse: {base:.3f} → {cand:.3f}")
         )
     return GateDecision(
-        baseline=base, candidate=cand, accepted=accepted, reason=reason or "",
-        deltas=deltas, baseline_hash=baseline_hash, candidate_hash=candidate_hash,
+        baseline=base,
+        candidate=cand,
+        accepted=accepted,
+        reason=reason or "",
+        deltas=deltas,
+        baseline_hash=baseline_hash,
+        candidate_hash=candidate_hash,
     )

@@ -113,23 +113,28 @@ def merge(old: Session, new: Session) -> Session:
     """A stored session extended by a continuation chunk of the same transcript."""
     starts = [t for t in (old.started, new.started) if t is not None]
     ends = [t for t in (old.ended, new.ended) if t is not None]
-    return old.model_copy(update={
-        "turns": [*old.turns, *new.turns],
-        "models": [*old.models, *(m for m in new.models if m not in old.models)],
-        "usage": old.usage + new.usage,
-        "started": min(starts) if starts else None,
-        "ended": max(ends) if ends else None,
-        "byte_end": max(old.byte_end, new.byte_end),
-        "project": old.project or new.project,
-        "agent_version": new.agent_version or old.agent_version,
-    })
+    return old.model_copy(
+        update={
+            "turns": [*old.turns, *new.turns],
+            "models": [*old.models, *(m for m in new.models if m not in old.models)],
+            "usage": old.usage + new.usage,
+            "started": min(starts) if starts else None,
+            "ended": max(ends) if ends else None,
+            "byte_end": max(old.byte_end, new.byte_end),
+            "project": old.project or new.project,
+            "agent_version": new.agent_version or old.agent_version,
+        }
+    )
 
 
 class Harvester:
     """Runs the incremental harvest of a set of transcript files into the store."""
 
     def __init__(
-        self, store: Store, parsers: dict[str, Parser], redactor: Redactor,
+        self,
+        store: Store,
+        parsers: dict[str, Parser],
+        redactor: Redactor,
         db_readers: dict[str, DbReader] | None = None,
     ) -> None:
         self.store = store
@@ -163,7 +168,12 @@ class Harvester:
             _waiting(report, cursor.size - cursor.offset)
             return  # unchanged: not a byte read
         start = 0
-        if cursor and same_file and st.st_size >= cursor.offset and _head(source.path, min(cursor.offset, HEAD_BYTES)) == cursor.head:
+        if (
+            cursor
+            and same_file
+            and st.st_size >= cursor.offset
+            and _head(source.path, min(cursor.offset, HEAD_BYTES)) == cursor.head
+        ):
             start = cursor.offset
         elif cursor is not None:
             report.files_reset += 1
@@ -179,10 +189,17 @@ class Harvester:
             self._store(source.harness, self.redactor.session(session), report, since)
         offset = start + parsed.bytes_read
         _waiting(report, len(data) - parsed.bytes_read)
-        self.store.set_cursor(key, Cursor(
-            device=st.st_dev, inode=st.st_ino, size=st.st_size, mtime_ns=st.st_mtime_ns,
-            offset=offset, head=_head(source.path, min(offset, HEAD_BYTES)),
-        ).model_dump())
+        self.store.set_cursor(
+            key,
+            Cursor(
+                device=st.st_dev,
+                inode=st.st_ino,
+                size=st.st_size,
+                mtime_ns=st.st_mtime_ns,
+                offset=offset,
+                head=_head(source.path, min(offset, HEAD_BYTES)),
+            ).model_dump(),
+        )
 
     def _db(self, source: Source, key: str, report: HarvestReport, since: datetime | None) -> None:
         stats = _db_stats(source.path)

@@ -152,7 +152,6 @@ def read_records(path: Path, model: type[M]) -> tuple[list[M], list[tuple[int, s
     return out, bad
 
 
-
 def line_label(n: int) -> str:
     """How `read_records()` problem number `n` is named: "line 7", or "as a whole" for 0."""
     return f"line {n}" if n else "as a whole"

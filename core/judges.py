@@ -84,10 +84,7 @@ def match_answer(judge: Judge, response: str) -> CheckResult | None:
         got = response
     if want is not None:
         return _match_number(expected, want, got)
-    if judge.answer_match == "exact":
-        ok = got.strip() == expected.strip()
-    else:
-        ok = _normalize(got) == _normalize(expected)
+    ok = got.strip() == expected.strip() if judge.answer_match == "exact" else _normalize(got) == _normalize(expected)
     if ok:
         return CheckResult(True)
     seen = f"the response answered {_q(got)}" if got.strip() else "the response gave no answer"
@@ -210,8 +207,10 @@ def _expected_number(judge: Judge) -> float | None:
         return None
     want = _parse_number(_expected(judge))
     if want is None:
-        raise ConfigError(f"the expected answer {judge.answer!r} is not a number, but answer_match is 'number'; "
-                          "give a number, or use answer_match \"normalized\"")
+        raise ConfigError(
+            f"the expected answer {judge.answer!r} is not a number, but answer_match is 'number'; "
+            'give a number, or use answer_match "normalized"'
+        )
     return want
 
 
@@ -224,8 +223,10 @@ def _answer_pattern(judge: Judge) -> re.Pattern[str] | None:
     except ConfigError as exc:
         raise ConfigError(f"answer_pattern: {exc}") from None
     if pattern.groups != 1:
-        raise ConfigError(f"answer_pattern {judge.answer_pattern!r} needs exactly one capture group ( … ) around the "
-                          f"answer, it has {pattern.groups}; make any other group non-capturing: (?: … )")
+        raise ConfigError(
+            f"answer_pattern {judge.answer_pattern!r} needs exactly one capture group ( … ) around the "
+            f"answer, it has {pattern.groups}; make any other group non-capturing: (?: … )"
+        )
     return pattern
 
 
@@ -282,14 +283,20 @@ def _starts_with(check: Check, prefix: str, run: Run) -> Outcome:
     text = run.response.lstrip()
     if _fold(check, text).startswith(_fold(check, prefix)):
         return None
-    return f"the answer must start with `{prefix}`", f"it starts with {_q(text[: max(len(prefix), 40)]) if text else 'nothing (it is empty)'}"
+    return (
+        f"the answer must start with `{prefix}`",
+        f"it starts with {_q(text[: max(len(prefix), 40)]) if text else 'nothing (it is empty)'}",
+    )
 
 
 def _ends_with(check: Check, suffix: str, run: Run) -> Outcome:
     text = run.response.rstrip()
     if _fold(check, text).endswith(_fold(check, suffix)):
         return None
-    return f"the answer must end with `{suffix}`", f"it ends with {_q(text[-max(len(suffix), 40):]) if text else 'nothing (it is empty)'}"
+    return (
+        f"the answer must end with `{suffix}`",
+        f"it ends with {_q(text[-max(len(suffix), 40) :]) if text else 'nothing (it is empty)'}",
+    )
 
 
 def _last_line_regex(check: Check, pattern: re.Pattern[str], run: Run) -> Outcome:
@@ -315,7 +322,9 @@ def _max_chars(check: Check, limit: int, run: Run) -> Outcome:
 
 def _min_chars(check: Check, limit: int, run: Run) -> Outcome:
     n = len(run.response.strip())
-    return None if n >= limit else (f"the answer must be at least {limit} characters long", f"it is {n} characters long")
+    return (
+        None if n >= limit else (f"the answer must be at least {limit} characters long", f"it is {n} characters long")
+    )
 
 
 def _max_lines(check: Check, limit: int, run: Run) -> Outcome:

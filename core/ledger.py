@@ -48,9 +48,7 @@ def price_of(prices: dict[str, Price], provider: str, model: str, usage: Usage) 
     cached = min(usage.cached_tokens, usage.input_tokens)
     cached_price = price.input if price.cached_input is None else price.cached_input
     return (
-        (usage.input_tokens - cached) * price.input
-        + cached * cached_price
-        + usage.output_tokens * price.output
+        (usage.input_tokens - cached) * price.input + cached * cached_price + usage.output_tokens * price.output
     ) / 1_000_000
 
 
@@ -95,7 +93,8 @@ class Ledger:
                 f"may cost ~${usd:.4f}; raise --budget-usd to go on."
             )
         if (cap_t is not None and self.spent_tokens + self._reserved_tokens + tokens > cap_t) or (
-                cap_u is not None and self.spent_usd + self._reserved_usd + usd > cap_u):
+            cap_u is not None and self.spent_usd + self._reserved_usd + usd > cap_u
+        ):
             return None
         self._reserved_tokens += tokens
         self._reserved_usd += usd
@@ -136,8 +135,15 @@ class Ledger:
     def by_role(self) -> dict[str, dict[str, float]]:
         """Per role: calls, cache hits, tokens in / out / cached, cost."""
         out: dict[str, dict[str, float]] = defaultdict(
-            lambda: {"calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0,
-                     "cached_tokens": 0, "cost_usd": 0.0, "errors": 0}
+            lambda: {
+                "calls": 0,
+                "cache_hits": 0,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cached_tokens": 0,
+                "cost_usd": 0.0,
+                "errors": 0,
+            }
         )
         for e in self.entries:
             row = out[e.role]

@@ -18,7 +18,6 @@ from skillsleep.core.ledger import Ledger
 from skillsleep.core.records import Completion, CompletionRequest, LedgerEntry, Message, Role, Usage
 from skillsleep.core.store import Store
 
-
 RESERVE_POLL_S = 0.02
 
 

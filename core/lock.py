@@ -11,7 +11,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -34,16 +34,19 @@ class StateLock:
         except BlockingIOError:
             holder = _read(fd)
             os.close(fd)
-            raise Busy(f"another skillsleep cycle is running on {self.path.parent} ({who(holder)}); "
-                       "wait for it to finish, or stop that process first") from None
-        info = {"pid": os.getpid(), "purpose": self.purpose, "since": datetime.now(timezone.utc).isoformat()}
+            raise Busy(
+                f"another skillsleep cycle is running on {self.path.parent} ({who(holder)}); "
+                "wait for it to finish, or stop that process first"
+            ) from None
+        info = {"pid": os.getpid(), "purpose": self.purpose, "since": datetime.now(UTC).isoformat()}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
         self._fd = fd
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._fd is not None:
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -70,7 +73,7 @@ def held_by(data_dir: Path) -> dict[str, object] | None:
 
 
 def who(holder: dict[str, object]) -> str:
-    """"pid 123, skillsleep run since 2026-…" from what a holder recorded."""
+    """ "pid 123, skillsleep run since 2026-…" from what a holder recorded."""
     return f"pid {holder.get('pid', '?')}, {holder.get('purpose', 'a cycle')} since {holder.get('since', '?')}"
 
 

@@ -87,7 +87,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 from pydantic import Field, ValidationError
@@ -102,9 +102,23 @@ from skillsleep.core.safety import screen
 from skillsleep.core.session import Session, Turn
 
 __all__ = [
-    "CHECK_HELP", "DEFAULT_RUBRIC", "MINE_ROLE", "Evidence", "Instance", "Intake", "MineResult", "MinedTask",
-    "Outcomes", "extract_instances", "judge_messages", "merge_messages", "mine", "normalize", "similarity",
-    "task_id", "validate_check",
+    "CHECK_HELP",
+    "DEFAULT_RUBRIC",
+    "MINE_ROLE",
+    "Evidence",
+    "Instance",
+    "Intake",
+    "MineResult",
+    "MinedTask",
+    "Outcomes",
+    "extract_instances",
+    "judge_messages",
+    "merge_messages",
+    "mine",
+    "normalize",
+    "similarity",
+    "task_id",
+    "validate_check",
 ]
 
 # "mine" is not in records.Role yet (the ledger validates roles): mining is billed as "reflect".
@@ -260,8 +274,54 @@ _SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
 _COMMAND = re.compile(r"^\s*/([\w][\w:.-]*)(?=\s|$)")
 _PLACEHOLDERS = frozenset({"<url>", "<id>", "<str>", "<path>", "<num>", "<cmd>"})
 _STOP = frozenset(
-    "a an the to of in on at for with and or is are be it its this that these those my our your me i "
-    "we you please pls can could would will should just also then now some any all by from as so".split()
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "our",
+        "your",
+        "me",
+        "i",
+        "we",
+        "you",
+        "please",
+        "pls",
+        "can",
+        "could",
+        "would",
+        "will",
+        "should",
+        "just",
+        "also",
+        "then",
+        "now",
+        "some",
+        "any",
+        "all",
+        "by",
+        "from",
+        "as",
+        "so",
+    ]
 )
 
 
@@ -304,10 +364,53 @@ def task_id(key: str) -> str:
 # --- intents, evidence and outcomes ------------------------------------------------------------
 
 _HOUSEKEEPING = frozenset(
-    "clear exit quit compact help model resume cost status config login logout doctor memory permissions "
-    "vim theme terminal-setup mcp agents hooks ide bug release-notes upgrade usage context export add-dir "
-    "statusline output-style privacy-settings new approvals mention feedback fast settings plugin plugins "
-    "continue fork rename tasks todos".split()
+    [
+        "clear",
+        "exit",
+        "quit",
+        "compact",
+        "help",
+        "model",
+        "resume",
+        "cost",
+        "status",
+        "config",
+        "login",
+        "logout",
+        "doctor",
+        "memory",
+        "permissions",
+        "vim",
+        "theme",
+        "terminal-setup",
+        "mcp",
+        "agents",
+        "hooks",
+        "ide",
+        "bug",
+        "release-notes",
+        "upgrade",
+        "usage",
+        "context",
+        "export",
+        "add-dir",
+        "statusline",
+        "output-style",
+        "privacy-settings",
+        "new",
+        "approvals",
+        "mention",
+        "feedback",
+        "fast",
+        "settings",
+        "plugin",
+        "plugins",
+        "continue",
+        "fork",
+        "rename",
+        "tasks",
+        "todos",
+    ]
 )
 _REVERT_COMMANDS = frozenset({"undo", "rewind"})
 _SKILLSLEEP_COMMANDS = frozenset({"sleep", "skillsleep:sleep"})  # /sleep in an agent, by the pack's own name too
@@ -316,13 +419,83 @@ _COMMAND_TEXT = re.compile(r"^/([A-Za-z][\w:.\-]*)(?:\s+(.*))?$", re.S)
 _MARKER_ONLY = re.compile(r"^\[[^\]\n]{0,200}\]$")
 
 _POSITIVE = frozenset(
-    "thanks thank thx ty great perfect nice cool awesome excellent lgtm works worked good correct exactly "
-    "appreciated approved brilliant amazing wonderful fantastic 👍 🎉 ✅".split()
+    [
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "great",
+        "perfect",
+        "nice",
+        "cool",
+        "awesome",
+        "excellent",
+        "lgtm",
+        "works",
+        "worked",
+        "good",
+        "correct",
+        "exactly",
+        "appreciated",
+        "approved",
+        "brilliant",
+        "amazing",
+        "wonderful",
+        "fantastic",
+        "👍",
+        "🎉",
+        "✅",
+    ]
 )
 _NEUTRAL = frozenset(
-    "ok okay k kk yes y yep yeah yup sure fine alright all right you it that this is now go on ahead "
-    "continue proceed please pls do next keep going carry done sounds well job looks look much very so "
-    "ship approve that's thats it's".split()
+    [
+        "ok",
+        "okay",
+        "k",
+        "kk",
+        "yes",
+        "y",
+        "yep",
+        "yeah",
+        "yup",
+        "sure",
+        "fine",
+        "alright",
+        "all",
+        "right",
+        "you",
+        "it",
+        "that",
+        "this",
+        "is",
+        "now",
+        "go",
+        "on",
+        "ahead",
+        "continue",
+        "proceed",
+        "please",
+        "pls",
+        "do",
+        "next",
+        "keep",
+        "going",
+        "carry",
+        "done",
+        "sounds",
+        "well",
+        "job",
+        "looks",
+        "look",
+        "much",
+        "very",
+        "so",
+        "ship",
+        "approve",
+        "that's",
+        "thats",
+        "it's",
+    ]
 )
 _NEUTRAL_PHRASES = frozenset({"what else", "and", "more", "go", "next step", "what next"})
 
@@ -424,8 +597,14 @@ class _Open:
         else:
             outcome = "unknown"
         return Instance(
-            harness=self.session.harness, session_id=self.session.id, project=self.session.project,
-            prompt=self.prompt, key=self.key, at=self.at, outcome=outcome, evidence=self.evidence,
+            harness=self.session.harness,
+            session_id=self.session.id,
+            project=self.session.project,
+            prompt=self.prompt,
+            key=self.key,
+            at=self.at,
+            outcome=outcome,
+            evidence=self.evidence,
             acknowledged=self.positive,
         )
 
@@ -595,7 +774,7 @@ class _Group:
 
 
 def _when(instance: Instance) -> datetime:
-    return instance.at or datetime.min.replace(tzinfo=timezone.utc)
+    return instance.at or datetime.min.replace(tzinfo=UTC)
 
 
 MERGE_SCHEMA: dict[str, Any] = {
@@ -640,9 +819,11 @@ async def _merge(llm: LLM, groups: list[_Group], problems: list[str]) -> list[li
         if bad:
             problems.append(f"paraphrase merge: group {n} names requests that do not exist ({bad}); those ignored")
         if len(shown) >= 4 and len(members) > max(3, len(shown) // 2):
-            problems.append(f"paraphrase merge: group {n} joins {len(members)} of {len(shown)} requests into one task, "
-                            "which no real set of paraphrases does; ignored (a weak optimizer model lumps requests "
-                            "together: use a stronger --optimizer-model)")
+            problems.append(
+                f"paraphrase merge: group {n} joins {len(members)} of {len(shown)} requests into one task, "
+                "which no real set of paraphrases does; ignored (a weak optimizer model lumps requests "
+                "together: use a stronger --optimizer-model)"
+            )
             continue
         if len(members) >= 2:
             merges.append(members)
@@ -754,7 +935,9 @@ def judge_messages(wordings: list[str], evidence: list[Evidence], outcomes: Outc
     user = render(
         "mine_judge_user",
         request=data_block("REQUEST", wordings[0] if wordings else "", limit=REQUEST_CHARS),
-        wordings=wording_text, corrections=corrections, outcomes=outcome_text,
+        wordings=wording_text,
+        corrections=corrections,
+        outcomes=outcome_text,
     )
     check_types = "\n".join(f"   - {name}: {CHECK_HELP.get(name, name)}" for name in _CHECK_TYPES)
     system = render("mine_judge_system", check_types=check_types)
@@ -801,7 +984,10 @@ async def _judge(llm: LLM, mined: MinedTask, problems: list[str]) -> tuple[Judge
     for n, raw in enumerate(raw_checks, 1):
         check, why = validate_check(raw)
         if check is not None and isinstance(check.value, str) and copied(check.value):
-            check, why = None, f"its value {check.value!r} is copied from the judge-writing instructions, not the user's words"
+            check, why = (
+                None,
+                f"its value {check.value!r} is copied from the judge-writing instructions, not the user's words",
+            )
             copies.append(f"check {n}")
         if check is not None and check.feedback and copied(check.feedback):
             check = check.model_copy(update={"feedback": None})  # the scorer's own feedback names the requirement
@@ -818,8 +1004,10 @@ async def _judge(llm: LLM, mined: MinedTask, problems: list[str]) -> tuple[Judge
         copies.append("the rubric")
         rubric = None
     if copies:
-        problems.append(f"{where}: the optimizer copied the judge-writing instructions instead of the user's words "
-                        f"into {', '.join(copies)}; dropped")
+        problems.append(
+            f"{where}: the optimizer copied the judge-writing instructions instead of the user's words "
+            f"into {', '.join(copies)}; dropped"
+        )
     if rubric is not None:
         problem = _unsafe(rubric)
         if problem:
@@ -898,7 +1086,7 @@ async def judge_tasks(llm: LLM, tasks: list[MinedTask], problems: list[str]) -> 
     A reply that cannot be read leaves the default rubric and is named in `problems`."""
     verdicts = await asyncio.gather(*(_judge(llm, m, problems) for m in tasks))
     dropped_total = 0
-    for mined_task, (judge, from_optimizer, dropped) in zip(tasks, verdicts):
+    for mined_task, (judge, from_optimizer, dropped) in zip(tasks, verdicts, strict=True):
         mined_task.task.judge = judge
         mined_task.judge_source = "optimizer" if from_optimizer else "default"
         mined_task.dropped_checks = dropped
@@ -915,7 +1103,10 @@ def _clusters(kept: list[MinedTask], total: int, links: list[tuple[int, int]]) -
     by_root: dict[int, list[str]] = {}
     for n, mined in enumerate(kept):
         by_root.setdefault(uf.find(n), []).append(mined.task.id)
-    names = {root: "cluster-" + hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:12] for root, ids in by_root.items()}
+    names = {
+        root: "cluster-" + hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:12]
+        for root, ids in by_root.items()
+    }
     for n, mined in enumerate(kept):
         mined.cluster = names[uf.find(n)]
     return {names[root]: ids for root, ids in by_root.items()}
@@ -933,13 +1124,24 @@ def _mined(group: _Group, merged_from: int, min_recurrence: int) -> MinedTask:
     wordings = [rep] + [t for t in sorted(texts, key=lambda t: (-texts[t], t)) if t != rep]
     sources = list(dict.fromkeys(i.source for i in sorted(group.instances, key=lambda i: (_when(i), i.source))))
     task = Task(
-        id=task_id(group.key), prompt=rep, workdir=group.representative.project,
-        judge=Judge(rubric=DEFAULT_RUBRIC), origin="real", provenance=sources,
+        id=task_id(group.key),
+        prompt=rep,
+        workdir=group.representative.project,
+        judge=Judge(rubric=DEFAULT_RUBRIC),
+        origin="real",
+        provenance=sources,
     )
     recurrence = group.size
     return MinedTask(
-        task=task, cluster="", recurrence=recurrence, sessions=len(sources),
-        recurrent=recurrence >= min_recurrence, priority=recurrence * (1 + outcomes.failure_rate),
-        outcomes=outcomes, instances=sorted(group.instances, key=lambda i: (_when(i), i.source)),
-        evidence=evidence, wordings=wordings, merged_from=merged_from,
+        task=task,
+        cluster="",
+        recurrence=recurrence,
+        sessions=len(sources),
+        recurrent=recurrence >= min_recurrence,
+        priority=recurrence * (1 + outcomes.failure_rate),
+        outcomes=outcomes,
+        instances=sorted(group.instances, key=lambda i: (_when(i), i.source)),
+        evidence=evidence,
+        wordings=wordings,
+        merged_from=merged_from,
     )

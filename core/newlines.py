@@ -62,7 +62,7 @@ def restore(base: str, edited: str) -> str:
     out: list[tuple[str, str | None]] = []  # (line, its ending; None: a new line, ending to choose)
     for tag, i1, i2, j1, j2 in _opcodes(old_bare, new):
         if tag == "equal":
-            out += [(bare, line[len(bare):]) for bare, line in zip(old_bare[i1:i2], old[i1:i2])]
+            out += [(bare, line[len(bare) :]) for bare, line in zip(old_bare[i1:i2], old[i1:i2], strict=True)]
         else:
             out += [(line, None) for line in new[j1:j2]]
     if not out:
@@ -70,7 +70,7 @@ def restore(base: str, edited: str) -> str:
     endings = _endings(out, usual)
     if not base.endswith(("\n", "\r")):
         endings[-1] = ""  # still no final newline
-    return bom + "".join(line + end for (line, _), end in zip(out, endings))
+    return bom + "".join(line + end for (line, _), end in zip(out, endings, strict=True))
 
 
 def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
@@ -84,7 +84,7 @@ def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, i
     while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
         tail += 1
     ops = [("equal", 0, head, 0, head)] if head else []
-    middle = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
+    middle = difflib.SequenceMatcher(None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False)
     ops += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle.get_opcodes()]
     if tail:
         ops.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
@@ -111,7 +111,7 @@ def _endings(out: list[tuple[str, str | None]], usual: str) -> list[str]:
 
 
 def endings_note(before: str, after: str, old_name: str, new_name: str) -> str:
-    """"line endings differ: OLD_NAME has CRLF, NEW_NAME LF" for two `style()`s, or "" when they
+    """ "line endings differ: OLD_NAME has CRLF, NEW_NAME LF" for two `style()`s, or "" when they
     agree (a terminal shows no CR, so a diff alone would seem to change nothing)."""
     if before == after or {before, after} & {"none", "absent"}:
         return ""

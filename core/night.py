@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import Field
 
 from skillsleep.core.changes import Change
+from skillsleep.core.config import TrainConfig
 from skillsleep.core.errors import BudgetExceeded, ParseError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
@@ -53,7 +54,6 @@ from skillsleep.core.safety import screen
 from skillsleep.core.session import Session
 from skillsleep.core.skill import Skill
 from skillsleep.core.trainer import Trainer, TrainState
-from skillsleep.core.config import TrainConfig
 
 Progress = Callable[[str], None]
 
@@ -120,8 +120,9 @@ async def plan_night(
     """Mine, filter, judge, split and dream: everything before the first rollout."""
     sessions = list(sessions)
     progress(f"mining {len(sessions)} sessions for recurring tasks")
-    mined = await mine(sessions, llm=optimizer, min_recurrence=settings.min_recurrence, max_tasks=None,
-                       redactor=redactor, judges=False)
+    mined = await mine(
+        sessions, llm=optimizer, min_recurrence=settings.min_recurrence, max_tasks=None, redactor=redactor, judges=False
+    )
     plan = NightPlan(mined=mined, sessions=len(sessions), problems=list(mined.problems))
     recurring = [m for m in mined.tasks if m.recurrent]
     plan.recurring = len(recurring)
@@ -142,8 +143,9 @@ async def plan_night(
     if chosen:
         progress(f"writing judges for {len(chosen)} tasks")
         mined.dropped_checks += await judge_tasks(optimizer, chosen, plan.problems)
-    plan.splits = split_tasks(chosen, memory.splits, val_fraction=settings.val_fraction,
-                              test_fraction=settings.test_fraction)
+    plan.splits = split_tasks(
+        chosen, memory.splits, val_fraction=settings.val_fraction, test_fraction=settings.test_fraction
+    )
     if not plan.splits:
         plan.not_ready = _too_few(len(recurring), len(relevant), len({m.cluster for m in chosen}), settings)
         return plan
@@ -152,25 +154,36 @@ async def plan_night(
         held_out = [t.prompt for t in split["val"] + split["test"]]
         train = [m for m in chosen if plan.splits[m.task.id] == "train"]
         progress(f"dreaming {settings.dreams} variant(s) of {len(train)} training tasks")
-        batches = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, plan.problems, redactor)
-                                         for m in train))
+        batches = await asyncio.gather(
+            *(dream(optimizer, m, settings.dreams, held_out, plan.problems, redactor) for m in train)
+        )
         plan.dreams = [t for batch in batches for t in batch]
     return plan
 
 
 def _too_few(recurring: int, relevant: int, clusters: int, settings: NightSettings) -> str:
     if recurring == 0:
-        return (f"no task recurred {settings.min_recurrence}+ times in the harvested sessions yet; keep working "
-                "and run again later (or lower --min-recurrence)")
+        return (
+            f"no task recurred {settings.min_recurrence}+ times in the harvested sessions yet; keep working "
+            "and run again later (or lower --min-recurrence)"
+        )
     if relevant == 0:
-        return (f"none of the {recurring} recurring tasks is about this skill; pick another with --skill, or leave "
-                "--skill empty to train the managed learned skill")
-    return (f"only {clusters} distinct recurring task(s) for this skill; a night needs at least 2 (one to train "
-            "on, one held out to judge the result) — keep working and run again later")
+        return (
+            f"none of the {recurring} recurring tasks is about this skill; pick another with --skill, or leave "
+            "--skill empty to train the managed learned skill"
+        )
+    return (
+        f"only {clusters} distinct recurring task(s) for this skill; a night needs at least 2 (one to train "
+        "on, one held out to judge the result) — keep working and run again later"
+    )
 
 
 def split_tasks(
-    tasks: list[MinedTask], previous: dict[str, Split], *, val_fraction: float = 0.3, test_fraction: float = 0.2,
+    tasks: list[MinedTask],
+    previous: dict[str, Split],
+    *,
+    val_fraction: float = 0.3,
+    test_fraction: float = 0.2,
 ) -> dict[str, Split]:
     """Task id → split, one split per cluster (near-duplicates never straddle splits).
 
@@ -227,12 +240,16 @@ RELEVANCE_SCHEMA: dict[str, Any] = {
 
 
 def relevance_messages(skill: Skill, name: str, prompts: list[str]) -> list[Message]:
-    tasks = "\n".join(f"Task {n}:\n" + data_block(f"TASK {n}", p, limit=RELEVANCE_CHARS) for n, p in enumerate(prompts, 1))
+    tasks = "\n".join(
+        f"Task {n}:\n" + data_block(f"TASK {n}", p, limit=RELEVANCE_CHARS) for n, p in enumerate(prompts, 1)
+    )
     user = render("relevance_user", name=name, skill=data_block("SKILL", skill.text, limit=SKILL_CHARS), tasks=tasks)
     return [Message(role="system", content=render("relevance_system")), Message(role="user", content=user)]
 
 
-async def relevant_tasks(llm: LLM, skill: Skill, name: str, tasks: list[MinedTask], problems: list[str]) -> list[MinedTask]:
+async def relevant_tasks(
+    llm: LLM, skill: Skill, name: str, tasks: list[MinedTask], problems: list[str]
+) -> list[MinedTask]:
     """The tasks the skill is about, in their order. A reply that cannot be read keeps its whole
     batch (the gate still guards the result) and is named in `problems`."""
     batches = [tasks[i : i + RELEVANCE_BATCH] for i in range(0, len(tasks), RELEVANCE_BATCH)]
@@ -246,7 +263,9 @@ async def relevant_tasks(llm: LLM, skill: Skill, name: str, tasks: list[MinedTas
             return batch
         numbers = reply.get("relevant")
         if not isinstance(numbers, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in numbers):
-            problems.append(f"relevance: 'relevant' is not a list of task numbers ({numbers!r}); kept all {len(batch)} tasks")
+            problems.append(
+                f"relevance: 'relevant' is not a list of task numbers ({numbers!r}); kept all {len(batch)} tasks"
+            )
             return batch
         bad = sorted({x for x in numbers if not 1 <= x <= len(batch)})
         if bad:
@@ -268,15 +287,26 @@ DREAM_SCHEMA: dict[str, Any] = {
 
 def dream_messages(mined: MinedTask, count: int) -> list[Message]:
     others = mined.wordings[1:3]
-    wordings = ("Other wordings the user used:\n" + "\n".join(
-        data_block(f"WORDING {n}", w, limit=RELEVANCE_CHARS) for n, w in enumerate(others, 2))) if others else ""
-    user = render("dream_user", request=data_block("REQUEST", mined.task.prompt, limit=DREAM_CHARS),
-                  wordings=wordings, count=count)
+    wordings = (
+        (
+            "Other wordings the user used:\n"
+            + "\n".join(data_block(f"WORDING {n}", w, limit=RELEVANCE_CHARS) for n, w in enumerate(others, 2))
+        )
+        if others
+        else ""
+    )
+    user = render(
+        "dream_user",
+        request=data_block("REQUEST", mined.task.prompt, limit=DREAM_CHARS),
+        wordings=wordings,
+        count=count,
+    )
     return [Message(role="system", content=render("dream_system")), Message(role="user", content=user)]
 
 
-async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str],
-                redactor: Redactor | None = None) -> list[Task]:
+async def dream(
+    llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str], redactor: Redactor | None = None
+) -> list[Task]:
     """Up to `count` paraphrased training variants of a real training task (origin "dream"), redacted
     like harvested text (`redactor`; None → the built-in rules). A variant is dropped when it is
     empty, unsafe, the same request again, or close to a held-out task (it would leak that task
@@ -284,8 +314,9 @@ async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], pro
     redactor = redactor or Redactor()
     where = f"dream for {mined.task.id}"
     try:
-        reply = await llm.ask_json("dream", dream_messages(mined, count), DREAM_SCHEMA, max_tokens=DREAM_TOKENS,
-                                   cache_system=True)
+        reply = await llm.ask_json(
+            "dream", dream_messages(mined, count), DREAM_SCHEMA, max_tokens=DREAM_TOKENS, cache_system=True
+        )
     except ParseError as exc:
         problems.append(f"{where}: the optimizer's reply could not be read ({exc}); no variants")
         return []
@@ -304,7 +335,9 @@ async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], pro
         norm = " ".join(text.split()).lower()
         refusal = screen(Edit(op="add", content=text))
         if refusal is not None:
-            problems.append(f"{where}: a variant was refused by the safety screen ({refusal.rule}: “{refusal.matched}”)")
+            problems.append(
+                f"{where}: a variant was refused by the safety screen ({refusal.rule}: “{refusal.matched}”)"
+            )
             continue
         if norm in seen:
             continue
@@ -312,8 +345,16 @@ async def dream(llm: LLM, mined: MinedTask, count: int, held_out: list[str], pro
             problems.append(f"{where}: a variant was dropped because it is close to a held-out task")
             continue
         seen.add(norm)
-        out.append(mined.task.model_copy(update={
-            "id": f"{mined.task.id}~dream{len(out) + 1}", "prompt": text, "split": "train", "origin": "dream"}))
+        out.append(
+            mined.task.model_copy(
+                update={
+                    "id": f"{mined.task.id}~dream{len(out) + 1}",
+                    "prompt": text,
+                    "split": "train",
+                    "origin": "dream",
+                }
+            )
+        )
     return out
 
 
@@ -361,8 +402,17 @@ async def train_night(
     before the end gives a "stopped-early" outcome; the state on disk lets the next night resume.
     `redactor` (the user's patterns too) redacts and screens every edit the optimizer writes."""
     cfg = night_config(cfg, night)
-    trainer = Trainer(cfg, splits=plan.tasks(), seed_skill=skill, evaluator=evaluator, optimizer=optimizer,
-                      run_dir=run_dir, progress=progress, first_epoch=night - 1, redactor=redactor)
+    trainer = Trainer(
+        cfg,
+        splits=plan.tasks(),
+        seed_skill=skill,
+        evaluator=evaluator,
+        optimizer=optimizer,
+        run_dir=run_dir,
+        progress=progress,
+        first_epoch=night - 1,
+        redactor=redactor,
+    )
     try:
         if state is None:
             state = await trainer.start()
@@ -378,15 +428,25 @@ async def train_night(
     refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
     rejected = [
         GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
-        for r in state.rejected if r.epoch == epoch
+        for r in state.rejected
+        if r.epoch == epoch
     ]
-    common: dict[str, Any] = {"refused": refused, "rejected": rejected, "state": state,
-                              "problems": state.problems(epoch)}
+    common: dict[str, Any] = {
+        "refused": refused,
+        "rejected": rejected,
+        "state": state,
+        "problems": state.problems(epoch),
+    }
     if state.stopped:
         message = state.stopped.removeprefix("budget: ")
-        return NightOutcome(outcome="stopped-early", reason=f"stopped early: {state.stopped}",
-                            candidate=state.seed_skill, baseline=state.seed_score,
-                            stop=StopReason.from_error(BudgetExceeded(message)), **common)
+        return NightOutcome(
+            outcome="stopped-early",
+            reason=f"stopped early: {state.stopped}",
+            candidate=state.seed_skill,
+            baseline=state.seed_score,
+            stop=StopReason.from_error(BudgetExceeded(message)),
+            **common,
+        )
     seed = Skill(state.seed_skill)
     candidate = Skill(state.best if cfg.gate.enabled else state.current)
     val = plan.tasks()["val"]
@@ -394,12 +454,22 @@ async def train_night(
     gated = [s for s in steps if s.gate is not None]
     if candidate == seed:
         if not gated:
-            return NightOutcome(outcome="no-candidate", candidate=seed.text, baseline=mean(base_scores),
-                                reason=_no_candidate_reason(steps), **common)
+            return NightOutcome(
+                outcome="no-candidate",
+                candidate=seed.text,
+                baseline=mean(base_scores),
+                reason=_no_candidate_reason(steps),
+                **common,
+            )
         best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
         assert best.gate is not None
-        return NightOutcome(outcome="rejected", candidate=seed.text, gate=best.gate,
-                            reason=f"no candidate passed the gate; the best one: {best.gate.reason}", **common)
+        return NightOutcome(
+            outcome="rejected",
+            candidate=seed.text,
+            gate=best.gate,
+            reason=f"no candidate passed the gate; the best one: {best.gate.reason}",
+            **common,
+        )
     cand_scores = await evaluator.task_scores(candidate, val)
     decision = decide(cfg.gate, base_scores, cand_scores, baseline_hash=seed.hash, candidate_hash=candidate.hash)
     accepted_edits = [e for s in gated if s.gate and s.gate.accepted for e in s.applied]
@@ -413,8 +483,15 @@ async def train_night(
             test = SplitResult(before=before, after=after, tasks=len(test_tasks))
         except BudgetExceeded as exc:
             common["state"].stopped = f"budget: {exc} (test split not scored)"
-    return NightOutcome(outcome="accepted" if decision.accepted else "rejected", reason=decision.reason,
-                        candidate=candidate.text, gate=decision, test=test, accepted_edits=accepted_edits, **common)
+    return NightOutcome(
+        outcome="accepted" if decision.accepted else "rejected",
+        reason=decision.reason,
+        candidate=candidate.text,
+        gate=decision,
+        test=test,
+        accepted_edits=accepted_edits,
+        **common,
+    )
 
 
 def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
@@ -461,19 +538,32 @@ def night_report(
     tasks: list[ReportTask] = []
     if plan is not None:
         rec = plan.recurrence()
-        for split, items in plan.tasks().items():
+        for _split, items in plan.tasks().items():
             tasks += [ReportTask.from_task(t, recurrence=rec.get(t.id.split("~dream")[0], 1)) for t in items]
     stop = stop or (outcome.stop if outcome else None)
     common: dict[str, Any] = {
-        "night": night, "started": started, "finished": finished, "harness": harness, "skill_path": skill_path,
-        "skill_name": skill_name, "tasks": tasks, "usage": usage, "history": history, "diff": diff,
+        "night": night,
+        "started": started,
+        "finished": finished,
+        "harness": harness,
+        "skill_path": skill_path,
+        "skill_name": skill_name,
+        "tasks": tasks,
+        "usage": usage,
+        "history": history,
+        "diff": diff,
         "changes": list(changes),
         "problems": [*(plan.problems if plan is not None else []), *(outcome.problems if outcome else [])],
     }
     if outcome is not None:
-        common.update(gate=outcome.gate, test=outcome.test, accepted_edits=outcome.accepted_edits,
-                      rejected_edits=outcome.rejected, refused_edits=outcome.refused,
-                      baseline=outcome.baseline if outcome.gate is None else None)
+        common.update(
+            gate=outcome.gate,
+            test=outcome.test,
+            accepted_edits=outcome.accepted_edits,
+            rejected_edits=outcome.rejected,
+            refused_edits=outcome.refused,
+            baseline=outcome.baseline if outcome.gate is None else None,
+        )
     if stop is not None:
         return NightReport(outcome="stopped-early", stop=stop, reason=reason or stop.message, **common)
     if outcome is None:

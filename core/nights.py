@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -68,8 +68,13 @@ class NightRecord(Record):
     cost_usd: float = 0.0
 
     def point(self) -> HistoryPoint:
-        return HistoryPoint(night=self.night, date=self.started.date(), baseline=self.baseline,
-                            candidate=self.candidate, accepted=self.accepted)
+        return HistoryPoint(
+            night=self.night,
+            date=self.started.date(),
+            baseline=self.baseline,
+            candidate=self.candidate,
+            accepted=self.accepted,
+        )
 
 
 class NightProgress(Record):
@@ -119,8 +124,10 @@ class Nights:
     @property
     def problems(self) -> list[str]:
         """The records the last list() skipped, each with what to do, for `status`."""
-        return [f"{path}: unreadable night record ({why}); `skillsleep doctor --repair` moves it aside"
-                for path, why in self.unreadable]
+        return [
+            f"{path}: unreadable night record ({why}); `skillsleep doctor --repair` moves it aside"
+            for path, why in self.unreadable
+        ]
 
     def next_number(self) -> int:
         """One more than the highest night folder (readable or not), so numbers are never reused."""
@@ -213,11 +220,13 @@ def _read_memory(path: Path, skill_path: str) -> SkillMemory:
 
 
 def memory_problem(path: Path, why: str, skill_path: str = "a skill") -> str:
-    return (f"{path} (what earlier nights learned about {skill_path}: its task splits, rejected edits and the "
-            f"optimizer's notes) cannot be read ({why}); `skillsleep doctor --repair` rebuilds it from the nights "
-            "that trained the skill (or move it away to start that memory afresh)")
+    return (
+        f"{path} (what earlier nights learned about {skill_path}: its task splits, rejected edits and the "
+        f"optimizer's notes) cannot be read ({why}); `skillsleep doctor --repair` rebuilds it from the nights "
+        "that trained the skill (or move it away to start that memory afresh)"
+    )
 
 
 def month_start(now: datetime | None = None) -> datetime:
-    now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    now = (now or datetime.now(UTC)).astimezone(UTC)
     return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)

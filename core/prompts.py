@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 from string import Template
 
@@ -21,7 +21,7 @@ _OPEN, _CLOSE = "<<<", ">>>"
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _template(name: str) -> Template:
     text = files("skillsleep.core").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8")
     return Template(text.rstrip("\n"))

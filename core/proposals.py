@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -107,7 +107,7 @@ def _base_hash(live: Path, base_text: str | None) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Proposals:
@@ -123,8 +123,17 @@ class Proposals:
 
     # --- staging -------------------------------------------------------------------------------
 
-    def stage(self, skill_path: Path, candidate: str, *, accepted: bool, reason: str,
-              files: dict[str, str] | None = None, base_text: str | None = None, **fields: Any) -> Proposal:
+    def stage(
+        self,
+        skill_path: Path,
+        candidate: str,
+        *,
+        accepted: bool,
+        reason: str,
+        files: dict[str, str] | None = None,
+        base_text: str | None = None,
+        **fields: Any,
+    ) -> Proposal:
         """Stage a candidate for `skill_path` (the live file is only read). `files` are extra
         report files written next to it (report.md, report.json, report.html …).
 
@@ -142,16 +151,30 @@ class Proposals:
         for name, text in (files or {}).items():
             write_atomic(folder / name, text)
         proposal = Proposal(
-            id=pid, created=_now(), skill_path=str(live), base_hash=base_hash,
-            candidate_hash=hashlib.sha256(candidate.encode()).hexdigest(), accepted=accepted, reason=reason,
+            id=pid,
+            created=_now(),
+            skill_path=str(live),
+            base_hash=base_hash,
+            candidate_hash=hashlib.sha256(candidate.encode()).hexdigest(),
+            accepted=accepted,
+            reason=reason,
             **fields,
         )
         self._save(proposal)  # proposal.json last: a proposal without it was never staged
-        self._record(Action(time=_now(), kind="stage", proposal_id=pid, skill_path=str(live),
-                            detail=("accepted: " if accepted else "not accepted: ") + reason))
+        self._record(
+            Action(
+                time=_now(),
+                kind="stage",
+                proposal_id=pid,
+                skill_path=str(live),
+                detail=("accepted: " if accepted else "not accepted: ") + reason,
+            )
+        )
         return proposal
 
-    def find_pending(self, skill_path: Path, candidate: str, *, base_text: str | None, accepted: bool) -> Proposal | None:
+    def find_pending(
+        self, skill_path: Path, candidate: str, *, base_text: str | None, accepted: bool
+    ) -> Proposal | None:
         """The newest pending proposal that `stage()` with these arguments would repeat: same live
         file, same base, same candidate, same verdict (a night that re-learned what still waits)."""
         live = Path(skill_path).expanduser().resolve()
@@ -188,8 +211,10 @@ class Proposals:
         pending = [p for p in proposals if p.status == "staged" and (p.accepted or not accepted_only)]
         if not pending:
             kind = "accepted " if accepted_only else ""
-            raise ConfigError(f"there is no pending {kind}proposal; run `skillsleep run` for a night, "
-                              "or name one with its id (see `skillsleep status`)")
+            raise ConfigError(
+                f"there is no pending {kind}proposal; run `skillsleep run` for a night, "
+                "or name one with its id (see `skillsleep status`)"
+            )
         return pending[-1]
 
     def candidate(self, p: Proposal) -> str:
@@ -233,8 +258,9 @@ class Proposals:
         if p.status != "staged":
             raise ConfigError(f"proposal {p.id} was already {p.status}; stage a new one with `skillsleep run`")
         if not p.accepted and not force:
-            raise ConfigError(f"proposal {p.id} was not accepted by the gate ({p.reason}); "
-                              "adopt it anyway with --force")
+            raise ConfigError(
+                f"proposal {p.id} was not accepted by the gate ({p.reason}); adopt it anyway with --force"
+            )
         live = Path(p.skill_path)
         current = file_hash(live)
         if current != p.base_hash and not force:
@@ -248,9 +274,18 @@ class Proposals:
         self._save(p)
         forced = force and current != p.base_hash
         detail = [f"changes {', '.join(map(str, chosen))} of {len(found)}"] if chosen is not None else []
-        self._record(Action(time=_now(), kind="adopt", proposal_id=p.id, skill_path=str(live),
-                            detail="; ".join(detail + (["forced"] if forced else [])), backup=backup, forced=forced,
-                            edits=chosen))
+        self._record(
+            Action(
+                time=_now(),
+                kind="adopt",
+                proposal_id=p.id,
+                skill_path=str(live),
+                detail="; ".join(detail + (["forced"] if forced else [])),
+                backup=backup,
+                forced=forced,
+                edits=chosen,
+            )
+        )
         return p
 
     def _partial(self, p: Proposal, found: list[Change], chosen: list[int]) -> bytes:
@@ -261,13 +296,16 @@ class Proposals:
         problems = structure_problems(base, candidate, result)
         if problems:
             picked = f"change{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))}"
-            raise ConfigError(f"{picked} of proposal {p.id} without the others would break the skill: "
-                              + "; ".join(problems))
+            raise ConfigError(
+                f"{picked} of proposal {p.id} without the others would break the skill: " + "; ".join(problems)
+            )
         for c in (c for c in found if c.number in chosen and c.added):
             refused = screen_all([Edit(op="add", content="".join(c.added))])[1]
             if refused:
-                raise ConfigError(f"change {c.number} is refused by the safety screen: {refused[0].reason()}; "
-                                  "adopt the other changes without it")
+                raise ConfigError(
+                    f"change {c.number} is refused by the safety screen: {refused[0].reason()}; "
+                    "adopt the other changes without it"
+                )
         write_atomic(self.staging / p.id / "adopted.md", result.encode())
         return result.encode()
 
@@ -290,13 +328,17 @@ class Proposals:
         history = self.history()
         if self.bad_history:
             lines = ", ".join(str(n) for n, _ in self.bad_history)
-            what = ("cannot be read as a whole" if lines == "0" else
-                    f"has lines that cannot be read (lines {lines}); one of them may be the change a rollback would "
-                    "have to undo first")
+            what = (
+                "cannot be read as a whole"
+                if lines == "0"
+                else f"has lines that cannot be read (lines {lines}); one of them may be the change a rollback would "
+                "have to undo first"
+            )
             raise ConfigError(
                 f"{self.history_path} {what}, so nothing was rolled back. Run `skillsleep doctor --repair` to move "
                 "what cannot be read aside (kept in a file next to it), then roll back again; every earlier version "
-                f"of the file is also in {self.backups}.")
+                f"of the file is also in {self.backups}."
+            )
         changes = [a for a in history if a.kind in ("adopt", "rollback") and a.backup]
         if not changes:
             raise ConfigError("nothing to roll back: no adopt has been recorded")
@@ -314,17 +356,25 @@ class Proposals:
         if wrote is not None and edited and not force:
             what = f"{last.kind} of {last.proposal_id}" if last.proposal_id else last.kind
             yours = self._your_edits(wrote[1], live, f"as the {last.kind} wrote it", since="since then")
-            raise Conflict(f"{live} changed since the last {what} wrote it, so rolling back would drop your "
-                           f"edits.\n{yours}Copy what you want to keep, or roll back anyway with --force (the "
-                           "current file is backed up first).")
+            raise Conflict(
+                f"{live} changed since the last {what} wrote it, so rolling back would drop your "
+                f"edits.\n{yours}Copy what you want to keep, or roll back anyway with --force (the "
+                "current file is backed up first)."
+            )
         backup = self._backup(live, None, reason=f"before rolling back {steps} step(s)")
         if (Path(target.backup) / "absent").exists():
             live.unlink(missing_ok=True)
         else:
             write_atomic(live, source.read_bytes())
-        action = Action(time=_now(), kind="rollback", skill_path=skill, backup=backup, restored_from=target.backup,
-                        forced=edited,
-                        detail=f"restored the file from before {target.kind} {target.proposal_id or ''}".strip())
+        action = Action(
+            time=_now(),
+            kind="rollback",
+            skill_path=skill,
+            backup=backup,
+            restored_from=target.backup,
+            forced=edited,
+            detail=f"restored the file from before {target.kind} {target.proposal_id or ''}".strip(),
+        )
         self._record(action)
         return action
 
@@ -337,13 +387,19 @@ class Proposals:
     @property
     def problems(self) -> list[str]:
         """The proposals the last list() skipped, each with what to do, for `status`."""
-        return [f"{path} cannot be read ({why}); `skillsleep doctor --repair` moves it aside (the staged skill "
-                f"stays), or delete the folder {path.parent} to drop that proposal" for path, why in self.unreadable]
+        return [
+            f"{path} cannot be read ({why}); `skillsleep doctor --repair` moves it aside (the staged skill "
+            f"stays), or delete the folder {path.parent} to drop that proposal"
+            for path, why in self.unreadable
+        ]
 
     def history_problems(self) -> list[str]:
         """The lines the last history() skipped, each with what to do, for `status`."""
-        return [f"{self.history_path} {line_label(n)} cannot be read ({why}); rollback refuses until "
-                "`skillsleep doctor --repair` moves it aside" for n, why in self.bad_history]
+        return [
+            f"{self.history_path} {line_label(n)} cannot be read ({why}); rollback refuses until "
+            "`skillsleep doctor --repair` moves it aside"
+            for n, why in self.bad_history
+        ]
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -351,11 +407,13 @@ class Proposals:
         base = self.base(p)
         live = Path(p.skill_path)
         theirs = unified_diff(base, self.candidate(p), f"{live.name} (when staged)", f"{live.name} (proposal {p.id})")
-        return (f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
-                f"{self._your_edits(base, live, 'when staged', since='since staging')}"
-                f"--- the proposal's edits ---\n{theirs}"
-                "Run another night to get a proposal based on your current file, or adopt anyway with --force "
-                "(the current file is backed up first).")
+        return (
+            f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
+            f"{self._your_edits(base, live, 'when staged', since='since staging')}"
+            f"--- the proposal's edits ---\n{theirs}"
+            "Run another night to get a proposal based on your current file, or adopt anyway with --force "
+            "(the current file is backed up first)."
+        )
 
     @staticmethod
     def _your_edits(before: str, live: Path, when: str, *, since: str) -> str:
@@ -388,8 +446,12 @@ class Proposals:
             write_atomic(folder / "SKILL.md", live.read_bytes())
         else:
             write_atomic(folder / "absent", "")
-        write_atomic(folder / "meta.json", json.dumps({"skill_path": str(live), "reason": reason,
-                                                       "hash": file_hash(live), "time": _now().isoformat()}))
+        write_atomic(
+            folder / "meta.json",
+            json.dumps(
+                {"skill_path": str(live), "reason": reason, "hash": file_hash(live), "time": _now().isoformat()}
+            ),
+        )
         return str(folder)
 
     def _save(self, p: Proposal) -> None:

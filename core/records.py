@@ -7,21 +7,33 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 SCHEMA_VERSION = 1
 
-Role = Literal["target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine",
-               "relevance", "dream"]
-ROLES: tuple[str, ...] = ("target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine",
-                          "relevance", "dream")
+Role = Literal[
+    "target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine", "relevance", "dream"
+]
+ROLES: tuple[str, ...] = (
+    "target",
+    "judge",
+    "reflect",
+    "merge",
+    "rank",
+    "slow_update",
+    "meta",
+    "schedule",
+    "mine",
+    "relevance",
+    "dream",
+)
 
 
 def _as_utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 # A time in a record: skillsleep writes them in UTC with the zone; one without a zone (a record
@@ -114,7 +126,7 @@ class Completion(Record):
 class LedgerEntry(Record):
     """One model call as the ledger records it (a cache hit costs nothing and says so)."""
 
-    ts: UtcDatetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    ts: UtcDatetime = Field(default_factory=lambda: datetime.now(UTC))
     role: Role
     provider: str
     model: str

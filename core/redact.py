@@ -41,8 +41,35 @@ def redaction_markers(text: str) -> list[str]:
 # --- what a value must look like -----------------------------------------------------------------
 
 _STOP_VALUES = frozenset(
-    "true false null none nil yes no on off undefined required optional str string bytes int "
-    "integer number bool boolean any object secretstr bearer basic token digest".split()
+    [
+        "true",
+        "false",
+        "null",
+        "none",
+        "nil",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "undefined",
+        "required",
+        "optional",
+        "str",
+        "string",
+        "bytes",
+        "int",
+        "integer",
+        "number",
+        "bool",
+        "boolean",
+        "any",
+        "object",
+        "secretstr",
+        "bearer",
+        "basic",
+        "token",
+        "digest",
+    ]
 )
 _PLACEHOLDER = re.compile(
     r"\[[^\]]*\]|\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_]\w*|<[^<>]*>|\{\{.*\}\}|%[A-Za-z_]\w*%|[*xX•.#_-]{3,}|\.\.\.|…"
@@ -58,7 +85,9 @@ def _placeholder(value: str) -> bool:
 
 def _code_like(value: str, name: str) -> bool:
     """An expression rather than a literal: `os.environ["X"]`, `get_token()`, `self.password`."""
-    return "(" in value or "[" in value or value.startswith("{") or _DOTTED.fullmatch(value) is not None or value == name
+    return (
+        "(" in value or "[" in value or value.startswith("{") or _DOTTED.fullmatch(value) is not None or value == name
+    )
 
 
 def _random_enough(value: str, min_len: int) -> bool:
@@ -76,29 +105,176 @@ def _random_enough(value: str, min_len: int) -> bool:
 
 _SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SECRET_WORDS = frozenset(
-    "secret secrets password passwd passphrase pwd token credential credentials authorization "
-    "apikey privatekey accesskey secretkey".split()
+    [
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "token",
+        "credential",
+        "credentials",
+        "authorization",
+        "apikey",
+        "privatekey",
+        "accesskey",
+        "secretkey",
+    ]
 )
-_WEAK_WORDS = frozenset("auth pass private".split())  # secret only when the value looks generated
+_WEAK_WORDS = frozenset(["auth", "pass", "private"])  # secret only when the value looks generated
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "secret", "apikey", "token", "credential", "credentials")
 _KEY_QUALIFIERS = frozenset(
-    "api access private secret signing encryption master client service license app auth".split()
+    [
+        "api",
+        "access",
+        "private",
+        "secret",
+        "signing",
+        "encryption",
+        "master",
+        "client",
+        "service",
+        "license",
+        "app",
+        "auth",
+    ]
 )
 _BENIGN_LAST = frozenset(
-    "count counts limit limits max min type types url uri endpoint file files path dir length len "
-    "size budget ttl expiry expires expiration exp id ids name names method mode provider enabled "
-    "required field header env var prefix format usage used remaining rate ratio policy helper "
-    "index strategy version kind class schema pattern regex rule rules cache timeout flow scope "
-    "scopes audience issuer algorithm alg source label description help ip address addr subnet "
-    "network repo dns host port user username email location store storage manager".split()
+    [
+        "count",
+        "counts",
+        "limit",
+        "limits",
+        "max",
+        "min",
+        "type",
+        "types",
+        "url",
+        "uri",
+        "endpoint",
+        "file",
+        "files",
+        "path",
+        "dir",
+        "length",
+        "len",
+        "size",
+        "budget",
+        "ttl",
+        "expiry",
+        "expires",
+        "expiration",
+        "exp",
+        "id",
+        "ids",
+        "name",
+        "names",
+        "method",
+        "mode",
+        "provider",
+        "enabled",
+        "required",
+        "field",
+        "header",
+        "env",
+        "var",
+        "prefix",
+        "format",
+        "usage",
+        "used",
+        "remaining",
+        "rate",
+        "ratio",
+        "policy",
+        "helper",
+        "index",
+        "strategy",
+        "version",
+        "kind",
+        "class",
+        "schema",
+        "pattern",
+        "regex",
+        "rule",
+        "rules",
+        "cache",
+        "timeout",
+        "flow",
+        "scope",
+        "scopes",
+        "audience",
+        "issuer",
+        "algorithm",
+        "alg",
+        "source",
+        "label",
+        "description",
+        "help",
+        "ip",
+        "address",
+        "addr",
+        "subnet",
+        "network",
+        "repo",
+        "dns",
+        "host",
+        "port",
+        "user",
+        "username",
+        "email",
+        "location",
+        "store",
+        "storage",
+        "manager",
+    ]
 )
 _NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})
 # what may follow the secret word in a name: `SECRET_KEY_BASE`, `DB_PASSWORD_PROD`, `TOKEN_2`,
 # but not `time_to_first_token_ms` or `token_limit_override`
 _TRAILING_OK = frozenset(
-    "key keys value secret token base b64 base64 hex raw str string enc encrypted plain plaintext "
-    "prod production dev development staging stage test testing live local default main primary "
-    "new old current next prev previous ro rw admin root master".split()
+    [
+        "key",
+        "keys",
+        "value",
+        "secret",
+        "token",
+        "base",
+        "b64",
+        "base64",
+        "hex",
+        "raw",
+        "str",
+        "string",
+        "enc",
+        "encrypted",
+        "plain",
+        "plaintext",
+        "prod",
+        "production",
+        "dev",
+        "development",
+        "staging",
+        "stage",
+        "test",
+        "testing",
+        "live",
+        "local",
+        "default",
+        "main",
+        "primary",
+        "new",
+        "old",
+        "current",
+        "next",
+        "prev",
+        "previous",
+        "ro",
+        "rw",
+        "admin",
+        "root",
+        "master",
+    ]
 )
 
 
@@ -224,10 +400,20 @@ _TOKEN_RULES: list[_Rule] = [
     _rule("telegram_token", ":AA", r"(?<=\d:AA)" + _URLSAFE + "{33}(?!" + _URLSAFE + ")", boundary=_NONE),
     _rule("jwt", "eyJ", _URLSAFE + r"{8,}\.eyJ" + _URLSAFE + r"{8,}\." + _URLSAFE + "*"),
     _rule(
-        "url_password", "://", r"[^\s:/?#@\"'<>\[\]]*:([^\s/?#\"'<>]+)@", group=1, boundary=_NONE, check=_not_placeholder
+        "url_password",
+        "://",
+        r"[^\s:/?#@\"'<>\[\]]*:([^\s/?#\"'<>]+)@",
+        group=1,
+        boundary=_NONE,
+        check=_not_placeholder,
     ),
     _rule(
-        "basic_auth", "authorization", r"[\"']?\s*[:=]\s*[\"']?basic\s+([a-z0-9+/=._~-]{6,})", gate="auth", group=1, fold=True
+        "basic_auth",
+        "authorization",
+        r"[\"']?\s*[:=]\s*[\"']?basic\s+([a-z0-9+/=._~-]{6,})",
+        gate="auth",
+        group=1,
+        fold=True,
     ),
     _rule(
         "bearer_token",
@@ -238,7 +424,9 @@ _TOKEN_RULES: list[_Rule] = [
         check=_not_placeholder,
         fold=True,
     ),
-    _rule("bearer_token", "bearer", r"\s+([a-z0-9._~+/-]+=*)", group=1, check=lambda v: _random_enough(v, 12), fold=True),
+    _rule(
+        "bearer_token", "bearer", r"\s+([a-z0-9._~+/-]+=*)", group=1, check=lambda v: _random_enough(v, 12), fold=True
+    ),
     _rule(
         "aws_secret_key",
         "secret",
@@ -251,7 +439,9 @@ _TOKEN_RULES: list[_Rule] = [
 
 # --- "the password is hunter2", "--token abc123…" -----------------------------------------------------
 
-_PROSE_WORDS = "password passwd passphrase pwd secret token api-key api_key apikey api key access-key access_key access key"
+_PROSE_WORDS = (
+    "password passwd passphrase pwd secret token api-key api_key apikey api key access-key access_key access key"
+)
 _VALUE = r"(?:[\"'`]?)([^\s\"'`<>\\]{5,199}[^\s\"'`<>\\.,;:!?)\]}])"
 _EXPLICIT = r"s?(?![a-z0-9_-])(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|to|would be|should be)[ \t]+)" + _VALUE
 _BARE = r"s?(?![a-z0-9_-])[ \t]+" + _VALUE
@@ -277,7 +467,16 @@ def _prose_rules() -> list[_Rule]:
         gate = next(g for g in ("pass", "pwd", "secret", "token", "api", "access") if literal.startswith(g))
         for sep, check in ((_EXPLICIT, _explicit_secret), (_BARE, _bare_secret)):
             out.append(
-                _rule("keyword_secret", literal, rest + sep, gate=gate, group=1, boundary=_WORD_BOUNDARY, check=check, fold=True)
+                _rule(
+                    "keyword_secret",
+                    literal,
+                    rest + sep,
+                    gate=gate,
+                    group=1,
+                    boundary=_WORD_BOUNDARY,
+                    check=check,
+                    fold=True,
+                )
             )
     return out
 
@@ -454,7 +653,10 @@ class Redactor:
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):
-            return {k: self._keyed_item(k, x) if isinstance(k, str) and secret_name(k) else self.value(x) for k, x in v.items()}
+            return {
+                k: self._keyed_item(k, x) if isinstance(k, str) and secret_name(k) else self.value(x)
+                for k, x in v.items()
+            }
         if isinstance(v, list):
             return [self.value(x) for x in v]
         if isinstance(v, tuple):
@@ -479,7 +681,6 @@ class Redactor:
         """A redacted copy of a session: every turn's text and arguments (the project path and
         ids are kept). The input is not modified."""
         turns = [
-            t.model_copy(update={"text": self.text(t.text), "arguments": self.value(t.arguments)})
-            for t in s.turns
+            t.model_copy(update={"text": self.text(t.text), "arguments": self.value(t.arguments)}) for t in s.turns
         ]
         return s.model_copy(update={"turns": turns})

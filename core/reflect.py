@@ -116,7 +116,11 @@ async def _reflect_one(
     where = f"reflect minibatch {index + 1}/{total}"
     failed = sum(1 for t in batch if not t.passed)
     user = render(
-        "reflect_user", **shared, count=len(batch), failed=failed, passed=len(batch) - failed,
+        "reflect_user",
+        **shared,
+        count=len(batch),
+        failed=failed,
+        passed=len(batch) - failed,
         trajectories="\n\n".join(_describe_trajectory(t, n) for n, t in enumerate(batch, 1)),
         summary=feedback_summary(batch),
     )
@@ -216,7 +220,11 @@ def feedback_summary(batch: list[Trajectory]) -> str:
         return f"{len(failed)} of {len(batch)} trajectories failed, without judge feedback: compare them with the passing ones."
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:SUMMARY_LINES]
     lines = [f"- ({n} of {len(failed)}) {requirement}" for requirement, n in ranked]
-    return f"What the judge asked for in the {len(failed)} failed trajectories, most frequent first:\n" + "\n".join(lines) + "\n"
+    return (
+        f"What the judge asked for in the {len(failed)} failed trajectories, most frequent first:\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def _describe_trajectory(t: Trajectory, number: int) -> str:

@@ -52,8 +52,7 @@ class ReportTask(Record):
 
     @classmethod
     def from_task(cls, task: Task, *, recurrence: int = 1) -> ReportTask:
-        return cls(id=task.id, intent=_short(task.prompt), split=task.split, recurrence=recurrence,
-                   origin=task.origin)
+        return cls(id=task.id, intent=_short(task.prompt), split=task.split, recurrence=recurrence, origin=task.origin)
 
 
 class GateRejection(Record):
@@ -106,10 +105,12 @@ class NightUsage(Record):
     def from_ledger(cls, by_role: Mapping[str, Mapping[str, float]]) -> NightUsage:
         """From `Ledger.by_role()`."""
         fields = RoleUsage.model_fields
-        return cls(by_role={
-            role: RoleUsage(**{k: (float(v) if k == "cost_usd" else int(v)) for k, v in row.items() if k in fields})
-            for role, row in by_role.items()
-        })
+        return cls(
+            by_role={
+                role: RoleUsage(**{k: (float(v) if k == "cost_usd" else int(v)) for k, v in row.items() if k in fields})
+                for role, row in by_role.items()
+            }
+        )
 
     def total(self) -> RoleUsage:
         rows = self.by_role.values()
@@ -127,18 +128,30 @@ class StopReason(Record):
     def from_error(cls, exc: BaseException) -> StopReason:
         message = str(exc) or type(exc).__name__
         if isinstance(exc, BudgetExceeded):
-            return cls(kind="budget", message=message,
-                       advice="Raise the budget (--budget-tokens / --budget-usd) or let the next night go on; "
-                              "what was measured tonight is kept.")
+            return cls(
+                kind="budget",
+                message=message,
+                advice="Raise the budget (--budget-tokens / --budget-usd) or let the next night go on; "
+                "what was measured tonight is kept.",
+            )
         if isinstance(exc, BackendError):
-            return cls(kind="backend", message=message,
-                       advice="Check that the model server is running and reachable (`skillsleep backends` "
-                              "lists the configured ones), then run `skillsleep run` again.")
+            return cls(
+                kind="backend",
+                message=message,
+                advice="Check that the model server is running and reachable (`skillsleep backends` "
+                "lists the configured ones), then run `skillsleep run` again.",
+            )
         if isinstance(exc, KeyboardInterrupt):
-            return cls(kind="interrupted", message="the night was interrupted",
-                       advice="Run `skillsleep run` again when you are ready.")
-        return cls(kind="error", message=f"{type(exc).__name__}: {message}",
-                   advice="Run `skillsleep run` again; if it fails the same way, report it with this file.")
+            return cls(
+                kind="interrupted",
+                message="the night was interrupted",
+                advice="Run `skillsleep run` again when you are ready.",
+            )
+        return cls(
+            kind="error",
+            message=f"{type(exc).__name__}: {message}",
+            advice="Run `skillsleep run` again; if it fails the same way, report it with this file.",
+        )
 
 
 class SplitResult(Record):
@@ -187,7 +200,7 @@ class NightReport(Record):
     @field_validator("started", "finished")
     @classmethod
     def _utc(cls, value: dt.datetime) -> dt.datetime:
-        return value.astimezone(dt.timezone.utc)
+        return value.astimezone(dt.UTC)
 
     @model_validator(mode="after")
     def _consistent(self) -> NightReport:
@@ -197,7 +210,9 @@ class NightReport(Record):
             if self.gate is None:
                 raise ValueError(f"an {self.outcome} night needs the gate decision")
             if self.gate.accepted != (self.outcome == "accepted"):
-                raise ValueError(f"outcome {self.outcome!r} contradicts the gate decision (accepted={self.gate.accepted})")
+                raise ValueError(
+                    f"outcome {self.outcome!r} contradicts the gate decision (accepted={self.gate.accepted})"
+                )
         return self
 
     def baseline_score(self) -> float | None:
@@ -205,9 +220,13 @@ class NightReport(Record):
 
     def point(self) -> HistoryPoint:
         """This night as a chart point."""
-        return HistoryPoint(night=self.night, date=self.started.date(), baseline=self.baseline_score(),
-                            candidate=self.gate.candidate if self.gate else None,
-                            accepted=self.outcome == "accepted")
+        return HistoryPoint(
+            night=self.night,
+            date=self.started.date(),
+            baseline=self.baseline_score(),
+            candidate=self.gate.candidate if self.gate else None,
+            accepted=self.outcome == "accepted",
+        )
 
 
 def chart_points(r: NightReport) -> list[HistoryPoint]:
@@ -241,15 +260,21 @@ def read_json(text: str) -> NightReport:
 
 # --- shared wording -----------------------------------------------------------------------------
 
-_TITLE = {"accepted": "Accepted", "rejected": "Rejected by the gate", "no-candidate": "No candidate",
-          "stopped-early": "Stopped early"}
+_TITLE = {
+    "accepted": "Accepted",
+    "rejected": "Rejected by the gate",
+    "no-candidate": "No candidate",
+    "stopped-early": "Stopped early",
+}
 
 
 def next_step(r: NightReport) -> str:
     """What the user can do now (our own wording; may contain markdown code spans)."""
     if r.outcome == "accepted":
-        return ("The candidate is staged as a proposal; the live skill was not changed. Read the diff, then "
-                "adopt it with `/sleep adopt` (`skillsleep adopt`) or drop it with `/sleep reject`.")
+        return (
+            "The candidate is staged as a proposal; the live skill was not changed. Read the diff, then "
+            "adopt it with `/sleep adopt` (`skillsleep adopt`) or drop it with `/sleep reject`."
+        )
     if r.outcome == "stopped-early":
         return "The live skill was not changed. This report is partial: it shows what was measured before the stop."
     return "The live skill was not changed and there is nothing to adopt."
@@ -290,22 +315,46 @@ def _edit_text(e: Edit) -> str:
 def _summary(r: NightReport) -> list[tuple[str, str]]:
     """(label, plain text) rows of the summary; the text is untrusted where it names things."""
     total = r.usage.total()
-    rows = [("harness", r.harness), ("skill", f"{r.skill_name} ({r.skill_path})"),
-            ("started", _when(r.started)), ("finished", f"{_when(r.finished)} ({_duration(r)})")]
+    rows = [
+        ("harness", r.harness),
+        ("skill", f"{r.skill_name} ({r.skill_path})"),
+        ("started", _when(r.started)),
+        ("finished", f"{_when(r.finished)} ({_duration(r)})"),
+    ]
     if r.gate:
-        rows.append(("held-out score", f"{_score(r.gate.baseline)} → {_score(r.gate.candidate)} "
-                                       f"({_change(r.gate.baseline, r.gate.candidate)})"))
+        rows.append(
+            (
+                "held-out score",
+                f"{_score(r.gate.baseline)} → {_score(r.gate.candidate)} "
+                f"({_change(r.gate.baseline, r.gate.candidate)})",
+            )
+        )
     elif r.baseline is not None:
         rows.append(("held-out score", f"{_score(r.baseline)} (no candidate)"))
     if r.test:
-        rows.append(("test split", f"{_score(r.test.before)} → {_score(r.test.after)} "
-                                   f"({_change(r.test.before, r.test.after)}, {r.test.tasks} tasks)"))
+        rows.append(
+            (
+                "test split",
+                f"{_score(r.test.before)} → {_score(r.test.after)} "
+                f"({_change(r.test.before, r.test.after)}, {r.test.tasks} tasks)",
+            )
+        )
     rows.append(("tasks", _task_counts(r)))
-    rows.append(("edits", f"{len(r.accepted_edits)} accepted, {len(r.rejected_edits)} rejected by the gate, "
-                          f"{len(r.refused_edits)} refused by the safety screen"))
-    rows.append(("model calls", f"{total.calls} calls, {total.cache_hits} cache hits, "
-                                f"{total.input_tokens:,} tokens in, {total.output_tokens:,} out, "
-                                f"${total.cost_usd:.4f}"))
+    rows.append(
+        (
+            "edits",
+            f"{len(r.accepted_edits)} accepted, {len(r.rejected_edits)} rejected by the gate, "
+            f"{len(r.refused_edits)} refused by the safety screen",
+        )
+    )
+    rows.append(
+        (
+            "model calls",
+            f"{total.calls} calls, {total.cache_hits} cache hits, "
+            f"{total.input_tokens:,} tokens in, {total.output_tokens:,} out, "
+            f"${total.cost_usd:.4f}",
+        )
+    )
     return rows
 
 
@@ -326,12 +375,12 @@ def _intents(r: NightReport) -> dict[str, str]:
 
 # --- markdown -----------------------------------------------------------------------------------
 
+
 def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     """The report as markdown; `plain` shows untrusted text as it is (for a terminal) instead of
     escaping it for a markdown renderer. Control characters are made visible either way."""
     md = plain_line if plain else md_line
-    out = [f"# skillsleep — night {r.night}: {md(r.skill_name)}", "",
-           f"**{_TITLE[r.outcome]}** — {md(r.reason)}", ""]
+    out = [f"# skillsleep — night {r.night}: {md(r.skill_name)}", "", f"**{_TITLE[r.outcome]}** — {md(r.reason)}", ""]
     if r.stop:
         out += [f"**Why it stopped:** {md(r.stop.message)}", "", f"**What to do:** {md(r.stop.advice)}", ""]
     out += [next_step(r), "", "| | |", "|---|---|"]
@@ -342,28 +391,43 @@ def render_markdown(r: NightReport, *, plain: bool = False) -> str:
         out += ["## Held-out tasks: before → after", ""]
         for d in r.gate.deltas:
             intent = f" — {md(intents[d.task_id])}" if d.task_id in intents else ""
-            out.append(f"- {md(d.task_id)}: {_score(d.before, 2)} → {_score(d.after, 2)} "
-                       f"({_change(d.before, d.after, 2)}){intent}")
+            out.append(
+                f"- {md(d.task_id)}: {_score(d.before, 2)} → {_score(d.after, 2)} "
+                f"({_change(d.before, d.after, 2)}){intent}"
+            )
         out.append("")
     if r.tasks:
         out += ["## Tasks used", "", "| task | intent | split | recurrence | origin |", "|---|---|---|---|---|"]
         out += [f"| {md(t.id)} | {md(t.intent)} | {t.split or '—'} | {t.recurrence} | {t.origin} |" for t in r.tasks]
         out.append("")
     out += ["## Edits", ""]
-    out += _md_list("Accepted", [md(_edit_text(e)) + (f" — {md(e.rationale)}" if e.rationale else "")
-                                 for e in r.accepted_edits])
-    out += _md_list("Rejected by the gate", [
-        f"{md(_edit_text(g.edit))} — {md(g.reason)}"
-        + (f" ({_score(g.before)} → {_score(g.after)})" if g.before is not None and g.after is not None else "")
-        for g in r.rejected_edits])
-    out += _md_list("Refused by the safety screen (never reached the gate)",
-                    [f"{md(_edit_text(s.edit))} — {md(s.reason())}" for s in r.refused_edits])
+    out += _md_list(
+        "Accepted", [md(_edit_text(e)) + (f" — {md(e.rationale)}" if e.rationale else "") for e in r.accepted_edits]
+    )
+    out += _md_list(
+        "Rejected by the gate",
+        [
+            f"{md(_edit_text(g.edit))} — {md(g.reason)}"
+            + (f" ({_score(g.before)} → {_score(g.after)})" if g.before is not None and g.after is not None else "")
+            for g in r.rejected_edits
+        ],
+    )
+    out += _md_list(
+        "Refused by the safety screen (never reached the gate)",
+        [f"{md(_edit_text(s.edit))} — {md(s.reason())}" for s in r.refused_edits],
+    )
     out += ["## Diff against the live skill", ""]
     if r.changes:
         shown = visible(_numbered(r).rstrip("\n"))
-        out += [f"{len(r.changes)} change(s), numbered as `/sleep diff` shows them: `/sleep adopt --edits 1` (or "
-                "`skillsleep adopt --edits 1`) adopts only change 1.", "",
-                fence(shown) + "diff", shown, fence(shown), ""]
+        out += [
+            f"{len(r.changes)} change(s), numbered as `/sleep diff` shows them: `/sleep adopt --edits 1` (or "
+            "`skillsleep adopt --edits 1`) adopts only change 1.",
+            "",
+            fence(shown) + "diff",
+            shown,
+            fence(shown),
+            "",
+        ]
     elif r.diff.strip():
         mark = fence(r.diff)
         out += [mark + "diff", visible(r.diff.rstrip("\n")), mark, ""]
@@ -372,15 +436,24 @@ def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     if r.problems:
         out += _md_list("Problems (the night went on without these)", [md(p) for p in r.problems])
     if r.usage.by_role:
-        out += ["## Model calls", "", "| role | calls | cache hits | tokens in | tokens out | cost |",
-                "|---|---|---|---|---|---|"]
+        out += [
+            "## Model calls",
+            "",
+            "| role | calls | cache hits | tokens in | tokens out | cost |",
+            "|---|---|---|---|---|---|",
+        ]
         for role, u in [*sorted(r.usage.by_role.items()), ("total", r.usage.total())]:
-            out.append(f"| {md(role)} | {u.calls} | {u.cache_hits} | {u.input_tokens:,} | {u.output_tokens:,} "
-                       f"| ${u.cost_usd:.4f} |")
+            out.append(
+                f"| {md(role)} | {u.calls} | {u.cache_hits} | {u.input_tokens:,} | {u.output_tokens:,} "
+                f"| ${u.cost_usd:.4f} |"
+            )
         out.append("")
     out += ["## Score over nights", "", "| night | date | baseline | candidate | accepted |", "|---|---|---|---|---|"]
-    out += [f"| {p.night} | {p.date.isoformat()} | {_score(p.baseline)} | {_score(p.candidate)} | "
-            f"{'yes' if p.accepted else 'no'} |" for p in chart_points(r)]
+    out += [
+        f"| {p.night} | {p.date.isoformat()} | {_score(p.baseline)} | {_score(p.candidate)} | "
+        f"{'yes' if p.accepted else 'no'} |"
+        for p in chart_points(r)
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -425,7 +498,7 @@ def render_html(r: NightReport) -> str:
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>skillsleep night {r.night}: {_e(r.skill_name)}</title>",
         f"<style>{_CSS}</style></head><body>",
@@ -434,20 +507,29 @@ def render_html(r: NightReport) -> str:
         f'<p><span class="badge {r.outcome}">{_e(_TITLE[r.outcome])}</span> {_e(r.reason)}</p>',
     ]
     if r.stop:
-        parts.append(f'<div class="stop"><p><strong>Why it stopped:</strong> {_e(r.stop.message)}</p>'
-                     f"<p><strong>What to do:</strong> {_e(r.stop.advice)}</p></div>")
+        parts.append(
+            f'<div class="stop"><p><strong>Why it stopped:</strong> {_e(r.stop.message)}</p>'
+            f"<p><strong>What to do:</strong> {_e(r.stop.advice)}</p></div>"
+        )
     parts.append(f"<p>{_code_spans(next_step(r))}</p>")
-    parts.append("<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in _summary(r))
-                 + "</table></header>")
+    parts.append(
+        "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in _summary(r)) + "</table></header>"
+    )
     parts += ["<section><h2>Score over nights</h2>", render_chart(chart_points(r)), "</section>"]
     parts.append(_html_deltas(r))
     parts.append(_html_tasks(r))
     parts.append(_html_edits(r))
-    parts += ["<section><h2>Diff against the live skill</h2>", _html_diff(_numbered(r) if r.changes else r.diff),
-              "</section>"]
+    parts += [
+        "<section><h2>Diff against the live skill</h2>",
+        _html_diff(_numbered(r) if r.changes else r.diff),
+        "</section>",
+    ]
     if r.problems:
-        parts.append("<section><h2>Problems (the night went on without these)</h2><ul>"
-                     + "".join(f"<li>{_e(p)}</li>" for p in r.problems) + "</ul></section>")
+        parts.append(
+            "<section><h2>Problems (the night went on without these)</h2><ul>"
+            + "".join(f"<li>{_e(p)}</li>" for p in r.problems)
+            + "</ul></section>"
+        )
     parts.append(_html_usage(r))
     parts.append(f'<footer><p class="muted">skillsleep report, format version {REPORT_VERSION}.</p></footer>')
     parts.append("</body></html>")
@@ -462,7 +544,7 @@ def _code_spans(text: str) -> str:
 def _table(head: Sequence[str], rows: list[str]) -> str:
     if not rows:
         return '<p class="muted">none</p>'
-    return ("<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
+    return "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
 
 
 def _num(v: str, cls: str = "") -> str:
@@ -479,50 +561,71 @@ def _html_deltas(r: NightReport) -> str:
     if not r.gate:
         return ""
     intents = _intents(r)
-    rows = [f"<tr><td>{_e(d.task_id)}</td><td>{_e(intents.get(d.task_id, ''))}</td>"
-            + _num(_score(d.before, 2)) + _num(_score(d.after, 2))
-            + _num(_change(d.before, d.after, 2), _trend(d.before, d.after)) + "</tr>"
-            for d in r.gate.deltas]
-    out = ["<section><h2>Held-out tasks: before → after</h2>",
-           f"<p>Gate: {_e(r.gate.reason)}</p>",
-           _table(("task", "intent", "before", "after", "change"), rows)]
+    rows = [
+        f"<tr><td>{_e(d.task_id)}</td><td>{_e(intents.get(d.task_id, ''))}</td>"
+        + _num(_score(d.before, 2))
+        + _num(_score(d.after, 2))
+        + _num(_change(d.before, d.after, 2), _trend(d.before, d.after))
+        + "</tr>"
+        for d in r.gate.deltas
+    ]
+    out = [
+        "<section><h2>Held-out tasks: before → after</h2>",
+        f"<p>Gate: {_e(r.gate.reason)}</p>",
+        _table(("task", "intent", "before", "after", "change"), rows),
+    ]
     if r.test:
-        out.append(f"<p>Test split ({r.test.tasks} tasks): {_score(r.test.before)} → {_score(r.test.after)} "
-                   f'<span class="{_trend(r.test.before, r.test.after)}">'
-                   f"({_change(r.test.before, r.test.after)})</span></p>")
+        out.append(
+            f"<p>Test split ({r.test.tasks} tasks): {_score(r.test.before)} → {_score(r.test.after)} "
+            f'<span class="{_trend(r.test.before, r.test.after)}">'
+            f"({_change(r.test.before, r.test.after)})</span></p>"
+        )
     out.append("</section>")
     return "\n".join(out)
 
 
 def _html_tasks(r: NightReport) -> str:
-    rows = [f"<tr><td>{_e(t.id)}</td><td>{_e(t.intent)}</td><td>{_e(t.split or '—')}</td>"
-            f"{_num(str(t.recurrence))}<td>{_e(t.origin)}</td></tr>" for t in r.tasks]
-    return ("<section><h2>Tasks used</h2>"
-            + _table(("task", "intent", "split", "recurrence", "origin"), rows) + "</section>")
+    rows = [
+        f"<tr><td>{_e(t.id)}</td><td>{_e(t.intent)}</td><td>{_e(t.split or '—')}</td>"
+        f"{_num(str(t.recurrence))}<td>{_e(t.origin)}</td></tr>"
+        for t in r.tasks
+    ]
+    return (
+        "<section><h2>Tasks used</h2>"
+        + _table(("task", "intent", "split", "recurrence", "origin"), rows)
+        + "</section>"
+    )
 
 
 def _edit_cells(e: Edit) -> str:
-    return (f"<td>{_e(e.op)}</td><td>{_e(e.target or '')}</td><td>{_e(e.content or '')}</td>")
+    return f"<td>{_e(e.op)}</td><td>{_e(e.target or '')}</td><td>{_e(e.content or '')}</td>"
 
 
 def _html_edits(r: NightReport) -> str:
-    accepted = [f"<tr>{_edit_cells(e)}<td>{_e(e.rationale)}</td>{_num(str(e.support))}</tr>"
-                for e in r.accepted_edits]
-    rejected = [f"<tr>{_edit_cells(g.edit)}<td>{_e(g.reason)}</td>"
-                + _num(f"{_score(g.before)} → {_score(g.after)}" if g.before is not None and g.after is not None else "")
-                + "</tr>" for g in r.rejected_edits]
-    refused = [f"<tr>{_edit_cells(s.edit)}<td>{_e(s.rule)}</td><td>refused before the gate: {_e(s.why)}</td>"
-               f"<td><code>{_e(s.matched)}</code></td></tr>" for s in r.refused_edits]
-    return "\n".join([
-        "<section><h2>Edits</h2>",
-        f"<h3>Accepted ({len(accepted)})</h3>",
-        _table(("op", "target", "content", "rationale", "support"), accepted),
-        f"<h3>Rejected by the gate ({len(rejected)})</h3>",
-        _table(("op", "target", "content", "gate's reason", "score"), rejected),
-        f"<h3>Refused by the safety screen ({len(refused)})</h3>",
-        _table(("op", "target", "content", "rule", "why", "matched"), refused),
-        "</section>",
-    ])
+    accepted = [f"<tr>{_edit_cells(e)}<td>{_e(e.rationale)}</td>{_num(str(e.support))}</tr>" for e in r.accepted_edits]
+    rejected = [
+        f"<tr>{_edit_cells(g.edit)}<td>{_e(g.reason)}</td>"
+        + _num(f"{_score(g.before)} → {_score(g.after)}" if g.before is not None and g.after is not None else "")
+        + "</tr>"
+        for g in r.rejected_edits
+    ]
+    refused = [
+        f"<tr>{_edit_cells(s.edit)}<td>{_e(s.rule)}</td><td>refused before the gate: {_e(s.why)}</td>"
+        f"<td><code>{_e(s.matched)}</code></td></tr>"
+        for s in r.refused_edits
+    ]
+    return "\n".join(
+        [
+            "<section><h2>Edits</h2>",
+            f"<h3>Accepted ({len(accepted)})</h3>",
+            _table(("op", "target", "content", "rationale", "support"), accepted),
+            f"<h3>Rejected by the gate ({len(rejected)})</h3>",
+            _table(("op", "target", "content", "gate's reason", "score"), rejected),
+            f"<h3>Refused by the safety screen ({len(refused)})</h3>",
+            _table(("op", "target", "content", "rule", "why", "matched"), refused),
+            "</section>",
+        ]
+    )
 
 
 def _html_diff(diff: str) -> str:
@@ -545,11 +648,25 @@ def _html_diff(diff: str) -> str:
 
 
 def _html_usage(r: NightReport) -> str:
-    rows = [f"<tr><td>{_e(role)}</td>" + _num(str(u.calls)) + _num(str(u.cache_hits))
-            + _num(f"{u.input_tokens:,}") + _num(f"{u.output_tokens:,}") + _num(f"${u.cost_usd:.4f}") + "</tr>"
-            for role, u in [*sorted(r.usage.by_role.items()), ("total", r.usage.total())]] if r.usage.by_role else []
-    return ("<section><h2>Model calls</h2>"
-            + _table(("role", "calls", "cache hits", "tokens in", "tokens out", "cost"), rows) + "</section>")
+    rows = (
+        [
+            f"<tr><td>{_e(role)}</td>"
+            + _num(str(u.calls))
+            + _num(str(u.cache_hits))
+            + _num(f"{u.input_tokens:,}")
+            + _num(f"{u.output_tokens:,}")
+            + _num(f"${u.cost_usd:.4f}")
+            + "</tr>"
+            for role, u in [*sorted(r.usage.by_role.items()), ("total", r.usage.total())]
+        ]
+        if r.usage.by_role
+        else []
+    )
+    return (
+        "<section><h2>Model calls</h2>"
+        + _table(("role", "calls", "cache hits", "tokens in", "tokens out", "cost"), rows)
+        + "</section>"
+    )
 
 
 # --- the chart ----------------------------------------------------------------------------------
@@ -572,25 +689,35 @@ def render_chart(points: Sequence[HistoryPoint]) -> str:
     def y(v: float) -> float:
         return _TOP + (1 - min(1.0, max(0.0, v))) * ph
 
-    out = [f'<svg class="chart" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" role="img" '
-           f'aria-label="score over {n} night(s)">']
+    out = [
+        f'<svg class="chart" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" role="img" '
+        f'aria-label="score over {n} night(s)">'
+    ]
     for v in (0.0, 0.25, 0.5, 0.75, 1.0):
-        out.append(f'<line class="grid" x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}" />'
-                   f'<text class="axis" x="{_LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>')
-    out.append(f'<text class="axis" x="{_LEFT}" y="14">■ baseline (live skill)</text>'
-               f'<text class="cand" x="{_LEFT + 150}" y="14">■ candidate</text>'
-               f'<text class="axis" x="{_LEFT + 240}" y="14">○ accepted</text>')
+        out.append(
+            f'<line class="grid" x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}" />'
+            f'<text class="axis" x="{_LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>'
+        )
+    out.append(
+        f'<text class="axis" x="{_LEFT}" y="14">■ baseline (live skill)</text>'
+        f'<text class="cand" x="{_LEFT + 150}" y="14">■ candidate</text>'
+        f'<text class="axis" x="{_LEFT + 240}" y="14">○ accepted</text>'
+    )
     if not any(p.baseline is not None or p.candidate is not None for p in points):
-        out.append(f'<text class="axis" x="{_LEFT + pw / 2:.1f}" y="{_TOP + ph / 2:.1f}" text-anchor="middle">'
-                   "no scores yet</text>")
+        out.append(
+            f'<text class="axis" x="{_LEFT + pw / 2:.1f}" y="{_TOP + ph / 2:.1f}" text-anchor="middle">'
+            "no scores yet</text>"
+        )
     for attr, cls in (("baseline", "base"), ("candidate", "cand")):
         coords = [f"{x(i):.1f},{y(v):.1f}" for i, p in enumerate(points) if (v := getattr(p, attr)) is not None]
         if len(coords) >= 2:
             out.append(f'<polyline class="{cls}" points="{" ".join(coords)}" />')
     stride = max(1, math.ceil(n / _MAX_LABELS))
     for i, p in enumerate(points):
-        tip = (f"night {p.night} ({p.date.isoformat()}): baseline {_score(p.baseline)}, "
-               f"candidate {_score(p.candidate)}{', accepted' if p.accepted else ''}")
+        tip = (
+            f"night {p.night} ({p.date.isoformat()}): baseline {_score(p.baseline)}, "
+            f"candidate {_score(p.candidate)}{', accepted' if p.accepted else ''}"
+        )
         g = [f'<g class="night" data-night="{p.night}"><title>{_e(tip)}</title>']
         for attr, cls in (("baseline", "base"), ("candidate", "cand")):
             v = getattr(p, attr)

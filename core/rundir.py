@@ -1,12 +1,12 @@
 """The run directory: every candidate, step, gate decision, the ledger and a resumable state.
 
-    <run>/state.json            resumable training state (written atomically after each step)
-    <run>/best_skill.md         the best gate-accepted skill (the seed until one is accepted)
-    <run>/candidates/eEsS.md    every candidate skill
-    <run>/steps/eEsS/*.json     proposed, merged and ranked edits, the step record, the gate
-    <run>/rollouts.jsonl        every scored rollout (reused on resume)
-    <run>/ledger.jsonl          every model call: role, model, tokens, cost, latency, cache hit
-    <run>/summary.json          the run's summary (also printed by --json)
+<run>/state.json            resumable training state (written atomically after each step)
+<run>/best_skill.md         the best gate-accepted skill (the seed until one is accepted)
+<run>/candidates/eEsS.md    every candidate skill
+<run>/steps/eEsS/*.json     proposed, merged and ranked edits, the step record, the gate
+<run>/rollouts.jsonl        every scored rollout (reused on resume)
+<run>/ledger.jsonl          every model call: role, model, tokens, cost, latency, cache hit
+<run>/summary.json          the run's summary (also printed by --json)
 """
 
 from __future__ import annotations

@@ -32,8 +32,10 @@ from skillsleep.core.redact import Redactor, redaction_markers
 
 __all__ = ["CREDENTIAL", "RULES", "Refusal", "Rule", "screen", "screen_all"]
 
-_SECRETS = (r"(?:secrets?|api[ _-]?keys?|tokens?|passwords?|passphrases?|credentials?|private[ _-]?keys?|"
-            r"\.env\b|~?/?\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.aws\b|\.netrc|keychain|cookies?)")
+_SECRETS = (
+    r"(?:secrets?|api[ _-]?keys?|tokens?|passwords?|passphrases?|credentials?|private[ _-]?keys?|"
+    r"\.env\b|~?/?\.ssh\b|id_(?:rsa|ed25519|ecdsa)|\.aws\b|\.netrc|keychain|cookies?)"
+)
 _SEND_VERB = r"(?:upload|send|post|exfiltrat\w*|transmit|forward|copy|sync|leak|share|mail|e-?mail|report)"
 _DEST = r"(?:https?://|ftp://|\b[\w-]+(?:\.[\w-]+)+(?::\d+)?/|\b(?:pastebin|webhook|gist|server|endpoint|remote|external)\b)"
 
@@ -46,40 +48,90 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("exfiltration", re.compile(rf"\b{_SEND_VERB}\b[^\n]{{0,80}}?{_DEST}", re.I),
-         "tells the agent to send data to an outside address"),
-    Rule("exfiltration", re.compile(rf"\b{_SEND_VERB}\b[^\n]{{0,60}}?{_SECRETS}", re.I),
-         "tells the agent to send secrets or private files"),
-    Rule("exfiltration", re.compile(r"\bcurl\b[^\n]*\s(?:-d|--data\S*|-F|--form|-T|--upload-file)\b", re.I),
-         "posts data with curl"),
-    Rule("exfiltration", re.compile(r"\b(?:scp|rsync|nc|netcat|ncat)\b[^\n]*\S+@?[\w.-]+:", re.I),
-         "copies files to another host"),
-    Rule("remote-code", re.compile(r"\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|k)?sh\b|"
-                                   r"\|\s*(?:python\d?|node|perl|ruby)\b", re.I),
-         "pipes downloaded text into a shell or interpreter"),
-    Rule("remote-code", re.compile(r"\b(?:download|fetch|curl|wget)\b[^\n]{0,80}?\b(?:run|execute|exec|eval|source|install)\b", re.I),
-         "downloads something and runs it"),
-    Rule("remote-code", re.compile(r"\b(?:pip|npm|gem|cargo)\s+install\s+[^\n]*(?:https?://|git\+)", re.I),
-         "installs a package from an arbitrary URL"),
-    Rule("disable-safety", re.compile(r"--dangerously[\w-]*|\bbypass[\w ]{0,20}permissions?\b|\byolo\b|"
-                                      r"--no-sandbox|danger-full-access|\bsudo\s+rm\s+-rf\b", re.I),
-         "turns off the agent's permission or sandbox checks"),
-    Rule("disable-safety", re.compile(r"\b(?:disable|turn off|skip|bypass|ignore|remove)\b[^\n]{0,40}?"
-                                      r"\b(?:safety|security|sandbox\w*|guardrails?|permission\w*|confirmations?|"
-                                      r"approvals?|review|hooks?|checks?|antivirus|firewall)\b", re.I),
-         "tells the agent to skip safety checks"),
-    Rule("disable-safety", re.compile(r"\bignore\b[^\n]{0,30}\b(?:previous|prior|above|earlier|all|system)\b"
-                                      r"[^\n]{0,20}\b(?:instructions?|rules?|prompts?)\b", re.I),
-         "tells the agent to ignore its instructions"),
-    Rule("reveal-secrets", re.compile(rf"\b(?:print|show|reveal|display|echo|cat|output|dump|log|include|paste)\b"
-                                      rf"[^\n]{{0,50}}?{_SECRETS}", re.I),
-         "tells the agent to reveal secrets"),
+    Rule(
+        "exfiltration",
+        re.compile(rf"\b{_SEND_VERB}\b[^\n]{{0,80}}?{_DEST}", re.I),
+        "tells the agent to send data to an outside address",
+    ),
+    Rule(
+        "exfiltration",
+        re.compile(rf"\b{_SEND_VERB}\b[^\n]{{0,60}}?{_SECRETS}", re.I),
+        "tells the agent to send secrets or private files",
+    ),
+    Rule(
+        "exfiltration",
+        re.compile(r"\bcurl\b[^\n]*\s(?:-d|--data\S*|-F|--form|-T|--upload-file)\b", re.I),
+        "posts data with curl",
+    ),
+    Rule(
+        "exfiltration",
+        re.compile(r"\b(?:scp|rsync|nc|netcat|ncat)\b[^\n]*\S+@?[\w.-]+:", re.I),
+        "copies files to another host",
+    ),
+    Rule(
+        "remote-code",
+        re.compile(
+            r"\b(?:curl|wget|fetch|iwr|invoke-webrequest)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|k)?sh\b|"
+            r"\|\s*(?:python\d?|node|perl|ruby)\b",
+            re.I,
+        ),
+        "pipes downloaded text into a shell or interpreter",
+    ),
+    Rule(
+        "remote-code",
+        re.compile(r"\b(?:download|fetch|curl|wget)\b[^\n]{0,80}?\b(?:run|execute|exec|eval|source|install)\b", re.I),
+        "downloads something and runs it",
+    ),
+    Rule(
+        "remote-code",
+        re.compile(r"\b(?:pip|npm|gem|cargo)\s+install\s+[^\n]*(?:https?://|git\+)", re.I),
+        "installs a package from an arbitrary URL",
+    ),
+    Rule(
+        "disable-safety",
+        re.compile(
+            r"--dangerously[\w-]*|\bbypass[\w ]{0,20}permissions?\b|\byolo\b|"
+            r"--no-sandbox|danger-full-access|\bsudo\s+rm\s+-rf\b",
+            re.I,
+        ),
+        "turns off the agent's permission or sandbox checks",
+    ),
+    Rule(
+        "disable-safety",
+        re.compile(
+            r"\b(?:disable|turn off|skip|bypass|ignore|remove)\b[^\n]{0,40}?"
+            r"\b(?:safety|security|sandbox\w*|guardrails?|permission\w*|confirmations?|"
+            r"approvals?|review|hooks?|checks?|antivirus|firewall)\b",
+            re.I,
+        ),
+        "tells the agent to skip safety checks",
+    ),
+    Rule(
+        "disable-safety",
+        re.compile(
+            r"\bignore\b[^\n]{0,30}\b(?:previous|prior|above|earlier|all|system)\b"
+            r"[^\n]{0,20}\b(?:instructions?|rules?|prompts?)\b",
+            re.I,
+        ),
+        "tells the agent to ignore its instructions",
+    ),
+    Rule(
+        "reveal-secrets",
+        re.compile(
+            rf"\b(?:print|show|reveal|display|echo|cat|output|dump|log|include|paste)\b"
+            rf"[^\n]{{0,50}}?{_SECRETS}",
+            re.I,
+        ),
+        "tells the agent to reveal secrets",
+    ),
 )
 
 
 CREDENTIAL = "credential"
-_CREDENTIAL_WHY = ("puts a credential into the skill (shown redacted here): a key there goes out with every task, "
-                   "and a redacted one is useless — name where the key is kept instead")
+_CREDENTIAL_WHY = (
+    "puts a credential into the skill (shown redacted here): a key there goes out with every task, "
+    "and a redacted one is useless — name where the key is kept instead"
+)
 
 
 def screen(edit: Edit) -> Refusal | None:

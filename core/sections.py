@@ -54,7 +54,11 @@ def headings(text: str) -> list[tuple[int, int, str]]:
         bare = line.rstrip("\r\n")
         if fence is not None:
             stripped = bare.strip()
-            if len(bare) - len(bare.lstrip(" ")) < 4 and stripped.startswith(fence) and stripped == fence[0] * len(stripped):
+            if (
+                len(bare) - len(bare.lstrip(" ")) < 4
+                and stripped.startswith(fence)
+                and stripped == fence[0] * len(stripped)
+            ):
                 fence = None
             continue
         opened = _FENCE.match(bare)
@@ -71,7 +75,7 @@ def _wanted(heading: str) -> tuple[str, int | None]:
     """The title asked for and the level its leading #'s name (None without #'s)."""
     m = re.match(r"\s*(#{1,6})(?!#)", heading)
     level = len(m.group(1)) if m else None
-    rest = heading[m.end():] if m else heading
+    rest = heading[m.end() :] if m else heading
     return _title(rest), level
 
 
@@ -80,8 +84,7 @@ def find_section(text: str, heading: str, *, source: str = "the file") -> Sectio
     leading #'s are allowed and, when several headings match, pick the level)."""
     title, level = _wanted(heading)
     if not title:
-        raise ConfigError(f"no heading given for a section of {source}; write it after the #, e.g. "
-                          f"`AGENTS.md#Testing`")
+        raise ConfigError(f"no heading given for a section of {source}; write it after the #, e.g. `AGENTS.md#Testing`")
     found = headings(text)
     hits = [h for h in found if _key(h[2]) == _key(title)]
     if not hits and level is not None:  # a title that itself starts with # ("#1 rule")
@@ -92,21 +95,35 @@ def find_section(text: str, heading: str, *, source: str = "the file") -> Sectio
         hits = [h for h in hits if h[1] == level] or hits
     if not hits:
         known = ", ".join(f"{'#' * lvl} {t}" for _, lvl, t in found) or "none"
-        raise ConfigError(f"{source} has no heading {title!r}; its headings are: {known}. "
-                          f"Pass one of them after the # (case does not matter).")
+        raise ConfigError(
+            f"{source} has no heading {title!r}; its headings are: {known}. "
+            f"Pass one of them after the # (case does not matter)."
+        )
     if len(hits) > 1:
         where = ", ".join(str(i + 1) for i, _, _ in hits)
         levels = {lvl for _, lvl, _ in hits}
-        hint = (f"include the #'s to pick one level (e.g. `{'#' * min(levels)} {title}`), or rename one"
-                if len(levels) > 1 else "rename one of them in the file so the heading is unique")
-        raise ConfigError(f"{source} has the heading {title!r} {len(hits)} times (lines {where}); use a more "
-                          f"specific heading: {hint}.")
+        hint = (
+            f"include the #'s to pick one level (e.g. `{'#' * min(levels)} {title}`), or rename one"
+            if len(levels) > 1
+            else "rename one of them in the file so the heading is unique"
+        )
+        raise ConfigError(
+            f"{source} has the heading {title!r} {len(hits)} times (lines {where}); use a more "
+            f"specific heading: {hint}."
+        )
     line, lvl, name = hits[0]
     end = next((i for i, other, _ in found if i > line and other <= lvl), None)
     lines = split_lines(text)
     end = len(lines) if end is None else end
-    return Section(heading=lines[line].rstrip("\r\n"), title=name, level=lvl, line=line,
-                   start=line + 1, end=end, body="".join(lines[line + 1:end]))
+    return Section(
+        heading=lines[line].rstrip("\r\n"),
+        title=name,
+        level=lvl,
+        line=line,
+        start=line + 1,
+        end=end,
+        body="".join(lines[line + 1 : end]),
+    )
 
 
 def replace_section(text: str, heading: str, new_body: str, *, source: str = "the file") -> str:
@@ -118,7 +135,7 @@ def replace_section(text: str, heading: str, new_body: str, *, source: str = "th
     sec = find_section(text, heading, source=source)
     lines = split_lines(text)
     head = lines[sec.line]
-    ending = head[len(head.rstrip("\r\n")):]
+    ending = head[len(head.rstrip("\r\n")) :]
     nl = ending or first_ending(text)
     body = _NEWLINE.sub(nl, new_body)
     at_eof = sec.end == len(lines)
@@ -129,4 +146,4 @@ def replace_section(text: str, heading: str, new_body: str, *, source: str = "th
         body = body.removesuffix(nl)
     if body and not ending:  # the heading was the file's last line, without an ending
         head += nl
-    return "".join(lines[: sec.line]) + head + body + "".join(lines[sec.end:])
+    return "".join(lines[: sec.line]) + head + body + "".join(lines[sec.end :])

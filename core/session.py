@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,14 +28,14 @@ def utc(value: object) -> datetime | None:
         if isinstance(value, datetime):
             dt = value
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            dt = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=timezone.utc)
+            dt = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
         elif isinstance(value, str):
             dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         else:
             return None
     except (ValueError, OverflowError, OSError):
         return None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
 def source_key(path: Path) -> str:

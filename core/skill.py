@@ -33,13 +33,13 @@ _FRONTMATTER = re.compile(r"\A---[ \t]*\n(?:.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 class Skill:
     """An immutable skill document; every change returns a new `Skill`."""
 
-    __slots__ = ("text", "frontmatter", "body")
+    __slots__ = ("body", "frontmatter", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text if text.endswith("\n") or not text else text + "\n"
         match = _FRONTMATTER.match(self.text)
         self.frontmatter = match.group(0) if match else ""
-        self.body = self.text[len(self.frontmatter):]
+        self.body = self.text[len(self.frontmatter) :]
 
     @classmethod
     def parse(cls, text: str) -> Skill:
@@ -110,4 +110,4 @@ class Skill:
         """The document with its protected region content dropped (markers kept out too)."""
         lines = self.body.split("\n")
         protected = self.protected_line_indexes()
-        return Skill(self.frontmatter + "\n".join(l for i, l in enumerate(lines) if i not in protected))
+        return Skill(self.frontmatter + "\n".join(line for i, line in enumerate(lines) if i not in protected))

@@ -61,7 +61,12 @@ class SlowUpdateResult(Record):
 
 
 async def slow_update(
-    llm: LLM, previous: Skill, current: Skill, comparisons: list[Comparison], *, max_lines: int = 8,
+    llm: LLM,
+    previous: Skill,
+    current: Skill,
+    comparisons: list[Comparison],
+    *,
+    max_lines: int = 8,
     redactor: Redactor | None = None,
 ) -> SlowUpdateResult:
     """Ask the optimizer (role "slow_update") for updated guidance; the old one on failure. Each
@@ -89,8 +94,9 @@ async def slow_update(
     if not lines:
         failure = "slow update: the reply held no guidance lines, old guidance kept"
         return SlowUpdateResult(guidance=old, counts=counts, failure=failure)
-    safe, refused = screen_all([Edit(op="add", content=line, rationale="slow update guidance") for line in lines],
-                               redactor)
+    safe, refused = screen_all(
+        [Edit(op="add", content=line, rationale="slow update guidance") for line in lines], redactor
+    )
     if not safe:
         failure = "slow update: every guidance line was refused by the safety screen, old guidance kept"
         return SlowUpdateResult(guidance=old, counts=counts, failure=failure, refused=refused)
@@ -98,9 +104,7 @@ async def slow_update(
 
 
 def _diff(previous: Skill, current: Skill) -> str:
-    diff = difflib.unified_diff(
-        previous.text.splitlines(), current.text.splitlines(), "before", "after", lineterm=""
-    )
+    diff = difflib.unified_diff(previous.text.splitlines(), current.text.splitlines(), "before", "after", lineterm="")
     text = "\n".join(diff)
     return data_block("DIFF", text) if text else "(the skill did not change)"
 

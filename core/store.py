@@ -186,17 +186,18 @@ def database_error(path: Path, exc: sqlite3.DatabaseError) -> SkillsleepError:
     full disk (exit 1)."""
     code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
     if code in _BUSY:
-        return Busy(f"the state database {path} is busy: another process is writing it ({exc}); try again in a "
-                    "moment")
+        return Busy(f"the state database {path} is busy: another process is writing it ({exc}); try again in a moment")
     if code in _DAMAGED:
         return StateDamaged(
             f"the state database {path} is damaged ({exc}). It holds {HOLDS}: do not delete it, since sessions "
             "whose transcripts are gone exist nowhere else. Run `skillsleep doctor --repair`: it backs the file up, "
             "salvages every row it can read and rebuilds the rest (sessions from your transcripts, the ledger "
-            "from the nights' ledger.jsonl).")
+            "from the nights' ledger.jsonl)."
+        )
     return SkillsleepError(
         f"the state database {path} cannot be used ({exc}); check the disk space and the folder's permissions, "
-        "and that no other program holds the file; `skillsleep doctor` checks it.")
+        "and that no other program holds the file; `skillsleep doctor` checks it."
+    )
 
 
 def check_database(path: Path) -> tuple[str, bool]:

@@ -70,9 +70,14 @@ def load_tasks(path: Path) -> list[Task]:
             first_line[task.id] = lineno
             tasks.append(task)
     if count:
-        raise ConfigError(_whole_file_problem(text, path) or (
-            f"{count} problem(s) in {path}:\n  " + "\n  ".join(problems)
-            + (f"\n  … and {count - len(problems)} more" if count > len(problems) else "")))
+        raise ConfigError(
+            _whole_file_problem(text, path)
+            or (
+                f"{count} problem(s) in {path}:\n  "
+                + "\n  ".join(problems)
+                + (f"\n  … and {count - len(problems)} more" if count > len(problems) else "")
+            )
+        )
     if not tasks:
         raise ConfigError(f"{path} holds no tasks (one JSON object per line is expected)")
     return tasks
@@ -81,8 +86,10 @@ def load_tasks(path: Path) -> list[Task]:
 def _parse_line(line: str) -> tuple[Task | None, list[str]]:
     """One line → a Task, or the problems found in it."""
     if len(line) > MAX_LINE_CHARS:
-        return None, [f"the line is {len(line):,} characters long; a task line may hold at most {MAX_LINE_CHARS:,} "
-                      "(more than a model's context): shorten its prompt or context"]
+        return None, [
+            f"the line is {len(line):,} characters long; a task line may hold at most {MAX_LINE_CHARS:,} "
+            "(more than a model's context): shorten its prompt or context"
+        ]
     try:
         raw = json.loads(line)
         json.dumps(raw, ensure_ascii=False).encode("utf-8")
@@ -91,8 +98,10 @@ def _parse_line(line: str) -> tuple[Task | None, list[str]]:
     except RecursionError:
         return None, ["invalid JSON: nested too deeply"]
     except UnicodeEncodeError as exc:
-        return None, [f"a string holds a lone surrogate ({exc.object[exc.start]!r}), which is no character; remove "
-                      "that \\u escape"]
+        return None, [
+            f"a string holds a lone surrogate ({exc.object[exc.start]!r}), which is no character; remove "
+            "that \\u escape"
+        ]
     except ValueError as exc:  # e.g. a number of more than 4300 digits
         return None, [f"invalid JSON ({exc})"]
     if not isinstance(raw, dict):
@@ -140,8 +149,10 @@ def _whole_file_problem(text: str, path: Path) -> str | None:
     if kind is None:
         return None
     convert = "jq -c '.[]'" if kind == "array" else "jq -c ."
-    return (f"{path} holds one JSON {kind} spread over several lines, but a task file is JSONL: one task object "
-            f"per line. Convert it: {convert} {path.name} > tasks.jsonl")
+    return (
+        f"{path} holds one JSON {kind} spread over several lines, but a task file is JSONL: one task object "
+        f"per line. Convert it: {convert} {path.name} > tasks.jsonl"
+    )
 
 
 def _clip(text: str, limit: int = 500) -> str:

@@ -43,18 +43,22 @@ def read_text_file(path: Path, what: str, *, shown: str | None = None, instead: 
     name = shown or str(path)
     data = _read_bytes(Path(path), what, name, instead)
     bom, codec = next(((b, c) for b, c in _BOMS if data.startswith(b)), (b"", "utf-8"))
-    body = data[len(bom):]
+    body = data[len(bom) :]
     try:
         text = body.decode(codec)
     except UnicodeDecodeError as exc:
         where = _where(body, exc.start, codec, len(bom))
-        raise ConfigError(f"{what} {name} is not {_label(codec)} text: the byte 0x{body[exc.start]:02x} {where} "
-                          f"cannot be read as {_label(codec)}; {_SAVE}.") from None
+        raise ConfigError(
+            f"{what} {name} is not {_label(codec)} text: the byte 0x{body[exc.start]:02x} {where} "
+            f"cannot be read as {_label(codec)}; {_SAVE}."
+        ) from None
     nul = text.find("\x00")
     if nul >= 0:
         at = len(text[:nul].encode(codec))
-        raise ConfigError(f"{what} {name} holds a NUL character {_where(body, at, codec, len(bom))}: it is a "
-                          f"binary file, or UTF-16 text without a byte-order mark; give a text file — {_SAVE}.")
+        raise ConfigError(
+            f"{what} {name} holds a NUL character {_where(body, at, codec, len(bom))}: it is a "
+            f"binary file, or UTF-16 text without a byte-order mark; give a text file — {_SAVE}."
+        )
     return text
 
 
@@ -84,8 +88,9 @@ def user_path(text: str, what: str) -> Path:
     except RuntimeError:  # pathlib's word for "no such user" or "no home directory"
         user = text[1:].split("/", 1)[0]
         who = f"the user {user!r}" if user else "the current user"
-        raise ConfigError(f"{what}: {text!r} starts with ~ but the home directory of {who} is unknown; "
-                          "write the path out in full") from None
+        raise ConfigError(
+            f"{what}: {text!r} starts with ~ but the home directory of {who} is unknown; write the path out in full"
+        ) from None
 
 
 def _read_bytes(path: Path, what: str, name: str, instead: str) -> bytes:
@@ -94,8 +99,9 @@ def _read_bytes(path: Path, what: str, name: str, instead: str) -> bytes:
     except FileNotFoundError:
         raise ConfigError(f"{what} not found: {name}") from None
     except OSError as exc:
-        raise ConfigError(f"{what} {name} cannot be read ({exc.strerror or exc}); check the path and its "
-                          "permissions") from None
+        raise ConfigError(
+            f"{what} {name} cannot be read ({exc.strerror or exc}); check the path and its permissions"
+        ) from None
     if stat.S_ISDIR(mode):
         raise ConfigError(f"{what} {name} is a folder, not a file; give {instead}")
     if not stat.S_ISREG(mode):
@@ -107,8 +113,10 @@ def _read_bytes(path: Path, what: str, name: str, instead: str) -> bytes:
     except OSError as exc:
         raise ConfigError(f"{what} {name} cannot be read ({exc.strerror or exc}); check its permissions") from None
     if len(data) > MAX_BYTES:
-        raise ConfigError(f"{what} {name} is larger than {MAX_BYTES // 2**20} MiB, more than skillsleep reads; "
-                          f"give {instead} of a sensible size")
+        raise ConfigError(
+            f"{what} {name} is larger than {MAX_BYTES // 2**20} MiB, more than skillsleep reads; "
+            f"give {instead} of a sensible size"
+        )
     return data
 
 

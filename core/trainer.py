@@ -66,8 +66,12 @@ class TrainState(Record):
         merge groups, rankings), each with the role, where and the error: "epoch 1 step 2: reflect
         minibatch 1/2: malformed reply, nothing used: …", "end of epoch 1: slow update: …". With
         `epoch` (a night is one epoch), only that epoch's, as "step 2: …" / "end of the night: …"."""
-        out = [f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}: {failure}"
-               for s in self.steps if epoch is None or s.epoch == epoch for failure in s.failures]
+        out = [
+            f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}: {failure}"
+            for s in self.steps
+            if epoch is None or s.epoch == epoch
+            for failure in s.failures
+        ]
         for record in self.epochs:
             number = record.get("epoch")
             if epoch is not None and number != epoch:
@@ -185,9 +189,16 @@ class Trainer:
         score = mean(seed_scores)
         text = self.seed_skill.text
         st = TrainState(
-            config_hash=config_hash(self.cfg), seed_skill=text, current=text, best=text,
-            seed_score=score, current_score=score, best_score=score,
-            epoch_start=text, epoch_start_score=score, epoch=self.first_epoch,
+            config_hash=config_hash(self.cfg),
+            seed_skill=text,
+            current=text,
+            best=text,
+            seed_score=score,
+            current_score=score,
+            best_score=score,
+            epoch_start=text,
+            epoch_start_score=score,
+            epoch=self.first_epoch,
         )
         self._save(st)
         return st
@@ -211,8 +222,11 @@ class Trainer:
         trajectories = [Trajectory(task=by_id[r.task_id], rollout=r) for r in rollouts]
         train_score = sum(self.ev.value(r) for r in rollouts) / len(rollouts)
         ctx = ReflectContext(
-            earlier_steps=st.earlier_steps, rejected=st.rejected, meta_skill=st.meta_skill,
-            preferences=cfg.reflect.preferences, max_skill_chars=cfg.edits.max_skill_chars or None,
+            earlier_steps=st.earlier_steps,
+            rejected=st.rejected,
+            meta_skill=st.meta_skill,
+            preferences=cfg.reflect.preferences,
+            max_skill_chars=cfg.edits.max_skill_chars or None,
         )
         self.progress(f"{label}: reflect (train score {train_score:.3f}, learning rate {lr})")
         reflected = await reflect(self.optimizer, current, trajectories, ctx, minibatch_size=cfg.train.minibatch_size)
@@ -225,8 +239,12 @@ class Trainer:
         for r in refused:
             self.progress(f"{label}: {r.reason()}")
         selection = await rank_and_clip(
-            self.optimizer, current, safe, budget=lr,
-            autonomous=cfg.lr.schedule == "autonomous", bounds=(cfg.lr.min_edits, cfg.lr.max_edits),
+            self.optimizer,
+            current,
+            safe,
+            budget=lr,
+            autonomous=cfg.lr.schedule == "autonomous",
+            bounds=(cfg.lr.min_edits, cfg.lr.max_edits),
         )
         st.next_budget = selection.next_budget
         result = apply_edits(current, selection.selected, self.limits)
@@ -234,14 +252,24 @@ class Trainer:
         for failure in failures:
             self.progress(f"{label}: {failure}")
         record = StepRecord(
-            epoch=st.epoch, step=st.step, learning_rate=lr, batch=[t.id for t in batch], train_score=train_score,
-            proposed=len(reflected.edits), merged=len(merged.edits), selected=selection.selected,
-            applied=result.applied, skipped=[f"{e.op} {e.target or e.content!r}: {why}" for e, why in result.skipped],
-            failures=failures, refused=refused,
+            epoch=st.epoch,
+            step=st.step,
+            learning_rate=lr,
+            batch=[t.id for t in batch],
+            train_score=train_score,
+            proposed=len(reflected.edits),
+            merged=len(merged.edits),
+            selected=selection.selected,
+            applied=result.applied,
+            skipped=[f"{e.op} {e.target or e.content!r}: {why}" for e, why in result.skipped],
+            failures=failures,
+            refused=refused,
         )
         if refused:
-            st.earlier_steps.append(f"step {st.step + 1}: refused by the safety screen, never propose again: " + "; ".join(
-                f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused))
+            st.earlier_steps.append(
+                f"step {st.step + 1}: refused by the safety screen, never propose again: "
+                + "; ".join(f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused)
+            )
         step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
         self.run_dir.write_json(step_dir / "proposed.json", list(map(self.redactor.edit, reflected.edits)))
         self.run_dir.write_json(step_dir / "merged.json", list(map(self.redactor.edit, merged.edits)))
@@ -254,7 +282,9 @@ class Trainer:
         self.run_dir.write_json(step_dir / "step.json", record)
         st.steps.append(record)
 
-    async def _gate_candidate(self, st: TrainState, record: StepRecord, current: Skill, cand: Skill, label: str) -> None:
+    async def _gate_candidate(
+        self, st: TrainState, record: StepRecord, current: Skill, cand: Skill, label: str
+    ) -> None:
         self.run_dir.write_text(f"candidates/e{st.epoch}s{st.step}.md", cand.text)
         self.progress(f"{label}: gate on {len(self.val)} selection tasks")
         before = await self.ev.task_scores(current, self.val)

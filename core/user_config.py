@@ -106,8 +106,10 @@ def check_since(text: str) -> str | None:
     try:
         datetime.fromisoformat(text.strip())  # 3.11+: "Z" and "T"-less times too
     except ValueError:
-        return (f"{text!r} is neither an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) "
-                "nor a span back from now (30m, 24h, 7d, 2w)")
+        return (
+            f"{text!r} is neither an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) "
+            "nor a span back from now (30m, 24h, 7d, 2w)"
+        )
     return None
 
 

@@ -110,32 +110,53 @@ def probe(cli: AgentCLI, settings: AgentSettings, env: dict[str, str] | None = N
     command = resolve_command(cli, settings, env)
     if command is None:
         wanted = settings.command or cli.default_command
-        return HarnessStatus(name=cli.harness, installed=False, usable=False,
-                             reason=f"`{wanted}` was not found; install it: {cli.install_hint()}")
+        return HarnessStatus(
+            name=cli.harness,
+            installed=False,
+            usable=False,
+            reason=f"`{wanted}` was not found; install it: {cli.install_hint()}",
+        )
     key = (cli.harness, command, (env or os.environ).get("PATH", ""))  # PATH picks the node it runs on
     if key in _STATUS_CACHE:
         return _STATUS_CACHE[key]
     try:
-        out = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL, env=env)
+        out = subprocess.run(
+            [command, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=env
+        )
         text = (out.stdout + out.stderr).strip()
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return HarnessStatus(name=cli.harness, installed=True, usable=False, command=command,
-                             reason=f"`{command} --version` failed ({exc}); reinstall it: {cli.install_hint()}")
+        return HarnessStatus(
+            name=cli.harness,
+            installed=True,
+            usable=False,
+            command=command,
+            reason=f"`{command} --version` failed ({exc}); reinstall it: {cli.install_hint()}",
+        )
     version = parse_version(out.stdout, cli.version_pattern) if out.returncode == 0 else None
     if version is None:
         last = text.splitlines()[-1] if text else "no output"
-        status = HarnessStatus(name=cli.harness, installed=True, usable=False, command=command,
-                               reason=f"`{command} --version` did not report a version ({last[:200]}); "
-                                      f"reinstall it: {cli.install_hint()}")
+        status = HarnessStatus(
+            name=cli.harness,
+            installed=True,
+            usable=False,
+            command=command,
+            reason=f"`{command} --version` did not report a version ({last[:200]}); reinstall it: {cli.install_hint()}",
+        )
     elif version < cli.min_version:
         shown = ".".join(map(str, version))
-        status = HarnessStatus(name=cli.harness, installed=True, version=shown, usable=False, command=command,
-                               reason=f"version {shown} is older than {'.'.join(map(str, cli.min_version))}, "
-                                      f"the oldest skillsleep replays with; upgrade: {cli.install_hint()}")
+        status = HarnessStatus(
+            name=cli.harness,
+            installed=True,
+            version=shown,
+            usable=False,
+            command=command,
+            reason=f"version {shown} is older than {'.'.join(map(str, cli.min_version))}, "
+            f"the oldest skillsleep replays with; upgrade: {cli.install_hint()}",
+        )
     else:
-        status = HarnessStatus(name=cli.harness, installed=True, version=".".join(map(str, version)),
-                               usable=True, command=command)
+        status = HarnessStatus(
+            name=cli.harness, installed=True, version=".".join(map(str, version)), usable=True, command=command
+        )
     _STATUS_CACHE[key] = status
     return status
 
@@ -162,25 +183,30 @@ def agent_env(base: dict[str, str] | None, extra: dict[str, str]) -> dict[str, s
     return env
 
 
-async def run_cli(argv: Sequence[str], *, cwd: Path, env: dict[str, str], timeout_s: float,
-                  stdin: bytes | None = None) -> CLIResult:
+async def run_cli(
+    argv: Sequence[str], *, cwd: Path, env: dict[str, str], timeout_s: float, stdin: bytes | None = None
+) -> CLIResult:
     """Run one agent process in its own process group; on timeout the whole group is killed.
 
     stdin is closed (or fed `stdin` then closed): an agent waiting for input would hang."""
     start = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=str(cwd), env=env, start_new_session=True,
+        *argv,
+        cwd=str(cwd),
+        env=env,
+        start_new_session=True,
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
         timed_out = False
-    except asyncio.TimeoutError:
+    except TimeoutError:
         await _kill_group(proc)
         try:  # a process that left the group may still hold the pipes: don't wait on it forever
             out, err = await asyncio.wait_for(proc.communicate(), KILL_GRACE_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             out, err = b"", b""
         timed_out = True
     except asyncio.CancelledError:
@@ -202,7 +228,7 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         try:
             await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
             break
-        except asyncio.TimeoutError:
+        except TimeoutError:
             continue
     # children that left the group are not ours to chase; the group leader is gone.
 
@@ -278,14 +304,18 @@ class CLIHarness:
             base = self.base_env()
             s = self.settings
             if s.base_url and s.api_key_env and not base.get(s.api_key_env):
-                return Run(error=f"{self.name} harness: `api_key_env` names {s.api_key_env}, which is not set in the "
-                                 f"environment; export {s.api_key_env}=<the key for {s.base_url}>, or set "
-                                 f"`api_key_env` to \"\" for a server that needs no key.")
+                return Run(
+                    error=f"{self.name} harness: `api_key_env` names {s.api_key_env}, which is not set in the "
+                    f"environment; export {s.api_key_env}=<the key for {s.base_url}>, or set "
+                    f'`api_key_env` to "" for a server that needs no key.'
+                )
             try:
                 return await self.replay(status.command, task, skill, base, timeout_s)
             except OSError as exc:  # the working copy or the temporary agent state could not be made
-                return Run(error=f"{self.name} could not prepare the replay ({exc}); check disk space and that "
-                                 f"the task's folder {task.workdir or '(none)'} is readable")
+                return Run(
+                    error=f"{self.name} could not prepare the replay ({exc}); check disk space and that "
+                    f"the task's folder {task.workdir or '(none)'} is readable"
+                )
 
     async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
         """Run the agent once (`command` is the CLI's path, `base` the environment to start from)."""

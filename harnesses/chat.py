@@ -23,7 +23,7 @@ import json
 import os
 import warnings
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,11 @@ class ChatHarness:
     name = "chat"
 
     def __init__(
-        self, llm: LLM, *, log_dir: Path | None = None, on_log_error: Callable[[str], None] | None = None,
+        self,
+        llm: LLM,
+        *,
+        log_dir: Path | None = None,
+        on_log_error: Callable[[str], None] | None = None,
     ) -> None:
         self.llm = llm
         self.log_dir = Path(log_dir) if log_dir is not None else None
@@ -77,7 +81,7 @@ class ChatHarness:
         )
 
     def _log(self, log_dir: Path, task: Task, sample: int, messages: list[Message], completion: Completion) -> None:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         path = log_dir / f"{now:%Y-%m-%d}.jsonl"
         data = (json.dumps(self._record(task, sample, messages, completion, now), ensure_ascii=False) + "\n").encode()
         try:
@@ -94,10 +98,12 @@ class ChatHarness:
             if self.log_failures == 1:
                 self.on_log_error(
                     f"could not append to the chat log {path} ({exc}); episodes still run, but are not logged "
-                    "until it is writable — check that folder's permissions and free space")
+                    "until it is writable — check that folder's permissions and free space"
+                )
 
-    def _record(self, task: Task, sample: int, messages: list[Message], completion: Completion,
-                now: datetime) -> dict[str, Any]:
+    def _record(
+        self, task: Task, sample: int, messages: list[Message], completion: Completion, now: datetime
+    ) -> dict[str, Any]:
         usage = completion.usage
         return {
             "messages": [*(m.model_dump() for m in messages), {"role": "assistant", "content": completion.text}],
@@ -109,8 +115,10 @@ class ChatHarness:
             "time": now.isoformat(),
             "created": int(now.timestamp()),
             "usage": {
-                "prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens,
-                "total_tokens": usage.total, "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+                "prompt_tokens": usage.input_tokens,
+                "completion_tokens": usage.output_tokens,
+                "total_tokens": usage.total,
+                "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
             },
             "cached": completion.cached,
         }

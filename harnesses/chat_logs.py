@@ -40,8 +40,9 @@ def parse_chat_log(data: bytes, *, source: str, base_offset: int = 0) -> ParseRe
         session = _conversation(line, source, skipped)
         if session is not None:
             sessions.append(session)
-    return ParseResult(sessions=sessions, skipped=Counter(reader.skipped) + skipped,
-                       bytes_read=reader.consumed - base_offset)
+    return ParseResult(
+        sessions=sessions, skipped=Counter(reader.skipped) + skipped, bytes_read=reader.consumed - base_offset
+    )
 
 
 def chat_log_files(dirs: Sequence[Path], *, exclude: Sequence[Path] = ()) -> Found:
@@ -95,11 +96,23 @@ def _conversation(line: Line, source: str, skipped: Counter[str]) -> Session | N
     meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
     project = _str(meta.get("project")) or _str(meta.get("cwd"))
     rid = rec.get("id")
-    sid = str(rid) if isinstance(rid, (str, int)) and not isinstance(rid, bool) and str(rid) else f"{Path(source).stem}:{line.offset}"
+    sid = (
+        str(rid)
+        if isinstance(rid, (str, int)) and not isinstance(rid, bool) and str(rid)
+        else f"{Path(source).stem}:{line.offset}"
+    )
     return Session(
-        harness="chat", id=sid, project=project, turns=turns, models=[model] if model else [],
-        usage=_usage(rec.get("usage")), started=min(times) if times else None,
-        ended=max(times) if times else None, source=source, byte_start=line.offset, byte_end=line.end,
+        harness="chat",
+        id=sid,
+        project=project,
+        turns=turns,
+        models=[model] if model else [],
+        usage=_usage(rec.get("usage")),
+        started=min(times) if times else None,
+        ended=max(times) if times else None,
+        source=source,
+        byte_start=line.offset,
+        byte_end=line.end,
     )
 
 
@@ -126,16 +139,22 @@ def _usage(u: Any) -> Usage:
         return Usage()
     details = u.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    return Usage(input_tokens=_int(u.get("prompt_tokens", u.get("input_tokens"))),
-                 output_tokens=_int(u.get("completion_tokens", u.get("output_tokens"))),
-                 cached_tokens=_int(cached))
+    return Usage(
+        input_tokens=_int(u.get("prompt_tokens", u.get("input_tokens"))),
+        output_tokens=_int(u.get("completion_tokens", u.get("output_tokens"))),
+        cached_tokens=_int(cached),
+    )
 
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") in ("text", "input_text", "output_text")]
+        parts = [
+            p.get("text")
+            for p in content
+            if isinstance(p, dict) and p.get("type") in ("text", "input_text", "output_text")
+        ]
         return "\n".join(p for p in parts if isinstance(p, str))
     return ""
 

@@ -111,9 +111,7 @@ class _Builder:
         return self.session
 
 
-def parse_claude(
-    data: bytes, *, source: str, base_offset: int = 0, sidechain: bool | None = None
-) -> ParseResult:
+def parse_claude(data: bytes, *, source: str, base_offset: int = 0, sidechain: bool | None = None) -> ParseResult:
     """Sessions in one Claude Code JSONL buffer that starts at `base_offset` of file `source`.
 
     `sidechain=True` marks every record as a subagent's; None detects it from a `/subagents/`

@@ -29,10 +29,17 @@ HOOK_FOLDER = "skillsleep-harvest"  # the skills-dir plugin that holds the Sessi
 def install(ctx: InstallContext) -> Plan:
     """The user skill `sleep`, the pack's skill and the hook plugin, calling `ctx.skillsleep`."""
     skills = user_config_dir({**ctx.env, "HOME": str(ctx.home)}) / "skills"
-    return Plan(agent="claude-code", files=[
-        bundle_file("claude-code/skills/sleep/SKILL.md", skills / "sleep" / "SKILL.md", ctx.skillsleep),
-        pack_file(skills, ctx.skillsleep),
-        bundle_file("claude-code/.claude-plugin/plugin.json", skills / HOOK_FOLDER / ".claude-plugin" / "plugin.json",
-                    ctx.skillsleep),
-        bundle_file("claude-code/hooks/hooks.json", skills / HOOK_FOLDER / "hooks" / "hooks.json", ctx.skillsleep),
-    ], notes=["in Claude Code (a new session) type `/sleep status`; each session is harvested when it ends"])
+    return Plan(
+        agent="claude-code",
+        files=[
+            bundle_file("claude-code/skills/sleep/SKILL.md", skills / "sleep" / "SKILL.md", ctx.skillsleep),
+            pack_file(skills, ctx.skillsleep),
+            bundle_file(
+                "claude-code/.claude-plugin/plugin.json",
+                skills / HOOK_FOLDER / ".claude-plugin" / "plugin.json",
+                ctx.skillsleep,
+            ),
+            bundle_file("claude-code/hooks/hooks.json", skills / HOOK_FOLDER / "hooks" / "hooks.json", ctx.skillsleep),
+        ],
+        notes=["in Claude Code (a new session) type `/sleep status`; each session is harvested when it ends"],
+    )

@@ -88,8 +88,8 @@ from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import (
     PLACEHOLDER_KEY,
     AgentCLI,
-    CLIHarness,
     AgentSettings,
+    CLIHarness,
     CLIResult,
     agent_env,
     run_cli,
@@ -100,8 +100,13 @@ from skillsleep.harnesses.agent_cli import (
 
 __all__ = ["CLAUDE", "ClaudeCodeHarness", "ClaudeCodeSettings", "parse_claude_output", "prepare_config_dir"]
 
-CLAUDE = AgentCLI(harness="claude-code", default_command="claude", package="@anthropic-ai/claude-code",
-                  min_version=(2, 1, 0), tested_version="2.1.332")
+CLAUDE = AgentCLI(
+    harness="claude-code",
+    default_command="claude",
+    package="@anthropic-ai/claude-code",
+    min_version=(2, 1, 0),
+    tested_version="2.1.332",
+)
 QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_AUTOUPDATER": "1",
@@ -110,10 +115,27 @@ QUIET_ENV = {
 }
 _LOGIN_KEYS = ("oauthAccount", "primaryApiKey", "customApiKeyResponses")
 _PROVIDER_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_USE_")
-_AUTH_MARKERS = ("invalid api key", "not logged in", "/login", "authentication", "unauthorized",
-                 "oauth token", "x-api-key", "api key")
-_CONNECT_MARKERS = ("connection refused", "econnrefused", "unable to connect", "fetch failed", "enotfound",
-                    "connection error", "econnreset", "socket hang up", "network")
+_AUTH_MARKERS = (
+    "invalid api key",
+    "not logged in",
+    "/login",
+    "authentication",
+    "unauthorized",
+    "oauth token",
+    "x-api-key",
+    "api key",
+)
+_CONNECT_MARKERS = (
+    "connection refused",
+    "econnrefused",
+    "unable to connect",
+    "fetch failed",
+    "enotfound",
+    "connection error",
+    "econnreset",
+    "socket hang up",
+    "network",
+)
 
 
 class ClaudeCodeSettings(AgentSettings):
@@ -186,8 +208,11 @@ def _usage(raw: Any) -> Usage:
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
     cached = n("cache_read_input_tokens")
-    return Usage(input_tokens=n("input_tokens") + n("cache_creation_input_tokens") + cached,
-                 output_tokens=n("output_tokens"), cached_tokens=cached)
+    return Usage(
+        input_tokens=n("input_tokens") + n("cache_creation_input_tokens") + cached,
+        output_tokens=n("output_tokens"),
+        cached_tokens=cached,
+    )
 
 
 def _block_text(content: Any) -> str:
@@ -229,8 +254,10 @@ def _assistant(rec: dict[str, Any], p: _Parsed) -> None:
             if isinstance(block.get("id"), str) and block["id"] in p.by_id:
                 continue  # the same block repeated (a split reply written twice)
             raw = block.get("input")
-            call = ToolCall(name=str(block.get("name") or "?"),
-                            arguments=raw if isinstance(raw, dict) else ({} if raw is None else {"input": raw}))
+            call = ToolCall(
+                name=str(block.get("name") or "?"),
+                arguments=raw if isinstance(raw, dict) else ({} if raw is None else {"input": raw}),
+            )
             p.tool_calls.append(call)
             if isinstance(block.get("id"), str):
                 p.by_id[block["id"]] = call
@@ -274,29 +301,38 @@ def _result_error(rec: dict[str, Any], server: str) -> str | None:
     status = status if isinstance(status, int) and not isinstance(status, bool) else None
     at = f" at {server}" if server else ""
     if subtype == "error_max_turns":
-        return (f"Claude Code stopped at its turn limit before finishing ({detail}); raise `max_turns` in "
-                f"the claude-code harness settings, or make the task smaller.")
+        return (
+            f"Claude Code stopped at its turn limit before finishing ({detail}); raise `max_turns` in "
+            f"the claude-code harness settings, or make the task smaller."
+        )
     if status in (401, 403) or any(m in low for m in _AUTH_MARKERS):
-        return (f"Claude Code could not authenticate ({detail}): log in by running `claude` and /login, or "
-                f"set ANTHROPIC_API_KEY; with `base_url` set, put the server's key in the environment "
-                f"variable named by `api_key_env`.")
+        return (
+            f"Claude Code could not authenticate ({detail}): log in by running `claude` and /login, or "
+            f"set ANTHROPIC_API_KEY; with `base_url` set, put the server's key in the environment "
+            f"variable named by `api_key_env`."
+        )
     if status == 429 or "rate limit" in low or "rate_limit" in low:
-        return (f"the model server{at} rate-limited Claude Code ({detail}); lower `concurrency` in the "
-                f"claude-code harness settings or try again later.")
+        return (
+            f"the model server{at} rate-limited Claude Code ({detail}); lower `concurrency` in the "
+            f"claude-code harness settings or try again later."
+        )
     if rec.get("api_error") == "connection_failed" or (status is None and any(m in low for m in _CONNECT_MARKERS)):
-        return (f"Claude Code could not reach the model server{at} ({detail}); start the server, or fix "
-                f"`base_url` (or ANTHROPIC_BASE_URL in the agent's settings).")
+        return (
+            f"Claude Code could not reach the model server{at} ({detail}); start the server, or fix "
+            f"`base_url` (or ANTHROPIC_BASE_URL in the agent's settings)."
+        )
     if (status is not None and status >= 500) or rec.get("api_error"):
-        return (f"the model server{at} failed to answer ({detail}); check the server and its logs, then "
-                f"run again.")
+        return f"the model server{at} failed to answer ({detail}); check the server and its logs, then run again."
     if status is not None:
-        return (f"the model server{at} rejected Claude Code's request (HTTP {status}: {detail}); check "
-                f"`target_model` and `base_url` in the claude-code harness settings.")
+        return (
+            f"the model server{at} rejected Claude Code's request (HTTP {status}: {detail}); check "
+            f"`target_model` and `base_url` in the claude-code harness settings."
+        )
     if subtype == "error_during_execution":
-        return (f"Claude Code failed during the run ({detail}); check that `claude -p hello` works in "
-                f"this environment.")
-    return (f"Claude Code reported an error ({subtype}: {detail}); check that `claude -p hello` works in "
-            f"this environment.")
+        return f"Claude Code failed during the run ({detail}); check that `claude -p hello` works in this environment."
+    return (
+        f"Claude Code reported an error ({subtype}: {detail}); check that `claude -p hello` works in this environment."
+    )
 
 
 def _parse(stdout: str) -> _Parsed:
@@ -407,8 +443,18 @@ def prepare_config_dir(user_dir: Path, user_global: Path, dest: Path, *, own_pro
 
 def build_argv(command: str, settings: ClaudeCodeSettings, prompt: str, skill_file: Path | None) -> list[str]:
     """The `claude` command line of one replay (see the module docstring for each flag)."""
-    argv = [command, "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence",
-            "--permission-mode", settings.permission_mode, "--max-turns", str(settings.max_turns)]
+    argv = [
+        command,
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--no-session-persistence",
+        "--permission-mode",
+        settings.permission_mode,
+        "--max-turns",
+        str(settings.max_turns),
+    ]
     if settings.allowed_tools:
         argv += ["--allowedTools", *settings.allowed_tools]
     if settings.tools is not None:
@@ -449,8 +495,9 @@ class ClaudeCodeHarness(CLIHarness):
         key = base[s.api_key_env] if s.base_url and s.api_key_env else PLACEHOLDER_KEY  # set: run() checked
         with workdir(task) as cwd, tempfile.TemporaryDirectory(prefix="skillsleep-claude-") as tmp:
             state = Path(tmp)
-            config = prepare_config_dir(user_config_dir(base), user_global_config(base), state / "config",
-                                        own_provider=bool(s.base_url))
+            config = prepare_config_dir(
+                user_config_dir(base), user_global_config(base), state / "config", own_provider=bool(s.base_url)
+            )
             body = skill.body.strip()
             skill_file = None
             if body:
@@ -478,14 +525,20 @@ class ClaudeCodeHarness(CLIHarness):
         update: dict[str, Any] = {"latency_s": result.duration_s, "exit_status": result.returncode}
         if result.timed_out:
             where = f"the model server at {server}" if server else "the agent's model provider"
-            update["error"] = (f"Claude Code did not finish within {timeout_s:g} s (timeout) and its process group "
-                               f"was killed; raise timeout_s, or check that {where} answers.")
+            update["error"] = (
+                f"Claude Code did not finish within {timeout_s:g} s (timeout) and its process group "
+                f"was killed; raise timeout_s, or check that {where} answers."
+            )
         elif parsed.result is None:
             stderr = tail(result.stderr) or "no stderr"
-            update["error"] = (f"Claude Code exited with status {result.returncode} without a final result "
-                               f"({run.error}; stderr: {stderr}); check that `claude -p hello` works in this "
-                               f"environment, or reinstall it: {CLAUDE.install_hint()}")
+            update["error"] = (
+                f"Claude Code exited with status {result.returncode} without a final result "
+                f"({run.error}; stderr: {stderr}); check that `claude -p hello` works in this "
+                f"environment, or reinstall it: {CLAUDE.install_hint()}"
+            )
         elif run.error is None and result.returncode != 0:
-            update["error"] = (f"Claude Code exited with status {result.returncode} ({tail(result.stderr) or 'no stderr'}); "
-                               f"check that `claude -p hello` works in this environment.")
+            update["error"] = (
+                f"Claude Code exited with status {result.returncode} ({tail(result.stderr) or 'no stderr'}); "
+                f"check that `claude -p hello` works in this environment."
+            )
         return run.model_copy(update=update)

@@ -43,28 +43,92 @@ _WRAPPED = re.compile(r"^<([A-Za-z_][\w -]*)>.*</\1>$", re.S)  # a message that 
 _IDE_REQUEST = "## My request for Codex:"  # IDE/Desktop builds prepend file context to the prompt
 
 _TOP_META = frozenset({"world_state", "compacted", "token_usage_record", "inter_agent_communication_metadata"})
-_BARE_ITEMS = frozenset({"message", "function_call", "function_call_output", "custom_tool_call",
-                         "custom_tool_call_output", "local_shell_call", "reasoning"})
-_IGNORED_ITEMS = frozenset({"reasoning", "ghost_snapshot", "tool_search_call", "tool_search_output",
-                            "image_generation_call", "agent_message", "compaction", "compaction_summary"})
-_IGNORED_EVENTS = frozenset({
-    "task_started", "agent_reasoning", "agent_reasoning_raw_content", "agent_reasoning_section_break",
-    "agent_reasoning_delta", "agent_message_delta", "agent_message_content_delta",
-    "reasoning_content_delta", "reasoning_raw_content_delta", "exec_command_begin",
-    "exec_command_output_delta", "terminal_interaction", "patch_apply_begin", "mcp_tool_call_begin",
-    "mcp_startup_update", "mcp_startup_complete", "web_search_begin", "web_search_end",
-    "thread_settings_applied", "context_compacted", "entered_review_mode", "exited_review_mode",
-    "turn_diff", "plan_update", "get_history_entry_response", "background_event", "stream_error",
-    "warning", "session_configured", "shutdown_complete", "sub_agent_activity",
-    "image_generation_begin", "image_generation_end", "thread_goal_updated", "thread_name_updated",
-    "guardian_assessment", "view_image_tool_call", "dynamic_tool_call_request",
-    "dynamic_tool_call_response", "undo_started", "undo_completed", "item_started",
-    "turn.started", "turn.completed", "thread.started", "list_custom_prompts_response",
-    "mcp_list_tools_response", "raw_response_item", "exec_approval_request",
-    "apply_patch_approval_request", "collab_agent_spawn_begin", "collab_agent_spawn_end",
-    "collab_waiting_begin", "collab_waiting_end", "collab_close_begin", "collab_close_end",
-    "collab_agent_interaction_begin", "collab_agent_interaction_end", "token_usage_record",
-})
+_BARE_ITEMS = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "reasoning",
+    }
+)
+_IGNORED_ITEMS = frozenset(
+    {
+        "reasoning",
+        "ghost_snapshot",
+        "tool_search_call",
+        "tool_search_output",
+        "image_generation_call",
+        "agent_message",
+        "compaction",
+        "compaction_summary",
+    }
+)
+_IGNORED_EVENTS = frozenset(
+    {
+        "task_started",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_section_break",
+        "agent_reasoning_delta",
+        "agent_message_delta",
+        "agent_message_content_delta",
+        "reasoning_content_delta",
+        "reasoning_raw_content_delta",
+        "exec_command_begin",
+        "exec_command_output_delta",
+        "terminal_interaction",
+        "patch_apply_begin",
+        "mcp_tool_call_begin",
+        "mcp_startup_update",
+        "mcp_startup_complete",
+        "web_search_begin",
+        "web_search_end",
+        "thread_settings_applied",
+        "context_compacted",
+        "entered_review_mode",
+        "exited_review_mode",
+        "turn_diff",
+        "plan_update",
+        "get_history_entry_response",
+        "background_event",
+        "stream_error",
+        "warning",
+        "session_configured",
+        "shutdown_complete",
+        "sub_agent_activity",
+        "image_generation_begin",
+        "image_generation_end",
+        "thread_goal_updated",
+        "thread_name_updated",
+        "guardian_assessment",
+        "view_image_tool_call",
+        "dynamic_tool_call_request",
+        "dynamic_tool_call_response",
+        "undo_started",
+        "undo_completed",
+        "item_started",
+        "turn.started",
+        "turn.completed",
+        "thread.started",
+        "list_custom_prompts_response",
+        "mcp_list_tools_response",
+        "raw_response_item",
+        "exec_approval_request",
+        "apply_patch_approval_request",
+        "collab_agent_spawn_begin",
+        "collab_agent_spawn_end",
+        "collab_waiting_begin",
+        "collab_waiting_end",
+        "collab_close_begin",
+        "collab_close_end",
+        "collab_agent_interaction_begin",
+        "collab_agent_interaction_end",
+        "token_usage_record",
+    }
+)
 
 
 def parse_codex(data: bytes, *, source: str, base_offset: int = 0) -> ParseResult:
@@ -276,16 +340,23 @@ class _Rollout:
         name = name or kind
         if call_id:
             self.tool_names[call_id] = name
-        self.turns.append(Turn(kind="tool_call", text=text, tool=name, call_id=call_id, arguments=args, ts=ts,
-                               model=self.model))
+        self.turns.append(
+            Turn(kind="tool_call", text=text, tool=name, call_id=call_id, arguments=args, ts=ts, model=self.model)
+        )
 
     def _tool_result(self, p: dict[str, Any], ts: datetime | None) -> None:
         call_id = _str(p.get("call_id")) or None
         text, exit_code = _output(p.get("output"))
-        self.turns.append(Turn(
-            kind="tool_result", text=text, tool=self.tool_names.get(call_id or ""), call_id=call_id,
-            is_error=_nonzero(exit_code), ts=ts,
-        ))
+        self.turns.append(
+            Turn(
+                kind="tool_result",
+                text=text,
+                tool=self.tool_names.get(call_id or ""),
+                call_id=call_id,
+                is_error=_nonzero(exit_code),
+                ts=ts,
+            )
+        )
 
     def _mark_failed(self, call_id: Any, failed: bool) -> None:
         if failed and isinstance(call_id, str) and call_id:
@@ -308,8 +379,9 @@ class _Rollout:
         elif isinstance(total, dict):
             self.usage = self.usage + _usage(total)  # no per-call figure: counts as one call
         elif "prompt" in info or "completion" in info:  # 0.50-era {"prompt", "completion"}
-            self.usage = self.usage + Usage(input_tokens=_int(info.get("prompt")),
-                                            output_tokens=_int(info.get("completion")))
+            self.usage = self.usage + Usage(
+                input_tokens=_int(info.get("prompt")), output_tokens=_int(info.get("completion"))
+            )
 
     def _see_model(self, model: Any) -> None:
         if isinstance(model, str) and model.strip():

@@ -27,9 +27,17 @@ from skillsleep.harnesses.plugin_bundle import bundle_file, pack_file
 def install(ctx: InstallContext) -> Plan:
     """The user skill `sleep` and the pack's skill, calling `ctx.skillsleep`."""
     skills = Path(ctx.env.get("CODEX_HOME") or ctx.home / ".codex") / "skills"
-    return Plan(agent="codex", files=[
-        bundle_file("codex/skills/sleep/SKILL.md", skills / "sleep" / "SKILL.md", ctx.skillsleep),
-        bundle_file("codex/skills/sleep/agents/openai.yaml", skills / "sleep" / "agents" / "openai.yaml", ctx.skillsleep),
-        pack_file(skills, ctx.skillsleep),
-    ], notes=["in Codex type `$sleep status`; `adopt`, `reject`, `rollback` and `run` write outside the workspace "
-              "(skillsleep's data folder, your skills): approve the escalation Codex asks for"])
+    return Plan(
+        agent="codex",
+        files=[
+            bundle_file("codex/skills/sleep/SKILL.md", skills / "sleep" / "SKILL.md", ctx.skillsleep),
+            bundle_file(
+                "codex/skills/sleep/agents/openai.yaml", skills / "sleep" / "agents" / "openai.yaml", ctx.skillsleep
+            ),
+            pack_file(skills, ctx.skillsleep),
+        ],
+        notes=[
+            "in Codex type `$sleep status`; `adopt`, `reject`, `rollback` and `run` write outside the workspace "
+            "(skillsleep's data folder, your skills): approve the escalation Codex asks for"
+        ],
+    )

@@ -128,15 +128,25 @@ from skillsleep.harnesses.agent_cli import (
 
 __all__ = ["CODEX", "CodexHarness", "CodexSettings", "codex_skill", "parse_codex_output"]
 
-CODEX = AgentCLI(harness="codex", default_command="codex", package="@openai/codex", min_version=(0, 171, 0),
-                 tested_version="0.171.0")
+CODEX = AgentCLI(
+    harness="codex", default_command="codex", package="@openai/codex", min_version=(0, 171, 0), tested_version="0.171.0"
+)
 PROVIDER = "skillsleep"
-QUIET = ("check_for_update_on_startup=false", "analytics.enabled=false", "features.plugins=false",
-         "features.remote_plugin=false", "features.apps=false", "features.unbounded_connection_retries=false",
-         "features.hooks=false", "notify=[]")
+QUIET = (
+    "check_for_update_on_startup=false",
+    "analytics.enabled=false",
+    "features.plugins=false",
+    "features.remote_plugin=false",
+    "features.apps=false",
+    "features.unbounded_connection_retries=false",
+    "features.hooks=false",
+    "notify=[]",
+)
 LEAN_FEATURES = ("goals", "multi_agent", "view_image", "image_generation")
-LEAN_INSTRUCTIONS = ("You are a coding agent in a terminal. Do what the user asks. Use the shell tool when you "
-                     "need to run a command. Answer briefly.\n")
+LEAN_INSTRUCTIONS = (
+    "You are a coding agent in a terminal. Do what the user asks. Use the shell tool when you "
+    "need to run a command. Answer briefly.\n"
+)
 _TURN_FAILED = "Codex failed: "
 _STDERR_NOISE = ("Reading additional input from stdin", "WARNING: proceeding, even though we could not create")
 
@@ -157,20 +167,36 @@ class CodexSettings(AgentSettings):
 def _hint(message: str) -> str:
     """What to do about a Codex turn failure, from its message."""
     low = message.lower()
-    if re.search(r"\b40[13]\b", low) or any(m in low for m in ("unauthorized", "forbidden", "api key",
-                                                                  "not logged in", "login")):
-        return ("authentication failed: run `codex login`, or with base_url set the key in the variable "
-                "api_key_env names")
+    if re.search(r"\b40[13]\b", low) or any(
+        m in low for m in ("unauthorized", "forbidden", "api key", "not logged in", "login")
+    ):
+        return (
+            "authentication failed: run `codex login`, or with base_url set the key in the variable api_key_env names"
+        )
     if "missing environment variable" in low:
         return "set that variable in the environment skillsleep runs in (api_key_env names it)"
-    if any(m in low for m in ("connection failed", "error sending request", "connection refused",
-                              "stream disconnected", "name does not resolve", "dns")):
-        return ("the model server did not answer: start it, or fix base_url (or the provider in the user's "
-                "Codex config.toml)")
-    if re.search(r"\b(429|5\d\d)\b", low) or any(m in low for m in ("rate limit", "usage limit", "quota",
-                                                                    "high demand", "overloaded")):
-        return ("the model server failed or refused the request for load or quota (Codex says \"high demand\" "
-                "for any HTTP 5xx): check the server's log, retry later or lower concurrency")
+    if any(
+        m in low
+        for m in (
+            "connection failed",
+            "error sending request",
+            "connection refused",
+            "stream disconnected",
+            "name does not resolve",
+            "dns",
+        )
+    ):
+        return (
+            "the model server did not answer: start it, or fix base_url (or the provider in the user's "
+            "Codex config.toml)"
+        )
+    if re.search(r"\b(429|5\d\d)\b", low) or any(
+        m in low for m in ("rate limit", "usage limit", "quota", "high demand", "overloaded")
+    ):
+        return (
+            'the model server failed or refused the request for load or quota (Codex says "high demand" '
+            "for any HTTP 5xx): check the server's log, retry later or lower concurrency"
+        )
     if "model" in low and any(m in low for m in ("not found", "does not exist", "not supported")):
         return "the model was refused: check target_model (or the model in the user's Codex config.toml)"
     return "rerun the task with `codex exec` in its folder to see the whole error"
@@ -184,8 +210,11 @@ def _usage(raw: Any) -> Usage:
     """`turn.completed.usage` → Usage (OpenAI convention: input includes the cached tokens)."""
     if not isinstance(raw, dict):
         return Usage()
-    return Usage(input_tokens=_int(raw.get("input_tokens")), output_tokens=_int(raw.get("output_tokens")),
-                 cached_tokens=_int(raw.get("cached_input_tokens")))
+    return Usage(
+        input_tokens=_int(raw.get("input_tokens")),
+        output_tokens=_int(raw.get("output_tokens")),
+        cached_tokens=_int(raw.get("cached_input_tokens")),
+    )
 
 
 def _shell_body(command: str) -> str:
@@ -215,12 +244,14 @@ def _tool_call(item: dict[str, Any]) -> ToolCall | None:
                 result += f"\n[exit code {code}]"
             elif item.get("status") not in ("completed",):
                 result += f"\n[{item.get('status')}]"
-        return ToolCall(name="exec_command", arguments={"cmd": _shell_body(str(item.get("command") or ""))},
-                        result=result)
+        return ToolCall(
+            name="exec_command", arguments={"cmd": _shell_body(str(item.get("command") or ""))}, result=result
+        )
     if kind == "file_change":
         changes = [c for c in item.get("changes") or [] if isinstance(c, dict)]
-        return ToolCall(name="apply_patch", arguments={"changes": changes},
-                        result=str(item.get("status")) if done else None)
+        return ToolCall(
+            name="apply_patch", arguments={"changes": changes}, result=str(item.get("status")) if done else None
+        )
     if kind == "mcp_tool_call":
         args = item.get("arguments")
         outcome: str | None = None
@@ -228,15 +259,20 @@ def _tool_call(item: dict[str, Any]) -> ToolCall | None:
             outcome = f"error: {item['error'].get('message', '')}"
         elif item.get("result") is not None:
             outcome = json.dumps(item["result"], ensure_ascii=False)
-        return ToolCall(name=f"mcp__{item.get('server', '')}__{item.get('tool', '')}",
-                        arguments=args if isinstance(args, dict) else {"arguments": args}, result=outcome)
+        return ToolCall(
+            name=f"mcp__{item.get('server', '')}__{item.get('tool', '')}",
+            arguments=args if isinstance(args, dict) else {"arguments": args},
+            result=outcome,
+        )
     if kind == "web_search":
         return ToolCall(name="web_search", arguments={"query": str(item.get("query") or "")})
     if kind == "todo_list":
         return ToolCall(name="update_plan", arguments={"items": item.get("items") or []})
     if kind == "collab_tool_call":
-        return ToolCall(name=str(item.get("tool") or "collab_tool_call"),
-                        arguments={k: v for k, v in item.items() if k not in ("id", "type", "tool", "status")})
+        return ToolCall(
+            name=str(item.get("tool") or "collab_tool_call"),
+            arguments={k: v for k, v in item.items() if k not in ("id", "type", "tool", "status")},
+        )
     return None
 
 
@@ -293,10 +329,15 @@ def parse_codex_output(stdout: str) -> Run:
     if failed:
         run.error = f"{_TURN_FAILED}{error} — {_hint(error)}"
     elif not finished:
-        what = f"last error: {last_error_event} — {_hint(last_error_event)}" if last_error_event else (
-            f"{events} events, {skipped} unreadable lines")
-        run.error = (f"Codex output ended before the turn finished ({what}); rerun the task with `codex exec` "
-                     f"in its folder to see why")
+        what = (
+            f"last error: {last_error_event} — {_hint(last_error_event)}"
+            if last_error_event
+            else (f"{events} events, {skipped} unreadable lines")
+        )
+        run.error = (
+            f"Codex output ended before the turn finished ({what}); rerun the task with `codex exec` "
+            f"in its folder to see why"
+        )
     return run
 
 
@@ -461,8 +502,13 @@ class CodexHarness(CLIHarness):
         if s.target_model:
             argv += ["-m", s.target_model]
         if s.base_url:
-            provider: dict[str, Any] = {"name": PROVIDER, "base_url": s.base_url, "wire_api": "responses",
-                                        "request_max_retries": s.retries, "stream_max_retries": s.retries}
+            provider: dict[str, Any] = {
+                "name": PROVIDER,
+                "base_url": s.base_url,
+                "wire_api": "responses",
+                "request_max_retries": s.retries,
+                "stream_max_retries": s.retries,
+            }
             if s.api_key_env:
                 provider["env_key"] = s.api_key_env
             argv += ["-c", f"model_providers.{PROVIDER}={_toml(provider)}", "-c", f"model_provider={_toml(PROVIDER)}"]
@@ -479,16 +525,22 @@ class CodexHarness(CLIHarness):
         stderr = "\n".join(ln for ln in result.stderr.splitlines() if not ln.startswith(_STDERR_NOISE))
         where = f" at {self.settings.base_url}" if self.settings.base_url else ""
         if result.timed_out:
-            run.error = (f"codex did not finish within {timeout_s:g}s and its process group was killed; raise "
-                         f"timeout_s, or check that the model server{where} answers")
-        elif skill_name and (m := re.search(rf"failed to load skill \S*/\.agents/skills/{skill_name}/SKILL\.md: (.+)",
-                                            stderr)):
-            run.error = (f"Codex could not load the candidate skill ({m.group(1).strip()}); fix the skill's "
-                         f"YAML frontmatter")
+            run.error = (
+                f"codex did not finish within {timeout_s:g}s and its process group was killed; raise "
+                f"timeout_s, or check that the model server{where} answers"
+            )
+        elif skill_name and (
+            m := re.search(rf"failed to load skill \S*/\.agents/skills/{skill_name}/SKILL\.md: (.+)", stderr)
+        ):
+            run.error = (
+                f"Codex could not load the candidate skill ({m.group(1).strip()}); fix the skill's YAML frontmatter"
+            )
         elif result.returncode != 0 and not (run.error or "").startswith(_TURN_FAILED):
             code = result.returncode
             how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
             stage = "after the turn finished" if run.error is None else "before the turn finished"
-            run.error = (f"codex {how} {stage}: {tail(stderr) or 'nothing on stderr'}; rerun the task with "
-                         f"`codex exec` in its folder to see why, or reinstall: {CODEX.install_hint()}")
+            run.error = (
+                f"codex {how} {stage}: {tail(stderr) or 'nothing on stderr'}; rerun the task with "
+                f"`codex exec` in its folder to see why, or reinstall: {CODEX.install_hint()}"
+            )
         return run

@@ -31,7 +31,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import Field
@@ -131,8 +131,9 @@ def agent_command(agent: str) -> str:
 
 
 def _run(argv: Sequence[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), env=dict(env), capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        list(argv), env=dict(env), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+    )
 
 
 def _sha(data: bytes) -> str:
@@ -145,11 +146,13 @@ def _read(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise ConfigError(f"{path} is a folder where skillsleep would write a file; move it away and "
-                          "install again") from None
+        raise ConfigError(
+            f"{path} is a folder where skillsleep would write a file; move it away and install again"
+        ) from None
     except OSError as exc:
-        raise ConfigError(f"{path} cannot be read ({exc.strerror or exc}); fix its permissions and "
-                          "install again") from None
+        raise ConfigError(
+            f"{path} cannot be read ({exc.strerror or exc}); fix its permissions and install again"
+        ) from None
 
 
 def _diff(path: Path, mine: bytes, theirs: bytes, their_name: str) -> str:
@@ -176,8 +179,10 @@ class Installs:
         try:
             return Manifest.model_validate_json(data)
         except ValueError:
-            raise ConfigError(f"{path} (what `skillsleep install` wrote for {agent}) cannot be read; restore it, or "
-                              "move it away and remove that agent's skillsleep files by hand") from None
+            raise ConfigError(
+                f"{path} (what `skillsleep install` wrote for {agent}) cannot be read; restore it, or "
+                "move it away and remove that agent's skillsleep files by hand"
+            ) from None
 
     def check(self, plan: Plan, *, force: bool = False) -> list[tuple[PlannedFile, bytes | None]]:
         """The plan's files to write, with what each holds now; a ConfigError showing the difference
@@ -198,7 +203,8 @@ class Installs:
             raise ConfigError(
                 f"{len(conflicts)} file(s) of skillsleep's {plan.agent} install were changed by you since skillsleep "
                 "wrote them (or were never skillsleep's); nothing was written. Keep your version, or run "
-                "`skillsleep install " + plan.agent + " --force` (yours is backed up first):\n" + "\n".join(conflicts))
+                "`skillsleep install " + plan.agent + " --force` (yours is backed up first):\n" + "\n".join(conflicts)
+            )
         return todo
 
     def install(self, plan: Plan, *, force: bool = False) -> Outcome:
@@ -208,9 +214,12 @@ class Installs:
         old = self.manifest(plan.agent)
         ours = {f.path: f.sha256 for f in old.files} if old else {}
         pending = {str(f.path) for f, _ in todo}
-        outcome = Outcome(agent=plan.agent, notes=list(plan.notes),
-                          unchanged=[str(f.path) for f in plan.files if str(f.path) not in pending])
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        outcome = Outcome(
+            agent=plan.agent,
+            notes=list(plan.notes),
+            unchanged=[str(f.path) for f in plan.files if str(f.path) not in pending],
+        )
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         written = {w.path: w for w in old.files} if old else {}
         for f, have in todo:
             if have is not None and ours.get(str(f.path)) != _sha(have):
@@ -220,13 +229,18 @@ class Installs:
             if f.executable:
                 f.path.chmod(f.path.stat().st_mode | 0o111)
             prior = written.get(str(f.path))
-            written[str(f.path)] = WrittenFile(path=str(f.path), sha256=_sha(f.text.encode()),
-                                               created_dirs=prior.created_dirs if prior else created)
+            written[str(f.path)] = WrittenFile(
+                path=str(f.path), sha256=_sha(f.text.encode()), created_dirs=prior.created_dirs if prior else created
+            )
             outcome.written.append(str(f.path))
         for f in plan.files:  # unchanged ones too: they are skillsleep's now
             written.setdefault(str(f.path), WrittenFile(path=str(f.path), sha256=_sha(f.text.encode())))
-        manifest = Manifest(agent=plan.agent, time=datetime.now(timezone.utc), files=list(written.values()),
-                            commands=list(old.commands) if old else [])
+        manifest = Manifest(
+            agent=plan.agent,
+            time=datetime.now(UTC),
+            files=list(written.values()),
+            commands=list(old.commands) if old else [],
+        )
         self._save(manifest)
         done = {tuple(c.argv) for c in manifest.commands}
         for command in plan.commands:
@@ -251,7 +265,8 @@ class Installs:
             raise ConfigError(
                 f"{len(changed)} file(s) of skillsleep's {agent} install were changed by you since; nothing was "
                 f"removed. Keep them and delete the rest by hand, or run `skillsleep uninstall {agent} --force` "
-                "(your versions are backed up first):\n" + "\n".join(changed))
+                "(your versions are backed up first):\n" + "\n".join(changed)
+            )
         return manifest
 
     def uninstall(self, agent: str, *, force: bool = False) -> Outcome:
@@ -264,7 +279,7 @@ class Installs:
             if command.undo:
                 self._command(command.undo, f"undo: {command.what}")
                 outcome.ran.append(f"undo: {command.what}")
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         for w in manifest.files:
             path = Path(w.path)
             have = _read(path)

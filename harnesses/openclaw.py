@@ -43,8 +43,15 @@ from skillsleep.core.session import ParseResult, Session, Turn, source_key, utc
 SQLITE_NAME = "openclaw-agent.sqlite"
 BUSY_TIMEOUT_S = 0.5
 _QUIET_TYPES = {
-    "model_change", "thinking_level_change", "custom", "custom_message", "compaction",
-    "branch_summary", "reset", "label", "session_info",
+    "model_change",
+    "thinking_level_change",
+    "custom",
+    "custom_message",
+    "compaction",
+    "branch_summary",
+    "reset",
+    "label",
+    "session_info",
 }
 _QUIET_ROLES = {"system", "custom", "bashExecution", "branchSummary", "compactionSummary"}
 _ERROR_STOPS = {"error", "aborted"}
@@ -70,7 +77,7 @@ def _strip_wrapper(text: str) -> str:
             stripped = pattern.sub("", stripped, count=1).lstrip()
         envelope = _BRACKET.match(stripped)
         if envelope and _DATE.search(envelope.group(1)):
-            stripped = stripped[envelope.end():].lstrip()
+            stripped = stripped[envelope.end() :].lstrip()
         if stripped == text:
             break
         text = stripped
@@ -107,8 +114,9 @@ class _Builder:
 
     def _session(self, start: int) -> Session:
         if self.current is None:
-            self.current = Session(harness="openclaw", id=self.default_id, source=self.source,
-                                   byte_start=start, byte_end=start)
+            self.current = Session(
+                harness="openclaw", id=self.default_id, source=self.source, byte_start=start, byte_end=start
+            )
             self.sessions.append(self.current)
         return self.current
 
@@ -165,10 +173,16 @@ class _Builder:
         elif role == "toolResult":
             details = msg.get("details") if isinstance(msg.get("details"), dict) else {}
             failed = msg.get("isError") is True or details.get("status") == "error"
-            session.turns.append(Turn(
-                kind="tool_result", text=_text_of(msg.get("content")), tool=_str(msg.get("toolName")),
-                call_id=_str(msg.get("toolCallId")), is_error=failed, ts=ts,
-            ))
+            session.turns.append(
+                Turn(
+                    kind="tool_result",
+                    text=_text_of(msg.get("content")),
+                    tool=_str(msg.get("toolName")),
+                    call_id=_str(msg.get("toolCallId")),
+                    is_error=failed,
+                    ts=ts,
+                )
+            )
         elif role not in _QUIET_ROLES:
             self.skipped["unknown_role"] += 1
 
@@ -180,8 +194,9 @@ class _Builder:
         command = _COMMAND.match(text)
         if command:
             args = (command.group(2) or "").strip()
-            session.turns.append(Turn(kind="command", text=text, tool=command.group(1),
-                                      arguments={"args": args}, ts=ts))
+            session.turns.append(
+                Turn(kind="command", text=text, tool=command.group(1), arguments={"args": args}, ts=ts)
+            )
         else:
             session.turns.append(Turn(kind="user", text=text, ts=ts))
 
@@ -199,9 +214,16 @@ class _Builder:
                 texts.append(part["text"])
             elif part.get("type") == "toolCall":
                 self._flush(session, texts, ts, model)
-                session.turns.append(Turn(kind="tool_call", tool=_str(part.get("name")),
-                                          call_id=_str(part.get("id")),
-                                          arguments=_arguments(part.get("arguments")), ts=ts, model=model))
+                session.turns.append(
+                    Turn(
+                        kind="tool_call",
+                        tool=_str(part.get("name")),
+                        call_id=_str(part.get("id")),
+                        arguments=_arguments(part.get("arguments")),
+                        ts=ts,
+                        model=model,
+                    )
+                )
         self._flush(session, texts, ts, model)
         stop = _str(msg.get("stopReason"))
         if stop in _ERROR_STOPS:
@@ -250,8 +272,11 @@ def _usage(raw: Any) -> Usage:
         value = raw.get(key)
         return int(value) if isinstance(value, (int, float)) and 0 < value < 2**53 else 0
 
-    return Usage(input_tokens=n("input") + n("cacheRead") + n("cacheWrite"),
-                 output_tokens=n("output"), cached_tokens=n("cacheRead"))
+    return Usage(
+        input_tokens=n("input") + n("cacheRead") + n("cacheWrite"),
+        output_tokens=n("output"),
+        cached_tokens=n("cacheRead"),
+    )
 
 
 # --- JSONL --------------------------------------------------------------------------------------
@@ -265,8 +290,9 @@ def parse_openclaw_jsonl(data: bytes, *, source: str, base_offset: int = 0) -> P
     builder = _Builder(source=source, default_id=Path(source).name.split(".jsonl")[0] or source)
     for line in reader.records():
         builder.add(line.value, line.offset, line.end)
-    return ParseResult(sessions=builder.sessions, skipped=reader.skipped + builder.skipped,
-                       bytes_read=reader.consumed - base_offset)
+    return ParseResult(
+        sessions=builder.sessions, skipped=reader.skipped + builder.skipped, bytes_read=reader.consumed - base_offset
+    )
 
 
 # --- SQLite -------------------------------------------------------------------------------------
@@ -357,15 +383,18 @@ def _read_session(
 ) -> tuple[Session | None, int | None]:
     builder = _Builder(source=source_key(db), default_id=sid, split_on_header=False)
     if after is not None:  # an incremental read: take the header again for id, cwd and start
-        row = conn.execute("SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? "
-                           "ORDER BY seq LIMIT 1", (sid,)).fetchone()
+        row = conn.execute(
+            "SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? ORDER BY seq LIMIT 1", (sid,)
+        ).fetchone()
         event = _event(row[0], row[1], Counter()) if row else None
         if event is not None and event.get("type") == "session":
             builder.header(event, after + 1)
     first: int | None = None
     last: int | None = None
-    rows = conn.execute("SELECT seq, event_json, event_zstd FROM transcript_events WHERE session_id = ? "
-                        "AND seq > ? ORDER BY seq", (sid, -(2**63) if after is None else after))
+    rows = conn.execute(
+        "SELECT seq, event_json, event_zstd FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq",
+        (sid, -(2**63) if after is None else after),
+    )
     for seq, text, blob in rows:
         if not isinstance(seq, int):
             skipped["bad_row"] += 1
@@ -437,11 +466,14 @@ def openclaw_sources(state_dir: Path, *, exclude_agents: Set[str] = frozenset())
     could not be read and the entries that are no transcript file."""
 
     def wanted(parts: Parts) -> bool:  # agents/<agent>/agent/<store> or agents/<agent>/sessions/<file>
-        return len(parts) == 3 and (parts[1] == "agent" and parts[2] == SQLITE_NAME
-                                    or parts[1] == "sessions" and _is_session_file(parts[2]))
+        return len(parts) == 3 and (
+            (parts[1] == "agent" and parts[2] == SQLITE_NAME) or (parts[1] == "sessions" and _is_session_file(parts[2]))
+        )
 
     def enter(parts: Parts) -> bool:
-        return len(parts) == 1 and parts[0] not in exclude_agents or len(parts) == 2 and parts[1] in ("agent", "sessions")
+        return (len(parts) == 1 and parts[0] not in exclude_agents) or (
+            len(parts) == 2 and parts[1] in ("agent", "sessions")
+        )
 
     return walk(state_dir / "agents", wanted=wanted, enter=enter)
 

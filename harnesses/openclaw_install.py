@@ -26,8 +26,14 @@ from skillsleep.harnesses.openclaw_replay import user_state_dir
 
 PLUGIN_ID = "skillsleep"
 FOLDER = "skillsleep-plugin"
-SHIPPED = ("openclaw.plugin.json", "package.json", "index.js", "skills/skillsleep/SKILL.md", "slash_sleep.py",
-           "run_sleep.py")
+SHIPPED = (
+    "openclaw.plugin.json",
+    "package.json",
+    "index.js",
+    "skills/skillsleep/SKILL.md",
+    "slash_sleep.py",
+    "run_sleep.py",
+)
 
 
 def install(ctx: InstallContext) -> Plan:
@@ -35,20 +41,31 @@ def install(ctx: InstallContext) -> Plan:
     otherwise a note says what to run)."""
     source = resources.files("skillsleep.plugins") / "openclaw"
     folder = user_state_dir(ctx.env) / FOLDER
-    files = [PlannedFile(path=folder / name, text=(source / name).read_text(encoding="utf-8"),
-                         executable=name.endswith(".py")) for name in SHIPPED]
+    files = [
+        PlannedFile(
+            path=folder / name, text=(source / name).read_text(encoding="utf-8"), executable=name.endswith(".py")
+        )
+        for name in SHIPPED
+    ]
     config = json.loads((source / "config.json").read_text(encoding="utf-8")) | {"command": str(ctx.skillsleep)}
     files.append(PlannedFile(path=folder / "config.json", text=json.dumps(config, indent=2) + "\n"))
     link = ["openclaw", "plugins", "install", str(folder), "--link", "--force", "--accept-capabilities"]
     commands = [
-        PlannedCommand(what="link the plugin into OpenClaw", argv=link,
-                       undo=["openclaw", "plugins", "uninstall", PLUGIN_ID, "--force"]),
+        PlannedCommand(
+            what="link the plugin into OpenClaw",
+            argv=link,
+            undo=["openclaw", "plugins", "uninstall", PLUGIN_ID, "--force"],
+        ),
         PlannedCommand(what="enable the plugin", argv=["openclaw", "plugins", "enable", PLUGIN_ID]),
     ]
-    notes = [f"type `/sleep status` in an OpenClaw chat (a gateway that was not running loads the plugin when it "
-             f"starts); settings: {folder / 'config.json'}, or plugins.entries.{PLUGIN_ID}.config in openclaw.json"]
+    notes = [
+        f"type `/sleep status` in an OpenClaw chat (a gateway that was not running loads the plugin when it "
+        f"starts); settings: {folder / 'config.json'}, or plugins.entries.{PLUGIN_ID}.config in openclaw.json"
+    ]
     if which("openclaw", ctx.env) is None:
-        notes.append(f"`openclaw` is not on PATH, so the plugin is not linked yet: run `{shlex.join(link)}` and "
-                     f"`openclaw plugins enable {PLUGIN_ID}`, or `skillsleep install openclaw` again once it is")
+        notes.append(
+            f"`openclaw` is not on PATH, so the plugin is not linked yet: run `{shlex.join(link)}` and "
+            f"`openclaw plugins enable {PLUGIN_ID}`, or `skillsleep install openclaw` again once it is"
+        )
         commands = []
     return Plan(agent="openclaw", files=files, commands=commands, notes=notes)

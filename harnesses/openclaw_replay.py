@@ -128,25 +128,56 @@ __all__ = [
     "user_config_path",
 ]
 
-OPENCLAW = AgentCLI(harness="openclaw", default_command="openclaw", package="openclaw", min_version=(2026, 9, 0),
-                    tested_version="2026.9.6")
+OPENCLAW = AgentCLI(
+    harness="openclaw",
+    default_command="openclaw",
+    package="openclaw",
+    min_version=(2026, 9, 0),
+    tested_version="2026.9.6",
+)
 QUIET_ENV = {"OPENCLAW_NO_AUTO_UPDATE": "1", "DO_NOT_TRACK": "1"}
 REPLAY_PROVIDER = "skillsleep"  # the provider the generated config adds for base_url
 AGENT_DEADLINE_MARGIN_S = 20.0  # start-up + shutdown time between OpenClaw's deadline and the hard kill
-NODE_HINT = ("OpenClaw needs Node.js 24.16 or newer (node:sqlite): put a Node 24.16+ `node` first on PATH "
-             "(e.g. `nvm install 24`, or the bin folder of the npm package node@24) and run again")
+NODE_HINT = (
+    "OpenClaw needs Node.js 24.16 or newer (node:sqlite): put a Node 24.16+ `node` first on PATH "
+    "(e.g. `nvm install 24`, or the bin folder of the npm package node@24) and run again"
+)
 
 _NODE_PROBLEM = re.compile(r"node:sqlite is unavailable|use 24\.16\+|requires Node(?:\.js)? (?:>= ?)?24", re.I)
 _NODE_VERSION = re.compile(r"Node(?:\.js)? v?(\d+\.\d+\.\d+)")
-_AUTH_MARKERS = ("api key", "apikey", "unauthorized", "authentication", "forbidden", "credential",
-                 "auth profile", "not logged in", "invalid key")
+_AUTH_MARKERS = (
+    "api key",
+    "apikey",
+    "unauthorized",
+    "authentication",
+    "forbidden",
+    "credential",
+    "auth profile",
+    "not logged in",
+    "invalid key",
+)
 _AUTH_CODES = re.compile(r"\b(?:401|403)\b")
 _RATE_CODE = re.compile(r"\b429\b")
-_CONNECT_MARKERS = ("connection refused", "econnrefused", "fetch failed", "connection error", "enotfound",
-                    "econnreset", "socket hang up", "unreachable", "getaddrinfo")
+_CONNECT_MARKERS = (
+    "connection refused",
+    "econnrefused",
+    "fetch failed",
+    "connection error",
+    "enotfound",
+    "econnreset",
+    "socket hang up",
+    "unreachable",
+    "getaddrinfo",
+)
 _RATE_MARKERS = ("rate limit", "rate_limit", "too many requests")
-_CONTEXT_MARKERS = ("context size", "context length", "context window", "maximum context", "context_length_exceeded",
-                    "context overflow")
+_CONTEXT_MARKERS = (
+    "context size",
+    "context length",
+    "context window",
+    "maximum context",
+    "context_length_exceeded",
+    "context overflow",
+)
 
 
 class OpenClawSettings(AgentSettings):
@@ -194,8 +225,11 @@ def _usage(raw: Any) -> Usage:
     (`input + cacheRead + cacheWrite`), `cached_tokens = cacheRead`."""
     if not isinstance(raw, dict):
         return Usage()
-    return Usage(input_tokens=_count(raw, "input") + _count(raw, "cacheRead") + _count(raw, "cacheWrite"),
-                 output_tokens=_count(raw, "output"), cached_tokens=_count(raw, "cacheRead"))
+    return Usage(
+        input_tokens=_count(raw, "input") + _count(raw, "cacheRead") + _count(raw, "cacheWrite"),
+        output_tokens=_count(raw, "output"),
+        cached_tokens=_count(raw, "cacheRead"),
+    )
 
 
 def _cost(env: Mapping[str, Any]) -> float:
@@ -213,9 +247,13 @@ def _payload_texts(env: Mapping[str, Any], *, errors: bool) -> list[str]:
     payloads = env.get("payloads")
     out = []
     for p in payloads if isinstance(payloads, list) else []:
-        if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip():
-            if bool(p.get("isError")) == errors:
-                out.append(p["text"].strip())
+        if (
+            isinstance(p, dict)
+            and isinstance(p.get("text"), str)
+            and p["text"].strip()
+            and bool(p.get("isError")) == errors
+        ):
+            out.append(p["text"].strip())
     return out
 
 
@@ -248,25 +286,37 @@ def _failure(env: Mapping[str, Any], server: str) -> str:
     if node:
         return node
     if any(m in low for m in _CONNECT_MARKERS):
-        return (f"OpenClaw could not reach the model server{at} ({detail}); start the server, or fix `base_url` "
-                f"in the openclaw harness settings (or the provider's baseUrl in openclaw.json).")
+        return (
+            f"OpenClaw could not reach the model server{at} ({detail}); start the server, or fix `base_url` "
+            f"in the openclaw harness settings (or the provider's baseUrl in openclaw.json)."
+        )
     if any(m in low for m in _CONTEXT_MARKERS):
-        return (f"OpenClaw's prompt does not fit the model's context ({detail}); use a model or server with a "
-                f"larger context (llama.cpp: --ctx-size 16384), and `lean = true` in the openclaw harness settings "
-                f"(--local-model-lean: ~8k tokens of prompt instead of ~15k).")
+        return (
+            f"OpenClaw's prompt does not fit the model's context ({detail}); use a model or server with a "
+            f"larger context (llama.cpp: --ctx-size 16384), and `lean = true` in the openclaw harness settings "
+            f"(--local-model-lean: ~8k tokens of prompt instead of ~15k)."
+        )
     if any(m in low for m in _RATE_MARKERS) or _RATE_CODE.search(low):
-        return (f"the model server{at} rate-limited OpenClaw ({detail}); lower `concurrency` in the openclaw "
-                f"harness settings or try again later.")
+        return (
+            f"the model server{at} rate-limited OpenClaw ({detail}); lower `concurrency` in the openclaw "
+            f"harness settings or try again later."
+        )
     if any(m in low for m in _AUTH_MARKERS) or _AUTH_CODES.search(low):
-        return (f"OpenClaw could not authenticate with the model provider ({detail}): a replay sees provider "
-                f"keys from the environment, ~/.openclaw/.env and openclaw.json, not logins stored in OpenClaw's "
-                f"state; export the provider's key (e.g. OPENAI_API_KEY), or with `base_url` set put the key in "
-                f"the variable named by `api_key_env`.")
+        return (
+            f"OpenClaw could not authenticate with the model provider ({detail}): a replay sees provider "
+            f"keys from the environment, ~/.openclaw/.env and openclaw.json, not logins stored in OpenClaw's "
+            f"state; export the provider's key (e.g. OPENAI_API_KEY), or with `base_url` set put the key in "
+            f"the variable named by `api_key_env`."
+        )
     if status == "timeout" or (isinstance(env.get("error"), dict) and env["error"].get("kind") == "timeout"):
-        return (f"OpenClaw timed out before finishing ({detail}); raise timeout_s, or check that the model "
-                f"server{at} answers.")
-    return (f"OpenClaw reported an error ({detail}); check that `openclaw agent exec hello --json` works in "
-            f"this environment, and `target_model` / `base_url` in the openclaw harness settings.")
+        return (
+            f"OpenClaw timed out before finishing ({detail}); raise timeout_s, or check that the model "
+            f"server{at} answers."
+        )
+    return (
+        f"OpenClaw reported an error ({detail}); check that `openclaw agent exec hello --json` works in "
+        f"this environment, and `target_model` / `base_url` in the openclaw harness settings."
+    )
 
 
 def parse_openclaw_output(stdout: str, *, server: str = "") -> Run:
@@ -285,14 +335,21 @@ def parse_openclaw_output(stdout: str, *, server: str = "") -> Run:
         what = "printed nothing on stdout" if not stdout.strip() else "printed no JSON envelope on stdout"
         return Run(error=f"OpenClaw {what} (the run was cut off or crashed)")
     final = env.get("final")
-    response = final.strip() if isinstance(final, str) and final.strip() else "\n".join(_payload_texts(env, errors=False))
+    response = (
+        final.strip() if isinstance(final, str) and final.strip() else "\n".join(_payload_texts(env, errors=False))
+    )
     summary = env.get("toolSummary")
     tools = summary.get("tools") if isinstance(summary, dict) else None
     calls = [ToolCall(name=t) for t in tools if isinstance(t, str) and t] if isinstance(tools, list) else []
     ok = env.get("ok") is True and env.get("status", "ok") == "ok"
     error = None if ok else _failure(env, server)
-    return Run(response=response if ok else (final.strip() if isinstance(final, str) else ""),
-               tool_calls=calls, usage=_usage(env.get("usage")), cost_usd=_cost(env), error=error)
+    return Run(
+        response=response if ok else (final.strip() if isinstance(final, str) else ""),
+        tool_calls=calls,
+        usage=_usage(env.get("usage")),
+        cost_usd=_cost(env),
+        error=error,
+    )
 
 
 # --- the run's transcript ---------------------------------------------------------------------------
@@ -377,14 +434,22 @@ def run_config(user_config: Path | None, settings: OpenClawSettings) -> dict[str
     if settings.base_url:
         key = f"${{{settings.api_key_env}}}" if settings.api_key_env else PLACEHOLDER_KEY
         model = settings.target_model
-        config["models"] = {"providers": {REPLAY_PROVIDER: {
-            "baseUrl": settings.base_url.rstrip("/"), "apiKey": key, "api": "openai-completions",
-            "models": [{"id": model, "name": model}],
-        }}}
+        config["models"] = {
+            "providers": {
+                REPLAY_PROVIDER: {
+                    "baseUrl": settings.base_url.rstrip("/"),
+                    "apiKey": key,
+                    "api": "openai-completions",
+                    "models": [{"id": model, "name": model}],
+                }
+            }
+        }
     return config
 
 
-def prepare_run_state(root: Path, base: Mapping[str, str], settings: OpenClawSettings) -> tuple[Path, Path, Path | None]:
+def prepare_run_state(
+    root: Path, base: Mapping[str, str], settings: OpenClawSettings
+) -> tuple[Path, Path, Path | None]:
     """Create the run's state dir, cache dir and config under `root` (see the module docstring).
     Returns (state dir, config file, the user's config file or None). Only reads the user's files."""
     state, cache = root / "state", root / "cache"
@@ -434,12 +499,33 @@ def agent_deadline(timeout_s: float) -> int:
     return max(1, math.ceil(timeout_s - AGENT_DEADLINE_MARGIN_S))
 
 
-def build_argv(command: str, settings: OpenClawSettings, *, prompt_file: Path, cwd: Path, state: Path,
-               config: Path, timeout_s: float) -> list[str]:
+def build_argv(
+    command: str,
+    settings: OpenClawSettings,
+    *,
+    prompt_file: Path,
+    cwd: Path,
+    state: Path,
+    config: Path,
+    timeout_s: float,
+) -> list[str]:
     """The `openclaw` command line of one replay (see the module docstring for each flag)."""
-    argv = [command, "agent", "exec", "--message-file", str(prompt_file), "--json",
-            "--timeout", str(agent_deadline(timeout_s)), "--cwd", str(cwd), "--state-dir", str(state),
-            "--config", str(config)]
+    argv = [
+        command,
+        "agent",
+        "exec",
+        "--message-file",
+        str(prompt_file),
+        "--json",
+        "--timeout",
+        str(agent_deadline(timeout_s)),
+        "--cwd",
+        str(cwd),
+        "--state-dir",
+        str(state),
+        "--config",
+        str(config),
+    ]
     if settings.base_url:
         argv += ["--model", f"{REPLAY_PROVIDER}/{settings.target_model}"]
     elif settings.target_model:
@@ -480,8 +566,14 @@ class OpenClawHarness(CLIHarness):
 
     def _version_output(self, command: str) -> str:
         try:
-            out = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=60,
-                                 stdin=subprocess.DEVNULL, env=self.base_env())
+            out = subprocess.run(
+                [command, "--version"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                env=self.base_env(),
+            )
         except (OSError, subprocess.TimeoutExpired):
             return ""
         return out.stdout + out.stderr
@@ -489,17 +581,22 @@ class OpenClawHarness(CLIHarness):
     async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
         s = self.settings
         if s.base_url and not s.target_model:
-            return Run(error=f"openclaw harness: `base_url` is set ({s.base_url}) but `target_model` is empty; set "
-                             f"`target_model` to the model name that server serves.")
-        with workdir(task) as cwd, tempfile.TemporaryDirectory(prefix="skillsleep-openclaw-",
-                                                               ignore_cleanup_errors=True) as tmp:
+            return Run(
+                error=f"openclaw harness: `base_url` is set ({s.base_url}) but `target_model` is empty; set "
+                f"`target_model` to the model name that server serves."
+            )
+        with (
+            workdir(task) as cwd,
+            tempfile.TemporaryDirectory(prefix="skillsleep-openclaw-", ignore_cleanup_errors=True) as tmp,
+        ):
             root = Path(tmp)
             state, config, user_config = prepare_run_state(root, base, s)
             name = install_skill(cwd, skill)
             prompt_file = root / "prompt.md"
             prompt_file.write_text(task_prompt(task, name), encoding="utf-8")
-            argv = build_argv(command, s, prompt_file=prompt_file, cwd=cwd, state=state, config=config,
-                              timeout_s=timeout_s)
+            argv = build_argv(
+                command, s, prompt_file=prompt_file, cwd=cwd, state=state, config=config, timeout_s=timeout_s
+            )
             env = self._env(base, root, state, user_config)
             result = await run_cli(argv, cwd=cwd, env=env, timeout_s=timeout_s)
             return await asyncio.to_thread(self._finish, result, state, timeout_s)
@@ -536,16 +633,22 @@ class OpenClawHarness(CLIHarness):
         output = f"{result.stderr}\n{result.stdout}"
         if result.timed_out:
             where = f"the model server at {server}" if server else "the agent's model provider"
-            update["error"] = (f"OpenClaw did not finish within {timeout_s:g} s (timed out) and its process group "
-                               f"was killed; raise timeout_s, or check that {where} answers.")
+            update["error"] = (
+                f"OpenClaw did not finish within {timeout_s:g} s (timed out) and its process group "
+                f"was killed; raise timeout_s, or check that {where} answers."
+            )
         elif node_problem(output) and run.error is not None:
             update["error"] = node_problem(output)
         elif envelope is None:
-            update["error"] = (f"OpenClaw exited with status {result.returncode} without its JSON envelope "
-                               f"({run.error}; stderr: {tail(result.stderr) or 'no stderr'}); check that "
-                               f"`openclaw agent exec hello --json` works in this environment, or reinstall it: "
-                               f"{OPENCLAW.install_hint()}")
+            update["error"] = (
+                f"OpenClaw exited with status {result.returncode} without its JSON envelope "
+                f"({run.error}; stderr: {tail(result.stderr) or 'no stderr'}); check that "
+                f"`openclaw agent exec hello --json` works in this environment, or reinstall it: "
+                f"{OPENCLAW.install_hint()}"
+            )
         elif run.error is None and result.returncode != 0:
-            update["error"] = (f"OpenClaw exited with status {result.returncode} ({tail(result.stderr) or 'no stderr'}); "
-                               f"check that `openclaw agent exec hello --json` works in this environment.")
+            update["error"] = (
+                f"OpenClaw exited with status {result.returncode} ({tail(result.stderr) or 'no stderr'}); "
+                f"check that `openclaw agent exec hello --json` works in this environment."
+            )
         return run.model_copy(update=update)

@@ -92,15 +92,23 @@ def create_harness(
     return harness_cls(parsed, env=env)
 
 
-def statuses(settings: Mapping[str, Mapping[str, Any]] | None = None,
-             env: dict[str, str] | None = None) -> list[HarnessStatus]:
+def statuses(
+    settings: Mapping[str, Mapping[str, Any]] | None = None, env: dict[str, str] | None = None
+) -> list[HarnessStatus]:
     """Every harness: whether its agent is installed, its version, whether it is usable and why not."""
     try:
         own = version("skillsleep")
     except PackageNotFoundError:
         own = None
-    out = [HarnessStatus(name="chat", installed=True, version=own, usable=True,
-                         reason="runs through the engine's backends; no agent CLI needed")]
+    out = [
+        HarnessStatus(
+            name="chat",
+            installed=True,
+            version=own,
+            usable=True,
+            reason="runs through the engine's backends; no agent CLI needed",
+        )
+    ]
     for name in CLI_HARNESSES:
         harness = create_harness(name, settings=(settings or {}).get(name), env=env)
         out.append(harness.status())  # type: ignore[attr-defined]

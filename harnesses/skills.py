@@ -35,9 +35,11 @@ from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME, frontmatter_valu
 MANAGED_NAME = "skillsleep-learned"
 PACK_SKILL_NAME = "skillsleep"  # this pack's own skill; not `sleep`, which would shadow the plugins' /sleep
 SKILL_FILE = "SKILL.md"
-_WHAT_TO_PASS = ("pass --skill PATH (a markdown skill file such as SKILL.md or AGENTS.md), PATH#Heading "
-                 "for one section of it, a skill NAME, or leave --skill empty to train skillsleep's own "
-                 f"managed skill ({MANAGED_NAME})")
+_WHAT_TO_PASS = (
+    "pass --skill PATH (a markdown skill file such as SKILL.md or AGENTS.md), PATH#Heading "
+    "for one section of it, a skill NAME, or leave --skill empty to train skillsleep's own "
+    f"managed skill ({MANAGED_NAME})"
+)
 
 
 def managed_seed(name: str = MANAGED_NAME) -> str:
@@ -78,11 +80,11 @@ class SkillTarget(BaseModel):
         try:
             return _read_text(self.path)
         except FileNotFoundError:
-            raise ConfigError(f"{self._shown()} does not exist any more; restore it, or pass another "
-                              f"--skill") from None
+            raise ConfigError(f"{self._shown()} does not exist any more; restore it, or pass another --skill") from None
         except UnicodeDecodeError:
-            raise ConfigError(f"{self._shown()} is no longer a UTF-8 text file; restore it, or pass another "
-                              f"--skill") from None
+            raise ConfigError(
+                f"{self._shown()} is no longer a UTF-8 text file; restore it, or pass another --skill"
+            ) from None
 
     def read(self) -> str:
         """The text that is trained: the whole file, or the section's body (the seed for a managed
@@ -145,8 +147,9 @@ def _openclaw_profile(env: Mapping[str, str]) -> str:
 
 def _openclaw_state(home: Path, env: Mapping[str, str], cwd: Path) -> Path:
     profile = _openclaw_profile(env)
-    return (_env_path(env, "OPENCLAW_STATE_DIR", cwd)
-            or _openclaw_home(home, env, cwd) / (f".openclaw-{profile}" if profile else ".openclaw"))
+    return _env_path(env, "OPENCLAW_STATE_DIR", cwd) or _openclaw_home(home, env, cwd) / (
+        f".openclaw-{profile}" if profile else ".openclaw"
+    )
 
 
 def _claude_config(home: Path, env: Mapping[str, str], cwd: Path) -> Path:
@@ -173,8 +176,11 @@ def skill_dirs(harness: str, *, home: Path, cwd: Path, env: Mapping[str, str]) -
         dirs = [_claude_config(home, env, cwd) / "skills", *(p / ".claude" / "skills" for p in _project_dirs(cwd))]
     elif harness == "codex":
         codex_home = _env_path(env, "CODEX_HOME", cwd) or home / ".codex"
-        dirs = [*(p / ".agents" / "skills" for p in _project_dirs(cwd)),
-                home / ".agents" / "skills", codex_home / "skills"]
+        dirs = [
+            *(p / ".agents" / "skills" for p in _project_dirs(cwd)),
+            home / ".agents" / "skills",
+            codex_home / "skills",
+        ]
     elif harness == "openclaw":
         profile = _openclaw_profile(env)
         default_ws = _openclaw_home(home, env, cwd) / ".openclaw" / (f"workspace-{profile}" if profile else "workspace")
@@ -227,10 +233,7 @@ def _read_text(path: Path) -> str:
 
 
 def _expand(spec: str, *, home: Path, cwd: Path) -> Path:
-    if spec == "~" or spec.startswith(("~/", "~" + os.sep)):
-        path = home / spec[2:]
-    else:
-        path = user_path(spec, "--skill")
+    path = home / spec[2:] if spec == "~" or spec.startswith(("~/", "~" + os.sep)) else user_path(spec, "--skill")
     return path if path.is_absolute() else cwd / path
 
 
@@ -246,8 +249,7 @@ def _display(path: Path, *, home: Path, cwd: Path) -> str:
 
 
 def _is_path(spec: str) -> bool:
-    return ("/" in spec or os.sep in spec or spec.startswith(("~", "."))
-            or spec.lower().endswith(".md"))
+    return "/" in spec or os.sep in spec or spec.startswith(("~", ".")) or spec.lower().endswith(".md")
 
 
 def _text_file(spec: str, *, home: Path, cwd: Path) -> tuple[Path, str, str]:
@@ -264,8 +266,10 @@ def _text_file(spec: str, *, home: Path, cwd: Path) -> tuple[Path, str, str]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"--skill {spec!r}: {shown} cannot be read ({exc.strerror or exc}); check its "
-                          f"permissions, or {_WHAT_TO_PASS}.") from None
+        raise ConfigError(
+            f"--skill {spec!r}: {shown} cannot be read ({exc.strerror or exc}); check its "
+            f"permissions, or {_WHAT_TO_PASS}."
+        ) from None
     try:
         if b"\x00" in data:
             raise UnicodeDecodeError("utf-8", data, data.index(b"\x00"), data.index(b"\x00") + 1, "NUL byte")
@@ -282,26 +286,32 @@ def _split_section(spec: str, *, home: Path, cwd: Path) -> tuple[str, str] | Non
     cuts = [i for i, ch in enumerate(spec) if ch == "#" and i > 0]
     for i in cuts:  # the first # after which the part before names a file
         if _expand(spec[:i], home=home, cwd=cwd).is_file():
-            return spec[:i], spec[i + 1:]
-    return (spec[: cuts[0]], spec[cuts[0] + 1:]) if cuts else None
+            return spec[:i], spec[i + 1 :]
+    return (spec[: cuts[0]], spec[cuts[0] + 1 :]) if cuts else None
 
 
-def _unknown_name(spec: str, harness: str, known: dict[str, Path], dirs: list[Path], home: Path,
-                  cwd: Path) -> ConfigError:
+def _unknown_name(
+    spec: str, harness: str, known: dict[str, Path], dirs: list[Path], home: Path, cwd: Path
+) -> ConfigError:
     where = ", ".join(_display(d, home=home, cwd=cwd) for d in dirs)
     if not known:
-        return ConfigError(f"--skill {spec!r}: {harness} has no skills yet (looked in {where}); pass --skill "
-                           f"PATH to a skill file, PATH#Heading for a section of e.g. AGENTS.md, or leave "
-                           f"--skill empty to train skillsleep's own managed skill ({MANAGED_NAME}).")
+        return ConfigError(
+            f"--skill {spec!r}: {harness} has no skills yet (looked in {where}); pass --skill "
+            f"PATH to a skill file, PATH#Heading for a section of e.g. AGENTS.md, or leave "
+            f"--skill empty to train skillsleep's own managed skill ({MANAGED_NAME})."
+        )
     close = difflib.get_close_matches(spec, list(known), n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    return ConfigError(f"--skill {spec!r}: {harness} has no skill by that name.{hint} Known: "
-                       f"{', '.join(sorted(known))} (looked in {where}). Or pass --skill PATH / PATH#Heading, "
-                       f"or leave --skill empty to train skillsleep's own managed skill ({MANAGED_NAME}).")
+    return ConfigError(
+        f"--skill {spec!r}: {harness} has no skill by that name.{hint} Known: "
+        f"{', '.join(sorted(known))} (looked in {where}). Or pass --skill PATH / PATH#Heading, "
+        f"or leave --skill empty to train skillsleep's own managed skill ({MANAGED_NAME})."
+    )
 
 
-def resolve_skill(spec: str, *, harness: str, home: Path, cwd: Path, data_dir: Path,
-                  env: Mapping[str, str]) -> SkillTarget:
+def resolve_skill(
+    spec: str, *, harness: str, home: Path, cwd: Path, data_dir: Path, env: Mapping[str, str]
+) -> SkillTarget:
     """The live file `--skill spec` names for `harness`.
 
     ""            the managed skill (it may not exist yet)
@@ -314,8 +324,9 @@ def resolve_skill(spec: str, *, harness: str, home: Path, cwd: Path, data_dir: P
     if not spec:
         path = managed_path(harness, home=home, data_dir=data_dir, env=env)
         path = path if path.is_absolute() else cwd / path
-        return SkillTarget(path=path, name=MANAGED_NAME, managed=True, harness=harness,
-                           display=_display(path, home=home, cwd=cwd))
+        return SkillTarget(
+            path=path, name=MANAGED_NAME, managed=True, harness=harness, display=_display(path, home=home, cwd=cwd)
+        )
     if spec.startswith("#"):
         raise ConfigError(f"--skill {spec!r}: name the file before the #, e.g. `AGENTS.md{spec}`.")
     split = _split_section(spec, home=home, cwd=cwd)
@@ -323,17 +334,18 @@ def resolve_skill(spec: str, *, harness: str, home: Path, cwd: Path, data_dir: P
         file_spec, heading = split
         path, text, shown = _text_file(file_spec, home=home, cwd=cwd)
         section = find_section(text, heading, source=shown)
-        return SkillTarget(path=path, section=heading.strip(), name=section.title, harness=harness,
-                           display=shown)
+        return SkillTarget(path=path, section=heading.strip(), name=section.title, harness=harness, display=shown)
     if _is_path(spec):
         path, text, shown = _text_file(spec, home=home, cwd=cwd)
         return SkillTarget(path=path, name=_name_of(path, text), harness=harness, display=shown)
     dirs = skill_dirs(harness, home=home, cwd=cwd, env=env)
     if not dirs:
-        raise ConfigError(f"--skill {spec!r}: the {harness} harness talks to a model directly and has no skill "
-                          f"folders, so there is no skill by name to find; pass --skill PATH to a markdown "
-                          f"file (or PATH#Heading for one section), or leave --skill empty to train the "
-                          f"managed skill in {_display(managed_path(harness, home=home, data_dir=data_dir), home=home, cwd=cwd)}.")
+        raise ConfigError(
+            f"--skill {spec!r}: the {harness} harness talks to a model directly and has no skill "
+            f"folders, so there is no skill by name to find; pass --skill PATH to a markdown "
+            f"file (or PATH#Heading for one section), or leave --skill empty to train the "
+            f"managed skill in {_display(managed_path(harness, home=home, data_dir=data_dir), home=home, cwd=cwd)}."
+        )
     known = known_skills(harness, home=home, cwd=cwd, env=env)
     found = known.get(spec) or next((p for n, p in known.items() if n.casefold() == spec.casefold()), None)
     if found is None:

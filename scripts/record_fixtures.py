@@ -88,8 +88,10 @@ def answer_skill(skills_dir: Path, word: str) -> None:
     """Install the `answer` skill (its SKILL_SAYS word makes the stub answer `word`) in `skills_dir`."""
     skill = skills_dir / "answer" / "SKILL.md"
     skill.parent.mkdir(parents=True)
-    skill.write_text("---\nname: answer\ndescription: How to answer a question in this project.\n---\n\n"
-                     f"Always answer with one word. SKILL_SAYS: {word}\n")
+    skill.write_text(
+        "---\nname: answer\ndescription: How to answer a question in this project.\n---\n\n"
+        f"Always answer with one word. SKILL_SAYS: {word}\n"
+    )
 
 
 class Recorder:
@@ -117,8 +119,13 @@ class Recorder:
         return h
 
     def claude_env(self, home: Path, base_url: str | None = None) -> dict[str, str]:
-        return {"PATH": "/usr/bin:/bin", "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-                "ANTHROPIC_BASE_URL": base_url or self.server.url, **CLAUDE_QUIET}
+        return {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "ANTHROPIC_BASE_URL": base_url or self.server.url,
+            **CLAUDE_QUIET,
+        }
 
     def codex_env(self, home: Path, port: int | None = None) -> dict[str, str]:
         codex_home = home / ".codex"
@@ -133,43 +140,67 @@ class Recorder:
         # Codex refuses its PATH helpers when CODEX_HOME sits in the temp dir: give it another one.
         tmpdir = home / ".tmp"
         tmpdir.mkdir(exist_ok=True)
-        return {"PATH": "/usr/bin:/bin", "HOME": str(home), "CODEX_HOME": str(codex_home), "STUB_KEY": "dummy",
-                "TMPDIR": str(tmpdir)}
+        return {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(home),
+            "CODEX_HOME": str(codex_home),
+            "STUB_KEY": "dummy",
+            "TMPDIR": str(tmpdir),
+        }
 
     def openclaw_env(self, home: Path, port: int | None = None) -> dict[str, str]:
         state = home / ".openclaw"
         state.mkdir(exist_ok=True)
         config = {
             "update": {"checkOnStart": False},
-            "models": {"providers": {"local": {
-                "baseUrl": f"http://127.0.0.1:{port or self.server.port}/v1", "apiKey": "dummy",
-                "api": "openai-completions",
-                "models": [{"id": "stub-model", "name": "stub-model", "contextWindow": 32000, "maxTokens": 4096}],
-            }}},
+            "models": {
+                "providers": {
+                    "local": {
+                        "baseUrl": f"http://127.0.0.1:{port or self.server.port}/v1",
+                        "apiKey": "dummy",
+                        "api": "openai-completions",
+                        "models": [
+                            {"id": "stub-model", "name": "stub-model", "contextWindow": 32000, "maxTokens": 4096}
+                        ],
+                    }
+                }
+            },
             "agents": {"defaults": {"model": {"primary": "local/stub-model"}}},
         }
         (state / "openclaw.json").write_text(json.dumps(config, indent=2))
-        return {"PATH": f"{self.node_bin}:/usr/bin:/bin", "HOME": str(home), "OPENCLAW_STATE_DIR": str(state),
-                "OPENCLAW_NO_AUTO_UPDATE": "1", "DO_NOT_TRACK": "1"}
+        return {
+            "PATH": f"{self.node_bin}:/usr/bin:/bin",
+            "HOME": str(home),
+            "OPENCLAW_STATE_DIR": str(state),
+            "OPENCLAW_NO_AUTO_UPDATE": "1",
+            "DO_NOT_TRACK": "1",
+        }
 
     # --- running -----------------------------------------------------------------------------
 
-    def run(self, argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180
+    ) -> subprocess.CompletedProcess[str]:
         exe = [str(self.bin_dir / argv[0]), *argv[1:]]
         try:
-            return subprocess.run(exe, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-                                  text=True, timeout=timeout)
+            return subprocess.run(
+                exe, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
+            )
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
             err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
             return subprocess.CompletedProcess(exe, 124, out, err + "\n[record_fixtures: timed out]")
 
-    def stdout_sample(self, folder: Path, manifest: dict[str, Any], name: str, argv: list[str],
-                      env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    def stdout_sample(
+        self, folder: Path, manifest: dict[str, Any], name: str, argv: list[str], env: dict[str, str], cwd: Path
+    ) -> subprocess.CompletedProcess[str]:
         proc = self.run(argv, env, cwd)
         (folder / name).write_text(self.rw.text(proc.stdout))
-        manifest[name] = {"argv": self.rw.value(argv), "exit_code": proc.returncode,
-                          "stderr_tail": self.rw.text(proc.stderr)[-2000:]}
+        manifest[name] = {
+            "argv": self.rw.value(argv),
+            "exit_code": proc.returncode,
+            "stderr_tail": self.rw.text(proc.stderr)[-2000:],
+        }
         self.summary.append(f"  {folder.parent.name}/stdout/{name}: exit {proc.returncode}, {len(proc.stdout)} bytes")
         return proc
 
@@ -192,21 +223,40 @@ class Recorder:
         stream = ["--output-format", "stream-json", "--verbose"]
         tools = ["--allowedTools", "Bash", "--max-turns", "4"]
         m: dict[str, Any] = {}
-        self.stdout_sample(folder, m, "plain.json", ["claude", "-p", "say hello", *base, "--output-format", "json",
-                                                     *tools], env, work)
-        self.stdout_sample(folder, m, "plain.stream.jsonl", ["claude", "-p", "say hello", *base, *stream, *tools],
-                           env, work)
-        self.stdout_sample(folder, m, "tool.stream.jsonl", ["claude", "-p", "STUB_TOOL: echo from-tool", *base,
-                                                            *stream, *tools], env, work)
-        self.stdout_sample(folder, m, "skill.stream.jsonl", ["claude", "-p", "what now", *base, *stream,
-                                                             "--append-system-prompt-file", str(skill), *tools],
-                           env, work)
+        self.stdout_sample(
+            folder, m, "plain.json", ["claude", "-p", "say hello", *base, "--output-format", "json", *tools], env, work
+        )
+        self.stdout_sample(
+            folder, m, "plain.stream.jsonl", ["claude", "-p", "say hello", *base, *stream, *tools], env, work
+        )
+        self.stdout_sample(
+            folder,
+            m,
+            "tool.stream.jsonl",
+            ["claude", "-p", "STUB_TOOL: echo from-tool", *base, *stream, *tools],
+            env,
+            work,
+        )
+        self.stdout_sample(
+            folder,
+            m,
+            "skill.stream.jsonl",
+            ["claude", "-p", "what now", *base, *stream, "--append-system-prompt-file", str(skill), *tools],
+            env,
+            work,
+        )
         dead_env = self.claude_env(home, base_url=f"http://127.0.0.1:{self.dead}")
-        self.stdout_sample(folder, m, "dead-server.stream.jsonl", ["claude", "-p", "say hello", *base, *stream,
-                                                                   *tools], dead_env, work)
-        self.stdout_sample(folder, m, "max-turns.stream.jsonl", ["claude", "-p", "STUB_TOOL: echo from-tool", *base,
-                                                                 *stream, "--allowedTools", "Bash", "--max-turns", "1"],
-                           env, work)
+        self.stdout_sample(
+            folder, m, "dead-server.stream.jsonl", ["claude", "-p", "say hello", *base, *stream, *tools], dead_env, work
+        )
+        self.stdout_sample(
+            folder,
+            m,
+            "max-turns.stream.jsonl",
+            ["claude", "-p", "STUB_TOOL: echo from-tool", *base, *stream, "--allowedTools", "Bash", "--max-turns", "1"],
+            env,
+            work,
+        )
         self.version("claude", env, work)
         return m
 
@@ -242,9 +292,14 @@ class Recorder:
         dead_home = self.home("openclaw-stdout-dead")
         dead_env = self.openclaw_env(dead_home, port=self.dead)
         dead_work = dead_home / "project"
-        self.stdout_sample(folder, m, "dead-server.json",
-                           ["openclaw", "agent", "exec", "say hello", "--json", "--timeout", "60", "--cwd",
-                            str(dead_work)], dead_env, dead_work)
+        self.stdout_sample(
+            folder,
+            m,
+            "dead-server.json",
+            ["openclaw", "agent", "exec", "say hello", "--json", "--timeout", "60", "--cwd", str(dead_work)],
+            dead_env,
+            dead_work,
+        )
         self.version("openclaw", env, work)
         kept = sorted(Path(env["OPENCLAW_STATE_DIR"]).glob("agents/*/agent/*.sqlite"))
         self.summary.append(f"  openclaw/stdout: transcript stores left in OPENCLAW_STATE_DIR: {len(kept)}")
@@ -259,8 +314,9 @@ class Recorder:
 
     # --- a) persisted transcripts ------------------------------------------------------------
 
-    def session_run(self, agent: str, kind: str, argv: list[str], env: dict[str, str], cwd: Path,
-                    **expect: Any) -> dict[str, Any]:
+    def session_run(
+        self, agent: str, kind: str, argv: list[str], env: dict[str, str], cwd: Path, **expect: Any
+    ) -> dict[str, Any]:
         """One CLI run whose transcript is kept; returns its manifest entry (without the file)."""
         proc = self.run(argv, env, cwd)
         if proc.returncode != 0:
@@ -278,40 +334,101 @@ class Recorder:
         scratch.mkdir()
         skill = home / ".claude" / "skills" / "stub-skill" / "SKILL.md"
         skill.parent.mkdir(parents=True)
-        skill.write_text("---\nname: stub-skill\ndescription: Answers for the stub server.\n---\n\n"
-                         "Answer in one word. SKILL_SAYS: plum\n\nArguments: $ARGUMENTS\n")
+        skill.write_text(
+            "---\nname: stub-skill\ndescription: Answers for the stub server.\n---\n\n"
+            "Answer in one word. SKILL_SAYS: plum\n\nArguments: $ARGUMENTS\n"
+        )
         env = self.claude_env(home)
-        common = ["--model", "stub-model", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash",
-                  "--max-turns", "4"]
+        common = [
+            "--model",
+            "stub-model",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools",
+            "Bash",
+            "--max-turns",
+            "4",
+        ]
         runs = [
-            self.session_run("claude", "plain", ["claude", "-p", "say hello", *common], env, work,
-                             prompts=["say hello"], answers=["hello"], tool_calls=[], model_calls=1),
-            self.session_run("claude", "tool", ["claude", "-p", "STUB_TOOL: echo from-tool", *common], env, work,
-                             prompts=["STUB_TOOL: echo from-tool"], answers=["hello | tool said: from-tool"],
-                             tool_calls=[{"tool": "Bash", "arguments": {"command": "echo from-tool"},
-                                          "result_contains": "from-tool"}], model_calls=2),
+            self.session_run(
+                "claude",
+                "plain",
+                ["claude", "-p", "say hello", *common],
+                env,
+                work,
+                prompts=["say hello"],
+                answers=["hello"],
+                tool_calls=[],
+                model_calls=1,
+            ),
+            self.session_run(
+                "claude",
+                "tool",
+                ["claude", "-p", "STUB_TOOL: echo from-tool", *common],
+                env,
+                work,
+                prompts=["STUB_TOOL: echo from-tool"],
+                answers=["hello | tool said: from-tool"],
+                tool_calls=[
+                    {"tool": "Bash", "arguments": {"command": "echo from-tool"}, "result_contains": "from-tool"}
+                ],
+                model_calls=2,
+            ),
         ]
         first = self.session_run("claude", "resume", ["claude", "-p", "first turn", *common], env, work)
         sid = _claude_sid(first["events"])
-        second = self.session_run("claude", "resume", ["claude", "-p", "second turn", "--resume", sid, *common],
-                                  env, work)
+        second = self.session_run(
+            "claude", "resume", ["claude", "-p", "second turn", "--resume", sid, *common], env, work
+        )
         if _claude_sid(second["events"]) != sid:
             sys.exit(f"claude --resume started a new session {_claude_sid(second['events'])} instead of {sid}")
-        runs.append({**first, "events": first["events"] + second["events"], "prompts": ["first turn", "second turn"],
-                     "answers": ["hello", "hello"], "tool_calls": [], "model_calls": 2,
-                     "argv": [first["argv"], second["argv"]]})
-        runs.append(self.session_run("claude", "slash", ["claude", "-p", "/stub-skill some args", *common], env, work,
-                                     prompts=[], commands=[{"name": "/stub-skill", "args": "some args"}],
-                                     answers=["plum"], tool_calls=[], model_calls=1))
-        runs.append(self.session_run("claude", "bare", ["claude", "--bare", "-p", "say hello", *common], env, scratch,
-                                     prompts=["say hello"], answers=["hello"], tool_calls=[], model_calls=1))
+        runs.append(
+            {
+                **first,
+                "events": first["events"] + second["events"],
+                "prompts": ["first turn", "second turn"],
+                "answers": ["hello", "hello"],
+                "tool_calls": [],
+                "model_calls": 2,
+                "argv": [first["argv"], second["argv"]],
+            }
+        )
+        runs.append(
+            self.session_run(
+                "claude",
+                "slash",
+                ["claude", "-p", "/stub-skill some args", *common],
+                env,
+                work,
+                prompts=[],
+                commands=[{"name": "/stub-skill", "args": "some args"}],
+                answers=["plum"],
+                tool_calls=[],
+                model_calls=1,
+            )
+        )
+        runs.append(
+            self.session_run(
+                "claude",
+                "bare",
+                ["claude", "--bare", "-p", "say hello", *common],
+                env,
+                scratch,
+                prompts=["say hello"],
+                answers=["hello"],
+                tool_calls=[],
+                model_calls=1,
+            )
+        )
         version = self.version("claude", env, work)
         projects = home / ".claude" / "projects"
         self.copy_tree(projects, folder / "config" / "projects", _shorten_claude)
         for r in runs:
             r["session_id"] = _claude_sid(r["events"])
-            r["reported_usage"] = _sum_usage([e.get("usage") for e in r["events"] if e.get("type") == "result"],
-                                             "input_tokens", "output_tokens")
+            r["reported_usage"] = _sum_usage(
+                [e.get("usage") for e in r["events"] if e.get("type") == "result"], "input_tokens", "output_tokens"
+            )
             r["file"] = _only(folder.rglob(f"{r['session_id']}.jsonl"))
             r["cli_version"] = version
         return runs
@@ -324,24 +441,64 @@ class Recorder:
         env = self.codex_env(home)
         base = ["codex", "exec", "--json", "--skip-git-repo-check"]
         runs = [
-            self.session_run("codex", "plain", [*base, "say hello"], env, work,
-                             prompts=["say hello"], answers=["hello"], tool_calls=[], model_calls=1),
-            self.session_run("codex", "tool", [*base, "STUB_TOOL: echo from-tool"], env, work,
-                             prompts=["STUB_TOOL: echo from-tool"], answers=["hello | tool said: from-tool"],
-                             tool_calls=[{"tool": "exec_command", "arguments": {"cmd": "echo from-tool"},
-                                          "result_contains": "from-tool"}], model_calls=2),
-            self.session_run("codex", "skill", [*base, "$answer what now"], env, work,
-                             prompts=["$answer what now"], answers=["mango"], tool_calls=[], model_calls=1),
+            self.session_run(
+                "codex",
+                "plain",
+                [*base, "say hello"],
+                env,
+                work,
+                prompts=["say hello"],
+                answers=["hello"],
+                tool_calls=[],
+                model_calls=1,
+            ),
+            self.session_run(
+                "codex",
+                "tool",
+                [*base, "STUB_TOOL: echo from-tool"],
+                env,
+                work,
+                prompts=["STUB_TOOL: echo from-tool"],
+                answers=["hello | tool said: from-tool"],
+                tool_calls=[
+                    {"tool": "exec_command", "arguments": {"cmd": "echo from-tool"}, "result_contains": "from-tool"}
+                ],
+                model_calls=2,
+            ),
+            self.session_run(
+                "codex",
+                "skill",
+                [*base, "$answer what now"],
+                env,
+                work,
+                prompts=["$answer what now"],
+                answers=["mango"],
+                tool_calls=[],
+                model_calls=1,
+            ),
         ]
         first = self.session_run("codex", "resume", [*base, "first turn"], env, work)
         sid = _codex_sid(first["events"])
-        second = self.session_run("codex", "resume", ["codex", "exec", "resume", "--json", "--skip-git-repo-check",
-                                                      sid, "second turn"], env, work)
+        second = self.session_run(
+            "codex",
+            "resume",
+            ["codex", "exec", "resume", "--json", "--skip-git-repo-check", sid, "second turn"],
+            env,
+            work,
+        )
         if _codex_sid(second["events"]) not in (sid, None):
             sys.exit(f"codex exec resume started a new session {_codex_sid(second['events'])} instead of {sid}")
-        runs.append({**first, "events": first["events"] + second["events"], "prompts": ["first turn", "second turn"],
-                     "answers": ["hello", "hello"], "tool_calls": [], "model_calls": 2,
-                     "argv": [first["argv"], second["argv"]]})
+        runs.append(
+            {
+                **first,
+                "events": first["events"] + second["events"],
+                "prompts": ["first turn", "second turn"],
+                "answers": ["hello", "hello"],
+                "tool_calls": [],
+                "model_calls": 2,
+                "argv": [first["argv"], second["argv"]],
+            }
+        )
         version = self.version("codex", env, work)
         self.copy_tree(home / ".codex" / "sessions", folder / "codex-home" / "sessions", _shorten_codex)
         for r in runs:
@@ -361,21 +518,62 @@ class Recorder:
         state = Path(env["OPENCLAW_STATE_DIR"])
 
         def argv(prompt: str) -> list[str]:
-            return ["openclaw", "agent", "exec", prompt, "--json", "--timeout", "60", "--cwd", str(work),
-                    "--state-dir", str(state)]
+            return [
+                "openclaw",
+                "agent",
+                "exec",
+                prompt,
+                "--json",
+                "--timeout",
+                "60",
+                "--cwd",
+                str(work),
+                "--state-dir",
+                str(state),
+            ]
 
         runs = [
-            self.session_run("openclaw", "plain", argv("say hello"), env, work,
-                             prompts=["say hello"], answers=["hello"], tool_calls=[], model_calls=1),
-            self.session_run("openclaw", "tool", argv("STUB_TOOL: echo from-tool"), env, work,
-                             prompts=["STUB_TOOL: echo from-tool"], answers=["hello | tool said: from-tool"],
-                             tool_calls=[{"tool": "exec", "arguments": {"command": "echo from-tool"},
-                                          "result_contains": "from-tool"}], model_calls=2),
-            self.session_run("openclaw", "skill", argv("$answer what now"), env, work,
-                             prompts=["$answer what now"], answers=["papaya | tool said: "
-                                                                     "Always answer with one word. SKILL_SAYS: papaya"],
-                             tool_calls=[{"tool": "read", "arguments": {"path": "~/project/skills/answer/SKILL.md"},
-                                          "result_contains": "SKILL_SAYS: papaya"}], model_calls=2),
+            self.session_run(
+                "openclaw",
+                "plain",
+                argv("say hello"),
+                env,
+                work,
+                prompts=["say hello"],
+                answers=["hello"],
+                tool_calls=[],
+                model_calls=1,
+            ),
+            self.session_run(
+                "openclaw",
+                "tool",
+                argv("STUB_TOOL: echo from-tool"),
+                env,
+                work,
+                prompts=["STUB_TOOL: echo from-tool"],
+                answers=["hello | tool said: from-tool"],
+                tool_calls=[
+                    {"tool": "exec", "arguments": {"command": "echo from-tool"}, "result_contains": "from-tool"}
+                ],
+                model_calls=2,
+            ),
+            self.session_run(
+                "openclaw",
+                "skill",
+                argv("$answer what now"),
+                env,
+                work,
+                prompts=["$answer what now"],
+                answers=["papaya | tool said: Always answer with one word. SKILL_SAYS: papaya"],
+                tool_calls=[
+                    {
+                        "tool": "read",
+                        "arguments": {"path": "~/project/skills/answer/SKILL.md"},
+                        "result_contains": "SKILL_SAYS: papaya",
+                    }
+                ],
+                model_calls=2,
+            ),
         ]
         version = self.version("openclaw", env, work)
         stores = sorted(state.glob("agents/*/agent/openclaw-agent.sqlite"))
@@ -426,8 +624,9 @@ class Recorder:
                 return value
             if shorten and value.startswith("{"):
                 try:
-                    return json.dumps(self.rw.value(_omit(json.loads(value))), ensure_ascii=False,
-                                      separators=(",", ":"))
+                    return json.dumps(
+                        self.rw.value(_omit(json.loads(value))), ensure_ascii=False, separators=(",", ":")
+                    )
                 except ValueError:
                     pass
             return self.rw.text(value)
@@ -436,17 +635,21 @@ class Recorder:
         # CHECK constraints of the store call octet_length(), which SQLite < 3.43 lacks.
         conn.create_function("octet_length", 1, _octets, deterministic=True)
         virtual = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'")}
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                             "AND name NOT LIKE 'sqlite_%'")]
+        tables = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        ]
         for table in tables:
             if any(table.startswith(v + "_") for v in virtual):
                 continue  # full-text index internals: changed through their virtual table only
             shorten = 0 if table == "transcript_events" else 1  # the transcript itself stays verbatim
             for _, col, ctype, *_ in conn.execute(f'PRAGMA table_info("{table}")').fetchall():
                 if ctype.upper() in ("TEXT", ""):
-                    conn.execute(f'UPDATE "{table}" SET "{col}" = rewrite("{col}", ?) '
-                                 f'WHERE typeof("{col}") = \'text\' AND rewrite("{col}", ?) IS NOT "{col}"',
-                                 (shorten, shorten))
+                    conn.execute(
+                        f'UPDATE "{table}" SET "{col}" = rewrite("{col}", ?) '
+                        f'WHERE typeof("{col}") = \'text\' AND rewrite("{col}", ?) IS NOT "{col}"',
+                        (shorten, shorten),
+                    )
         conn.commit()
         conn.execute("PRAGMA page_size = 1024")  # a store of ~100 mostly empty tables: small pages
         conn.execute("VACUUM")
@@ -466,8 +669,11 @@ class Recorder:
             r.pop("events")
             r["file"] = str(Path(r["file"]).relative_to(OUT))
             r.setdefault("commands", [])
-            r["expect"] = {"user_prompts": len(r["prompts"]), "tool_calls": len(r["tool_calls"]),
-                           "assistant_turns": len(r["answers"])}
+            r["expect"] = {
+                "user_prompts": len(r["prompts"]),
+                "tool_calls": len(r["tool_calls"]),
+                "assistant_turns": len(r["answers"]),
+            }
             manifest["transcripts"].append(self.rw.value(r))
         manifest["transcripts"].sort(key=lambda t: (AGENTS.index(t["agent"]), t["file"], t["session_id"]))
         manifest["stub"] = {"model": "stub-model", "usage_in": USAGE_IN, "usage_out": USAGE_OUT}
@@ -492,14 +698,18 @@ def _only(found: Any) -> Path:
 
 def _sum_usage(blocks: list[Any], inp: str, out: str) -> dict[str, int]:
     good = [b for b in blocks if isinstance(b, dict)]
-    return {"input_tokens": sum(int(b.get(inp) or 0) for b in good),
-            "output_tokens": sum(int(b.get(out) or 0) for b in good)}
+    return {
+        "input_tokens": sum(int(b.get(inp) or 0) for b in good),
+        "output_tokens": sum(int(b.get(out) or 0) for b in good),
+    }
 
 
 def _octets(value: Any) -> int | None:
     if value is None:
         return None
-    return len(value.encode() if isinstance(value, str) else bytes(value) if isinstance(value, bytes) else str(value).encode())
+    return len(
+        value.encode() if isinstance(value, str) else bytes(value) if isinstance(value, bytes) else str(value).encode()
+    )
 
 
 def _omit(value: Any) -> Any:
@@ -536,8 +746,9 @@ def _shorten_codex(rec: Any) -> Any:
 
 
 def install_agents() -> Path:
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "install-agents.sh")], cwd=ROOT, capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "install-agents.sh")], cwd=ROOT, capture_output=True, text=True
+    )
     if proc.returncode != 0:
         sys.exit(f"install-agents.sh failed:\n{proc.stderr[-2000:]}")
     return Path(proc.stdout.strip().splitlines()[-1])

@@ -16,8 +16,12 @@ from skillsleep.slash_commands.proposals_cmd import adopted
 
 Data = dict[str, Any]
 
-VERDICT = {"accepted": "accepted", "rejected": "not accepted", "no-candidate": "no candidate",
-           "stopped-early": "stopped early"}
+VERDICT = {
+    "accepted": "accepted",
+    "rejected": "not accepted",
+    "no-candidate": "no candidate",
+    "stopped-early": "stopped early",
+}
 
 
 def _score(v: float | None) -> str:
@@ -46,30 +50,43 @@ def status_md(s: Data, prefix: str) -> str:
     """Nights as a table (night, date, skill, held-out before → after, verdict), a running night's
     progress, the pending proposals with what to type next, this month's spend, problems."""
     nights, pending, month = s["nights"], s["pending"], s["spend"]["month"]
-    out = [f"**skillsleep**: {nights['count']} night(s), {len(pending)} pending proposal(s); this month "
-           f"{month['tokens']:,} tokens, ${month['cost_usd']:.4f}", ""]
+    out = [
+        f"**skillsleep**: {nights['count']} night(s), {len(pending)} pending proposal(s); this month "
+        f"{month['tokens']:,} tokens, ${month['cost_usd']:.4f}",
+        "",
+    ]
     if nights["recent"]:
         out += ["| night | date | skill | held-out before → after | verdict |", "|---|---|---|---|---|"]
-        out += [f"| {n['night']} | {n['date']} | {md_line(n['skill'])} | {_score(n['baseline'])} → "
-                f"{_score(n['candidate'])} | {_verdict(n, prefix)} |" for n in nights["recent"]]
+        out += [
+            f"| {n['night']} | {n['date']} | {md_line(n['skill'])} | {_score(n['baseline'])} → "
+            f"{_score(n['candidate'])} | {_verdict(n, prefix)} |"
+            for n in nights["recent"]
+        ]
         out.append("")
     else:
         out += [f"No nights yet: `{prefix} run` starts one.", ""]
     for n in nights["recent"]:
         if n["status"] == "running":
             log = f"; log: {md_line(n['log'])}" if n["log"] else ""
-            out += [f"Night {n['night']} is running (pid {n['pid']}): {n['progress']['stage']}, {n['calls']} calls, "
-                    f"{n['tokens']:,} tokens so far{log}", ""]
+            out += [
+                f"Night {n['night']} is running (pid {n['pid']}): {n['progress']['stage']}, {n['calls']} calls, "
+                f"{n['tokens']:,} tokens so far{log}",
+                "",
+            ]
     for p in pending:
         verdict = "accepted" if p["accepted"] else f"not accepted ({md_line(p['reason'])})"
         live = "; the live file changed since, so adopt refuses unless `--force`" if p["live_changed"] else ""
-        out.append(f"- Proposal `{p['id']}` for {md_line(p['skill_path'])}: held-out {_score(p['baseline'])} → "
-                   f"{_score(p['candidate'])}, {verdict}{live}. Next: {_commands(p['next'], prefix)}")
+        out.append(
+            f"- Proposal `{p['id']}` for {md_line(p['skill_path'])}: held-out {_score(p['baseline'])} → "
+            f"{_score(p['candidate'])}, {verdict}{live}. Next: {_commands(p['next'], prefix)}"
+        )
     if pending:
         out.append("")
     if s["problems"]:
-        out.append(f"{len(s['problems'])} problem(s) in the data folder: {md_line(s['problems'][0])}"
-                   + (f" (`{prefix} status --format text` lists all)" if len(s["problems"]) > 1 else ""))
+        out.append(
+            f"{len(s['problems'])} problem(s) in the data folder: {md_line(s['problems'][0])}"
+            + (f" (`{prefix} status --format text` lists all)" if len(s["problems"]) > 1 else "")
+        )
     return "\n".join(out).rstrip("\n")
 
 
@@ -87,8 +104,10 @@ def reject_md(r: Data, _prefix: str) -> str:
 def rollback_md(r: Data, prefix: str) -> str:
     what = "removed it (it did not exist before)" if r["removed"] else md_line(r["restored"])
     forced = " (forced: the edits it replaced are in the backup)" if r["forced"] else ""
-    return (f"Rolled back {md_line(r['skill_path'])} by {r['steps']} step(s): {what}{forced}; "
-            f"`{prefix} rollback` again undoes this.")
+    return (
+        f"Rolled back {md_line(r['skill_path'])} by {r['steps']} step(s): {what}{forced}; "
+        f"`{prefix} rollback` again undoes this."
+    )
 
 
 def error_md(message: str) -> str:

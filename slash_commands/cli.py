@@ -84,10 +84,14 @@ def _guard(fn: Any = None, *, state: bool = True) -> Any:
 def _refused(exc: OSError) -> str:
     """What the system refused, in words; a read-only place names its folder and the way out."""
     if exc.errno == errno.EROFS and exc.filename:
-        return (f"could not write {Path(exc.filename).parent}: Read-only file system here (an agent's sandbox makes "
-                "it so); run this with permission to write there")
-    return f"could not use {exc.filename or 'a file'}: {exc.strerror or exc}; check that it exists and that you may " \
-           "write there"
+        return (
+            f"could not write {Path(exc.filename).parent}: Read-only file system here (an agent's sandbox makes "
+            "it so); run this with permission to write there"
+        )
+    return (
+        f"could not use {exc.filename or 'a file'}: {exc.strerror or exc}; check that it exists and that you may "
+        "write there"
+    )
 
 
 class Progress:
@@ -110,10 +114,16 @@ class Progress:
             if not sys.stderr.isatty():
                 return
             from rich.console import Console
-            from rich.progress import Progress as Live, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Live
+            from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self._live = Live(SpinnerColumn(), TextColumn("{task.completed:.0f} rollouts scored"), TimeElapsedColumn(),
-                              console=Console(stderr=True), transient=True)
+            self._live = Live(
+                SpinnerColumn(),
+                TextColumn("{task.completed:.0f} rollouts scored"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self._count = self._live.add_task("rollouts", total=None)
             self._live.start()
         self._live.advance(self._count)
@@ -156,9 +166,13 @@ def _output_options(json_help: str) -> Callable[[Any], Any]:
     """`--json` (what it prints: `json_help`) and `--format md|text|json`, the options of a /sleep verb."""
 
     def add(fn: Any) -> Any:
-        fn = click.option("--format", "fmt", type=click.Choice(FORMATS),
-                          help="md: concise markdown for an agent to show as it is; text: plain text; json: as "
-                               "--json (default: markdown, or plain text on a terminal).")(fn)
+        fn = click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            help="md: concise markdown for an agent to show as it is; text: plain text; json: as "
+            "--json (default: markdown, or plain text on a terminal).",
+        )(fn)
         return click.option("--json", "as_json", is_flag=True, help=json_help)(fn)
 
     return add
@@ -195,8 +209,12 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout.")
 @_guard
 def train(
-    config_path: Path, overrides: tuple[str, ...], fresh: bool,
-    budget_tokens: int | None, budget_usd: float | None, as_json: bool,
+    config_path: Path,
+    overrides: tuple[str, ...],
+    fresh: bool,
+    budget_tokens: int | None,
+    budget_usd: float | None,
+    as_json: bool,
 ) -> None:
     """Optimize a skill on a task set: `skillsleep train --config run.toml [section.key=value ...]`."""
     from skillsleep.slash_commands.train_cmd import run_training
@@ -211,41 +229,71 @@ def train(
 
 
 @main.command("run")
-@click.option("--harness", type=click.Choice(["chat", "claude-code", "codex", "openclaw"]),
-              help="Where tasks are replayed (default: chat, on the backend).")
-@click.option("--skill", help="SKILL.md path, PATH#Heading for an AGENTS.md section, or a skill NAME of the harness "
-                              "(default: the managed learned skill).")
+@click.option(
+    "--harness",
+    type=click.Choice(["chat", "claude-code", "codex", "openclaw"]),
+    help="Where tasks are replayed (default: chat, on the backend).",
+)
+@click.option(
+    "--skill",
+    help="SKILL.md path, PATH#Heading for an AGENTS.md section, or a skill NAME of the harness "
+    "(default: the managed learned skill).",
+)
 @click.option("--backend", help="Model provider (deepseek, ollama, anthropic, openai, local) or provider:model.")
-@click.option("--base-url", help="The backend's server URL (default: the provider's env var or default); "
-                                 "an agent's own server is base_url under [harness.<name>].")
+@click.option(
+    "--base-url",
+    help="The backend's server URL (default: the provider's env var or default); "
+    "an agent's own server is base_url under [harness.<name>].",
+)
 @click.option("--retries", type=click.IntRange(min=0), help="How often a failed model call is tried again (default 3).")
-@click.option("--call-timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds one model call may take before it counts as failed (default 120).")
+@click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds one model call may take before it counts as failed (default 120).",
+)
 @click.option("--optimizer-model", help="Model that mines, reflects and judges (default: the backend's).")
-@click.option("--target-model", help="Model that runs the tasks (chat: default the optimizer's; a CLI harness: the agent's own).")
+@click.option(
+    "--target-model", help="Model that runs the tasks (chat: default the optimizer's; a CLI harness: the agent's own)."
+)
 @click.option("--gate", type=click.Choice(["on", "off"]), help="on: stage only what strictly improves held-out tasks.")
 @click.option("--gate-metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score the gate compares.")
 @click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task (contrastive reflection).")
-@click.option("--preferences", help="Your rules, given to the optimizer as a prior (\"prefer short answers\").")
+@click.option("--preferences", help='Your rules, given to the optimizer as a prior ("prefer short answers").')
 @click.option("--budget-tokens", type=click.IntRange(min=0), help="Hard cap on tokens tonight (0: none).")
 @click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")
 @click.option("--max-tasks", type=click.IntRange(min=1), help="Most recurring tasks used tonight.")
 @click.option("--since", help="Mine sessions that ended after this: ISO date/time or a span (30d).")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, readable=False),
-              help="Harvest direct-chat logs under this folder (repeatable; replaces SKILLSLEEP_CHAT_DIRS and "
-                   "the config file's chat_dirs).")
+@click.option(
+    "--chat-dir",
+    "chat_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="Harvest direct-chat logs under this folder (repeatable; replaces SKILLSLEEP_CHAT_DIRS and "
+    "the config file's chat_dirs).",
+)
 @click.option("--auto-adopt/--no-auto-adopt", default=None, help="Adopt the proposal when the gate accepted it.")
 @click.option("--steps", type=click.IntRange(min=1), help="Training steps tonight.")
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
 @click.option("--min-recurrence", type=click.IntRange(min=1), help="How often a request must recur to be a task.")
 @click.option("--dry-run", is_flag=True, help="Run the night and write its report, but stage no proposal.")
-@click.option("--detach", is_flag=True, help="Run the night in the background (its output in a log under the data "
-                                            "folder) and return at once with its number; `status` follows it.")
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="Run the night in the background (its output in a log under the data "
+    "folder) and return at once with its number; `status` follows it.",
+)
 @click.option("--detached-log", type=click.Path(path_type=Path), hidden=True)  # set by --detach for its child
 @_output_options("Print the night's summary as JSON.")
 @_guard
-def run_(dry_run: bool, detach: bool, detached_log: Path | None, as_json: bool, fmt: str | None,
-         chat_dirs: tuple[Path, ...], **flags: Any) -> None:
+def run_(
+    dry_run: bool,
+    detach: bool,
+    detached_log: Path | None,
+    as_json: bool,
+    fmt: str | None,
+    chat_dirs: tuple[Path, ...],
+    **flags: Any,
+) -> None:
     """One night: harvest, mine recurring tasks, replay, reflect, gate, stage a proposal.
 
     Exit 0 when the night ran to its end (whatever the gate decided), 1 when it stopped early
@@ -258,16 +306,26 @@ def run_(dry_run: bool, detach: bool, detached_log: Path | None, as_json: bool, 
         started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
         _show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
         return
-    summary = run_sleep(flags, dry_run=dry_run, chat_dirs=chat_dirs, progress=progress, on_rollout=progress.tick,
-                        on_start=background.claim_log(detached_log) if detached_log else None)
+    summary = run_sleep(
+        flags,
+        dry_run=dry_run,
+        chat_dirs=chat_dirs,
+        progress=progress,
+        on_rollout=progress.tick,
+        on_start=background.claim_log(detached_log) if detached_log else None,
+    )
     _show(summary, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
     if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 
 @main.command("demo")
-@click.option("--dir", "folder", type=click.Path(path_type=Path), help="The demo folder: a new or empty one "
-                                                                          "(default: a new temporary folder).")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(path_type=Path),
+    help="The demo folder: a new or empty one (default: a new temporary folder).",
+)
 @click.option("--backend", help="The model of every role (default: local:qwen2.5-coder-0.5b, the embedded one).")
 @click.option("--json", "as_json", is_flag=True, help="Print what happened and the next commands as JSON.")
 @_guard(state=False)  # the demo works in its own folder (it reads and fills only the model cache here)
@@ -276,30 +334,55 @@ def demo_(folder: Path | None, backend: str | None, as_json: bool) -> None:
     to diff and adopt there."""
     from skillsleep.slash_commands.demo_cmd import demo_text, run_demo
 
-    _emit(run_demo(folder, backend, progress=progress, echo=lambda line: click.echo(line, err=True)), as_json, demo_text)
+    _emit(
+        run_demo(folder, backend, progress=progress, echo=lambda line: click.echo(line, err=True)), as_json, demo_text
+    )
 
 
 def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
     from skillsleep.core.report import read_json, render_markdown
 
-    report = s["markdown"] if not plain else render_markdown(
-        read_json(Path(s["report"]["report.json"]).read_text(encoding="utf-8")), plain=True)
-    return str(report).rstrip() + "\n" + "\n".join(
-        [f"\nreport: {s['report'].get('report.html', '')}"]
-        + ([f"harvest: {len(s['harvest']['unreadable'])} transcript file(s) or folder(s) could not be read; "
-             "`skillsleep harvest --json` lists them and why"] if s["harvest"]["unreadable"] else [])
-        + ([f"--auto-adopt did not adopt: {s['adopt_error']}"] if s.get("adopt_error") else []))
+    report = (
+        s["markdown"]
+        if not plain
+        else render_markdown(read_json(Path(s["report"]["report.json"]).read_text(encoding="utf-8")), plain=True)
+    )
+    return (
+        str(report).rstrip()
+        + "\n"
+        + "\n".join(
+            [f"\nreport: {s['report'].get('report.html', '')}"]
+            + (
+                [
+                    f"harvest: {len(s['harvest']['unreadable'])} transcript file(s) or folder(s) could not be read; "
+                    "`skillsleep harvest --json` lists them and why"
+                ]
+                if s["harvest"]["unreadable"]
+                else []
+            )
+            + ([f"--auto-adopt did not adopt: {s['adopt_error']}"] if s.get("adopt_error") else [])
+        )
+    )
 
 
 def _where(fn: Any) -> Any:
     """`--crontab` (default) / `--systemd` / `--openclaw`: where `schedule` and `unschedule` keep the
     night (one switch per class in schedulers.SCHEDULERS)."""
-    fn = click.option("--openclaw", "via", flag_value="openclaw",
-                      help="An OpenClaw cron job (`openclaw cron add`; its gateway must be running).")(fn)
-    fn = click.option("--systemd", "via", flag_value="systemd",
-                      help="A systemd user timer and service (~/.config/systemd/user) instead of the crontab.")(fn)
-    return click.option("--crontab", "via", flag_value="crontab", default=True,
-                        help="The current user's crontab (the default).")(fn)
+    fn = click.option(
+        "--openclaw",
+        "via",
+        flag_value="openclaw",
+        help="An OpenClaw cron job (`openclaw cron add`; its gateway must be running).",
+    )(fn)
+    fn = click.option(
+        "--systemd",
+        "via",
+        flag_value="systemd",
+        help="A systemd user timer and service (~/.config/systemd/user) instead of the crontab.",
+    )(fn)
+    return click.option(
+        "--crontab", "via", flag_value="crontab", default=True, help="The current user's crontab (the default)."
+    )(fn)
 
 
 @main.command("schedule", context_settings={"ignore_unknown_options": True})
@@ -310,8 +393,9 @@ def _where(fn: Any) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print what was scheduled as JSON.")
 @click.argument("run_flags", nargs=-1, type=click.UNPROCESSED, metavar="[RUN FLAGS]...")
 @_guard
-def schedule_(at: str | None, cron_expr: str | None, via: str, preview: bool, as_json: bool,
-              run_flags: tuple[str, ...]) -> None:
+def schedule_(
+    at: str | None, cron_expr: str | None, via: str, preview: bool, as_json: bool, run_flags: tuple[str, ...]
+) -> None:
     """Run `skillsleep run [RUN FLAGS]` every night by itself: `skillsleep schedule --at 03:00 --backend deepseek`.
 
     Every option but these is a `run` flag, checked now by `run`'s own settings code and kept on
@@ -321,8 +405,10 @@ def schedule_(at: str | None, cron_expr: str | None, via: str, preview: bool, as
     try:  # `run`'s own parser: a typo fails now, not at 3 a.m.
         params = run_.make_context("run", list(run_flags)).params
     except click.UsageError as exc:
-        raise ConfigError(f"{exc.format_message()} (the flags after `schedule`'s own are `skillsleep run` "
-                          "flags: `skillsleep run --help` lists them)") from None
+        raise ConfigError(
+            f"{exc.format_message()} (the flags after `schedule`'s own are `skillsleep run` "
+            "flags: `skillsleep run --help` lists them)"
+        ) from None
     result = schedule_cmd.schedule(at, cron_expr, via=via, run_flags=run_flags, params=params, preview=preview)
     _emit(result, as_json, schedule_cmd.schedule_text)
 
@@ -341,27 +427,62 @@ def unschedule_(via: str, as_json: bool) -> None:
 @main.command("eval")
 @click.option("--skill", "skill_path", required=True, type=click.Path(path_type=Path), help="Skill to score.")
 @click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path), help="Task file (JSONL).")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Take backends and judge settings from this config.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="Take backends and judge settings from this config.",
+)
 @click.option("--target", "target_spec", help="Target backend as provider:model (default: the config's).")
 @click.option("--base-url", help="Base URL of the target's server (a backend's, or the agent's with --harness).")
 @click.option("--judge", "judge_spec", help="Backend for rubric judges as provider:model.")
 @click.option("--metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score metric.")
-@click.option("--split", type=click.Choice(["all", "train", "val", "test"]), default="all", show_default=True, help="Which tasks to score.")
+@click.option(
+    "--split",
+    type=click.Choice(["all", "train", "val", "test"]),
+    default="all",
+    show_default=True,
+    help="Which tasks to score.",
+)
 @click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task.")
-@click.option("--harness", "harness_name", default="chat", show_default=True,
-              help="Where tasks run: chat, claude-code, codex or openclaw (see `skillsleep harnesses`).")
+@click.option(
+    "--harness",
+    "harness_name",
+    default="chat",
+    show_default=True,
+    help="Where tasks run: chat, claude-code, codex or openclaw (see `skillsleep harnesses`).",
+)
 @click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
 @click.option("--json", "as_json", is_flag=True, help="Print scores as JSON.")
 @_guard
-def eval_(skill_path: Path, tasks_path: Path, config_path: Path | None, target_spec: str | None,
-          base_url: str | None, judge_spec: str | None, metric: str | None, split: str,
-          rollouts_k: int | None, harness_name: str, target_model: str | None, as_json: bool) -> None:
+def eval_(
+    skill_path: Path,
+    tasks_path: Path,
+    config_path: Path | None,
+    target_spec: str | None,
+    base_url: str | None,
+    judge_spec: str | None,
+    metric: str | None,
+    split: str,
+    rollouts_k: int | None,
+    harness_name: str,
+    target_model: str | None,
+    as_json: bool,
+) -> None:
     """Score a skill on a task file (a transfer check): `skillsleep eval --skill S --tasks T`."""
     from skillsleep.slash_commands.train_cmd import EvalOptions, run_eval
 
     opts = EvalOptions(
-        skill=skill_path, tasks=tasks_path, config=config_path, target=target_spec, base_url=base_url,
-        judge=judge_spec, metric=metric, split=split, rollouts_k=rollouts_k, harness=harness_name,
+        skill=skill_path,
+        tasks=tasks_path,
+        config=config_path,
+        target=target_spec,
+        base_url=base_url,
+        judge=judge_spec,
+        metric=metric,
+        split=split,
+        rollouts_k=rollouts_k,
+        harness=harness_name,
         target_model=target_model,
     )
     _emit(asyncio.run(run_eval(opts, progress=progress, on_rollout=progress.tick)), as_json, _eval_text)
@@ -406,39 +527,70 @@ def harnesses(as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts.")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, readable=False),
-              help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "
-                   "(repeatable; replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
-@click.option("--since", help="Count only sessions that ended after this as new (older ones are stored too, counted "
-                              "apart): ISO date/time or a span (24h, 7d).")
-@click.option("--redact-pattern", "redact_patterns", multiple=True,
-              help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).")
-@click.option("--transcript", type=click.Path(path_type=Path, dir_okay=True, exists=False),
-              help="Read only this transcript file (with --harness: the agent that wrote it).")
-@click.option("--hook", type=click.Choice(["claude-code"]),
-              help="As the agent's session-end hook: read the transcript named by the event JSON on stdin; prints "
-                   "nothing and always exits 0 (problems go to <data>/logs/hooks.log).")
+@click.option(
+    "--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts."
+)
+@click.option(
+    "--chat-dir",
+    "chat_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "
+    "(repeatable; replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).",
+)
+@click.option(
+    "--since",
+    help="Count only sessions that ended after this as new (older ones are stored too, counted "
+    "apart): ISO date/time or a span (24h, 7d).",
+)
+@click.option(
+    "--redact-pattern",
+    "redact_patterns",
+    multiple=True,
+    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
+)
+@click.option(
+    "--transcript",
+    type=click.Path(path_type=Path, dir_okay=True, exists=False),
+    help="Read only this transcript file (with --harness: the agent that wrote it).",
+)
+@click.option(
+    "--hook",
+    type=click.Choice(["claude-code"]),
+    help="As the agent's session-end hook: read the transcript named by the event JSON on stdin; prints "
+    "nothing and always exits 0 (problems go to <data>/logs/hooks.log).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the harvest report as JSON.")
 @_guard(state=False)  # --hook never fails on the data folder; every other use checks it first
-def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None, redact_patterns: tuple[str, ...],
-            transcript: Path | None, hook: str | None, as_json: bool) -> None:
+def harvest(
+    harness: str | None,
+    chat_dirs: tuple[Path, ...],
+    since: str | None,
+    redact_patterns: tuple[str, ...],
+    transcript: Path | None,
+    hook: str | None,
+    as_json: bool,
+) -> None:
     """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
     from skillsleep.slash_commands.harvest_cmd import chat_folders, run_harvest
     from skillsleep.slash_commands.wiring import check_data_dir, effective_settings
 
     if hook is not None:
         if harness not in (None, hook) or transcript or chat_dirs or since or redact_patterns or as_json:
-            raise ConfigError(f"--hook {hook} reads the transcript Claude Code names on stdin with your settings; "
-                              "give it no other option")
+            raise ConfigError(
+                f"--hook {hook} reads the transcript Claude Code names on stdin with your settings; "
+                "give it no other option"
+            )
         from skillsleep.slash_commands.session_hook import session_end
 
         session_end(hook, sys.stdin.buffer.read())
         return
     check_data_dir()
     if chat_dirs and harness not in (None, "chat"):
-        raise ConfigError(f"--chat-dir has no effect with --harness {harness} (it reads only that agent's "
-                          "transcripts); drop --chat-dir, or use --harness chat")
+        raise ConfigError(
+            f"--chat-dir has no effect with --harness {harness} (it reads only that agent's "
+            "transcripts); drop --chat-dir, or use --harness chat"
+        )
     settings = effective_settings(chat_dirs, redact_patterns)
     folders = chat_folders(settings) if harness in (None, "chat") else []
     report = run_harvest(harness, since, tuple(settings.harvest.redact_patterns.value), folders, transcript=transcript)
@@ -446,18 +598,43 @@ def harvest(harness: str | None, chat_dirs: tuple[Path, ...], since: str | None,
 
 
 @main.command()
-@click.option("--debounce", "debounce_s", type=click.FloatRange(min=0), default=2.0, show_default=True,
-              help="Seconds of quiet after a transcript changes before it is harvested.")
-@click.option("--duration", "duration_s", type=click.FloatRange(min=0), help="Stop after this many seconds (default: until Ctrl-C).")
-@click.option("--chat-dir", "chat_dirs", multiple=True, type=click.Path(path_type=Path, readable=False),
-              help="Watch this folder of direct-chat logs too, besides the agents' transcripts (repeatable; "
-                   "replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).")
-@click.option("--redact-pattern", "redact_patterns", multiple=True,
-              help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).")
+@click.option(
+    "--debounce",
+    "debounce_s",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    help="Seconds of quiet after a transcript changes before it is harvested.",
+)
+@click.option(
+    "--duration",
+    "duration_s",
+    type=click.FloatRange(min=0),
+    help="Stop after this many seconds (default: until Ctrl-C).",
+)
+@click.option(
+    "--chat-dir",
+    "chat_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path, readable=False),
+    help="Watch this folder of direct-chat logs too, besides the agents' transcripts (repeatable; "
+    "replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).",
+)
+@click.option(
+    "--redact-pattern",
+    "redact_patterns",
+    multiple=True,
+    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per harvest, one per line.")
 @_guard
-def watch(debounce_s: float, duration_s: float | None, chat_dirs: tuple[Path, ...], redact_patterns: tuple[str, ...],
-          as_json: bool) -> None:
+def watch(
+    debounce_s: float,
+    duration_s: float | None,
+    chat_dirs: tuple[Path, ...],
+    redact_patterns: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Harvest new transcript bytes shortly after an agent writes them (same path as `harvest`)."""
     from skillsleep.slash_commands.watch_cmd import report_line, run_watch
     from skillsleep.slash_commands.wiring import effective_settings
@@ -488,8 +665,11 @@ def _config_text(s: dict[str, Any]) -> str:
     from skillsleep.slash_commands.wiring import ConfigFile, origin_label
 
     where = ConfigFile.model_validate(s["config_file"])
-    chosen = {"SKILLSLEEP_CONFIG": "set by SKILLSLEEP_CONFIG", "SKILLSLEEP_HOME": "in SKILLSLEEP_HOME",
-              "default": "the platform default; SKILLSLEEP_CONFIG or SKILLSLEEP_HOME move it"}[where.chosen_by]
+    chosen = {
+        "SKILLSLEEP_CONFIG": "set by SKILLSLEEP_CONFIG",
+        "SKILLSLEEP_HOME": "in SKILLSLEEP_HOME",
+        "default": "the platform default; SKILLSLEEP_CONFIG or SKILLSLEEP_HOME move it",
+    }[where.chosen_by]
     state = "exists" if where.exists else "does not exist; every setting below is from env or default"
     lines = [f"config file: {where.path} ({state}; {chosen})"]
     for section, settings in s.items():
@@ -500,9 +680,12 @@ def _config_text(s: dict[str, Any]) -> str:
             if "merge" not in setting:  # a scalar setting ([sleep]): one value, the highest level wins
                 shown = json.dumps(setting["value"], ensure_ascii=False)
                 lines.append(f"{key} = {shown}  ← {_origin_text(setting['source'], key, where)}")
-                lines += [f"  {json.dumps(value, ensure_ascii=False)}  ← {_origin_text(origin, key, where)}"
-                          " (overridden, not used)"
-                          for origin, value in setting["layers"].items() if origin != setting["source"]]
+                lines += [
+                    f"  {json.dumps(value, ensure_ascii=False)}  ← {_origin_text(origin, key, where)}"
+                    " (overridden, not used)"
+                    for origin, value in setting["layers"].items()
+                    if origin != setting["source"]
+                ]
                 continue
             merge = "lists from every level are combined" if setting["merge"] == "extend" else "the highest level wins"
             lines.append(f"{key} ({merge}):")
@@ -530,7 +713,9 @@ def _harvest_text(r: dict[str, Any]) -> str:
         f"({r['files_read']} of {r['files_seen']} files; {r['files_reset']} re-read after truncation)",
     ]
     if r["tools"]:
-        lines.append("tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r["tools"].items(), key=lambda kv: -kv[1])[:10]))
+        lines.append(
+            "tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r["tools"].items(), key=lambda kv: -kv[1])[:10])
+        )
     lines += left_out_lines(r)
     if r["redactions"]:
         lines.append("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(r["redactions"].items())))
@@ -559,7 +744,9 @@ def _train_text(s: dict[str, Any]) -> str:
     if s.get("test"):
         t = s["test"]
         lines.append(f"test split: seed {t['seed']:.3f}, best {t['best']:.3f}, final {t['final']:.3f}")
-    lines.append(f"calls: {s['calls_made']} made, {s['cache_hits']} from cache; tokens {s['tokens']}; cost ${s['cost_usd']:.4f}")
+    lines.append(
+        f"calls: {s['calls_made']} made, {s['cache_hits']} from cache; tokens {s['tokens']}; cost ${s['cost_usd']:.4f}"
+    )
     if s.get("stopped"):
         lines.append(f"stopped early: {s['stopped']} — run the same command again (with a larger budget) to resume")
     if s.get("problems"):
@@ -620,10 +807,15 @@ def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
 
 @main.command("adopt")
 @click.argument("proposal_id", metavar="[ID]", required=False)
-@click.option("--force", is_flag=True,
-              help="Adopt even if the gate did not accept it, or the live file was edited since staging.")
-@click.option("--edits", metavar="N,M", help="Adopt only these of its changes, numbered as `diff --format md` shows "
-                                             "them (without ID: the proposal `diff` shows).")
+@click.option(
+    "--force", is_flag=True, help="Adopt even if the gate did not accept it, or the live file was edited since staging."
+)
+@click.option(
+    "--edits",
+    metavar="N,M",
+    help="Adopt only these of its changes, numbered as `diff --format md` shows "
+    "them (without ID: the proposal `diff` shows).",
+)
 @_output_options("Print what was written and the backup as JSON.")
 @_guard
 def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: bool, fmt: str | None) -> None:
@@ -631,8 +823,12 @@ def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: boo
     from skillsleep.slash_commands import agent_md, proposals_cmd
 
     out = _output(fmt, as_json)
-    _show(proposals_cmd.adopt(proposal_id, force=force, edits=edits), out,
-          lambda r, _plain: proposals_cmd.adopt_text(r), agent_md.adopt_md)
+    _show(
+        proposals_cmd.adopt(proposal_id, force=force, edits=edits),
+        out,
+        lambda r, _plain: proposals_cmd.adopt_text(r),
+        agent_md.adopt_md,
+    )
 
 
 @main.command("install")
@@ -647,8 +843,12 @@ def install_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | Non
     exactly what this wrote."""
     from skillsleep.slash_commands import install_cmd
 
-    _show(install_cmd.install(agents, force=force), _output(fmt, as_json), install_cmd.install_text,
-          install_cmd.install_md)
+    _show(
+        install_cmd.install(agents, force=force),
+        _output(fmt, as_json),
+        install_cmd.install_text,
+        install_cmd.install_md,
+    )
 
 
 @main.command("uninstall")
@@ -660,8 +860,12 @@ def uninstall_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | N
     """Take out what `skillsleep install` put into your agents, and only that (default: every agent)."""
     from skillsleep.slash_commands import install_cmd
 
-    _show(install_cmd.uninstall(agents, force=force), _output(fmt, as_json), install_cmd.install_text,
-          install_cmd.install_md)
+    _show(
+        install_cmd.uninstall(agents, force=force),
+        _output(fmt, as_json),
+        install_cmd.install_text,
+        install_cmd.install_md,
+    )
 
 
 @main.command("reject")
@@ -686,8 +890,12 @@ def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
     from skillsleep.slash_commands import agent_md, proposals_cmd
 
     out = _output(fmt, as_json)
-    _show(proposals_cmd.rollback(steps, force=force), out, lambda r, _plain: proposals_cmd.rollback_text(r),
-          agent_md.rollback_md)
+    _show(
+        proposals_cmd.rollback(steps, force=force),
+        out,
+        lambda r, _plain: proposals_cmd.rollback_text(r),
+        agent_md.rollback_md,
+    )
 
 
 @main.command("cost")
@@ -705,8 +913,12 @@ def cost_(as_json: bool, fmt: str | None) -> None:
 
 @main.command("sleep", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--line", help="The text typed after /sleep, split like a shell (for an agent that passes one string).")
-@click.option("--prefix", default="/sleep", show_default=True,
-              help="How the user types the verbs in this agent ($sleep in Codex): the commands the output suggests.")
+@click.option(
+    "--prefix",
+    default="/sleep",
+    show_default=True,
+    help="How the user types the verbs in this agent ($sleep in Codex): the commands the output suggests.",
+)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
     """Run a /sleep verb as typed in an agent: `skillsleep sleep [VERB [ARGS...]]` (default: status).
@@ -748,8 +960,12 @@ def help_(as_json: bool, fmt: str | None) -> None:
 
 
 @main.command("doctor")
-@click.option("--repair", "fix", is_flag=True,
-              help="Repair what can be: back up first, salvage what is readable, rebuild the rest; never delete.")
+@click.option(
+    "--repair",
+    "fix",
+    is_flag=True,
+    help="Repair what can be: back up first, salvage what is readable, rebuild the rest; never delete.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the problems and what was repaired as JSON.")
 @_guard
 def doctor_(fix: bool, as_json: bool) -> None:

@@ -20,14 +20,20 @@ from skillsleep.slash_commands.wiring import data_dir
 Data = dict[str, Any]
 
 RECENT = 5  # nights listed besides this month's
-COUNTED = ("every model call of the nights (`skillsleep run`), from each night's ledger.jsonl: a night that was "
-           "killed or resumed counts in full, a cache hit costs nothing; `skillsleep train` and `eval` runs are not "
-           "nights and are not counted here (a train run's calls are in its run directory's ledger.jsonl)")
+COUNTED = (
+    "every model call of the nights (`skillsleep run`), from each night's ledger.jsonl: a night that was "
+    "killed or resumed counts in full, a cache hit costs nothing; `skillsleep train` and `eval` runs are not "
+    "nights and are not counted here (a train run's calls are in its run directory's ledger.jsonl)"
+)
 
 
 def _totals(ledger: Ledger) -> Data:
-    return {"calls": ledger.calls_made, "cache_hits": ledger.cache_hits, "tokens": ledger.spent_tokens,
-            "cost_usd": round(ledger.spent_usd, 6)}
+    return {
+        "calls": ledger.calls_made,
+        "cache_hits": ledger.cache_hits,
+        "tokens": ledger.spent_tokens,
+        "cost_usd": round(ledger.spent_usd, 6),
+    }
 
 
 def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
@@ -40,35 +46,61 @@ def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
         night = int(folder.name)
         ledger, r = nights.ledger(night), records.get(night)
         started = r.started if r else min((e.ts for e in ledger.entries), default=None)
-        rows.append({"night": night, "date": started.date().isoformat() if started else None,
-                     "skill": (r.skill_name or r.skill_path) if r else "",
-                     "status": night_state(r) if r else "unreadable",
-                     "this_month": any(e.ts >= month for e in ledger.entries) or bool(started and started >= month),
-                     **_totals(ledger)})
+        rows.append(
+            {
+                "night": night,
+                "date": started.date().isoformat() if started else None,
+                "skill": (r.skill_name or r.skill_path) if r else "",
+                "status": night_state(r) if r else "unreadable",
+                "this_month": any(e.ts >= month for e in ledger.entries) or bool(started and started >= month),
+                **_totals(ledger),
+            }
+        )
     spent = nights.ledger_since(month)
-    return {"data_dir": str(nights.root), "counted": COUNTED,
-            "month": {"since": month.isoformat(), **_totals(spent), "by_role": spent.by_role()},
-            "nights": [row for i, row in enumerate(rows) if row["this_month"] or i >= len(rows) - RECENT],
-            "nights_in_all": len(rows)}
+    return {
+        "data_dir": str(nights.root),
+        "counted": COUNTED,
+        "month": {"since": month.isoformat(), **_totals(spent), "by_role": spent.by_role()},
+        "nights": [row for i, row in enumerate(rows) if row["this_month"] or i >= len(rows) - RECENT],
+        "nights_in_all": len(rows),
+    }
 
 
 def cost_text(c: Data, plain: bool) -> str:
     """The spend as markdown tables (text from transcripts escaped), or plain for a terminal."""
     show = plain_line if plain else md_line
     m = c["month"]
-    out = [f"## skillsleep cost — this month (since {m['since'][:10]}): {m['tokens']:,} tokens, "
-           f"${m['cost_usd']:.4f}, {m['calls']} calls ({m['cache_hits']} from the cache)", ""]
+    out = [
+        f"## skillsleep cost — this month (since {m['since'][:10]}): {m['tokens']:,} tokens, "
+        f"${m['cost_usd']:.4f}, {m['calls']} calls ({m['cache_hits']} from the cache)",
+        "",
+    ]
     if c["nights"]:
         more = f", of {c['nights_in_all']}" if len(c["nights"]) < c["nights_in_all"] else ""
-        out += [f"By night (this month's and the last {RECENT}{more}):", "",
-                "| night | date | skill | status | calls | tokens | cost |", "|---|---|---|---|---|---|---|"]
-        out += [f"| {n['night']} | {n['date'] or '—'} | {show(n['skill']) or '—'} | {n['status']} | {n['calls']} "
-                f"| {n['tokens']:,} | ${n['cost_usd']:.4f} |" for n in c["nights"]]
+        out += [
+            f"By night (this month's and the last {RECENT}{more}):",
+            "",
+            "| night | date | skill | status | calls | tokens | cost |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {n['night']} | {n['date'] or '—'} | {show(n['skill']) or '—'} | {n['status']} | {n['calls']} "
+            f"| {n['tokens']:,} | ${n['cost_usd']:.4f} |"
+            for n in c["nights"]
+        ]
     else:
         out.append("no nights yet")
     if m["by_role"]:
-        out += ["", "By role this month:", "", "| role | calls | cache hits | tokens in | tokens out | cost |",
-                "|---|---|---|---|---|---|"]
-        out += [f"| {role} | {u['calls']} | {u['cache_hits']} | {u['input_tokens']:,} | {u['output_tokens']:,} "
-                f"| ${u['cost_usd']:.4f} |" for role, u in sorted(m["by_role"].items())]
+        out += [
+            "",
+            "By role this month:",
+            "",
+            "| role | calls | cache hits | tokens in | tokens out | cost |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {role} | {u['calls']} | {u['cache_hits']} | {u['input_tokens']:,} | {u['output_tokens']:,} "
+            f"| ${u['cost_usd']:.4f} |"
+            for role, u in sorted(m["by_role"].items())
+        ]
     return "\n".join([*out, "", f"Counted: {c['counted']}."])

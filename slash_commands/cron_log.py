@@ -21,8 +21,9 @@ LOGS = "logs"  # <data>/logs
 _LINE = re.compile(r"skillsleep-cron: (?P<kind>start|end|skipped) (?P<time>[0-9T:Z-]+): ?(?P<rest>.*)")
 _END = re.compile(r"exit (?P<code>[0-9]+)(?:: (?P<why>.*))?")
 
-Outcome = Literal["accepted", "rejected", "no-candidate", "stopped-early", "finished", "failed", "skipped",
-                  "unfinished"]
+Outcome = Literal[
+    "accepted", "rejected", "no-candidate", "stopped-early", "finished", "failed", "skipped", "unfinished"
+]
 
 
 class LastRun(Record):
@@ -62,11 +63,17 @@ def last_run(data: Path) -> LastRun | None:
     code, why = int(end["code"]), end["why"] or ""
     night = next((r for r in Nights(data).list() if started and r.started >= started), None)
     if code == 0:
-        outcome: Outcome = (night.outcome if night and night.outcome else "finished")
+        outcome: Outcome = night.outcome if night and night.outcome else "finished"
     else:
         outcome = "stopped-early" if why.startswith("stopped early") else "failed"
-    return LastRun(log=str(logs[-1]), started=started, outcome=outcome, exit=code, message=why,
-                   night=night.night if night else None)
+    return LastRun(
+        log=str(logs[-1]),
+        started=started,
+        outcome=outcome,
+        exit=code,
+        message=why,
+        night=night.night if night else None,
+    )
 
 
 def _time(text: str) -> datetime | None:

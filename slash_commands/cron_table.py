@@ -51,8 +51,10 @@ class When(Record):
         words = text.split()
         if (len(words) == 1 and words[0] in _KEYWORDS) or (len(words) == 5 and all(map(_FIELD.fullmatch, words))):
             return cls.parse(" ".join(words))
-        raise ConfigError(f"--cron {text!r}: expected five fields (minute hour day-of-month month day-of-week, e.g. "
-                          f"--cron '0 3 * * 1-5') or one of {', '.join(_KEYWORDS)}")
+        raise ConfigError(
+            f"--cron {text!r}: expected five fields (minute hour day-of-month month day-of-week, e.g. "
+            f"--cron '0 3 * * 1-5') or one of {', '.join(_KEYWORDS)}"
+        )
 
     @classmethod
     def parse(cls, line: str) -> When:
@@ -71,8 +73,10 @@ class When(Record):
 def cron_line(when: When, command: str) -> str:
     """The crontab line running a `/bin/sh` command: cron turns an unescaped `%` into a newline."""
     if "\\%" in command:
-        raise ConfigError("a backslash right before a % cannot be written into a crontab line; "
-                          "put that setting in config.toml ([sleep]) instead of a flag")
+        raise ConfigError(
+            "a backslash right before a % cannot be written into a crontab line; "
+            "put that setting in config.toml ([sleep]) instead of a flag"
+        )
     return f"{when.fields} {command.replace('%', chr(92) + '%')}"
 
 
@@ -106,8 +110,10 @@ def _open(i: int) -> ConfigError:
 
 
 def _broken(i: int, what: str) -> ConfigError:
-    return ConfigError(f"the crontab's line {i + 1} {what} ({END!r}); fix it with `crontab -e` (delete the "
-                       "skillsleep lines, then run `skillsleep schedule` again); nothing was changed")
+    return ConfigError(
+        f"the crontab's line {i + 1} {what} ({END!r}); fix it with `crontab -e` (delete the "
+        "skillsleep lines, then run `skillsleep schedule` again); nothing was changed"
+    )
 
 
 def read_block(text: str) -> list[str] | None:
@@ -117,7 +123,7 @@ def read_block(text: str) -> list[str] | None:
     if not spans:
         return None
     start, end = spans[0]
-    return [line.rstrip("\r\n") for line in lines[start + 1:end]]
+    return [line.rstrip("\r\n") for line in lines[start + 1 : end]]
 
 
 def set_block(text: str, body: list[str]) -> str:

@@ -75,7 +75,12 @@ class Scratch(BaseModel):
     def env(self, base: Mapping[str, str]) -> dict[str, str]:
         """`base` without any skillsleep setting or agent folder, pointed into the scratch folder."""
         kept = {k: v for k, v in base.items() if not k.startswith("SKILLSLEEP_") and k not in AGENT_FOLDERS}
-        return {**kept, "SKILLSLEEP_HOME": str(self.data), "HOME": str(self.home), "SKILLSLEEP_CHAT_DIRS": str(self.chats)}
+        return {
+            **kept,
+            "SKILLSLEEP_HOME": str(self.data),
+            "HOME": str(self.home),
+            "SKILLSLEEP_CHAT_DIRS": str(self.chats),
+        }
 
     def command(self, verb: str) -> str:
         """`skillsleep <verb>` as the user types it to act in this folder."""
@@ -97,24 +102,38 @@ def run_demo(folder: Path | None, backend: str | None, *, progress: Echo, echo: 
         nights.append(night)
         if night["proposal"] or night["outcome"] == "stopped-early":
             break
-        progress(f"night {night['night']} staged no proposal ({night['reason']}); a second night, as the next one would be")
+        progress(
+            f"night {night['night']} staged no proposal ({night['reason']}); a second night, as the next one would be"
+        )
     last = nights[-1]
     if not last["proposal"]:
         raise SkillsleepError(
             f"the demo's {len(nights)} night(s) staged no proposal: {last['reason']} — the report says more: "
             f"{last['report'].get('report.md', '')}; the demo folder {scratch.root} keeps everything "
-            f"(`{scratch.command('status')}`)")
+            f"(`{scratch.command('status')}`)"
+        )
     accepted = last["outcome"] == "accepted"
     return {
-        "dir": str(scratch.root), "env": {"SKILLSLEEP_HOME": str(scratch.data), "HOME": str(scratch.home)},
-        "backend": backend, "sessions": last["sessions"], "recurring_tasks": last["recurring_tasks"],
-        "nights": [{k: n[k] for k in ("night", "outcome", "reason", "baseline", "candidate", "test", "proposal")}
-                   for n in nights],
-        "proposal": last["proposal"], "accepted": accepted, "skill": last["skill"]["path"],
+        "dir": str(scratch.root),
+        "env": {"SKILLSLEEP_HOME": str(scratch.data), "HOME": str(scratch.home)},
+        "backend": backend,
+        "sessions": last["sessions"],
+        "recurring_tasks": last["recurring_tasks"],
+        "nights": [
+            {k: n[k] for k in ("night", "outcome", "reason", "baseline", "candidate", "test", "proposal")}
+            for n in nights
+        ],
+        "proposal": last["proposal"],
+        "accepted": accepted,
+        "skill": last["skill"]["path"],
         "report": last["report"].get("report.html", ""),
-        "next": {"diff": scratch.command("diff"), "adopt": scratch.command("adopt" if accepted else "adopt --force"),
-                 "rollback": scratch.command("rollback"), "status": scratch.command("status"),
-                 "remove": f"rm -rf {shlex.quote(str(scratch.root))}"},
+        "next": {
+            "diff": scratch.command("diff"),
+            "adopt": scratch.command("adopt" if accepted else "adopt --force"),
+            "rollback": scratch.command("rollback"),
+            "status": scratch.command("status"),
+            "remove": f"rm -rf {shlex.quote(str(scratch.root))}",
+        },
     }
 
 
@@ -124,15 +143,18 @@ def _requested(folder: Path | None) -> Path | None:
         return None
     root = folder.expanduser().absolute()
     if root.exists() and not root.is_dir():
-        raise ConfigError(f"--dir {root} is a file; give a new or empty folder, or leave --dir out for a new "
-                          "temporary one")
+        raise ConfigError(
+            f"--dir {root} is a file; give a new or empty folder, or leave --dir out for a new temporary one"
+        )
     try:
         used = root.is_dir() and any(root.iterdir())
     except OSError as exc:
         raise ConfigError(f"--dir {root} cannot be read ({exc.strerror or exc}); give another folder") from None
     if used:
-        raise ConfigError(f"--dir {root} is not empty: the demo only uses a new or empty folder, so it never mixes "
-                          "with files of yours; give another folder, or leave --dir out for a new temporary one")
+        raise ConfigError(
+            f"--dir {root} is not empty: the demo only uses a new or empty folder, so it never mixes "
+            "with files of yours; give another folder, or leave --dir out for a new temporary one"
+        )
     return root
 
 
@@ -146,11 +168,15 @@ def _packaged_model(backend: str) -> Path | None:
         import_xllamacpp()
         return ensure_weights(model, cache_dir())
     except BackendUnavailable as exc:
-        raise BackendUnavailable(f"{exc} — the demo runs on the embedded local model; install it, or pass --backend "
-                                 "with a provider configured here (`skillsleep backends`)") from None
+        raise BackendUnavailable(
+            f"{exc} — the demo runs on the embedded local model; install it, or pass --backend "
+            "with a provider configured here (`skillsleep backends`)"
+        ) from None
     except OSError as exc:
-        raise ConfigError(f"the model cache {cache_dir()} cannot be written ({exc.strerror or exc}); point "
-                          "SKILLSLEEP_HOME at a folder you can write to") from None
+        raise ConfigError(
+            f"the model cache {cache_dir()} cannot be written ({exc.strerror or exc}); point "
+            "SKILLSLEEP_HOME at a folder you can write to"
+        ) from None
 
 
 def _create(requested: Path | None) -> Scratch:
@@ -165,8 +191,9 @@ def _create(requested: Path | None) -> Scratch:
 
 def _fill(scratch: Scratch, model: Path | None) -> None:
     """The sample transcripts, the seed of the managed skill, the model link and an empty chat-log folder."""
-    _copy_tree(resources.files("skillsleep.slash_commands") / "demo" / "claude-projects",
-               scratch.home / ".claude" / "projects")
+    _copy_tree(
+        resources.files("skillsleep.slash_commands") / "demo" / "claude-projects", scratch.home / ".claude" / "projects"
+    )
     scratch.chats.mkdir(parents=True)
     skill = managed_path("chat", home=scratch.home, data_dir=scratch.data)
     skill.parent.mkdir(parents=True)
@@ -190,11 +217,30 @@ def _night(scratch: Scratch, backend: str, echo: Echo) -> dict[str, Any]:
     """One `skillsleep run --json` in the scratch folder's environment; its summary."""
     number = len(list(scratch.root.glob("night-*.json"))) + 1
     out = scratch.root / f"night-{number}.json"
-    command = [sys.executable, "-m", "skillsleep.slash_commands.cli", "run", "--backend", backend, *NIGHT_FLAGS, "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "skillsleep.slash_commands.cli",
+        "run",
+        "--backend",
+        backend,
+        *NIGHT_FLAGS,
+        "--json",
+    ]
     tail: deque[str] = deque(maxlen=5)
-    with out.open("wb") as stdout, subprocess.Popen(
-            command, cwd=scratch.root, env=scratch.env(os.environ), stdin=subprocess.DEVNULL, stdout=stdout,
-            stderr=subprocess.PIPE, text=True, errors="replace") as child:
+    with (
+        out.open("wb") as stdout,
+        subprocess.Popen(
+            command,
+            cwd=scratch.root,
+            env=scratch.env(os.environ),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+        ) as child,
+    ):
         assert child.stderr is not None
         for line in child.stderr:  # the night's progress, shown as it comes
             echo(line.rstrip("\n"))
@@ -205,30 +251,48 @@ def _night(scratch: Scratch, backend: str, echo: Echo) -> dict[str, Any]:
     except ValueError:
         said = next((t for t in reversed(tail) if t), "no message")
         error = ConfigError if code == 2 else SkillsleepError
-        raise error(f"the demo's night failed (exit {code}): {said.removeprefix('Error: ')}; the demo folder "
-                    f"{scratch.root} keeps its state") from None
+        raise error(
+            f"the demo's night failed (exit {code}): {said.removeprefix('Error: ')}; the demo folder "
+            f"{scratch.root} keeps its state"
+        ) from None
     return summary
 
 
 def demo_text(s: dict[str, Any]) -> str:
     """What the demo did and what to type next, for a person or an agent."""
-    lines = [f"demo folder: {s['dir']}",
-             "  (its own SKILLSLEEP_HOME, HOME and chat-log folder: your own skills, settings and transcripts "
-             "are not touched)",
-             f"samples: {s['sessions']} recorded Claude Code sessions; {s['recurring_tasks']} requests recur "
-             "(commit messages), each time corrected for a missing sign-off line"]
+    lines = [
+        f"demo folder: {s['dir']}",
+        "  (its own SKILLSLEEP_HOME, HOME and chat-log folder: your own skills, settings and transcripts "
+        "are not touched)",
+        f"samples: {s['sessions']} recorded Claude Code sessions; {s['recurring_tasks']} requests recur "
+        "(commit messages), each time corrected for a missing sign-off line",
+    ]
     for n in s["nights"]:
         test = f"; test split {n['test']['before']:.3f} → {n['test']['after']:.3f}" if n["test"] else ""
-        scores = (f"held-out score {n['baseline']:.3f} → {n['candidate']:.3f}{test}"
-                  if n["baseline"] is not None and n["candidate"] is not None else n["reason"])
+        scores = (
+            f"held-out score {n['baseline']:.3f} → {n['candidate']:.3f}{test}"
+            if n["baseline"] is not None and n["candidate"] is not None
+            else n["reason"]
+        )
         lines.append(f"night {n['night']} on {s['backend']}: {n['outcome']} — {scores}")
-    verdict = ("accepted by the gate" if s["accepted"]
-               else "staged, but the gate did not accept it: `adopt` refuses it unless --force")
-    lines += [f"proposal {s['proposal']}: {verdict}; it changes {s['skill']}, which stays as it is until you adopt it",
-              "  (its lines are the model's own words: a stronger --backend writes cleaner ones)",
-              f"report: {s['report']}", "", "next, in the demo folder:"]
-    notes = {"diff": "what the proposal changes", "adopt": "put it live (the old file is backed up first)",
-             "rollback": "undo the adopt", "remove": "delete the demo folder when done"}
+    verdict = (
+        "accepted by the gate"
+        if s["accepted"]
+        else "staged, but the gate did not accept it: `adopt` refuses it unless --force"
+    )
+    lines += [
+        f"proposal {s['proposal']}: {verdict}; it changes {s['skill']}, which stays as it is until you adopt it",
+        "  (its lines are the model's own words: a stronger --backend writes cleaner ones)",
+        f"report: {s['report']}",
+        "",
+        "next, in the demo folder:",
+    ]
+    notes = {
+        "diff": "what the proposal changes",
+        "adopt": "put it live (the old file is backed up first)",
+        "rollback": "undo the adopt",
+        "remove": "delete the demo folder when done",
+    }
     width = max(len(s["next"][k]) for k in notes)
     lines += [f"  {s['next'][k]:<{width}}  # {note}" for k, note in notes.items()]
     return "\n".join(lines)

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,20 +51,41 @@ def detach(flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: Sequ
     _refuse_while_running(data)
     logs = data / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    pending = logs / f"starting-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
-    argv = [sys.executable, "-m", "skillsleep.slash_commands.cli", "run",
-            *child_args(flags, dry_run=dry_run, chat_dirs=chat_dirs), "--detached-log", str(pending)]
+    pending = logs / f"starting-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
+    argv = [
+        sys.executable,
+        "-m",
+        "skillsleep.slash_commands.cli",
+        "run",
+        *child_args(flags, dry_run=dry_run, chat_dirs=chat_dirs),
+        "--detached-log",
+        str(pending),
+    ]
     fd = os.open(pending, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        spawned = datetime.now(timezone.utc)
-        pid = os.posix_spawn(sys.executable, argv, dict(os.environ), setsid=True, file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, fd, 1),
-            (os.POSIX_SPAWN_DUP2, fd, 2)])
+        spawned = datetime.now(UTC)
+        pid = os.posix_spawn(
+            sys.executable,
+            argv,
+            dict(os.environ),
+            setsid=True,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, fd, 1),
+                (os.POSIX_SPAWN_DUP2, fd, 2),
+            ],
+        )
     finally:
         os.close(fd)
     record = _wait_for_night(data, pid, pending)
-    return {"night": record.night, "pid": pid, "log": record.log, "resumed": record.started < spawned,
-            "skill": record.skill_name or record.skill_path, "data_dir": str(data)}
+    return {
+        "night": record.night,
+        "pid": pid,
+        "log": record.log,
+        "resumed": record.started < spawned,
+        "skill": record.skill_name or record.skill_path,
+        "data_dir": str(data),
+    }
 
 
 def _night_of(data: Path, pid: object) -> NightRecord | None:
@@ -78,12 +99,16 @@ def _refuse_while_running(data: Path) -> None:
         record = _night_of(data, holder.get("pid"))
         if record is not None:
             log = record.log or "none: it was not started with --detach"
-            raise Busy(f"night {record.night} is already running (pid {record.pid}, since "
-                       f"{record.started:%Y-%m-%d %H:%M} UTC; log: {log}); nothing was started. `skillsleep status` "
-                       "shows its progress")
+            raise Busy(
+                f"night {record.night} is already running (pid {record.pid}, since "
+                f"{record.started:%Y-%m-%d %H:%M} UTC; log: {log}); nothing was started. `skillsleep status` "
+                "shows its progress"
+            )
         if holder.get("purpose") != RUN:
-            raise Busy(f"another skillsleep cycle is running on {data} ({who(holder)}); nothing was started: try "
-                       "again when it has finished")
+            raise Busy(
+                f"another skillsleep cycle is running on {data} ({who(holder)}); nothing was started: try "
+                "again when it has finished"
+            )
         time.sleep(POLL_S)  # a night that is still harvesting: its number comes once it has recorded it
 
 
@@ -99,7 +124,8 @@ def _wait_for_night(data: Path, pid: int, pending: Path) -> NightRecord:
             tail = pending.read_text(encoding="utf-8", errors="replace").splitlines()[-TAIL_LINES:]
             raise SkillsleepError(
                 f"the night did not start (`skillsleep run` exited with {os.waitstatus_to_exitcode(status)}); "
-                f"the end of its log {pending}:\n" + "\n".join(tail))
+                f"the end of its log {pending}:\n" + "\n".join(tail)
+            )
         time.sleep(POLL_S)
 
 

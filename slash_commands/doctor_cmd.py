@@ -32,14 +32,21 @@ def doctor(*, fix: bool = False) -> Data:
                 settings = effective_settings().harvest
                 harvest = run_harvest(None, None, tuple(settings.redact_patterns.value), settings.chat_dir_paths())
             except ConfigError as exc:  # the repair is done; only this re-read is missing, and it can be redone
-                harvest_error = (f"the transcripts were not read again ({exc}); fix that, then run "
-                                 "`skillsleep harvest` to bring their sessions back")
+                harvest_error = (
+                    f"the transcripts were not read again ({exc}); fix that, then run "
+                    "`skillsleep harvest` to bring their sessions back"
+                )
     remaining = [f for f in findings if not f.repaired]
     return {
-        "data_dir": str(root), "state_db": str(db), "repair": fix, "healthy": not remaining and not harvest_error,
-        "problems": [f.model_dump(mode="json") for f in findings], "remaining": len(remaining),
+        "data_dir": str(root),
+        "state_db": str(db),
+        "repair": fix,
+        "healthy": not remaining and not harvest_error,
+        "problems": [f.model_dump(mode="json") for f in findings],
+        "remaining": len(remaining),
         **result.model_dump(mode="json"),
-        "harvest": harvest["sessions"] if harvest else None, "harvest_error": harvest_error or None,
+        "harvest": harvest["sessions"] if harvest else None,
+        "harvest_error": harvest_error or None,
     }
 
 

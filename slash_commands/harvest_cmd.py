@@ -6,7 +6,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,11 @@ def discover(harness: str) -> Found:
         return claude_session_files(Path(os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude"))
     if harness == "codex":
         return codex_session_files(Path(os.environ.get("CODEX_HOME") or _home() / ".codex"))
-    roots = [Path(os.environ["OPENCLAW_STATE_DIR"])] if os.environ.get("OPENCLAW_STATE_DIR") else [
-        _home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
+    roots = (
+        [Path(os.environ["OPENCLAW_STATE_DIR"])]
+        if os.environ.get("OPENCLAW_STATE_DIR")
+        else [_home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
+    )
     return sum((openclaw_sources(root, exclude_agents={"skillsleep-replay"}) for root in roots), Found())
 
 
@@ -56,10 +59,12 @@ def parse_since(text: str) -> datetime:
     m = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
     if m:
         unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
-        return datetime.now(timezone.utc) - timedelta(**{unit: int(m.group(1))})
+        return datetime.now(UTC) - timedelta(**{unit: int(m.group(1))})
     when = utc(text)
     if when is None:
-        raise ConfigError(f"--since {text!r}: give an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) or a span (24h, 7d)")
+        raise ConfigError(
+            f"--since {text!r}: give an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) or a span (24h, 7d)"
+        )
     return when
 
 
@@ -78,7 +83,10 @@ def chat_folders(settings: EffectiveSettings) -> list[Path]:
         except NotADirectoryError:
             problem, fix = "is a file, not a folder", "name the folder that holds the *.jsonl logs instead"
         except OSError as exc:
-            problem, fix = f"cannot be read ({exc.strerror or exc})", "give your user access to it (chmod u+rx), or stop listing it there"
+            problem, fix = (
+                f"cannot be read ({exc.strerror or exc})",
+                "give your user access to it (chmod u+rx), or stop listing it there",
+            )
         where = origin_label(settings.harvest.chat_dirs.source, "harvest.chat_dirs", settings.config_file)
         raise ConfigError(f"chat-log folder {folder} {problem} (set by {where}): {fix}")
     return folders
@@ -91,19 +99,28 @@ def _source(harness: str, path: Path) -> Source:
 def _check_transcript(harness: str | None, path: Path) -> Source:
     """The one transcript `harvest --transcript` reads, once it is one; else a ConfigError."""
     if harness not in HARNESSES:
-        raise ConfigError(f"--transcript needs --harness {', '.join(HARNESSES[:-1])} or {HARNESSES[-1]}: the agent "
-                          "that wrote the file (its parser reads it)")
+        raise ConfigError(
+            f"--transcript needs --harness {', '.join(HARNESSES[:-1])} or {HARNESSES[-1]}: the agent "
+            "that wrote the file (its parser reads it)"
+        )
     if path.is_dir():
-        raise ConfigError(f"{path} is a folder, not a transcript file; name one file (`skillsleep harvest` alone "
-                          "reads every transcript)")
+        raise ConfigError(
+            f"{path} is a folder, not a transcript file; name one file (`skillsleep harvest` alone "
+            "reads every transcript)"
+        )
     if not path.exists():
         raise ConfigError(f"no transcript at {path}: the file does not exist")
     return _source(harness, path.absolute())
 
 
 def run_harvest(
-    harness: str | None, since: str | None, redact_patterns: tuple[str, ...], chat_dirs: Sequence[Path] = (),
-    *, transcript: Path | None = None, busy_timeout_s: float = 30.0,
+    harness: str | None,
+    since: str | None,
+    redact_patterns: tuple[str, ...],
+    chat_dirs: Sequence[Path] = (),
+    *,
+    transcript: Path | None = None,
+    busy_timeout_s: float = 30.0,
 ) -> dict[str, Any]:
     """Harvest one harness, or every one when `harness` is None; returns the report as plain data.
 
@@ -117,7 +134,8 @@ def run_harvest(
         raise ConfigError(
             "--harness chat: no chat-log folders are set; pass --chat-dir DIR (repeatable), set "
             "SKILLSLEEP_CHAT_DIRS, or list them under [harvest] chat_dirs in the config file "
-            "(`skillsleep config` shows where it is)")
+            "(`skillsleep config` shows where it is)"
+        )
     names = [harness] if harness and harness != "chat" else [] if harness else list(HARNESSES)
     cutoff = parse_since(since) if since else None
     redactor = Redactor(redact_patterns)
@@ -134,8 +152,10 @@ def run_harvest(
         out = report.model_dump(mode="json")
         out["sessions"] = {name: report.sessions.get(name, 0) for name in names}
         out["redactions"] = dict(redactor.counts)
-        store.set_meta(LAST_HARVEST, json.dumps({
-            "time": datetime.now(timezone.utc).isoformat(), "sessions": out["sessions"], "errors": report.errors}))
+        store.set_meta(
+            LAST_HARVEST,
+            json.dumps({"time": datetime.now(UTC).isoformat(), "sessions": out["sessions"], "errors": report.errors}),
+        )
     finally:
         store.close()
     return out
@@ -145,16 +165,22 @@ def left_out_lines(report: dict[str, Any]) -> list[str]:
     """What a harvest report (`run_harvest()`'s) left out and why, in lines a person can act on."""
     lines = []
     if report.get("before_since"):
-        lines.append(f"{report['before_since']} session(s) stored for later use, ended before --since "
-                     "(not counted above; `skillsleep run --since` mines them)")
+        lines.append(
+            f"{report['before_since']} session(s) stored for later use, ended before --since "
+            "(not counted above; `skillsleep run --since` mines them)"
+        )
     if report.get("waiting_files"):
-        lines.append(f"the last line of {report['waiting_files']} file(s) is not finished ({report['waiting_bytes']} "
-                     "bytes): it is read once a newline ends it; a file nothing writes any more needs a final newline")
+        lines.append(
+            f"the last line of {report['waiting_files']} file(s) is not finished ({report['waiting_bytes']} "
+            "bytes): it is read once a newline ends it; a file nothing writes any more needs a final newline"
+        )
     if report["skipped"]:
         lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report["skipped"].items())))
     for problem in report["unreadable"][:10]:
-        lines.append(f"could not read {problem} (give your user read access: chmod u+r for a file, u+rx for a "
-                     "folder, or move it out of the transcript folders; it is retried next time)")
+        lines.append(
+            f"could not read {problem} (give your user read access: chmod u+r for a file, u+rx for a "
+            "folder, or move it out of the transcript folders; it is retried next time)"
+        )
     if len(report["unreadable"]) > 10:
         lines.append(f"… and {len(report['unreadable']) - 10} more that could not be read (`--json` lists them all)")
     return lines

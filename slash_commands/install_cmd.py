@@ -36,8 +36,9 @@ def skillsleep_command() -> Path:
 
 def _context() -> InstallContext:
     env = dict(os.environ)
-    return InstallContext(home=Path(env.get("HOME") or Path.home()), env=env, skillsleep=skillsleep_command(),
-                          data_dir=data_dir())
+    return InstallContext(
+        home=Path(env.get("HOME") or Path.home()), env=env, skillsleep=skillsleep_command(), data_dir=data_dir()
+    )
 
 
 def _agents(names: Sequence[str], env: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -47,8 +48,11 @@ def _agents(names: Sequence[str], env: dict[str, str]) -> tuple[list[str], list[
             installer(name)  # an unknown name fails now, listing the known ones
         return list(dict.fromkeys(names)), []
     here = [a for a in INSTALLERS if shutil.which(agent_command(a), path=env.get("PATH"))]
-    skipped = [f"{a}: `{agent_command(a)}` is not on PATH, so it was skipped (name it to install anyway)"
-               for a in INSTALLERS if a not in here]
+    skipped = [
+        f"{a}: `{agent_command(a)}` is not on PATH, so it was skipped (name it to install anyway)"
+        for a in INSTALLERS
+        if a not in here
+    ]
     return here, skipped
 
 
@@ -61,13 +65,17 @@ def install(names: Sequence[str], *, force: bool = False) -> Data:
     for plan in plans:  # one agent's refusal stops them all before anything is written
         installs.check(plan, force=force)
     done: list[Outcome] = []
-    for agent, plan in zip(agents, plans):
+    for agent, plan in zip(agents, plans, strict=True):
         outcome = installs.install(plan, force=force)
         if not shutil.which(agent_command(agent), path=ctx.env.get("PATH")):
             outcome.notes.append(f"`{agent_command(agent)}` is not on PATH here; the files are in place for when it is")
         done.append(outcome)
-    return {"action": "install", "agents": [o.model_dump(mode="json") for o in done], "skipped": skipped,
-            "skillsleep": str(ctx.skillsleep)}
+    return {
+        "action": "install",
+        "agents": [o.model_dump(mode="json") for o in done],
+        "skipped": skipped,
+        "skillsleep": str(ctx.skillsleep),
+    }
 
 
 def uninstall(names: Sequence[str], *, force: bool = False) -> Data:
@@ -110,7 +118,9 @@ def install_md(r: Data, prefix: str = "skillsleep") -> str:
     for o in r["agents"]:
         n = len(o["written"]) + len(o["removed"])
         what = "installed" if r["action"] == "install" else "uninstalled"
-        out.append(f"- **{md_line(o['agent'])}**: {what} ({n} file(s) changed, {len(o['unchanged'])} already so)"
-                   + "".join(f"; {md_line(note)}" for note in o["notes"]))
+        out.append(
+            f"- **{md_line(o['agent'])}**: {what} ({n} file(s) changed, {len(o['unchanged'])} already so)"
+            + "".join(f"; {md_line(note)}" for note in o["notes"])
+        )
     out += [f"- skipped {md_line(s)}" for s in r["skipped"]]
     return "\n".join(out) or "nothing to do"

@@ -59,7 +59,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def night_state(r: NightRecord) -> str:
-    """"running", "finished", "stopped", or "died" for a running night whose process is gone."""
+    """ "running", "finished", "stopped", or "died" for a running night whose process is gone."""
     if r.status == "running" and r.pid is not None and not pid_alive(r.pid):
         return "died"
     return r.status
@@ -70,15 +70,31 @@ def _night(r: NightRecord, spent: Ledger, nights: Nights) -> Data:
     a running one's progress from the files it writes as it goes."""
     state = night_state(r)
     return {
-        "night": r.night, "date": r.started.date().isoformat(), "started": r.started.isoformat(),
-        "finished": r.finished.isoformat() if r.finished else None, "status": state, "pid": r.pid,
-        "harness": r.harness, "skill": r.skill_name or r.skill_path, "skill_path": r.skill_path,
-        "dry_run": r.dry_run, "outcome": r.outcome, "baseline": r.baseline, "candidate": r.candidate,
-        "accepted": r.accepted, "reason": r.reason, "test_before": r.test_before, "test_after": r.test_after,
-        "proposal_id": r.proposal_id, "adopted": r.adopted,
+        "night": r.night,
+        "date": r.started.date().isoformat(),
+        "started": r.started.isoformat(),
+        "finished": r.finished.isoformat() if r.finished else None,
+        "status": state,
+        "pid": r.pid,
+        "harness": r.harness,
+        "skill": r.skill_name or r.skill_path,
+        "skill_path": r.skill_path,
+        "dry_run": r.dry_run,
+        "outcome": r.outcome,
+        "baseline": r.baseline,
+        "candidate": r.candidate,
+        "accepted": r.accepted,
+        "reason": r.reason,
+        "test_before": r.test_before,
+        "test_after": r.test_after,
+        "proposal_id": r.proposal_id,
+        "adopted": r.adopted,
         "stop": r.stop.model_dump(mode="json") if r.stop else None,
-        "calls": spent.calls_made, "cache_hits": spent.cache_hits, "tokens": spent.spent_tokens,
-        "cost_usd": round(spent.spent_usd, 6), "log": r.log,
+        "calls": spent.calls_made,
+        "cache_hits": spent.cache_hits,
+        "tokens": spent.spent_tokens,
+        "cost_usd": round(spent.spent_usd, 6),
+        "log": r.log,
         "progress": nights.progress(r).model_dump(mode="json") if state == "running" else None,
     }
 
@@ -91,10 +107,18 @@ def next_commands(p: Proposal) -> list[str]:
 
 def _pending(p: Proposal) -> Data:
     return {
-        "id": p.id, "created": p.created.isoformat(), "skill_path": p.skill_path, "night": p.night,
-        "accepted": p.accepted, "reason": p.reason, "baseline": p.baseline_score, "candidate": p.candidate_score,
-        "test_before": p.test_before, "test_after": p.test_after,
-        "live_changed": file_hash(Path(p.skill_path)) != p.base_hash, "next": next_commands(p),
+        "id": p.id,
+        "created": p.created.isoformat(),
+        "skill_path": p.skill_path,
+        "night": p.night,
+        "accepted": p.accepted,
+        "reason": p.reason,
+        "baseline": p.baseline_score,
+        "candidate": p.candidate_score,
+        "test_before": p.test_before,
+        "test_after": p.test_after,
+        "live_changed": file_hash(Path(p.skill_path)) != p.base_hash,
+        "next": next_commands(p),
     }
 
 
@@ -143,9 +167,18 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
         "data_dir": str(root),
         "nights": {"count": len(records), "recent": recent},
         "gate_history": [
-            {"night": r.night, "date": r.started.date().isoformat(), "skill": r.skill_name or r.skill_path,
-             "baseline": r.baseline, "candidate": r.candidate, "accepted": r.accepted, "reason": r.reason}
-            for r in records if r.status != "running"][-GATE_HISTORY:],
+            {
+                "night": r.night,
+                "date": r.started.date().isoformat(),
+                "skill": r.skill_name or r.skill_path,
+                "baseline": r.baseline,
+                "candidate": r.candidate,
+                "accepted": r.accepted,
+                "reason": r.reason,
+            }
+            for r in records
+            if r.status != "running"
+        ][-GATE_HISTORY:],
         "pending": [_pending(p) for p in proposals if p.status == "staged"],
         "actions": [a.model_dump(mode="json") for a in actions[-RECENT_ACTIONS:]],
         "last_harvest": _last_harvest(problems),
@@ -153,8 +186,10 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
             "night": {k: recent[-1][k] for k in ("night", "tokens", "cost_usd")} if recent else None,
             "month": {"since": month.isoformat(), "tokens": month_tokens, "cost_usd": float(month_cost)},
         },
-        "schedule": {"scheduled": [x.model_dump() for x in scheduled],
-                     "last_run": last.model_dump(mode="json") if last else None},
+        "schedule": {
+            "scheduled": [x.model_dump() for x in scheduled],
+            "last_run": last.model_dump(mode="json") if last else None,
+        },
         "problems": problems,
     }
 
@@ -191,7 +226,9 @@ def _night_line(n: Data, md: Inline) -> str:
         so_far = f"{n['progress']['stage']}; {n['calls']} calls, {n['tokens']:,} tokens so far"
         so_far += f"; {log}" if log else ""
         return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "") + f"\n  {so_far}"
-    parts = [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]  # else: the verdict says it
+    parts = (
+        [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]
+    )  # else: the verdict says it
     parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
     if n["test_before"] is not None or n["test_after"] is not None:
         parts.append(f"test {_scores(n['test_before'], n['test_after'])}")
@@ -217,8 +254,11 @@ def status_text(s: Data, *, plain: bool = False) -> str:
         out += [f"### Nights ({nights['count']} run{more})", "", *(_night_line(n, md) for n in nights["recent"]), ""]
         if s["gate_history"]:
             out += ["### Gate history (held-out baseline → candidate)", ""]
-            out += [f"- night {g['night']} · {g['date']} · {md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
-                    f"{_verdict(g['accepted'], g['reason'], md)}" for g in s["gate_history"]]
+            out += [
+                f"- night {g['night']} · {g['date']} · {md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
+                f"{_verdict(g['accepted'], g['reason'], md)}"
+                for g in s["gate_history"]
+            ]
             out.append("")
     out.append(f"### Pending proposals ({len(s['pending'])})")
     out.append("")
@@ -226,8 +266,10 @@ def status_text(s: Data, *, plain: bool = False) -> str:
         out.append("none")
     for p in s["pending"]:
         tests = f", test {_scores(p['test_before'], p['test_after'])}" if p["test_before"] is not None else ""
-        out.append(f"- {p['id']} for {md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'], md)}; "
-                   f"held-out {_scores(p['baseline'], p['candidate'])}{tests}")
+        out.append(
+            f"- {p['id']} for {md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'], md)}; "
+            f"held-out {_scores(p['baseline'], p['candidate'])}{tests}"
+        )
         if p["live_changed"]:
             out.append("  the live file changed since this was staged: adopt will refuse unless --force")
         out.append("  next: " + " · ".join(f"`{c}`" for c in p["next"]))
@@ -244,8 +286,9 @@ def status_text(s: Data, *, plain: bool = False) -> str:
         out.append("last harvest: never (`skillsleep harvest` reads new transcripts)")
     else:
         sessions = ", ".join(f"{md(k)} {v}" for k, v in (h.get("sessions") or {}).items()) or "none"
-        out.append(f"last harvest: {_when(str(h.get('time', '?')), md)}; new sessions: {sessions}; "
-                   f"errors {h.get('errors', 0)}")
+        out.append(
+            f"last harvest: {_when(str(h.get('time', '?')), md)}; new sessions: {sessions}; errors {h.get('errors', 0)}"
+        )
     night, month = s["spend"]["night"], s["spend"]["month"]
     tonight = f"night {night['night']} {night['tokens']:,} tokens ${night['cost_usd']:.4f}" if night else "no night yet"
     out.append(f"spend: {tonight}; this month {month['tokens']:,} tokens ${month['cost_usd']:.4f}")
@@ -257,12 +300,15 @@ def status_text(s: Data, *, plain: bool = False) -> str:
 
 
 def _schedule_line(s: Data, md: Inline) -> str:
-    """"scheduled: 03:00 daily via crontab — last ran 2026-12-01 03:00 UTC (accepted)"."""
+    """ "scheduled: 03:00 daily via crontab — last ran 2026-12-01 03:00 UTC (accepted)"."""
     where = "; ".join(f"{x['when']} via {x['via']}" for x in s["scheduled"]) or "nothing"
     last = s["last_run"]
     if last is None:
-        return f"scheduled: {where}" + (" — never ran yet" if s["scheduled"] else
-                                        " (`skillsleep schedule --at 03:00` runs the night every day by itself)")
+        return f"scheduled: {where}" + (
+            " — never ran yet"
+            if s["scheduled"]
+            else " (`skillsleep schedule --at 03:00` runs the night every day by itself)"
+        )
     if last["outcome"] == "unfinished":
         what = "no end line yet: still running, or it was killed"
     elif last["outcome"] == "skipped":
@@ -285,11 +331,18 @@ def diff(pid: str | None = None, data: Path | None = None) -> Data:
     p = props.get(pid)
     found = props.changes(p)
     name = Path(p.skill_path).name
-    return {"id": p.id, "skill_path": p.skill_path, "status": p.status, "accepted": p.accepted, "diff": props.diff(p),
-            "line_endings": props.line_endings(p), "note": props.endings_note(p),
-            "live_changed": file_hash(Path(p.skill_path)) != p.base_hash,
-            "changes": [c.model_dump(mode="json") for c in found],
-            "numbered": render_changes(found, f"a/{name} (staged against)", f"b/{name} (proposal {p.id})")}
+    return {
+        "id": p.id,
+        "skill_path": p.skill_path,
+        "status": p.status,
+        "accepted": p.accepted,
+        "diff": props.diff(p),
+        "line_endings": props.line_endings(p),
+        "note": props.endings_note(p),
+        "live_changed": file_hash(Path(p.skill_path)) != p.base_hash,
+        "changes": [c.model_dump(mode="json") for c in found],
+        "numbered": render_changes(found, f"a/{name} (staged against)", f"b/{name} (proposal {p.id})"),
+    }
 
 
 def diff_text(d: Data, plain: bool, prefix: str = "skillsleep") -> str:
@@ -309,12 +362,14 @@ def diff_text(d: Data, plain: bool, prefix: str = "skillsleep") -> str:
     some = f"; adopt only some with {code(example)}"
     lines = [head + f"{n} change(s) against the file it was staged against" + (some if n > 1 else "") + "."]
     if d["live_changed"]:
-        lines.append("The live file changed since: adopt refuses unless --force (`diff` without --format shows the "
-                     "proposal against the live file as it is now).")
+        lines.append(
+            "The live file changed since: adopt refuses unless --force (`diff` without --format shows the "
+            "proposal against the live file as it is now)."
+        )
     if d["note"]:
         lines.append(d["note"])
     body = visible(d["numbered"].rstrip("\n"))
-    return "\n".join(lines + [body] if plain else lines + ["", fence(body) + "diff", body, fence(body)])
+    return "\n".join([*lines, body] if plain else [*lines, "", fence(body) + "diff", body, fence(body)])
 
 
 def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = None, data: Path | None = None) -> Data:
@@ -327,16 +382,19 @@ def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = No
         action = next(a for a in reversed(props.history()) if a.kind == "adopt" and a.proposal_id == p.id)
     backup = Path(action.backup) if action.backup else None
     return {
-        "proposal": p.model_dump(mode="json"), "skill_path": p.skill_path,
+        "proposal": p.model_dump(mode="json"),
+        "skill_path": p.skill_path,
         "backup": str(backup) if backup else None,
         "previous_file": str(backup / "SKILL.md") if backup and (backup / "SKILL.md").exists() else None,
-        "forced": action.forced or action.detail == "forced", "undo": "skillsleep rollback", "edits": action.edits,
+        "forced": action.forced or action.detail == "forced",
+        "undo": "skillsleep rollback",
+        "edits": action.edits,
         "changes": len(props.changes(p)),
     }
 
 
 def adopted(r: Data, code: Callable[[str], str] = str) -> str:
-    """"proposal ID", or "changes 1, 3 of 4 of proposal ID" for an adopt of some of its changes
+    """ "proposal ID", or "changes 1, 3 of 4 of proposal ID" for an adopt of some of its changes
     (`code` marks up the id)."""
     which = f"proposal {code(r['proposal']['id'])}"
     if r["edits"] is None:
@@ -375,18 +433,38 @@ def rollback(steps: int = 1, *, force: bool = False, data: Path | None = None) -
     with StateLock(root, "rollback"):
         action = Proposals(root).rollback(steps, force=force)
     assert action.skill_path is not None
-    return {"action": action.model_dump(mode="json"), "skill_path": action.skill_path, "steps": steps,
-            "restored": action.detail, "backup": action.backup, "removed": not Path(action.skill_path).exists(),
-            "forced": action.forced}
+    return {
+        "action": action.model_dump(mode="json"),
+        "skill_path": action.skill_path,
+        "steps": steps,
+        "restored": action.detail,
+        "backup": action.backup,
+        "removed": not Path(action.skill_path).exists(),
+        "forced": action.forced,
+    }
 
 
 def rollback_text(r: Data) -> str:
     what = "removed it (it did not exist then)" if r["removed"] else r["restored"]
     forced = "\nforced over edits made since the last change: they are in that backup" if r["forced"] else ""
-    return (f"rolled back {r['skill_path']} ({r['steps']} step(s)): {what}\n"
-            f"the file as it was is backed up in {r['backup']}; `skillsleep rollback` again undoes this rollback"
-            + forced)
+    return (
+        f"rolled back {r['skill_path']} ({r['steps']} step(s)): {what}\n"
+        f"the file as it was is backed up in {r['backup']}; `skillsleep rollback` again undoes this rollback" + forced
+    )
 
 
-__all__ = ["adopt", "adopt_text", "adopted", "diff", "diff_text", "night_state", "pid_alive", "reject", "reject_text",
-           "rollback", "rollback_text", "status", "status_text"]
+__all__ = [
+    "adopt",
+    "adopt_text",
+    "adopted",
+    "diff",
+    "diff_text",
+    "night_state",
+    "pid_alive",
+    "reject",
+    "reject_text",
+    "rollback",
+    "rollback_text",
+    "status",
+    "status_text",
+]

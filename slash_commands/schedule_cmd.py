@@ -49,8 +49,18 @@ Data = dict[str, Any]
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 # Where things are, put on the line when set here (cron sets none of them): skillsleep's data and
 # config folders, and the agents' homes the night harvests transcripts from and replays with.
-CARRIED = ("SKILLSLEEP_HOME", "SKILLSLEEP_CONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
-           "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_HOME", "OPENCLAW_STATE_DIR", "OPENCLAW_PROFILE")
+CARRIED = (
+    "SKILLSLEEP_HOME",
+    "SKILLSLEEP_CONFIG",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "OPENCLAW_HOME",
+    "OPENCLAW_STATE_DIR",
+    "OPENCLAW_PROFILE",
+)
 _NAME = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=", re.MULTILINE)
 
 
@@ -64,8 +74,9 @@ def env_file() -> Path:
     return config_file().path.parent / "night.env"
 
 
-def schedule(at: str | None, cron: str | None, *, via: str, run_flags: Sequence[str], params: Mapping[str, Any],
-             preview: bool) -> Data:
+def schedule(
+    at: str | None, cron: str | None, *, via: str, run_flags: Sequence[str], params: Mapping[str, Any], preview: bool
+) -> Data:
     """Install (or with `preview` only show) the night `skillsleep run RUN_FLAGS` at `at` / `cron`;
     `params` are RUN_FLAGS as `run`'s own parser read them."""
     when = _when(at, cron, via)
@@ -75,11 +86,21 @@ def schedule(at: str | None, cron: str | None, *, via: str, run_flags: Sequence[
     shown = scheduler.preview(job)
     change = None if preview else scheduler.install(job)
     return {
-        "via": via, "when": when.describe(), "schedule": when.fields, "where": scheduler.where(),
-        "installed": change is not None, "replaced": bool(change and change.replaced), "preview": shown,
-        "command": job.shell(), "cwd": str(job.cwd), "run": ["skillsleep", "run", *run_flags],
-        "log_dir": job.env["SKILLSLEEP_LOG_DIR"], "env_file": job.env["SKILLSLEEP_ENV_FILE"],
-        "written": change.written if change else [], "todo": change.todo if change else [], "notes": notes,
+        "via": via,
+        "when": when.describe(),
+        "schedule": when.fields,
+        "where": scheduler.where(),
+        "installed": change is not None,
+        "replaced": bool(change and change.replaced),
+        "preview": shown,
+        "command": job.shell(),
+        "cwd": str(job.cwd),
+        "run": ["skillsleep", "run", *run_flags],
+        "log_dir": job.env["SKILLSLEEP_LOG_DIR"],
+        "env_file": job.env["SKILLSLEEP_ENV_FILE"],
+        "written": change.written if change else [],
+        "todo": change.todo if change else [],
+        "notes": notes,
     }
 
 
@@ -97,8 +118,10 @@ def _when(at: str | None, cron: str | None, via: str) -> When:
             raise ConfigError(f"--cron works with the crontab only; with --{via} give --at HH:MM")
         return When.cron(cron)
     if at is None:
-        raise ConfigError("give --at HH:MM (every day at that time) or --cron 'EXPR' (five cron fields), "
-                          "e.g. `skillsleep schedule --at 03:00 --backend deepseek`")
+        raise ConfigError(
+            "give --at HH:MM (every day at that time) or --cron 'EXPR' (five cron fields), "
+            "e.g. `skillsleep schedule --at 03:00 --backend deepseek`"
+        )
     return When.daily(at)
 
 
@@ -119,13 +142,18 @@ def night_job(when: When, run_flags: Sequence[str], params: Mapping[str, Any]) -
     effective_settings(params.get("chat_dirs") or ())  # the chat-log folders and redaction patterns too
     env = {"HOME": os.environ.get("HOME") or str(Path.home())}
     env |= {name: os.environ[name] for name in CARRIED if os.environ.get(name)}
-    env |= {"SKILLSLEEP_LOG_DIR": str(log_dir()), "SKILLSLEEP_ENV_FILE": str(env_file()),
-            "PATH": ":".join(dict.fromkeys([*_agent_dirs(settings), *SYSTEM_PATH]))}
+    env |= {
+        "SKILLSLEEP_LOG_DIR": str(log_dir()),
+        "SKILLSLEEP_ENV_FILE": str(env_file()),
+        "PATH": ":".join(dict.fromkeys([*_agent_dirs(settings), *SYSTEM_PATH])),
+    }
     job = NightJob(when=when, cwd=Path.cwd(), env=env, argv=["/bin/sh", str(_script()), str(_skillsleep()), *run_flags])
     for text in [str(job.cwd), *job.env.values(), *job.argv]:
         if any(ord(c) < 32 or ord(c) == 127 for c in text):
-            raise ConfigError(f"{text!r} holds a line break or another control character, which a crontab line or "
-                              "unit file cannot hold; put that setting in config.toml ([sleep]) instead of a flag")
+            raise ConfigError(
+                f"{text!r} holds a line break or another control character, which a crontab line or "
+                "unit file cannot hold; put that setting in config.toml ([sleep]) instead of a flag"
+            )
     return job, settings
 
 
@@ -143,8 +171,10 @@ def _skillsleep() -> Path:
         return beside.absolute()
     found = shutil.which("skillsleep")
     if found is None:
-        raise ConfigError(f"cannot find the skillsleep command beside {sys.executable} or on PATH; "
-                          "run `skillsleep schedule` from an installed skillsleep")
+        raise ConfigError(
+            f"cannot find the skillsleep command beside {sys.executable} or on PATH; "
+            "run `skillsleep schedule` from an installed skillsleep"
+        )
     return Path(found).absolute()
 
 
@@ -175,14 +205,22 @@ def _notes(settings: SleepSection) -> list[str]:
     where = env_file()
     notes = []
     how = {env: f"pass {SLEEP_FLAGS[key]}, or set [sleep] {key} in config.toml" for key, env in SLEEP_ENVS.items()}
-    how |= {CHAT_DIRS_ENV: "pass --chat-dir, or set [harvest] chat_dirs in config.toml",
-            REDACT_PATTERNS_ENV: "set [harvest] redact_patterns in config.toml"}
-    notes += [f"{name} is set in this shell, but the night will not see it: {fix} (or put it in {where})"
-              for name, fix in how.items() if os.environ.get(name)]
+    how |= {
+        CHAT_DIRS_ENV: "pass --chat-dir, or set [harvest] chat_dirs in config.toml",
+        REDACT_PATTERNS_ENV: "set [harvest] redact_patterns in config.toml",
+    }
+    notes += [
+        f"{name} is set in this shell, but the night will not see it: {fix} (or put it in {where})"
+        for name, fix in how.items()
+        if os.environ.get(name)
+    ]
     defined = _env_file_names(where)
-    notes += [f"{name} is set in this shell, but cron will not see it: add {name}=… to {where} (yours alone: "
-              f"chmod 600); skillsleep never copies its value"
-              for name in _secret_names(settings) if os.environ.get(name) and name not in defined]
+    notes += [
+        f"{name} is set in this shell, but cron will not see it: add {name}=… to {where} (yours alone: "
+        f"chmod 600); skillsleep never copies its value"
+        for name in _secret_names(settings)
+        if os.environ.get(name) and name not in defined
+    ]
     return notes
 
 
@@ -204,11 +242,14 @@ def _env_file_names(path: Path) -> set[str]:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}; fix its permissions") from None
     if st.st_uid != os.geteuid():
-        raise ConfigError(f"{path} belongs to another user; the night runs it as shell code, so it must be yours: "
-                          "move it away and create your own (chmod 600)")
+        raise ConfigError(
+            f"{path} belongs to another user; the night runs it as shell code, so it must be yours: "
+            "move it away and create your own (chmod 600)"
+        )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise ConfigError(f"{path} can be written by other users, and the night runs it as shell code: "
-                          f"chmod 600 {path}")
+        raise ConfigError(
+            f"{path} can be written by other users, and the night runs it as shell code: chmod 600 {path}"
+        )
     try:
         return set(_NAME.findall(path.read_text(encoding="utf-8", errors="replace")))
     except OSError as exc:
@@ -217,15 +258,24 @@ def _env_file_names(path: Path) -> set[str]:
 
 def schedule_text(s: Data) -> str:
     if s["installed"]:
-        head = [f"scheduled the night {s['when']} via {s['via']} ({s['where']})"
-                + ("; it replaced the earlier one" if s["replaced"] else "")]
+        head = [
+            f"scheduled the night {s['when']} via {s['via']} ({s['where']})"
+            + ("; it replaced the earlier one" if s["replaced"] else "")
+        ]
     else:
-        head = [f"would schedule the night {s['when']} via {s['via']} ({s['where']}); --print installed nothing:",
-                "", s["preview"], ""]
-    lines = [*head, f"it runs: {shlex.join(s['run'])}  (in {s['cwd']})",
-             f"logs: {s['log_dir']}/cron-*.log; `skillsleep status` shows when it last ran",
-             f"API keys: the night does not see this shell's environment; it reads NAME=value lines from "
-             f"{s['env_file']} when it exists (create it yourself, chmod 600; skillsleep never writes or copies a key)"]
+        head = [
+            f"would schedule the night {s['when']} via {s['via']} ({s['where']}); --print installed nothing:",
+            "",
+            s["preview"],
+            "",
+        ]
+    lines = [
+        *head,
+        f"it runs: {shlex.join(s['run'])}  (in {s['cwd']})",
+        f"logs: {s['log_dir']}/cron-*.log; `skillsleep status` shows when it last ran",
+        f"API keys: the night does not see this shell's environment; it reads NAME=value lines from "
+        f"{s['env_file']} when it exists (create it yourself, chmod 600; skillsleep never writes or copies a key)",
+    ]
     lines += [f"note: {n}" for n in s["notes"]]
     return "\n".join(lines + _todo_lines(s["todo"]))
 

@@ -162,17 +162,22 @@ class Crontab:
     def _crontab(self, *args: str, text: str | None = None) -> subprocess.CompletedProcess[str]:
         exe = shutil.which("crontab")
         if exe is None:
-            raise ConfigError("crontab is not installed here (Debian/Ubuntu: `apt-get install cron`; Fedora: "
-                              "`dnf install cronie`); install it, or schedule with --systemd instead")
-        return subprocess.run([exe, *args], input=text, capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "LC_ALL": "C"})
+            raise ConfigError(
+                "crontab is not installed here (Debian/Ubuntu: `apt-get install cron`; Fedora: "
+                "`dnf install cronie`); install it, or schedule with --systemd instead"
+            )
+        return subprocess.run(
+            [exe, *args], input=text, capture_output=True, text=True, timeout=60, env={**os.environ, "LC_ALL": "C"}
+        )
 
     def _refused(self, what: str, done: subprocess.CompletedProcess[str]) -> ConfigError:
         said = " ".join(done.stderr.split()) or f"exit code {done.returncode}"
-        hint = ("The line is too long for cron: move run flags into [sleep] in config.toml"
-                if "too long" in said else
-                "If you may not use cron here (/etc/cron.allow, /etc/cron.deny), ask an administrator, "
-                "or schedule with --systemd instead")
+        hint = (
+            "The line is too long for cron: move run flags into [sleep] in config.toml"
+            if "too long" in said
+            else "If you may not use cron here (/etc/cron.allow, /etc/cron.deny), ask an administrator, "
+            "or schedule with --systemd instead"
+        )
         return ConfigError(f"crontab refused to {what} {self.where()}: {said}; nothing was changed. {hint}.")
 
 
@@ -212,13 +217,19 @@ class SystemdTimer:
             raise ConfigError("a systemd timer takes a time of day: give --at HH:MM")
         values = {
             "workdir": str(job.cwd).replace("%", "%%"),
-            "environment": "Environment=" + " ".join(systemd_quote(f"{k}={v}", dollars=False) for k, v in job.env.items()),
+            "environment": "Environment="
+            + " ".join(systemd_quote(f"{k}={v}", dollars=False) for k, v in job.env.items()),
             "command": " ".join(map(systemd_quote, job.argv)),
-            "when": job.when.describe(), "calendar": f"*-*-* {job.when.at}:00",
+            "when": job.when.describe(),
+            "calendar": f"*-*-* {job.when.at}:00",
         }
         service, timer = self.paths()
-        return {path: Template((resources.files("skillsleep.cron") / path.name).read_text(encoding="utf-8"))
-                .substitute(values) for path in (service, timer)}
+        return {
+            path: Template((resources.files("skillsleep.cron") / path.name).read_text(encoding="utf-8")).substitute(
+                values
+            )
+            for path in (service, timer)
+        }
 
     def preview(self, job: NightJob) -> str:
         return "\n".join(f"# --- {path}\n{text}" for path, text in self.render(job).items())
@@ -232,8 +243,14 @@ class SystemdTimer:
         for path, text in files.items():
             write_atomic(path, text)
         todo = self._systemctl(["daemon-reload"], ["enable", "--now", f"{self.unit}.timer"])
-        return Change(via=self.name, where=self.where(), done=True, replaced=bool(existing),
-                      written=[str(p) for p in files], todo=todo)
+        return Change(
+            via=self.name,
+            where=self.where(),
+            done=True,
+            replaced=bool(existing),
+            written=[str(p) for p in files],
+            todo=todo,
+        )
 
     def remove(self) -> Change:
         files = [path for path in self.paths() if path.exists()]
@@ -249,8 +266,11 @@ class SystemdTimer:
             link.unlink()  # what `enable` linked, when no manager could `disable` it
         for path in files:
             path.unlink()
-        todo = self._systemctl(["daemon-reload"]) if manager else [
-            f"systemctl --user stop {self.unit}.timer", "systemctl --user daemon-reload"]
+        todo = (
+            self._systemctl(["daemon-reload"])
+            if manager
+            else [f"systemctl --user stop {self.unit}.timer", "systemctl --user daemon-reload"]
+        )
         return Change(via=self.name, where=self.where(), done=True, written=[str(p) for p in files], todo=todo)
 
     def current(self) -> Scheduled | None:
@@ -273,8 +293,10 @@ class SystemdTimer:
         except OSError as exc:
             raise ConfigError(f"cannot read {path}: {exc.strerror}; nothing was changed") from None
         if not first.startswith(_MARK):
-            raise ConfigError(f"{path} was not written by skillsleep (it does not start with {_MARK!r}); nothing was "
-                              "changed: move it away to let skillsleep write its own, or use the crontab instead")
+            raise ConfigError(
+                f"{path} was not written by skillsleep (it does not start with {_MARK!r}); nothing was "
+                "changed: move it away to let skillsleep write its own, or use the crontab instead"
+            )
 
     def _verify(self, files: dict[Path, str]) -> None:
         """`systemd-analyze verify` on the units in a scratch folder (when it is installed); a unit it
@@ -284,13 +306,15 @@ class SystemdTimer:
             return
         with tempfile.TemporaryDirectory(prefix="skillsleep-units-") as scratch:
             paths = [Path(scratch) / path.name for path in files]
-            for path, text in zip(paths, files.values()):
+            for path, text in zip(paths, files.values(), strict=True):
                 path.write_text(text, encoding="utf-8")
             done = subprocess.run([exe, "verify", *map(str, paths)], capture_output=True, text=True, timeout=120)
         said = (done.stdout + done.stderr).strip()
         if done.returncode != 0 and self.unit in said:  # not one about this machine's own units
-            raise ConfigError(f"systemd-analyze verify rejected the units skillsleep would write ({said}); nothing "
-                              "was written: please report this, and use the crontab meanwhile")
+            raise ConfigError(
+                f"systemd-analyze verify rejected the units skillsleep would write ({said}); nothing "
+                "was written: please report this, and use the crontab meanwhile"
+            )
 
     def _manager(self) -> bool:
         """Whether a systemd user manager answers here (not in a container, over plain ssh, …)."""
@@ -305,11 +329,13 @@ class SystemdTimer:
         lines = [shlex.join(["systemctl", "--user", *command]) for command in commands]
         if not self._manager():
             return lines
-        for command, line in zip(commands, lines):
+        for command, line in zip(commands, lines, strict=True):
             done = subprocess.run(["systemctl", "--user", *command], capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
-                raise SkillsleepError(f"`{line}` failed: {' '.join(done.stderr.split())}; the unit files are in "
-                                      f"{self.folder()}: fix the cause and run it again")
+                raise SkillsleepError(
+                    f"`{line}` failed: {' '.join(done.stderr.split())}; the unit files are in "
+                    f"{self.folder()}: fix the cause and run it again"
+                )
         return []
 
 
@@ -343,9 +369,26 @@ class OpenClawCron:
         if not job.when.at:
             raise ConfigError("an OpenClaw cron job takes a time of day here: give --at HH:MM")
         env = [arg for name, value in job.env.items() for arg in ("--command-env", f"{name}={value}")]
-        return ["openclaw", "cron", "add", "--name", self.job, "--cron", job.when.fields, "--description", self.mark,
-                "--command-argv", json.dumps(job.argv), "--command-cwd", str(job.cwd), *env,
-                "--timeout-seconds", "0", "--no-deliver", "--json"]
+        return [
+            "openclaw",
+            "cron",
+            "add",
+            "--name",
+            self.job,
+            "--cron",
+            job.when.fields,
+            "--description",
+            self.mark,
+            "--command-argv",
+            json.dumps(job.argv),
+            "--command-cwd",
+            str(job.cwd),
+            *env,
+            "--timeout-seconds",
+            "0",
+            "--no-deliver",
+            "--json",
+        ]
 
     def preview(self, job: NightJob) -> str:
         return shlex.join(self.add_argv(job))
@@ -356,8 +399,10 @@ class OpenClawCron:
         added = self._openclaw(argv[1:])
         for stale in old:
             self._openclaw(["cron", "rm", stale, "--json"])
-        write_atomic(self.note(), OpenClawJob(id=str(added.get("id", "")), expr=job.when.fields,
-                                              where=self.where()).model_dump_json() + "\n")
+        write_atomic(
+            self.note(),
+            OpenClawJob(id=str(added.get("id", "")), expr=job.when.fields, where=self.where()).model_dump_json() + "\n",
+        )
         return Change(via=self.name, where=self.where(), done=True, replaced=bool(old))
 
     def remove(self) -> Change:
@@ -375,8 +420,10 @@ class OpenClawCron:
         try:
             noted = OpenClawJob.model_validate_json(text)
         except ValueError:
-            raise ConfigError(f"{self.note()} (what `skillsleep schedule --openclaw` added) cannot be read; "
-                              "run `skillsleep unschedule --openclaw`, then schedule again") from None
+            raise ConfigError(
+                f"{self.note()} (what `skillsleep schedule --openclaw` added) cannot be read; "
+                "run `skillsleep unschedule --openclaw`, then schedule again"
+            ) from None
         return Scheduled(via=self.name, when=When.parse(noted.expr).describe(), where=noted.where, entry=noted.expr)
 
     def _ours(self) -> list[str]:
@@ -385,22 +432,28 @@ class OpenClawCron:
         named = [j for j in jobs if isinstance(j, dict) and j.get("name") == self.job]
         foreign = [str(j.get("id")) for j in named if j.get("description") != self.mark]
         if foreign:
-            raise ConfigError(f"OpenClaw's cron job {', '.join(foreign)} is named {self.job!r} but was not written by "
-                              "skillsleep; nothing was changed: rename or remove it (`openclaw cron rm ID`), or "
-                              "schedule with the crontab instead")
+            raise ConfigError(
+                f"OpenClaw's cron job {', '.join(foreign)} is named {self.job!r} but was not written by "
+                "skillsleep; nothing was changed: rename or remove it (`openclaw cron rm ID`), or "
+                "schedule with the crontab instead"
+            )
         return [str(j.get("id")) for j in named]
 
     def _openclaw(self, args: list[str]) -> dict[str, Any]:
         """`openclaw ARGS` (JSON out); a missing CLI is a ConfigError, a refusal a SkillsleepError."""
         exe = shutil.which("openclaw")
         if exe is None:
-            raise ConfigError("`openclaw` is not on PATH, so no OpenClaw cron job can be written; install OpenClaw "
-                              "(or put it on PATH), or schedule with the crontab or --systemd instead")
+            raise ConfigError(
+                "`openclaw` is not on PATH, so no OpenClaw cron job can be written; install OpenClaw "
+                "(or put it on PATH), or schedule with the crontab or --systemd instead"
+            )
         try:
             done = subprocess.run([exe, *args], capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            raise SkillsleepError(f"`openclaw {' '.join(args[:2])}` did not answer in 3 minutes; nothing was changed "
-                                  "by it: check the gateway (`openclaw gateway status`) and run this again") from None
+            raise SkillsleepError(
+                f"`openclaw {' '.join(args[:2])}` did not answer in 3 minutes; nothing was changed "
+                "by it: check the gateway (`openclaw gateway status`) and run this again"
+            ) from None
         try:
             out = json.loads(done.stdout)
         except ValueError:
@@ -410,11 +463,15 @@ class OpenClawCron:
         if done.returncode == 0 and isinstance(out, dict):
             return out
         if "gateway not reachable" in said.lower():
-            raise SkillsleepError(f"no OpenClaw gateway answers ({said.splitlines()[0]}); OpenClaw keeps its cron jobs in "
-                                  "its gateway: start it (`openclaw gateway run`, or `openclaw gateway start` for its "
-                                  "service) and run this again; nothing was changed")
-        raise SkillsleepError(f"`openclaw {' '.join(args[:2])}` failed: {' '.join(said.split())[-600:] or done.returncode}"
-                              "; nothing more was changed")
+            raise SkillsleepError(
+                f"no OpenClaw gateway answers ({said.splitlines()[0]}); OpenClaw keeps its cron jobs in "
+                "its gateway: start it (`openclaw gateway run`, or `openclaw gateway start` for its "
+                "service) and run this again; nothing was changed"
+            )
+        raise SkillsleepError(
+            f"`openclaw {' '.join(args[:2])}` failed: {' '.join(said.split())[-600:] or done.returncode}"
+            "; nothing more was changed"
+        )
 
 
 SCHEDULERS: dict[str, type[Scheduler]] = {"crontab": Crontab, "systemd": SystemdTimer, "openclaw": OpenClawCron}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from skillsleep.core.errors import SkillsleepError
@@ -59,7 +59,7 @@ def _log(agent: str, problem: str) -> None:
     """One line in <data>/logs/hooks.log; on stderr when even that cannot be written."""
     from skillsleep.slash_commands.wiring import data_dir
 
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     line = f"{when} {agent} SessionEnd hook: {' '.join(problem.split())}; nothing was harvested\n"
     try:
         log = data_dir() / "logs" / HOOK_LOG

@@ -16,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from skillsleep.core.backends.base import RetryPolicy
+from skillsleep.core.backends.registry import parse_spec
+from skillsleep.core.changes import changes
 from skillsleep.core.config import (
     BudgetSection,
     DataSection,
@@ -32,8 +34,6 @@ from skillsleep.core.config import (
     TrainConfig,
     TrainSection,
 )
-from skillsleep.core.backends.registry import parse_spec
-from skillsleep.core.changes import changes
 from skillsleep.core.errors import BackendError, BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import GateConfig
@@ -80,16 +80,30 @@ Progress = Callable[[str], None]
 RUN = "skillsleep run"  # what a night's process records in the state lock
 
 
-def run_sleep(flags: Mapping[str, object | None], *, dry_run: bool, progress: Progress,
-              on_rollout: Callable[[Any], None] | None = None, chat_dirs: Sequence[Path] = (),
-              on_start: Callable[[NightRecord], NightRecord] | None = None) -> dict[str, Any]:
+def run_sleep(
+    flags: Mapping[str, object | None],
+    *,
+    dry_run: bool,
+    progress: Progress,
+    on_rollout: Callable[[Any], None] | None = None,
+    chat_dirs: Sequence[Path] = (),
+    on_start: Callable[[NightRecord], NightRecord] | None = None,
+) -> dict[str, Any]:
     """One night with the settings layered flag > env > file > default; returns the summary.
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
     `on_start` may amend the night's record before it is first written (a detached night's log)."""
     settings = check_night(flags)
     with StateLock(data_dir(), RUN):
-        return asyncio.run(_night(settings, dry_run=dry_run, progress=progress, on_rollout=on_rollout,
-                                  chat_dirs=chat_dirs, on_start=on_start))
+        return asyncio.run(
+            _night(
+                settings,
+                dry_run=dry_run,
+                progress=progress,
+                on_rollout=on_rollout,
+                chat_dirs=chat_dirs,
+                on_start=on_start,
+            )
+        )
 
 
 def check_night(flags: Mapping[str, object | None]) -> SleepSection:
@@ -112,7 +126,7 @@ def _model_specs(s: SleepSection) -> tuple[str, str]:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _read_live(target: SkillTarget) -> str:
@@ -131,8 +145,9 @@ def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainCo
     return TrainConfig(
         run=RunSection(name=folder.name, out_dir=str(folder.parent)),
         data=DataSection(tasks=str(folder / "plan.json"), skill=str(target.path)),
-        target=ModelSection(backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=s.call_timeout,
-                            retry=retry),
+        target=ModelSection(
+            backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=s.call_timeout, retry=retry
+        ),
         optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048, retry=retry),
         judge=JudgeSection(retry=retry),
         train=TrainSection(epochs=1, steps_per_epoch=s.steps, rollouts_k=s.rollouts_k),
@@ -145,8 +160,10 @@ def _train_config(s: SleepSection, folder: Path, target: SkillTarget) -> TrainCo
 def _retry_advice(_role: str) -> str:
     keys = ("retries", "call_timeout")
     flags, envs = [SLEEP_FLAGS[k] for k in keys], [SLEEP_ENVS[k] for k in keys]
-    return (f"allow more with {flags[0]} / {flags[1]} ([sleep] retries / call_timeout in config.toml, "
-            f"or {envs[0]} / {envs[1]})")
+    return (
+        f"allow more with {flags[0]} / {flags[1]} ([sleep] retries / call_timeout in config.toml, "
+        f"or {envs[0]} / {envs[1]})"
+    )
 
 
 def _harness(s: SleepSection, models: Models, progress: Progress) -> tuple[Any, str, float]:
@@ -161,7 +178,9 @@ def _alive(pid: int | None) -> bool:
     return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]
 
 
-def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig], seed: str) -> tuple[NightRecord, NightPlan, TrainState] | None:
+def _resumable(
+    nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig], seed: str
+) -> tuple[NightRecord, NightPlan, TrainState] | None:
     """The newest night of this skill, when it stopped (or died) before its end and can go on:
     same settings, same live skill, its plan and state on disk."""
     mine = [r for r in nights.list() if r.skill_path == key and not r.dry_run]
@@ -184,8 +203,15 @@ def _resumable(nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig],
     return last, plan, state
 
 
-async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollout: Callable[[Any], None] | None,
-                 chat_dirs: Sequence[Path], on_start: Callable[[NightRecord], NightRecord] | None) -> dict[str, Any]:
+async def _night(
+    s: SleepSection,
+    *,
+    dry_run: bool,
+    progress: Progress,
+    on_rollout: Callable[[Any], None] | None,
+    chat_dirs: Sequence[Path],
+    on_start: Callable[[NightRecord], NightRecord] | None,
+) -> dict[str, Any]:
     data = data_dir()
     eff = effective_settings(chat_dirs)
     folders = chat_folders(eff)
@@ -204,15 +230,24 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     started = _now()
     if resumed is not None:
         record, plan, state = resumed
-        record = record.model_copy(update={"status": "running", "pid": os.getpid(), "stop": None, "steps": s.steps,
-                                           "log": None})
+        record = record.model_copy(
+            update={"status": "running", "pid": os.getpid(), "stop": None, "steps": s.steps, "log": None}
+        )
         progress(f"resuming night {record.night} of {target.label()} (stopped: {state.stopped or 'the process died'})")
         started = record.started
     else:
         plan, state = None, None
-        record = NightRecord(night=nights.next_number(), started=started, pid=os.getpid(), harness=s.harness,
-                             skill_path=key, skill_name=target.name, managed=target.managed, dry_run=dry_run,
-                             steps=s.steps)
+        record = NightRecord(
+            night=nights.next_number(),
+            started=started,
+            pid=os.getpid(),
+            harness=s.harness,
+            skill_path=key,
+            skill_name=target.name,
+            managed=target.managed,
+            dry_run=dry_run,
+            steps=s.steps,
+        )
     folder = nights.folder(record.night)
     cfg = _train_config(s, folder, target)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
@@ -233,30 +268,67 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     stop: StopReason | None = None
     interrupted: BaseException | None = None
     try:
-        evaluator = Evaluator(harness, judge_llm=models.judge, gate=cfg.gate, rollouts_k=cfg.train.rollouts_k,
-                              timeout_s=timeout_s, log_path=run_dir.rollouts_path, on_rollout=on_rollout)
+        evaluator = Evaluator(
+            harness,
+            judge_llm=models.judge,
+            gate=cfg.gate,
+            rollouts_k=cfg.train.rollouts_k,
+            timeout_s=timeout_s,
+            log_path=run_dir.rollouts_path,
+            on_rollout=on_rollout,
+        )
         if plan is None:
             cutoff = parse_since(s.since)
-            sessions = [x for x in store.sessions() if (x.ended or x.started) is None or (x.ended or x.started) >= cutoff]
+            sessions = [
+                x for x in store.sessions() if (x.ended or x.started) is None or (x.ended or x.started) >= cutoff
+            ]
             plan = await plan_night(
-                sessions, skill=skill, skill_name=target.name, managed=target.managed, optimizer=models.optimizer,
+                sessions,
+                skill=skill,
+                skill_name=target.name,
+                managed=target.managed,
+                optimizer=models.optimizer,
                 settings=NightSettings(max_tasks=s.max_tasks, min_recurrence=s.min_recurrence, dreams=s.dreams),
-                memory=memory, redactor=Redactor(patterns), progress=progress)
+                memory=memory,
+                redactor=Redactor(patterns),
+                progress=progress,
+            )
             run_dir.write_json("plan.json", plan)
         if not plan.not_ready:
             counts = {k: len(v) for k, v in plan.tasks().items()}
-            progress(f"night {record.night}: {counts['train']} train ({len(plan.dreams)} dreamed), {counts['val']} val, "
-                     f"{counts['test']} test tasks; replaying with {label}")
-            outcome = await train_night(cfg, night=record.night, plan=plan, skill=skill, evaluator=evaluator,
-                                        optimizer=models.optimizer, run_dir=run_dir, memory=memory, state=state,
-                                        progress=progress, redactor=Redactor(patterns))
+            progress(
+                f"night {record.night}: {counts['train']} train ({len(plan.dreams)} dreamed), {counts['val']} val, "
+                f"{counts['test']} test tasks; replaying with {label}"
+            )
+            outcome = await train_night(
+                cfg,
+                night=record.night,
+                plan=plan,
+                skill=skill,
+                evaluator=evaluator,
+                optimizer=models.optimizer,
+                run_dir=run_dir,
+                memory=memory,
+                state=state,
+                progress=progress,
+                redactor=Redactor(patterns),
+            )
     except (BudgetExceeded, BackendError) as exc:
         stop = StopReason.from_error(exc)
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         stop, interrupted = StopReason.from_error(KeyboardInterrupt()), exc
     except Exception as exc:  # never leave the night marked running: record why it stopped, then fail
-        nights.save(record.model_copy(update={"status": "stopped", "finished": _now(), "outcome": "stopped-early",
-                                              "stop": StopReason.from_error(exc), "reason": str(exc)}))
+        nights.save(
+            record.model_copy(
+                update={
+                    "status": "stopped",
+                    "finished": _now(),
+                    "outcome": "stopped-early",
+                    "stop": StopReason.from_error(exc),
+                    "reason": str(exc),
+                }
+            )
+        )
         raise
     finally:
         await models.aclose()
@@ -266,13 +338,26 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     # managed skill that does not exist yet (its seed differs from the absent live file).
     trained = outcome is not None and outcome.candidate != trained_text
     candidate_full = target.compose(outcome.candidate, live) if outcome and trained else live
-    diff = unified_diff(live, candidate_full, f"a/{target.path.name}", f"b/{target.path.name}") if candidate_full != live else ""
+    diff = (
+        unified_diff(live, candidate_full, f"a/{target.path.name}", f"b/{target.path.name}")
+        if candidate_full != live
+        else ""
+    )
     spent = run_dir.ledger()  # the whole night: every process that worked on it, a killed one too
     report = night_report(
-        night=record.night, started=started, finished=finished, harness=s.harness, skill_path=str(target.path),
-        skill_name=target.name, plan=plan, outcome=outcome, diff=diff, changes=changes(live, candidate_full),
+        night=record.night,
+        started=started,
+        finished=finished,
+        harness=s.harness,
+        skill_path=str(target.path),
+        skill_name=target.name,
+        plan=plan,
+        outcome=outcome,
+        diff=diff,
+        changes=changes(live, candidate_full),
         usage=NightUsage.from_ledger(spent.by_role()),
-        history=[p for p in nights.history(key) if p.night != record.night], stop=stop,
+        history=[p for p in nights.history(key) if p.night != record.night],
+        stop=stop,
         reason=plan.not_ready if plan is not None and plan.not_ready and stop is None else "",
     )
     files = report_files(report)
@@ -284,21 +369,30 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
     if not dry_run and not stopped and outcome is not None and diff:
         proposals = Proposals(data)
         gate = outcome.gate
-        proposal = proposals.find_pending(target.path, candidate_full, base_text=live,
-                                          accepted=outcome.outcome == "accepted")
+        proposal = proposals.find_pending(
+            target.path, candidate_full, base_text=live, accepted=outcome.outcome == "accepted"
+        )
         if proposal is not None:
             progress(f"the same proposal is already pending: {proposal.id} (`skillsleep adopt {proposal.id}`)")
         else:
             proposal = proposals.stage(
-                target.path, candidate_full, accepted=outcome.outcome == "accepted", reason=outcome.reason,
-                files=files, base_text=live, night=record.night, baseline_score=gate.baseline if gate else None,
+                target.path,
+                candidate_full,
+                accepted=outcome.outcome == "accepted",
+                reason=outcome.reason,
+                files=files,
+                base_text=live,
+                night=record.night,
+                baseline_score=gate.baseline if gate else None,
                 candidate_score=gate.candidate if gate else None,
                 test_before=outcome.test.before if outcome.test else None,
                 test_after=outcome.test.after if outcome.test else None,
                 details={"harness": s.harness, "section": target.section, "managed": target.managed},
             )
-            progress(f"staged proposal {proposal.id} ({'accepted' if proposal.accepted else 'not accepted'}: "
-                     f"{proposal.reason})")
+            progress(
+                f"staged proposal {proposal.id} ({'accepted' if proposal.accepted else 'not accepted'}: "
+                f"{proposal.reason})"
+            )
         if s.auto_adopt and proposal.accepted:
             try:
                 proposals.adopt(proposal.id)
@@ -314,39 +408,66 @@ async def _night(s: SleepSection, *, dry_run: bool, progress: Progress, on_rollo
         memory.nights = [*memory.nights, record.night]
         nights.save_memory(memory)
     gate = report.gate
-    record = record.model_copy(update={
-        "finished": finished, "status": "stopped" if stopped else "finished", "outcome": report.outcome,
-        "reason": report.reason, "stop": report.stop,
-        "sessions": plan.sessions if plan else 0, "mined": plan.recurring if plan else 0,
-        "tasks": ({**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)} if plan else {}),
-        "baseline": report.baseline_score(), "candidate": gate.candidate if gate else None,
-        "accepted": report.outcome == "accepted",
-        "test_before": report.test.before if report.test else None, "test_after": report.test.after if report.test else None,
-        "proposal_id": proposal.id if proposal else None, "adopted": adopted,
-        "calls": spent.calls_made, "cache_hits": spent.cache_hits, "tokens": spent.spent_tokens,
-        "cost_usd": round(spent.spent_usd, 6),
-    })
+    record = record.model_copy(
+        update={
+            "finished": finished,
+            "status": "stopped" if stopped else "finished",
+            "outcome": report.outcome,
+            "reason": report.reason,
+            "stop": report.stop,
+            "sessions": plan.sessions if plan else 0,
+            "mined": plan.recurring if plan else 0,
+            "tasks": ({**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)} if plan else {}),
+            "baseline": report.baseline_score(),
+            "candidate": gate.candidate if gate else None,
+            "accepted": report.outcome == "accepted",
+            "test_before": report.test.before if report.test else None,
+            "test_after": report.test.after if report.test else None,
+            "proposal_id": proposal.id if proposal else None,
+            "adopted": adopted,
+            "calls": spent.calls_made,
+            "cache_hits": spent.cache_hits,
+            "tokens": spent.spent_tokens,
+            "cost_usd": round(spent.spent_usd, 6),
+        }
+    )
     nights.save(record)
     if interrupted is not None:
         raise KeyboardInterrupt from interrupted
     return {
-        "night": record.night, "outcome": report.outcome, "reason": report.reason,
+        "night": record.night,
+        "outcome": report.outcome,
+        "reason": report.reason,
         "stop": report.stop.model_dump(mode="json") if report.stop else None,
         "skill": {"path": str(target.path), "section": target.section, "name": target.name, "managed": target.managed},
-        "harness": s.harness, "dry_run": dry_run, "resumed": resumed is not None,
-        "harvest": {"sessions": harvested.get("sessions", {}), "errors": harvested.get("errors", 0),
-                    "unreadable": harvested.get("unreadable", [])},
-        "sessions": record.sessions, "recurring_tasks": record.mined,
-        "tasks": record.tasks, "unrelated": plan.unrelated if plan else [],
+        "harness": s.harness,
+        "dry_run": dry_run,
+        "resumed": resumed is not None,
+        "harvest": {
+            "sessions": harvested.get("sessions", {}),
+            "errors": harvested.get("errors", 0),
+            "unreadable": harvested.get("unreadable", []),
+        },
+        "sessions": record.sessions,
+        "recurring_tasks": record.mined,
+        "tasks": record.tasks,
+        "unrelated": plan.unrelated if plan else [],
         "splits": plan.splits if plan else {},
-        "baseline": record.baseline, "candidate": record.candidate,
+        "baseline": record.baseline,
+        "candidate": record.candidate,
         "test": report.test.model_dump(mode="json") if report.test else None,
-        "accepted_edits": len(report.accepted_edits), "rejected_edits": len(report.rejected_edits),
+        "accepted_edits": len(report.accepted_edits),
+        "rejected_edits": len(report.rejected_edits),
         "refused_edits": [r.reason() for r in report.refused_edits],
-        "proposal": proposal.id if proposal else None, "adopted": adopted, "adopt_error": adopt_error or None,
+        "proposal": proposal.id if proposal else None,
+        "adopted": adopted,
+        "adopt_error": adopt_error or None,
         "report": {name: str(folder / name) for name in files},
         "problems": report.problems,
-        "calls_made": record.calls, "cache_hits": record.cache_hits, "tokens": record.tokens,
-        "cost_usd": record.cost_usd, "calls_by_role": spent.by_role(),
+        "calls_made": record.calls,
+        "cache_hits": record.cache_hits,
+        "tokens": record.tokens,
+        "cost_usd": record.cost_usd,
+        "calls_by_role": spent.by_role(),
         "markdown": render_markdown(report),
     }

@@ -44,7 +44,9 @@ Progress = Callable[[str], None]
 
 def _read_skill(path: Path) -> Skill:
     inside = path / SKILL_FILE
-    instead = f"the skill file itself, e.g. {inside}" if inside.is_file() else f"a markdown skill file such as {SKILL_FILE}"
+    instead = (
+        f"the skill file itself, e.g. {inside}" if inside.is_file() else f"a markdown skill file such as {SKILL_FILE}"
+    )
     return Skill.parse(read_text_file(path, "skill file", instead=instead))
 
 
@@ -57,8 +59,16 @@ class Models:
     """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry is
     shown through `progress`; `retry_advice(role)` names the settings that allow more of them."""
 
-    def __init__(self, cfg: TrainConfig, ledger: Ledger, store: Store | None, run_id: str, *,
-                 progress: Progress | None = None, retry_advice: Callable[[str], str] = config_retry_advice) -> None:
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        ledger: Ledger,
+        store: Store | None,
+        run_id: str,
+        *,
+        progress: Progress | None = None,
+        retry_advice: Callable[[str], str] = config_retry_advice,
+    ) -> None:
         self.backends: list[Backend] = []
         self.progress = progress
         self.retry_advice = retry_advice
@@ -66,15 +76,21 @@ class Models:
         self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
         self.judge = self._llm("judge", cfg.judge_model, ledger, store, run_id, cfg.run.seed)
 
-    def _llm(self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str,
-             seed: int) -> LLM:
+    def _llm(
+        self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int
+    ) -> LLM:
         show = self.progress
         on_retry = (lambda event: show(f"{role} {event.describe()}")) if show else None
         backend = make_backend(section, retry_advice=self.retry_advice(role), on_retry=on_retry)
         self.backends.append(backend)
         return LLM(
-            backend, ledger=ledger, store=store, run_id=run_id,
-            temperature=section.temperature, max_tokens=section.max_tokens, seed=seed,
+            backend,
+            ledger=ledger,
+            store=store,
+            run_id=run_id,
+            temperature=section.temperature,
+            max_tokens=section.max_tokens,
+            seed=seed,
         )
 
     async def aclose(self) -> None:
@@ -83,7 +99,11 @@ class Models:
 
 
 async def run_training(
-    config_path: Path, overrides: list[str], *, fresh: bool, progress: Progress,
+    config_path: Path,
+    overrides: list[str],
+    *,
+    fresh: bool,
+    progress: Progress,
     on_rollout: Callable[[Rollout], None] | None = None,
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
@@ -97,8 +117,10 @@ async def run_training(
     try:
         run_dir = RunDir(folder)
     except OSError as exc:
-        raise ConfigError(f"the run folder {folder} cannot be created ({exc.strerror or exc}); "
-                          "set run.out_dir or run.name so that it is a folder you can write to") from None
+        raise ConfigError(
+            f"the run folder {folder} cannot be created ({exc.strerror or exc}); "
+            "set run.out_dir or run.name so that it is a folder you can write to"
+        ) from None
     state = None if fresh else run_dir.load("state.json", TrainState)
     if fresh:
         for name in ("state.json", "rollouts.jsonl", "ledger.jsonl", "best_skill.md", "summary.json"):
@@ -123,13 +145,23 @@ async def run_training(
     models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), progress=progress)
     try:
         evaluator = Evaluator(
-            ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress), judge_llm=models.judge,
-            gate=cfg.gate, rollouts_k=cfg.train.rollouts_k,
-            timeout_s=cfg.target.timeout_s, log_path=run_dir.rollouts_path, on_rollout=on_rollout,
+            ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress),
+            judge_llm=models.judge,
+            gate=cfg.gate,
+            rollouts_k=cfg.train.rollouts_k,
+            timeout_s=cfg.target.timeout_s,
+            log_path=run_dir.rollouts_path,
+            on_rollout=on_rollout,
         )
         trainer = Trainer(
-            cfg, splits=splits, seed_skill=seed_skill, evaluator=evaluator,
-            optimizer=models.optimizer, run_dir=run_dir, progress=progress, redactor=redactor,
+            cfg,
+            splits=splits,
+            seed_skill=seed_skill,
+            evaluator=evaluator,
+            optimizer=models.optimizer,
+            run_dir=run_dir,
+            progress=progress,
+            redactor=redactor,
         )
         if state is not None and not state.done:
             progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
@@ -144,8 +176,13 @@ async def run_training(
             except BaseException as exc:  # whatever it is, the paid-for training is written first
                 failed = exc
         run_dir.write_text("best_skill.md", final.best)
-        summary = _summary(run_dir, final, test, len(trainer.test),
-                           failed=f"scoring the test split: {failed}" if failed is not None else None)
+        summary = _summary(
+            run_dir,
+            final,
+            test,
+            len(trainer.test),
+            failed=f"scoring the test split: {failed}" if failed is not None else None,
+        )
         run_dir.write_json("summary.json", summary)
         if isinstance(failed, Exception):
             raise FinalScoringFailed(
@@ -171,8 +208,9 @@ def _read_summary(run_dir: RunDir) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int, *,
-             failed: str | None = None) -> dict[str, Any]:
+def _summary(
+    run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_test: int, *, failed: str | None = None
+) -> dict[str, Any]:
     ledger = run_dir.ledger()  # every invocation of the run, resumes included
     roles = ledger.by_role()
     gated = [s for s in st.steps if s.gate is not None]
@@ -199,7 +237,8 @@ def _summary(run_dir: RunDir, st: TrainState, test: dict[str, float] | None, n_t
         "problems": st.problems(),
         "gate": [
             {"epoch": s.epoch, "step": s.step, **s.gate.model_dump(mode="json", exclude={"deltas"})}
-            for s in gated if s.gate
+            for s in gated
+            if s.gate
         ],
     }
 
@@ -247,12 +286,16 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress:
     registry.check_name(opts.harness)
     if opts.harness == "chat":
         if opts.target_model:
-            raise ConfigError("--target-model picks an agent's model; with the chat harness use --target provider:model")
+            raise ConfigError(
+                "--target-model picks an agent's model; with the chat harness use --target provider:model"
+            )
         harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
         return harness, models.target.label, cfg.target.timeout_s
     if opts.target:
-        raise ConfigError(f"--target picks a backend for the chat harness; for {opts.harness} use --target-model MODEL "
-                          "(and --base-url URL for another model server)")
+        raise ConfigError(
+            f"--target picks a backend for the chat harness; for {opts.harness} use --target-model MODEL "
+            "(and --base-url URL for another model server)"
+        )
     return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
 
 
@@ -290,8 +333,14 @@ async def run_eval(
     gate = cfg.gate
     try:
         harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)
-        ev = Evaluator(harness, judge_llm=models.judge, gate=gate,
-                       rollouts_k=cfg.train.rollouts_k, timeout_s=timeout_s, on_rollout=on_rollout)
+        ev = Evaluator(
+            harness,
+            judge_llm=models.judge,
+            gate=gate,
+            rollouts_k=cfg.train.rollouts_k,
+            timeout_s=timeout_s,
+            on_rollout=on_rollout,
+        )
         progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {label}")
         rollouts = await ev.rollouts(skill, tasks)
     finally:
@@ -302,15 +351,27 @@ async def run_eval(
     for r in rollouts:
         per_task.setdefault(r.task_id, []).append(r)
     rows = [
-        {"id": tid, "score": sum(metric_of(r.score, gate.metric, gate.mixed_weight) for r in rs) / len(rs),
-         "hard": sum(r.score.hard for r in rs) / len(rs), "soft": sum(r.score.soft for r in rs) / len(rs),
-         "feedback": "; ".join(rs[0].score.feedback), "error": rs[0].run.error}
+        {
+            "id": tid,
+            "score": sum(metric_of(r.score, gate.metric, gate.mixed_weight) for r in rs) / len(rs),
+            "hard": sum(r.score.hard for r in rs) / len(rs),
+            "soft": sum(r.score.soft for r in rs) / len(rs),
+            "feedback": "; ".join(rs[0].score.feedback),
+            "error": rs[0].run.error,
+        }
         for tid, rs in per_task.items()
     ]
     return {
-        "skill": str(opts.skill), "tasks": str(opts.tasks), "harness": opts.harness, "n": len(rows), "metric": gate.metric,
-        "score": mean({r["id"]: r["score"] for r in rows}), "per_task": rows,
-        "calls_made": ledger.calls_made, "tokens": ledger.spent_tokens, "cost_usd": round(ledger.spent_usd, 6),
+        "skill": str(opts.skill),
+        "tasks": str(opts.tasks),
+        "harness": opts.harness,
+        "n": len(rows),
+        "metric": gate.metric,
+        "score": mean({r["id"]: r["score"] for r in rows}),
+        "per_task": rows,
+        "calls_made": ledger.calls_made,
+        "tokens": ledger.spent_tokens,
+        "cost_usd": round(ledger.spent_usd, 6),
     }
 
 
@@ -323,12 +384,16 @@ async def list_backends() -> list[dict[str, Any]]:
         settings = backend_settings(info.name, model)
         configured, reason = await check_provider(info.name, settings)
         return {
-            "name": info.name, "configured": configured, "reason": reason,
-            "how_to_configure": info.how_to_configure, "models": info.models,
-            "default_model": info.default_model, "key_env": info.key_env,
+            "name": info.name,
+            "configured": configured,
+            "reason": reason,
+            "how_to_configure": info.how_to_configure,
+            "models": info.models,
+            "default_model": info.default_model,
+            "key_env": info.key_env,
         }
 
     return list(await asyncio.gather(*(row(i) for i in infos)))
 
 
-__all__ = ["run_training", "run_eval", "list_backends", "EvalOptions", "parse_spec"]
+__all__ = ["EvalOptions", "list_backends", "parse_spec", "run_eval", "run_training"]

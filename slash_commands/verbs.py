@@ -30,21 +30,33 @@ class Verb(BaseModel):
         return f"{prefix} {self.name} {self.args}".rstrip()
 
 
-VERBS: dict[str, Verb] = {v.name: v for v in (
-    Verb(name="status", args="", summary="nights with their gate verdicts, pending proposals with what to type next, "
-                                         "spend"),
-    Verb(name="diff", args="[ID]", summary="the numbered changes of a proposal (default: the newest pending one)"),
-    Verb(name="adopt", args="[ID] [--edits N,M] [--force]",
-         summary="put a proposal live (default: the newest accepted one), or only the changes N,M of it; the old "
-                 "file is backed up first"),
-    Verb(name="reject", args="[ID]", summary="drop a pending proposal; the live file is not touched"),
-    Verb(name="rollback", args="[N] [--force]", summary="undo the last N adopts or rollbacks (default 1)"),
-    Verb(name="run", args="[--detach] [flags…]",
-         summary="one night of the sleep cycle; --detach (always, inside an agent) runs it in the background and "
-                 "returns at once (`skillsleep run --help` lists the flags)"),
-    Verb(name="cost", args="", summary="what the nights spent: by night, this month and by role"),
-    Verb(name="help", args="", summary="this list"),
-)}
+VERBS: dict[str, Verb] = {
+    v.name: v
+    for v in (
+        Verb(
+            name="status",
+            args="",
+            summary="nights with their gate verdicts, pending proposals with what to type next, spend",
+        ),
+        Verb(name="diff", args="[ID]", summary="the numbered changes of a proposal (default: the newest pending one)"),
+        Verb(
+            name="adopt",
+            args="[ID] [--edits N,M] [--force]",
+            summary="put a proposal live (default: the newest accepted one), or only the changes N,M of it; the old "
+            "file is backed up first",
+        ),
+        Verb(name="reject", args="[ID]", summary="drop a pending proposal; the live file is not touched"),
+        Verb(name="rollback", args="[N] [--force]", summary="undo the last N adopts or rollbacks (default 1)"),
+        Verb(
+            name="run",
+            args="[--detach] [flags…]",
+            summary="one night of the sleep cycle; --detach (always, inside an agent) runs it in the background and "
+            "returns at once (`skillsleep run --help` lists the flags)",
+        ),
+        Verb(name="cost", args="", summary="what the nights spent: by night, this month and by role"),
+        Verb(name="help", args="", summary="this list"),
+    )
+}
 
 
 def split_line(text: str) -> list[str]:
@@ -52,8 +64,10 @@ def split_line(text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as exc:
-        raise ConfigError(f"cannot split the /sleep line {text!r}: {str(exc).lower()}; close the quote, or put a "
-                          "backslash before a quote that is part of a word") from None
+        raise ConfigError(
+            f"cannot split the /sleep line {text!r}: {str(exc).lower()}; close the quote, or put a "
+            "backslash before a quote that is part of a word"
+        ) from None
 
 
 def _format_asked(args: Sequence[str]) -> str | None:
@@ -94,15 +108,21 @@ def check_prefix(prefix: str) -> str:
 
 def help_data(prefix: str) -> dict[str, Any]:
     """The verbs as `help --json` prints them; `usage` as the user types it where they read it."""
-    return {"prefix": prefix, "verbs": [{"verb": v.name, "args": v.args, "summary": v.summary,
-                                        "usage": v.usage(prefix)} for v in VERBS.values()]}
+    return {
+        "prefix": prefix,
+        "verbs": [
+            {"verb": v.name, "args": v.args, "summary": v.summary, "usage": v.usage(prefix)} for v in VERBS.values()
+        ],
+    }
 
 
 def help_text(d: dict[str, Any], plain: bool) -> str:
     """The verbs, one line each; markdown unless `plain`."""
     alone = f"`{d['prefix']}` alone is `{d['prefix']} status`; " if d["prefix"] == "/sleep" else ""
-    head = (f"The /sleep verbs, the same in every agent and as `skillsleep VERB` ({alone}add `--json` or "
-            "`--format md|text|json` to any of them):")
+    head = (
+        f"The /sleep verbs, the same in every agent and as `skillsleep VERB` ({alone}add `--json` or "
+        "`--format md|text|json` to any of them):"
+    )
     if plain:
         width = max(len(v["usage"]) for v in d["verbs"])
         return "\n".join([head.replace("`", ""), *(f"  {v['usage']:<{width}}  {v['summary']}" for v in d["verbs"])])

@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,11 @@ def watch_roots() -> list[tuple[str, Path]]:
     """(harness, folder) for every transcript folder that exists, from the agents' env vars."""
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude")
     codex = Path(os.environ.get("CODEX_HOME") or _home() / ".codex")
-    openclaw = [Path(os.environ["OPENCLAW_STATE_DIR"])] if os.environ.get("OPENCLAW_STATE_DIR") else [
-        _home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
+    openclaw = (
+        [Path(os.environ["OPENCLAW_STATE_DIR"])]
+        if os.environ.get("OPENCLAW_STATE_DIR")
+        else [_home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
+    )
     candidates = [
         ("claude-code", claude / "projects"),
         ("codex", codex / "sessions"),
@@ -88,8 +91,11 @@ class Watcher:
     """
 
     def __init__(
-        self, roots: Sequence[tuple[str, Path]], debounce_s: float = 2.0,
-        on_report: Callable[[Report], None] | None = None, redact_patterns: tuple[str, ...] = (),
+        self,
+        roots: Sequence[tuple[str, Path]],
+        debounce_s: float = 2.0,
+        on_report: Callable[[Report], None] | None = None,
+        redact_patterns: tuple[str, ...] = (),
         exclude: Sequence[Path] = (),
     ) -> None:
         self.roots = [(harness, Path(path).resolve()) for harness, path in roots]
@@ -166,10 +172,13 @@ class Watcher:
                 self._pending.clear()
             reports = []
             for harness in names:
-                at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                at = datetime.now(UTC).isoformat(timespec="seconds")
                 try:
-                    report: Report = {"harness": harness, "at": at,
-                                      **run_harvest(harness, None, self.redact_patterns, self.chat_dirs)}
+                    report: Report = {
+                        "harness": harness,
+                        "at": at,
+                        **run_harvest(harness, None, self.redact_patterns, self.chat_dirs),
+                    }
                 except Exception as exc:  # a failed harvest is reported; the next change retries it
                     report = {"harness": harness, "at": at, "error": f"{type(exc).__name__}: {exc}"}
                 reports.append(report)
@@ -195,8 +204,10 @@ def report_line(r: Report) -> str:
     """One human line for a harvest report, then one indented line per thing it left out and why."""
     if "error" in r:
         return f"{r['at']} {r['harness']}: harvest failed: {r['error']}"
-    line = (f"{r['at']} {r['harness']}: sessions {r['sessions'].get(r['harness'], 0)}, turns {r['turns']}, "
-            f"bytes read {r['bytes_read']}, skipped {sum(r['skipped'].values())}")
+    line = (
+        f"{r['at']} {r['harness']}: sessions {r['sessions'].get(r['harness'], 0)}, turns {r['turns']}, "
+        f"bytes read {r['bytes_read']}, skipped {sum(r['skipped'].values())}"
+    )
     return "\n".join([line, *(f"  {x}" for x in left_out_lines(r))])
 
 
@@ -207,7 +218,7 @@ def catch_up(
     something it had to leave out: what cannot be read is said once at the start, not hidden)."""
     chat_dirs = [Path(root) for name, root in roots if name == "chat"]
     for harness in [h for h in WATCHED_HARNESSES if h in {name for name, _ in roots}]:
-        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        at = datetime.now(UTC).isoformat(timespec="seconds")
         report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, redact_patterns, chat_dirs)}
         if report["bytes_read"] or any(report["sessions"].values()) or report["files_reset"] or left_out_lines(report):
             on_report(report)
@@ -221,8 +232,11 @@ def chat_roots(settings: EffectiveSettings) -> list[tuple[str, Path]]:
 
 
 def run_watch(
-    debounce_s: float, duration_s: float | None, settings: EffectiveSettings,
-    on_report: Callable[[Report], None], on_start: Callable[[list[tuple[str, Path]]], None] | None = None,
+    debounce_s: float,
+    duration_s: float | None,
+    settings: EffectiveSettings,
+    on_report: Callable[[Report], None],
+    on_start: Callable[[list[tuple[str, Path]]], None] | None = None,
 ) -> None:
     """Watch until Ctrl-C or `duration_s` seconds; harvests are reported through `on_report`.
     `settings` are the layered harvest settings (`wiring.effective_settings()`)."""
@@ -232,7 +246,8 @@ def run_watch(
             "no transcript folders to watch: none of $CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects), "
             "$CODEX_HOME/sessions or $CODEX_HOME/archived_sessions (default ~/.codex), "
             "$OPENCLAW_STATE_DIR/agents (default ~/.openclaw/agents) exists and no chat-log folder is set; "
-            "set those variables if the agents keep their state elsewhere, or pass --chat-dir DIR")
+            "set those variables if the agents keep their state elsewhere, or pass --chat-dir DIR"
+        )
     redact_patterns = tuple(settings.harvest.redact_patterns.value)
     watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()])
     watcher.start()

@@ -48,15 +48,20 @@ def check_data_dir() -> Path:
     """The data folder, when this user can use it: a folder it can read and write, or one it can
     create (nothing is created here). Else a ConfigError naming the folder, what set it and the fix."""
     path = data_dir().absolute()
-    who = ("SKILLSLEEP_HOME" if os.environ.get("SKILLSLEEP_HOME")
-           else "the platform's data folder; set SKILLSLEEP_HOME to use another")
+    who = (
+        "SKILLSLEEP_HOME"
+        if os.environ.get("SKILLSLEEP_HOME")
+        else "the platform's data folder; set SKILLSLEEP_HOME to use another"
+    )
     what = f"the skillsleep data folder {path} ({who})"
     fix = "point SKILLSLEEP_HOME at a folder you can write to"
     if path.is_dir():
         if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
             if os.statvfs(path).f_flag & os.ST_RDONLY:  # e.g. an agent's sandbox (Codex) mounts it read-only
-                raise ConfigError(f"{what} is on a read-only file system here (an agent's sandbox makes it so): run "
-                                  f"this with permission to write there, or {fix}")
+                raise ConfigError(
+                    f"{what} is on a read-only file system here (an agent's sandbox makes it so): run "
+                    f"this with permission to write there, or {fix}"
+                )
             raise ConfigError(f"{what} is not writable by this user; fix its permissions (chmod u+rwx), or {fix}")
         return path
     if path.exists() or path.is_symlink():
@@ -97,9 +102,11 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
             "remove it from the config"
         )
     key = os.environ.get(info.key_env) if info.key_env else None
-    base_url = (section.base_url if section else "") or (
-        os.environ.get(info.base_url_env) if info.base_url_env else None
-    ) or info.default_base_url
+    base_url = (
+        (section.base_url if section else "")
+        or (os.environ.get(info.base_url_env) if info.base_url_env else None)
+        or info.default_base_url
+    )
     options: dict[str, str | int | float | bool] = {"cache_dir": str(cache_dir())}
     if section is None:
         return BackendSettings(model=model, api_key=key, base_url=base_url, options=options)
@@ -217,7 +224,10 @@ def user_config(where: ConfigFile | None = None) -> UserConfig:
 
 
 def effective_settings(
-    chat_dirs: Sequence[Path | str] = (), redact_patterns: Sequence[str] = (), *, strict_file: bool = True,
+    chat_dirs: Sequence[Path | str] = (),
+    redact_patterns: Sequence[str] = (),
+    *,
+    strict_file: bool = True,
 ) -> EffectiveSettings:
     """Every setting of the config file layered flag > env > file > default; the arguments are
     the command-line flags that map to settings (empty: the flag was not given).
@@ -232,8 +242,9 @@ def effective_settings(
     """
     where = config_file()
     cfg = UserConfig() if not strict_file and not where.exists else user_config(where)
-    env_dirs = [str(user_path(d, CHAT_DIRS_ENV).resolve())
-                for d in os.environ.get(CHAT_DIRS_ENV, "").split(os.pathsep) if d]
+    env_dirs = [
+        str(user_path(d, CHAT_DIRS_ENV).resolve()) for d in os.environ.get(CHAT_DIRS_ENV, "").split(os.pathsep) if d
+    ]
     env_patterns = [p for p in os.environ.get(REDACT_PATTERNS_ENV, "").splitlines() if p]
     problems = [f"{REDACT_PATTERNS_ENV}: {p}" for p in map(check_redact_pattern, env_patterns) if p]
     problems += [f"--redact-pattern: {p}" for p in map(check_redact_pattern, redact_patterns) if p]
@@ -242,8 +253,9 @@ def effective_settings(
     flag_dirs = [str(user_path(str(d), "--chat-dir").resolve()) for d in chat_dirs]
     harvest = HarvestSettings(
         chat_dirs=layer("replace", {"flag": flag_dirs, "env": env_dirs, "file": cfg.harvest.chat_dirs}),
-        redact_patterns=layer("extend", {"flag": list(redact_patterns), "env": env_patterns,
-                                         "file": cfg.harvest.redact_patterns}),
+        redact_patterns=layer(
+            "extend", {"flag": list(redact_patterns), "env": env_patterns, "file": cfg.harvest.redact_patterns}
+        ),
     )
     sleep = sleep_settings(cfg=cfg)
     return EffectiveSettings(config_file=where, harvest=harvest, sleep=sleep.settings)
@@ -296,8 +308,9 @@ def _is_text_typed(key: str) -> bool:
     return kind is str or typing.get_origin(kind) is Literal
 
 
-def sleep_settings(flags: Mapping[str, object | None] = types.MappingProxyType({}),
-                   cfg: UserConfig | None = None) -> SleepSettings:
+def sleep_settings(
+    flags: Mapping[str, object | None] = types.MappingProxyType({}), cfg: UserConfig | None = None
+) -> SleepSettings:
     """The `[sleep]` settings layered flag > env > file > default, validated by `SleepSection`.
 
     `flags` maps keys of `[sleep]` to the command-line value (None: the flag was not given); an
@@ -334,8 +347,9 @@ def sleep_settings(flags: Mapping[str, object | None] = types.MappingProxyType({
                 unreadable.add(key)
         if key in file_set:
             levels["file"] = getattr(cfg.sleep, key)
-    sources: dict[str, Origin] = {key: next((o for o in ORIGINS if o in levels), "default")
-                                  for key, levels in given.items()}
+    sources: dict[str, Origin] = {
+        key: next((o for o in ORIGINS if o in levels), "default") for key, levels in given.items()
+    }
     chosen = {key: given[key][o] for key, o in sources.items() if o != "default" and key not in unreadable}
     try:
         values = SleepSection.model_validate(chosen)
@@ -343,8 +357,10 @@ def sleep_settings(flags: Mapping[str, object | None] = types.MappingProxyType({
         problems += [_sleep_problem(err, sources, where) for err in exc.errors(include_url=False)]
     if problems:
         raise ConfigError("\n".join(problems))
-    settings = {key: ScalarSetting(value=getattr(values, key), source=sources[key], layers=levels)
-                for key, levels in given.items()}
+    settings = {
+        key: ScalarSetting(value=getattr(values, key), source=sources[key], layers=levels)
+        for key, levels in given.items()
+    }
     return SleepSettings(values=values, settings=settings)
 
 
@@ -371,8 +387,12 @@ def origin_label(origin: Origin, key: str, where: ConfigFile) -> str:
     """Where a level of setting `key` ("harvest.chat_dirs", "sleep.rollouts_k") is set, in words:
     `--chat-dir`, `SKILLSLEEP_CHAT_DIRS`, `[harvest] chat_dirs in <file>`, `default`."""
     section, _, name = key.rpartition(".")
-    return {"flag": _FLAGS.get(key, "a flag"), "env": _ENVS.get(key, "the environment"),
-            "file": f"[{section}] {name} in {where.path}", "default": "default"}[origin]
+    return {
+        "flag": _FLAGS.get(key, "a flag"),
+        "env": _ENVS.get(key, "the environment"),
+        "file": f"[{section}] {name} in {where.path}",
+        "default": "default",
+    }[origin]
 
 
 def harness_settings(cfg: UserConfig | None = None) -> dict[str, dict[str, Any]]:

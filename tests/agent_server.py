@@ -159,10 +159,22 @@ def anthropic(body: dict[str, Any], p: Plan, n: int) -> tuple[str, bytes]:
     else:
         block = {"type": "text", "text": p.text}
         stop = "end_turn"
-    usage = {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT, "cache_read_input_tokens": 0,
-             "cache_creation_input_tokens": 0}
-    msg = {"id": f"msg_{n:04d}", "type": "message", "role": "assistant", "model": model, "content": [block],
-           "stop_reason": stop, "stop_sequence": None, "usage": usage}
+    usage = {
+        "input_tokens": USAGE_IN,
+        "output_tokens": USAGE_OUT,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
+    msg = {
+        "id": f"msg_{n:04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [block],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     if not body.get("stream"):
         return "application/json", json.dumps(msg).encode()
     start = {**msg, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
@@ -172,39 +184,81 @@ def anthropic(body: dict[str, Any], p: Plan, n: int) -> tuple[str, bytes]:
     else:
         first = {"type": "text", "text": ""}
         delta = {"type": "text_delta", "text": p.text}
-    return "text/event-stream", _sse([
-        ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": first}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": USAGE_OUT}}),
-        ("message_stop", {"type": "message_stop"}),
-    ])
+    return "text/event-stream", _sse(
+        [
+            ("message_start", {"type": "message_start", "message": start}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": first}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": USAGE_OUT},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    )
 
 
 def responses(body: dict[str, Any], p: Plan, n: int) -> tuple[str, bytes]:
     model = body.get("model", "stub-model")
     if p.tool:
-        item = {"type": "function_call", "id": f"fc_{n:04d}", "call_id": f"call_{n:04d}", "name": p.tool,
-                "arguments": json.dumps(p.arguments or {}), "status": "completed"}
+        item = {
+            "type": "function_call",
+            "id": f"fc_{n:04d}",
+            "call_id": f"call_{n:04d}",
+            "name": p.tool,
+            "arguments": json.dumps(p.arguments or {}),
+            "status": "completed",
+        }
     else:
-        item = {"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": p.text, "annotations": []}]}
-    usage = {"input_tokens": USAGE_IN, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": USAGE_OUT,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": USAGE_IN + USAGE_OUT}
-    resp = {"id": f"resp_{n:04d}", "object": "response", "model": model, "status": "completed",
-            "output": [item], "usage": usage}
+        item = {
+            "type": "message",
+            "id": f"msg_{n:04d}",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": p.text, "annotations": []}],
+        }
+    usage = {
+        "input_tokens": USAGE_IN,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": USAGE_OUT,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": USAGE_IN + USAGE_OUT,
+    }
+    resp = {
+        "id": f"resp_{n:04d}",
+        "object": "response",
+        "model": model,
+        "status": "completed",
+        "output": [item],
+        "usage": usage,
+    }
     if not body.get("stream"):
         return "application/json", json.dumps(resp).encode()
     events: list[tuple[str | None, dict[str, Any] | str]] = [
-        ("response.created", {"type": "response.created", "response": {**resp, "status": "in_progress",
-                                                                        "output": [], "usage": None}}),
+        (
+            "response.created",
+            {"type": "response.created", "response": {**resp, "status": "in_progress", "output": [], "usage": None}},
+        ),
         ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
     ]
     if not p.tool:
-        events.append(("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"],
-                                                      "output_index": 0, "content_index": 0, "delta": p.text}))
+        events.append(
+            (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item["id"],
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": p.text,
+                },
+            )
+        )
     events += [
         ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
         ("response.completed", {"type": "response.completed", "response": resp}),
@@ -216,8 +270,11 @@ def chat(body: dict[str, Any], p: Plan, n: int) -> tuple[str, bytes]:
     model = body.get("model", "stub-model")
     usage = {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT, "total_tokens": USAGE_IN + USAGE_OUT}
     if p.tool:
-        call = {"id": f"call_{n:04d}", "type": "function",
-                "function": {"name": p.tool, "arguments": json.dumps(p.arguments or {})}}
+        call = {
+            "id": f"call_{n:04d}",
+            "type": "function",
+            "function": {"name": p.tool, "arguments": json.dumps(p.arguments or {})},
+        }
         message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
         finish = "tool_calls"
     else:
@@ -225,8 +282,12 @@ def chat(body: dict[str, Any], p: Plan, n: int) -> tuple[str, bytes]:
         finish = "stop"
     base = {"id": f"chatcmpl-{n:04d}", "created": 1, "model": model}
     if not body.get("stream"):
-        full = {**base, "object": "chat.completion", "usage": usage,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+        full = {
+            **base,
+            "object": "chat.completion",
+            "usage": usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
         return "application/json", json.dumps(full).encode()
     chunk = {**base, "object": "chat.completion.chunk"}
     delta: dict[str, Any] = {"role": "assistant"}
@@ -288,9 +349,20 @@ class AgentServer:
                 self._send(200, "application/json", b"")
 
             def do_GET(self) -> None:
-                models = {"object": "list", "data": [{"id": "stub-model", "object": "model", "type": "model",
-                                                      "display_name": "stub-model", "created_at": "2026-01-01T00:00:00Z"}],
-                          "models": [{"name": "stub-model", "model": "stub-model"}], "has_more": False}
+                models = {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": "stub-model",
+                            "object": "model",
+                            "type": "model",
+                            "display_name": "stub-model",
+                            "created_at": "2026-01-01T00:00:00Z",
+                        }
+                    ],
+                    "models": [{"name": "stub-model", "model": "stub-model"}],
+                    "has_more": False,
+                }
                 self._send(200, "application/json", json.dumps(models).encode())
 
             def do_POST(self) -> None:
@@ -316,7 +388,9 @@ class AgentServer:
                     self.close_connection = True
                     return
                 if p.fail:
-                    self._send(500, "application/json", b'{"error": {"type": "api_error", "message": "scripted failure"}}')
+                    self._send(
+                        500, "application/json", b'{"error": {"type": "api_error", "message": "scripted failure"}}'
+                    )
                     return
                 if path.endswith("/messages"):
                     ctype, payload = anthropic(body, p, n)

@@ -1,15 +1,15 @@
 """Shared fixtures: a scripted fault server, and real local model servers for the slow tests.
 
-    fault_server      FaultServer (reset per test) — scripted 429/500/garbage/truncate/hang/ok
-    local_model_path  the assembled Qwen2.5-Coder-0.5B GGUF (skips when xllamacpp/weights missing)
-    llama_server      root URL of a real xllamacpp server (OpenAI /v1/chat/completions and
-                      Anthropic /v1/messages) serving that model on 127.0.0.1
-    ollama_server     root URL of ollama-proxy-plus (Ollama REST API) in front of llama_server;
-                      its model name is servers.OLLAMA_MODEL
-    transcripts       ../shared/data/transcripts (skipped where it is absent)
-    agent_tools       the real claude / codex / openclaw CLIs at pinned versions, installed by
-                      scripts/install-agents.sh (the same script .ci/run uses)
-    agent_server      a scripted model server for those CLIs (tests/agent_server.py), per test
+fault_server      FaultServer (reset per test) — scripted 429/500/garbage/truncate/hang/ok
+local_model_path  the assembled Qwen2.5-Coder-0.5B GGUF (skips when xllamacpp/weights missing)
+llama_server      root URL of a real xllamacpp server (OpenAI /v1/chat/completions and
+                  Anthropic /v1/messages) serving that model on 127.0.0.1
+ollama_server     root URL of ollama-proxy-plus (Ollama REST API) in front of llama_server;
+                  its model name is servers.OLLAMA_MODEL
+transcripts       ../shared/data/transcripts (skipped where it is absent)
+agent_tools       the real claude / codex / openclaw CLIs at pinned versions, installed by
+                  scripts/install-agents.sh (the same script .ci/run uses)
+agent_server      a scripted model server for those CLIs (tests/agent_server.py), per test
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import settings as hypothesis_settings
 from agent_server import AgentServer
+from hypothesis import settings as hypothesis_settings
 from servers import FaultServer, free_port, ollama_proxy_exe, start_llama_server, start_ollama_proxy, stop_process
 
 from skillsleep.core.backends import registry

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from skillsleep.slash_commands.cli import main
 
-SCRIPT = r'''#!{python}
+SCRIPT = r"""#!{python}
 import json, os, sys, uuid
 args = sys.argv[1:]
 with open(os.environ["FAKE_OPENCLAW_LOG"], "a") as log:
@@ -68,7 +68,7 @@ if args[:1] == ["cron"]:
         jobs = [j for j in jobs if j["id"] != args[2]]
         print(json.dumps({{"ok": True, "removed": bool(found)}}))
     json.dump(jobs, open(store, "w"))
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -88,14 +88,22 @@ class FakeOpenClaw:
     def around(cls, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeOpenClaw:
         """The fake on PATH, with HOME, OPENCLAW_STATE_DIR and SKILLSLEEP_HOME under `tmp_path`."""
         fake = cls.create(tmp_path)
-        for name, value in {**fake.env(), "HOME": str(tmp_path / "home"), "OPENCLAW_STATE_DIR": str(tmp_path / "state"),
-                            "SKILLSLEEP_HOME": str(tmp_path / "data")}.items():
+        for name, value in {
+            **fake.env(),
+            "HOME": str(tmp_path / "home"),
+            "OPENCLAW_STATE_DIR": str(tmp_path / "state"),
+            "SKILLSLEEP_HOME": str(tmp_path / "data"),
+        }.items():
             monkeypatch.setenv(name, value)
         return fake
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {"PATH": f"{self.root / 'bin'}:/usr/bin:/bin", "FAKE_OPENCLAW_LOG": str(self.root / "calls.jsonl"),
-                "FAKE_OPENCLAW_JOBS": str(self.root / "jobs.json"), **extra}
+        return {
+            "PATH": f"{self.root / 'bin'}:/usr/bin:/bin",
+            "FAKE_OPENCLAW_LOG": str(self.root / "calls.jsonl"),
+            "FAKE_OPENCLAW_JOBS": str(self.root / "jobs.json"),
+            **extra,
+        }
 
     def calls(self) -> list[list[str]]:
         log = self.root / "calls.jsonl"

@@ -60,9 +60,7 @@ def _openai_body(a: Action) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 1,
         "model": "served-model",
-        "choices": [
-            {"index": 0, "finish_reason": a.finish, "message": {"role": "assistant", "content": a.text}}
-        ],
+        "choices": [{"index": 0, "finish_reason": a.finish, "message": {"role": "assistant", "content": a.text}}],
         "usage": {
             "prompt_tokens": USAGE_IN,
             "completion_tokens": USAGE_OUT,

@@ -1,17 +1,17 @@
 """Shared pieces for tests of `skillsleep run` (one night of the sleep cycle).
 
-    write_scripts(root)       opt.json (optimizer: mine, relevance, dream, reflect, merge, rank,
-                              slow update, meta) and target.json (the chat target: follows RULE
-                              only when the skill holds it) for the scripted backend
-    write_script(root)        both in one rules file, for `--backend scripted:<file>` (every role)
-    write_chat_logs(dir, …)   direct-chat logs in which TASKS recur `times` times, each followed by
-                              a correction (so they mine as failing recurring tasks)
-    night_env(monkeypatch, root)  SKILLSLEEP_HOME / HOME / chat dirs pointed into `root`
-    run_args(root, *extra)    the `skillsleep run` arguments for the scripted backend
-    Recorder                  records every model request with its role (LLM.complete wrapped), for
-                              checks of what each role was shown
-    in_terminal(*args)        `skillsleep <args>` in a pseudo-terminal: what a person would see
-    pty_run(args, …)          the same with a cwd, an environment and a window size: (bytes, exit code)
+write_scripts(root)       opt.json (optimizer: mine, relevance, dream, reflect, merge, rank,
+                          slow update, meta) and target.json (the chat target: follows RULE
+                          only when the skill holds it) for the scripted backend
+write_script(root)        both in one rules file, for `--backend scripted:<file>` (every role)
+write_chat_logs(dir, …)   direct-chat logs in which TASKS recur `times` times, each followed by
+                          a correction (so they mine as failing recurring tasks)
+night_env(monkeypatch, root)  SKILLSLEEP_HOME / HOME / chat dirs pointed into `root`
+run_args(root, *extra)    the `skillsleep run` arguments for the scripted backend
+Recorder                  records every model request with its role (LLM.complete wrapped), for
+                          checks of what each role was shown
+in_terminal(*args)        `skillsleep <args>` in a pseudo-terminal: what a person would see
+pty_run(args, …)          the same with a cwd, an environment and a window size: (bytes, exit code)
 """
 
 from __future__ import annotations
@@ -46,17 +46,36 @@ TASKS = [
 DREAM = "Please handle this one for the staging branch instead"
 
 
-def optimizer_rules(*, findings: list[dict[str, Any]] | None = None, relevant: list[int] | None = None,
-                    dream: str = DREAM) -> list[dict[str, str]]:
+def optimizer_rules(
+    *, findings: list[dict[str, Any]] | None = None, relevant: list[int] | None = None, dream: str = DREAM
+) -> list[dict[str, str]]:
     """Optimizer rules; `findings` replaces the reflection's default (add RULE)."""
-    findings = findings if findings is not None else [
-        {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}]
+    findings = (
+        findings
+        if findings is not None
+        else [{"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}]
+    )
     return [
         {"match": '"mine_merge"', "reply": json.dumps({"groups": []})},
-        {"match": '"mine_judge"', "reply": json.dumps({"checks": [{
-            "type": "last_line_regex", "value": "^ANSWER: .+",
-            "feedback": "the last line must be `ANSWER: <answer>`"}], "rubric": ""})},
-        {"match": '"relevance"', "reply": json.dumps({"relevant": relevant if relevant is not None else list(range(1, 41))})},
+        {
+            "match": '"mine_judge"',
+            "reply": json.dumps(
+                {
+                    "checks": [
+                        {
+                            "type": "last_line_regex",
+                            "value": "^ANSWER: .+",
+                            "feedback": "the last line must be `ANSWER: <answer>`",
+                        }
+                    ],
+                    "rubric": "",
+                }
+            ),
+        },
+        {
+            "match": '"relevance"',
+            "reply": json.dumps({"relevant": relevant if relevant is not None else list(range(1, 41))}),
+        },
         {"match": '"dream"', "reply": json.dumps({"variants": [dream]})},
         {"match": '"findings"', "reply": json.dumps({"findings": findings})},
         {"match": '"groups"', "reply": json.dumps({"groups": []})},
@@ -92,13 +111,30 @@ def write_chat_logs(folder: Path, tasks: list[str] = TASKS, *, times: int = 3, e
     lines = []
     for rep in range(times):
         for i, t in enumerate(tasks):
-            lines.append(json.dumps({"id": f"s{rep}-{i}", "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z", "messages": [
-                {"role": "user", "content": t}, {"role": "assistant", "content": "Done."},
-                {"role": "user", "content": "no, put the answer on its own last line"},
-                {"role": "assistant", "content": "ok"}]}))
+            lines.append(
+                json.dumps(
+                    {
+                        "id": f"s{rep}-{i}",
+                        "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z",
+                        "messages": [
+                            {"role": "user", "content": t},
+                            {"role": "assistant", "content": "Done."},
+                            {"role": "user", "content": "no, put the answer on its own last line"},
+                            {"role": "assistant", "content": "ok"},
+                        ],
+                    }
+                )
+            )
     for n, t in enumerate(extra):
-        lines.append(json.dumps({"id": f"x{n}", "created": "2026-11-25T09:00:00Z", "messages": [
-            {"role": "user", "content": t}, {"role": "assistant", "content": "Done."}]}))
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"x{n}",
+                    "created": "2026-11-25T09:00:00Z",
+                    "messages": [{"role": "user", "content": t}, {"role": "assistant", "content": "Done."}],
+                }
+            )
+        )
     path = folder / "log.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -117,8 +153,18 @@ def night_env(monkeypatch: pytest.MonkeyPatch, root: Path) -> Path:
 
 
 def run_args(root: Path, *extra: str) -> list[str]:
-    return ["run", "--backend", "scripted", "--optimizer-model", str(root / "opt.json"),
-            "--target-model", str(root / "target.json"), "--since", "3650d", *extra]
+    return [
+        "run",
+        "--backend",
+        "scripted",
+        "--optimizer-model",
+        str(root / "opt.json"),
+        "--target-model",
+        str(root / "target.json"),
+        "--since",
+        "3650d",
+        *extra,
+    ]
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -161,16 +207,23 @@ def in_terminal(*args: str) -> str:
     return pty_run(list(args))[0].decode("utf-8", errors="replace")
 
 
-def pty_run(args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None,
-            size: tuple[int, int] | None = None) -> tuple[bytes, int]:
+def pty_run(
+    args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, size: tuple[int, int] | None = None
+) -> tuple[bytes, int]:
     """(every byte `skillsleep ARGS` wrote, its exit code), run with a pseudo-terminal as stdin, stdout
     and stderr; `size` (columns, rows) sets the terminal's window size."""
     master, slave = pty.openpty()
     if size is not None:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "skillsleep.slash_commands.cli", *args], cwd=cwd,
-                            stdin=slave, stdout=slave, stderr=slave, env=dict(os.environ) if env is None else env,
-                            close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillsleep.slash_commands.cli", *args],
+        cwd=cwd,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=dict(os.environ) if env is None else env,
+        close_fds=True,
+    )
     os.close(slave)
     chunks = []
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from skillsleep.core.records import Task
-from skillsleep.harnesses import agent_cli
 from skillsleep.core.skill import Skill
+from skillsleep.harnesses import agent_cli
 from skillsleep.harnesses.agent_cli import (
     FALLBACK_SKILL_NAME,
     AgentCLI,
@@ -105,7 +105,7 @@ def _alive(pid: int) -> bool:
 
 def test_run_cli_kills_the_whole_group_on_timeout(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
-    script = _script(tmp_path / "agent", f'sleep 300 & echo $! > {pidfile}; echo started; wait\n')
+    script = _script(tmp_path / "agent", f"sleep 300 & echo $! > {pidfile}; echo started; wait\n")
     result = asyncio.run(run_cli([str(script)], cwd=tmp_path, env=dict(os.environ), timeout_s=1.0))
     assert result.timed_out and result.returncode is None
     child = int(pidfile.read_text())

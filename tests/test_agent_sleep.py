@@ -52,12 +52,22 @@ class World:
         self.live.write_text(OLD)
         self.tools = agent_tools
         self.server = server
-        self.env = {"PATH": agent_tools.path_env(), "HOME": str(self.home), "SKILLSLEEP_HOME": str(self.data),
-                    "TMPDIR": str(root / "tmp"), "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
-                    "CODEX_HOME": str(self.home / ".codex"),
-                    "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "dummy", "STUB_KEY": "dummy",
-                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                    "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_MAX_RETRIES": "0"}
+        self.env = {
+            "PATH": agent_tools.path_env(),
+            "HOME": str(self.home),
+            "SKILLSLEEP_HOME": str(self.data),
+            "TMPDIR": str(root / "tmp"),
+            "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
+            "CODEX_HOME": str(self.home / ".codex"),
+            "ANTHROPIC_BASE_URL": server.url,
+            "ANTHROPIC_API_KEY": "dummy",
+            "STUB_KEY": "dummy",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+        }
 
     def with_skillsleep_on_path(self) -> dict[str, str]:
         return {**self.env, "PATH": f"{VENV_BIN}:{self.env['PATH']}"}
@@ -75,8 +85,15 @@ class World:
         return dict(json.loads(result.stdout))
 
     def run(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, env=env or self.env, cwd=self.cwd, capture_output=True, text=True, timeout=180,
-                              stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            argv,
+            env=env or self.env,
+            cwd=self.cwd,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
 
     def claude(self, prompt: str, *flags: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         """One `claude -p` turn; its JSON result. What reached the model: `self.sent()`."""
@@ -90,11 +107,27 @@ class World:
         """One `codex exec` turn: (the first model request as text, the output of the shell call the
         model made, as Codex sent it back)."""
         self.server.seen.clear()
-        done = self.run([str(self.tools.bin / "codex"), "exec", "--json", "--skip-git-repo-check", "--ephemeral",
-                         "-s", "workspace-write", *flags, "--", prompt])
+        done = self.run(
+            [
+                str(self.tools.bin / "codex"),
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--ephemeral",
+                "-s",
+                "workspace-write",
+                *flags,
+                "--",
+                prompt,
+            ]
+        )
         assert done.returncode == 0, done.stderr[-2000:]
-        outputs = [item["output"] for s in self.server.seen for item in s.body.get("input", [])
-                   if isinstance(item, dict) and item.get("type") == "function_call_output"]
+        outputs = [
+            item["output"]
+            for s in self.server.seen
+            for item in s.body.get("input", [])
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
+        ]
         return json.dumps(self.server.seen[0].body), str(outputs[-1]) if outputs else ""
 
     def sent(self) -> str:
@@ -120,17 +153,26 @@ def world(tmp_path: Path, agent_tools: AgentTools, agent_server: AgentServer) ->
 
 
 def test_the_claude_code_plugin_validates(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    bundled = world.run([str(world.tools.bin / "claude"), "plugin", "validate", "--json", str(ROOT / "plugins" /
-                                                                                                "claude-code")])
+    bundled = world.run(
+        [str(world.tools.bin / "claude"), "plugin", "validate", "--json", str(ROOT / "plugins" / "claude-code")]
+    )
     assert bundled.returncode == 0, bundled.stdout
     report = json.loads(bundled.stdout)
     assert report["success"] is True and report["manifest"]["errors"] == []
     assert report["provides"]["skills"] == ["skillsleep:sleep"]
     assert [(h["event"], h["command"]) for h in report["provides"]["hooks"]] == [
-        ("SessionEnd", "type skillsleep >/dev/null 2>&1 || exit 0; skillsleep harvest --hook claude-code")]
+        ("SessionEnd", "type skillsleep >/dev/null 2>&1 || exit 0; skillsleep harvest --hook claude-code")
+    ]
     world.skillsleep(monkeypatch, "install", "claude-code")  # the hook plugin as installed, full path and all
-    installed = world.run([str(world.tools.bin / "claude"), "plugin", "validate", "--json",
-                           str(world.home / ".claude" / "skills" / "skillsleep-harvest")])
+    installed = world.run(
+        [
+            str(world.tools.bin / "claude"),
+            "plugin",
+            "validate",
+            "--json",
+            str(world.home / ".claude" / "skills" / "skillsleep-harvest"),
+        ]
+    )
     assert installed.returncode == 0 and json.loads(installed.stdout)["success"] is True
 
 
@@ -176,8 +218,9 @@ def test_sleep_in_claude_code_without_skillsleep_on_path_says_what_to_do(world: 
     assert world.harvested() == {} and not world.data.exists()  # the hook found no skillsleep and kept quiet
 
 
-def test_installed_sleep_works_in_claude_code_without_a_plugin_flag_or_path(world: World,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_installed_sleep_works_in_claude_code_without_a_plugin_flag_or_path(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
     installed = world.skillsleep(monkeypatch, "install", "claude-code")["agents"][0]
     assert len(installed["written"]) == 4
     pid = world.stage()
@@ -192,8 +235,9 @@ def test_installed_sleep_works_in_claude_code_without_a_plugin_flag_or_path(worl
     assert f"`/sleep adopt {pid}`" not in world.sent()  # gone: no /sleep skill any more
 
     # an installation that was removed since: the message says what to do
-    gone = InstallContext(home=world.home, env=world.env, skillsleep=world.root / "removed" / "skillsleep",
-                          data_dir=world.data)
+    gone = InstallContext(
+        home=world.home, env=world.env, skillsleep=world.root / "removed" / "skillsleep", data_dir=world.data
+    )
     Installs(world.data).install(installer("claude-code")(gone))
     world.claude("/sleep status")
     assert "**Error:** Claude Code cannot run skillsleep here" in world.sent()
@@ -211,7 +255,8 @@ def codex_config(world: World) -> None:
         'model = "stub-model"\nmodel_provider = "local"\ncheck_for_update_on_startup = false\n'
         "[analytics]\nenabled = false\n[features]\nremote_plugin = false\napps = false\n"
         f'[model_providers.local]\nname = "local"\nbase_url = "{world.server.url}/v1"\nwire_api = "responses"\n'
-        'env_key = "STUB_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n')
+        'env_key = "STUB_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
+    )
 
 
 def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,8 +265,9 @@ def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPa
     codex_config(world)
     world.skillsleep(monkeypatch, "install", "codex")
     skill = world.home / ".codex" / "skills" / "sleep" / "SKILL.md"
-    command = next(line.strip() for line in skill.read_text().splitlines() if line.startswith("   ")
-                   and " sleep --prefix " in line)
+    command = next(
+        line.strip() for line in skill.read_text().splitlines() if line.startswith("   ") and " sleep --prefix " in line
+    )
     assert command == f"{skillsleep_command()} sleep --prefix '$sleep' [verb] [args]"
     pid = world.stage()
 
@@ -242,8 +288,12 @@ def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPa
 
     # a sandbox in which skillsleep's data folder, then only the live skill, is read-only (/tmp is, here):
     # the message says so and what to do, nothing changes
-    sandbox = ("-c", "sandbox_workspace_write.exclude_slash_tmp=true",
-               "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true")
+    sandbox = (
+        "-c",
+        "sandbox_workspace_write.exclude_slash_tmp=true",
+        "-c",
+        "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+    )
     world.stage(NEW + "- Cite the source.\n")
     _, output = world.codex(f"$sleep adopt\nSTUB_TOOL: {command.replace('[verb] [args]', 'adopt')}", *sandbox)
     assert "**Error:**" in output and "read-only file system here" in output and "Traceback" not in output
@@ -262,17 +312,34 @@ def test_the_codex_plugin_installs_from_a_local_marketplace(world: World) -> Non
     market = world.root / "market"
     shutil.copytree(ROOT / "plugins" / "codex", market / "plugins" / "skillsleep")
     (market / ".agents" / "plugins").mkdir(parents=True)
-    (market / ".agents" / "plugins" / "marketplace.json").write_text(json.dumps({
-        "name": "skillsleep-local", "plugins": [{
-            "name": "skillsleep", "source": {"source": "local", "path": "./plugins/skillsleep"},
-            "policy": {"installation": "AVAILABLE", "authentication": "ON_INSTALL"}, "category": "Productivity"}]}))
+    (market / ".agents" / "plugins" / "marketplace.json").write_text(
+        json.dumps(
+            {
+                "name": "skillsleep-local",
+                "plugins": [
+                    {
+                        "name": "skillsleep",
+                        "source": {"source": "local", "path": "./plugins/skillsleep"},
+                        "policy": {"installation": "AVAILABLE", "authentication": "ON_INSTALL"},
+                        "category": "Productivity",
+                    }
+                ],
+            }
+        )
+    )
     codex = str(world.tools.bin / "codex")
-    for argv in ([codex, "plugin", "marketplace", "add", str(market)], [codex, "plugin", "add", "skillsleep@skillsleep-local"]):
+    for argv in (
+        [codex, "plugin", "marketplace", "add", str(market)],
+        [codex, "plugin", "add", "skillsleep@skillsleep-local"],
+    ):
         done = world.run(argv)
         assert done.returncode == 0, done.stderr
     env = world.with_skillsleep_on_path()
     world.env = env
-    request, output = world.codex("$skillsleep:sleep status\nSTUB_TOOL: skillsleep sleep --prefix '$sleep' status",
-                                "-c", "allow_login_shell=false")
+    request, output = world.codex(
+        "$skillsleep:sleep status\nSTUB_TOOL: skillsleep sleep --prefix '$sleep' status",
+        "-c",
+        "allow_login_shell=false",
+    )
     assert "<name>skillsleep:sleep</name>" in request and "skillsleep sleep --prefix '$sleep'" in request
     assert "No nights yet: `$sleep run` starts one." in output

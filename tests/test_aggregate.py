@@ -81,10 +81,12 @@ async def test_merged_replace_keeps_a_members_target_and_never_invents_one():
         Edit(op="delete", target="Be polite."),
         Edit(op="delete", target="Be nice."),
     ]
-    reply = {"groups": [
-        group([1, 2], op="replace", target="answer in one word.", content="End with a line ANSWER: x."),
-        group([3, 4], op="delete", target="Be kind.", content=""),
-    ]}
+    reply = {
+        "groups": [
+            group([1, 2], op="replace", target="answer in one word.", content="End with a line ANSWER: x."),
+            group([3, 4], op="delete", target="Be kind.", content=""),
+        ]
+    }
     llm, _ = make_llm(lambda r: json.dumps(reply))
     result = await aggregate(llm, edits)
     merged = result.edits[0]

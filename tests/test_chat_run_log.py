@@ -43,9 +43,11 @@ async def test_each_episode_is_one_line_the_chat_log_reader_reads_back(tmp_path:
     records = log_lines(log_dir)
     assert sorted(r["task_id"] for r in records) == sorted(t.id for t in tasks)  # type: ignore[type-var]
     first = next(r for r in records if r["task_id"] == "t0")
-    assert first["messages"] == [{"role": "system", "content": "# Rules\n\n- Be brief."},
-                                 {"role": "user", "content": "ctx\n\nQ0?"},
-                                 {"role": "assistant", "content": "fine"}]
+    assert first["messages"] == [
+        {"role": "system", "content": "# Rules\n\n- Be brief."},
+        {"role": "user", "content": "ctx\n\nQ0?"},
+        {"role": "assistant", "content": "fine"},
+    ]
     assert (first["harness"], first["model"], first["provider"], first["sample"]) == ("chat", "m", "scripted", 0)
     when = datetime.fromisoformat(str(first["time"]))
     assert when.utcoffset() is not None and when.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
@@ -55,7 +57,8 @@ async def test_each_episode_is_one_line_the_chat_log_reader_reads_back(tmp_path:
     parsed = parse_chat_log(day.read_bytes(), source=str(day))
     assert parsed.bytes_read == day.stat().st_size and not parsed.skipped
     assert sorted(s.prompts()[0] for s in parsed.sessions) == sorted(
-        ("ctx\n\n" if t.context else "") + t.prompt for t in tasks)
+        ("ctx\n\n" if t.context else "") + t.prompt for t in tasks
+    )
     session = parsed.sessions[0]
     assert session.harness == "chat" and session.models == ["m"] and session.usage.input_tokens > 0
     assert [t.kind for t in session.turns] == ["user", "assistant"]  # the skill (system) is not a prompt
@@ -120,20 +123,36 @@ async def test_by_default_the_log_failure_is_a_runtime_warning(tmp_path: Path) -
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
         monkeypatch.delenv(var, raising=False)
-    for var, name in (("SKILLSLEEP_HOME", "home"), ("CLAUDE_CONFIG_DIR", "claude"), ("CODEX_HOME", "codex"),
-                      ("OPENCLAW_STATE_DIR", "openclaw")):
+    for var, name in (
+        ("SKILLSLEEP_HOME", "home"),
+        ("CLAUDE_CONFIG_DIR", "claude"),
+        ("CODEX_HOME", "codex"),
+        ("OPENCLAW_STATE_DIR", "openclaw"),
+    ):
         monkeypatch.setenv(var, str(tmp_path / name))
     (tmp_path / "target.json").write_text(json.dumps([{"match": "What", "reply": "ANSWER: 4"}]))
     (tmp_path / "SKILL.md").write_text("---\nname: s\n---\n# Sums\n\n- Answer last.\n")
-    (tmp_path / "tasks.jsonl").write_text("".join(
-        json.dumps({"id": f"q{i}", "prompt": f"What is {i}+4?", "answer": "4"}) + "\n" for i in range(3)))
+    (tmp_path / "tasks.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "prompt": f"What is {i}+4?", "answer": "4"}) + "\n" for i in range(3))
+    )
     return tmp_path
 
 
 def test_eval_logs_its_episodes_and_harvest_skips_them_even_when_asked(project: Path) -> None:
     runner = CliRunner()
-    result = runner.invoke(main, ["eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
-                                  "--target", f"scripted:{project / 'target.json'}", "--json"])
+    result = runner.invoke(
+        main,
+        [
+            "eval",
+            "--skill",
+            str(project / "SKILL.md"),
+            "--tasks",
+            str(project / "tasks.jsonl"),
+            "--target",
+            f"scripted:{project / 'target.json'}",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     logs = project / "home" / "chat-logs"
     [day] = list(logs.glob("*.jsonl"))
@@ -151,4 +170,6 @@ def test_eval_logs_its_episodes_and_harvest_skips_them_even_when_asked(project: 
     assert by_file.exit_code == 0, by_file.output
     assert json.loads(by_file.stdout)["sessions"] == {"chat": 0} and json.loads(by_file.stdout)["files_seen"] == 0
     assert json.loads(runner.invoke(main, ["config", "--json"]).stdout)["harvest"]["chat_dirs"]["value"] == [
-        str(project / "home"), str(project / "home" / "chat-logs")]
+        str(project / "home"),
+        str(project / "home" / "chat-logs"),
+    ]

@@ -55,8 +55,14 @@ def _fresh_probe_cache() -> None:
 
 def test_recorded_samples_match_the_manifest() -> None:
     manifest = json.loads(recorded("manifest.json"))
-    for name in ("plain.json", "plain.stream.jsonl", "tool.stream.jsonl", "skill.stream.jsonl",
-                 "dead-server.stream.jsonl", "max-turns.stream.jsonl"):
+    for name in (
+        "plain.json",
+        "plain.stream.jsonl",
+        "tool.stream.jsonl",
+        "skill.stream.jsonl",
+        "dead-server.stream.jsonl",
+        "max-turns.stream.jsonl",
+    ):
         assert name in manifest and (RECORDED / name).is_file(), name
     assert manifest["plain.stream.jsonl"]["exit_code"] == 0
     assert manifest["dead-server.stream.jsonl"]["exit_code"] != 0
@@ -76,7 +82,8 @@ def test_parse_tool_call_with_its_result() -> None:
     run = parse_claude_output(recorded("tool.stream.jsonl"))
     assert run.error is None
     assert [(c.name, c.arguments, c.result) for c in run.tool_calls] == [
-        ("Bash", {"command": "echo from-tool"}, "from-tool")]
+        ("Bash", {"command": "echo from-tool"}, "from-tool")
+    ]
     assert run.response == "hello | tool said: from-tool"
     assert run.usage.input_tokens == 240 and run.usage.output_tokens == 12  # the result's total, not per message
     assert run.cost_usd == pytest.approx(0.0012)
@@ -104,8 +111,15 @@ def test_parse_max_turns_keeps_the_tool_calls_and_says_to_raise_the_limit() -> N
 def test_parse_skips_garbage_and_a_missing_result_is_an_error() -> None:
     lines = recorded("tool.stream.jsonl").splitlines()
     result_line = next(i for i, line in enumerate(lines) if '"type":"result"' in line)
-    mangled = ["not json at all", "[1, 2]", "null", '"a string"', '{"type": "future_record", "x": 1}',
-               *lines[:result_line], lines[result_line][:80]]  # the result line cut off mid-way
+    mangled = [
+        "not json at all",
+        "[1, 2]",
+        "null",
+        '"a string"',
+        '{"type": "future_record", "x": 1}',
+        *lines[:result_line],
+        lines[result_line][:80],
+    ]  # the result line cut off mid-way
     run = parse_claude_output("\n".join(mangled))
     assert run.error is not None and "without a final `result` record" in run.error
     assert [(c.name, c.result) for c in run.tool_calls] == [("Bash", "from-tool")]
@@ -116,7 +130,7 @@ def test_parse_skips_garbage_and_a_missing_result_is_an_error() -> None:
     assert intact.error is None and intact.response == "hello | tool said: from-tool"
 
 
-@pytest.mark.parametrize("stdout", ["", "   \n", "Segmentation fault\n", "{\"type\": \"result\""])
+@pytest.mark.parametrize("stdout", ["", "   \n", "Segmentation fault\n", '{"type": "result"'])
 def test_parse_no_json_is_an_error(stdout: str) -> None:
     run = parse_claude_output(stdout)
     assert run.error is not None and "Claude Code" in run.error
@@ -124,15 +138,29 @@ def test_parse_no_json_is_an_error(stdout: str) -> None:
 
 
 def _result(**fields: Any) -> str:
-    rec = {"type": "result", "subtype": "success", "is_error": True, "num_turns": 1, "total_cost_usd": 0,
-           "usage": {"input_tokens": 0, "output_tokens": 0}, **fields}
+    rec = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "num_turns": 1,
+        "total_cost_usd": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        **fields,
+    }
     return json.dumps(rec) + "\n"
 
 
-@pytest.mark.parametrize("fields", [
-    {"api_error_status": 401, "api_error_type": "authentication_error", "result": "Invalid API key · Fix external API key"},
-    {"api_error_status": None, "result": "Not logged in · Please run /login"},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {
+            "api_error_status": 401,
+            "api_error_type": "authentication_error",
+            "result": "Invalid API key · Fix external API key",
+        },
+        {"api_error_status": None, "result": "Not logged in · Please run /login"},
+    ],
+)
 def test_parse_auth_failure_says_to_log_in_or_set_the_key(fields: dict[str, Any]) -> None:
     run = parse_claude_output(_result(**fields))
     assert run.error is not None
@@ -141,8 +169,9 @@ def test_parse_auth_failure_says_to_log_in_or_set_the_key(fields: dict[str, Any]
 
 
 def test_parse_other_error_results() -> None:
-    failed = parse_claude_output(_result(api_error_status=500, result="API Error: 500 scripted failure"),
-                                 server="http://127.0.0.1:1234")
+    failed = parse_claude_output(
+        _result(api_error_status=500, result="API Error: 500 scripted failure"), server="http://127.0.0.1:1234"
+    )
     assert failed.error is not None and "failed to answer" in failed.error and "127.0.0.1:1234" in failed.error
     limited = parse_claude_output(_result(api_error_status=429, result="API Error: 429 too many"))
     assert limited.error is not None and "concurrency" in limited.error
@@ -153,24 +182,54 @@ def test_parse_other_error_results() -> None:
 
 
 def test_parse_odd_blocks_and_failed_tools() -> None:
-    stdout = "\n".join(json.dumps(r) for r in [
-        {"type": "assistant", "message": {"id": "m1", "content": [
-            {"type": "thinking", "thinking": "hmm"},
-            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/x"}},
-            {"type": "tool_use", "id": "t2", "name": "Weird", "input": "raw"},
-            "not a block"],
-            "usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "cache_creation_input_tokens": 5,
-                      "output_tokens": 3}}},
-        {"type": "user", "message": {"content": [
-            {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": "no such file"},
-            {"type": "tool_result", "tool_use_id": "t2",
-             "content": [{"type": "text", "text": "part one"}, {"type": "image", "source": {}}]},
-            {"type": "tool_result", "tool_use_id": "unknown", "content": "orphan"}]}},
-        {"type": "assistant", "message": {"id": "m1", "content": [  # the same reply line written twice
-            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/x"}}]}},
-        {"type": "assistant", "message": {"id": "m2", "content": "plain string content"}},
-        {"type": "result", "subtype": "success", "is_error": False, "result": "done", "total_cost_usd": "n/a"},
-    ])
+    stdout = "\n".join(
+        json.dumps(r)
+        for r in [
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "m1",
+                    "content": [
+                        {"type": "thinking", "thinking": "hmm"},
+                        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/x"}},
+                        {"type": "tool_use", "id": "t2", "name": "Weird", "input": "raw"},
+                        "not a block",
+                    ],
+                    "usage": {
+                        "input_tokens": 10,
+                        "cache_read_input_tokens": 90,
+                        "cache_creation_input_tokens": 5,
+                        "output_tokens": 3,
+                    },
+                },
+            },
+            {
+                "type": "user",
+                "message": {
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": "no such file"},
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t2",
+                            "content": [{"type": "text", "text": "part one"}, {"type": "image", "source": {}}],
+                        },
+                        {"type": "tool_result", "tool_use_id": "unknown", "content": "orphan"},
+                    ]
+                },
+            },
+            {
+                "type": "assistant",
+                "message": {
+                    "id": "m1",
+                    "content": [  # the same reply line written twice
+                        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/x"}}
+                    ],
+                },
+            },
+            {"type": "assistant", "message": {"id": "m2", "content": "plain string content"}},
+            {"type": "result", "subtype": "success", "is_error": False, "result": "done", "total_cost_usd": "n/a"},
+        ]
+    )
     run = parse_claude_output(stdout)
     assert run.error is None and run.response == "done"
     assert [(c.name, c.arguments, c.result) for c in run.tool_calls] == [
@@ -182,10 +241,21 @@ def test_parse_odd_blocks_and_failed_tools() -> None:
 
 
 def test_parse_without_result_answers_with_the_agents_last_words_not_a_subagents() -> None:
-    stdout = "\n".join(json.dumps(r) for r in [
-        {"type": "assistant", "parent_tool_use_id": None, "message": {"content": [{"type": "text", "text": "main"}]}},
-        {"type": "assistant", "parent_tool_use_id": "toolu_9", "message": {"content": [{"type": "text", "text": "sub"}]}},
-    ])
+    stdout = "\n".join(
+        json.dumps(r)
+        for r in [
+            {
+                "type": "assistant",
+                "parent_tool_use_id": None,
+                "message": {"content": [{"type": "text", "text": "main"}]},
+            },
+            {
+                "type": "assistant",
+                "parent_tool_use_id": "toolu_9",
+                "message": {"content": [{"type": "text", "text": "sub"}]},
+            },
+        ]
+    )
     run = parse_claude_output(stdout)
     assert run.error is not None and run.response == "main"
 
@@ -197,13 +267,19 @@ def _user_claude(home: Path, base_url: str = "https://elsewhere.example") -> Pat
     user = home / ".claude"
     user.mkdir(parents=True)
     (user / ".credentials.json").write_text('{"claudeAiOauth": {"accessToken": "secret"}}')
-    (user / "settings.json").write_text(json.dumps({
-        "model": "opus", "apiKeyHelper": "print-key",
-        "env": {"ANTHROPIC_BASE_URL": base_url, "MY_VAR": "1"},
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"touch {home}/stop-hook-fired"}]}]},
-    }))
-    (home / ".claude.json").write_text(json.dumps({"oauthAccount": {"emailAddress": "u@example.com"},
-                                                   "projects": {"/big": {}}, "numStartups": 7}))
+    (user / "settings.json").write_text(
+        json.dumps(
+            {
+                "model": "opus",
+                "apiKeyHelper": "print-key",
+                "env": {"ANTHROPIC_BASE_URL": base_url, "MY_VAR": "1"},
+                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"touch {home}/stop-hook-fired"}]}]},
+            }
+        )
+    )
+    (home / ".claude.json").write_text(
+        json.dumps({"oauthAccount": {"emailAddress": "u@example.com"}, "projects": {"/big": {}}, "numStartups": 7})
+    )
     return user
 
 
@@ -284,8 +360,13 @@ def test_command_line_environment_and_state_of_one_run(tmp_path: Path) -> None:
     project = _project(tmp_path)
     log = tmp_path / "fake.json"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "FAKE_CLAUDE_LOG": str(log), "DISABLE_TELEMETRY": "0"}
-    settings = ClaudeCodeSettings(command=str(_fake_claude(tmp_path)), target_model="m-1", max_turns=3,
-                                  extra_args=["--effort", "low"], env={"EXTRA": "yes"})
+    settings = ClaudeCodeSettings(
+        command=str(_fake_claude(tmp_path)),
+        target_model="m-1",
+        max_turns=3,
+        extra_args=["--effort", "low"],
+        env={"EXTRA": "yes"},
+    )
     harness = ClaudeCodeHarness(settings, env=env)
     skill = Skill("---\nname: demo\ndescription: d\n---\n# Demo\nAlways say kiwi.\n")
     task = Task(id="t1", prompt="-starts with a dash", context="some context", workdir=str(project))
@@ -297,10 +378,17 @@ def test_command_line_environment_and_state_of_one_run(tmp_path: Path) -> None:
     info = json.loads(log.read_text())
     argv = info["argv"]
     assert argv[0] == "-p" and argv[-2:] == ["--", "some context\n\n-starts with a dash"]
-    for flag in (["--output-format", "stream-json"], ["--verbose"], ["--no-session-persistence"],
-                 ["--permission-mode", "dontAsk"], ["--max-turns", "3"], ["--model", "m-1"],
-                 ["--allowedTools", "Bash", "Read", "Edit", "Write", "Glob", "Grep"], ["--effort", "low"]):
-        assert any(argv[i:i + len(flag)] == flag for i in range(len(argv))), flag
+    for flag in (
+        ["--output-format", "stream-json"],
+        ["--verbose"],
+        ["--no-session-persistence"],
+        ["--permission-mode", "dontAsk"],
+        ["--max-turns", "3"],
+        ["--model", "m-1"],
+        ["--allowedTools", "Bash", "Read", "Edit", "Write", "Glob", "Grep"],
+        ["--effort", "low"],
+    ):
+        assert any(argv[i : i + len(flag)] == flag for i in range(len(argv))), flag
     assert "--bare" not in argv and "--tools" not in argv
     assert info["skill"] == "# Demo\nAlways say kiwi.\n"  # the body: frontmatter is metadata
     # a fresh copy of the project, not the project itself
@@ -322,10 +410,22 @@ def test_base_url_points_the_agent_at_another_server(tmp_path: Path) -> None:
     _user_claude(home)
     log = tmp_path / "fake.json"
     fake = _fake_claude(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "FAKE_CLAUDE_LOG": str(log), "LOCAL_KEY": "k-123",
-           "ANTHROPIC_AUTH_TOKEN": "user-token", "CLAUDE_CODE_USE_BEDROCK": "1"}
-    settings = ClaudeCodeSettings(command=str(fake), base_url="http://127.0.0.1:8080/v1/", api_key_env="LOCAL_KEY",
-                                  bare=True, tools=[], max_retries=0)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "FAKE_CLAUDE_LOG": str(log),
+        "LOCAL_KEY": "k-123",
+        "ANTHROPIC_AUTH_TOKEN": "user-token",
+        "CLAUDE_CODE_USE_BEDROCK": "1",
+    }
+    settings = ClaudeCodeSettings(
+        command=str(fake),
+        base_url="http://127.0.0.1:8080/v1/",
+        api_key_env="LOCAL_KEY",
+        bare=True,
+        tools=[],
+        max_retries=0,
+    )
     run = asyncio.run(ClaudeCodeHarness(settings, env=env).run(Task(id="t", prompt="hi"), EMPTY))
     assert run.error is None
     info = json.loads(log.read_text())
@@ -344,24 +444,31 @@ def test_base_url_points_the_agent_at_another_server(tmp_path: Path) -> None:
 
 
 def test_unset_key_variable_is_an_error_naming_it(tmp_path: Path) -> None:
-    settings = ClaudeCodeSettings(command=str(_fake_claude(tmp_path)), base_url="http://127.0.0.1:1",
-                                  api_key_env="MY_SERVER_KEY")
-    run = asyncio.run(ClaudeCodeHarness(settings, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
-                      .run(Task(id="t", prompt="hi"), EMPTY))
+    settings = ClaudeCodeSettings(
+        command=str(_fake_claude(tmp_path)), base_url="http://127.0.0.1:1", api_key_env="MY_SERVER_KEY"
+    )
+    run = asyncio.run(
+        ClaudeCodeHarness(settings, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}).run(
+            Task(id="t", prompt="hi"), EMPTY
+        )
+    )
     assert run.error is not None and "MY_SERVER_KEY" in run.error and "export" in run.error
 
 
 def test_missing_cli_is_an_error_naming_the_install(tmp_path: Path) -> None:
-    harness = ClaudeCodeHarness(ClaudeCodeSettings(command=str(tmp_path / "nowhere" / "claude")),
-                                env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    harness = ClaudeCodeHarness(
+        ClaudeCodeSettings(command=str(tmp_path / "nowhere" / "claude")),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     assert isinstance(harness, Harness) and harness.name == "claude-code"
     status = harness.status()
     assert not status.installed and not status.usable
     run = asyncio.run(harness.run(Task(id="t", prompt="hi"), EMPTY))
     assert run.error is not None and "npm install -g @anthropic-ai/claude-code@2.1.332" in run.error
     # found on PATH by its default name, or not at all
-    run = asyncio.run(ClaudeCodeHarness(env={"PATH": str(tmp_path), "HOME": str(tmp_path)})
-                      .run(Task(id="t", prompt="hi"), EMPTY))
+    run = asyncio.run(
+        ClaudeCodeHarness(env={"PATH": str(tmp_path), "HOME": str(tmp_path)}).run(Task(id="t", prompt="hi"), EMPTY)
+    )
     assert run.error is not None and "`claude` was not found" in run.error
 
 
@@ -373,9 +480,14 @@ def test_too_old_cli_is_an_error_saying_to_upgrade(tmp_path: Path) -> None:
 
 
 def test_crash_is_an_error_with_the_exit_status_and_stderr(tmp_path: Path) -> None:
-    crash = _script(tmp_path / "claude", "#!/bin/sh\n[ \"$1\" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }\n"
-                                         "echo 'fatal: the native binary is missing' >&2\nexit 3\n")
-    harness = ClaudeCodeHarness(ClaudeCodeSettings(command=str(crash)), env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    crash = _script(
+        tmp_path / "claude",
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo '2.1.332 (Claude Code)'; exit 0; }\n"
+        "echo 'fatal: the native binary is missing' >&2\nexit 3\n",
+    )
+    harness = ClaudeCodeHarness(
+        ClaudeCodeSettings(command=str(crash)), env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    )
     run = asyncio.run(harness.run(Task(id="t", prompt="hi"), EMPTY))
     assert run.exit_status == 3
     assert run.error is not None and "status 3" in run.error and "native binary is missing" in run.error
@@ -418,12 +530,15 @@ def test_real_claude_tool_round_trip(agent_tools: AgentTools, agent_server: Agen
     run = asyncio.run(harness.run(Task(id="t", prompt="STUB_TOOL: echo from-tool"), EMPTY, timeout_s=120))
     assert run.error is None, run.error
     assert [(c.name, c.arguments.get("command"), c.result) for c in run.tool_calls] == [
-        ("Bash", "echo from-tool", "from-tool")]
+        ("Bash", "echo from-tool", "from-tool")
+    ]
     assert run.response == "hello | tool said: from-tool"
 
 
 @pytest.mark.slow
-def test_real_claude_skill_reaches_the_model(agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path) -> None:
+def test_real_claude_skill_reaches_the_model(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     harness = ClaudeCodeHarness(_stub(agent_server), env=_env(tmp_path, agent_tools))
     task = Task(id="t", prompt="what now")
     baseline = asyncio.run(harness.run(task, EMPTY, timeout_s=120))
@@ -436,8 +551,9 @@ def test_real_claude_skill_reaches_the_model(agent_tools: AgentTools, agent_serv
 
 
 @pytest.mark.slow
-def test_real_claude_timeout_kills_the_process_group(agent_tools: AgentTools, agent_server: AgentServer,
-                                                     tmp_path: Path) -> None:
+def test_real_claude_timeout_kills_the_process_group(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     marker = f"SKILLSLEEP_TEST_RUN={uuid.uuid4().hex}"
     name, value = marker.split("=")
     harness = ClaudeCodeHarness(_stub(agent_server, env={name: value}), env=_env(tmp_path, agent_tools))
@@ -475,13 +591,16 @@ def test_real_claude_not_logged_in(agent_tools: AgentTools, tmp_path: Path) -> N
 @pytest.mark.slow
 def test_real_claude_missing_cli(agent_tools: AgentTools, tmp_path: Path) -> None:
     settings = ClaudeCodeSettings(command=str(tmp_path / "not-installed" / "claude"))
-    run = asyncio.run(ClaudeCodeHarness(settings, env=_env(tmp_path, agent_tools)).run(Task(id="t", prompt="hi"), EMPTY))
+    run = asyncio.run(
+        ClaudeCodeHarness(settings, env=_env(tmp_path, agent_tools)).run(Task(id="t", prompt="hi"), EMPTY)
+    )
     assert run.error is not None and "npm install -g @anthropic-ai/claude-code" in run.error
 
 
 @pytest.mark.slow
-def test_real_claude_leaves_the_users_folders_and_workdir_unchanged(agent_tools: AgentTools, agent_server: AgentServer,
-                                                                    tmp_path: Path) -> None:
+def test_real_claude_leaves_the_users_folders_and_workdir_unchanged(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     # credentials, .claude.json, and a settings.json that points Claude Code at the server (the
     # agent's own configuration: no base_url) and has a Stop hook that would touch a file
@@ -495,8 +614,7 @@ def test_real_claude_leaves_the_users_folders_and_workdir_unchanged(agent_tools:
     before_home, before_project = snapshot(home), snapshot(project)
     env = {"PATH": agent_tools.path_env(), "HOME": str(home), "ANTHROPIC_API_KEY": "dummy"}
     harness = ClaudeCodeHarness(ClaudeCodeSettings(target_model="stub-model", max_retries=0), env=env)
-    task = Task(id="t", prompt="STUB_TOOL: echo changed > notes.txt && cat notes.txt",
-                workdir=str(project))
+    task = Task(id="t", prompt="STUB_TOOL: echo changed > notes.txt && cat notes.txt", workdir=str(project))
     run = asyncio.run(harness.run(task, Skill("Be brief.\n"), timeout_s=120))
     assert run.error is None, run.error
     assert run.tool_calls and run.tool_calls[0].result == "changed"  # the replay did write, in its copy
@@ -506,13 +624,16 @@ def test_real_claude_leaves_the_users_folders_and_workdir_unchanged(agent_tools:
 
 
 @pytest.mark.slow
-def test_real_claude_parallel_runs_are_capped_by_concurrency(agent_tools: AgentTools, agent_server: AgentServer,
-                                                             tmp_path: Path) -> None:
+def test_real_claude_parallel_runs_are_capped_by_concurrency(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     log = tmp_path / "starts.log"
     real = agent_tools.bin / "claude"
     # Each run logs start/end; a run waits (bounded) until a second one has started, so two runs
     # overlap whenever the cap allows it, and the log order shows how many were ever in flight.
-    wrapper = _script(tmp_path / "claude", f"""#!/bin/sh
+    wrapper = _script(
+        tmp_path / "claude",
+        f"""#!/bin/sh
 [ "$1" = --version ] && exec "{real}" "$@"
 echo start >> "{log}"
 i=0
@@ -521,12 +642,16 @@ while [ "$(grep -c start "{log}")" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$(
 rc=$?
 echo end >> "{log}"
 exit $rc
-""")
-    harness = ClaudeCodeHarness(_stub(agent_server, command=str(wrapper), concurrency=2), env=_env(tmp_path, agent_tools))
+""",
+    )
+    harness = ClaudeCodeHarness(
+        _stub(agent_server, command=str(wrapper), concurrency=2), env=_env(tmp_path, agent_tools)
+    )
 
     async def many() -> list[Any]:
-        return await asyncio.gather(*(harness.run(Task(id=f"t{i}", prompt="say hello"), EMPTY, timeout_s=120)
-                                      for i in range(4)))
+        return await asyncio.gather(
+            *(harness.run(Task(id=f"t{i}", prompt="say hello"), EMPTY, timeout_s=120) for i in range(4))
+        )
 
     runs = asyncio.run(many())
     assert [r.error for r in runs] == [None] * 4 and [r.response for r in runs] == ["hello"] * 4
@@ -546,10 +671,12 @@ exit $rc
 @pytest.mark.slow
 def test_real_claude_with_the_local_model(agent_tools: AgentTools, llama_server: str, tmp_path: Path) -> None:
     # --bare --tools "": ~100 tokens of system prompt, which a 0.5B model on 2 cores answers in seconds
-    settings = ClaudeCodeSettings(base_url=llama_server, target_model="qwen2.5-coder-0.5b", bare=True, tools=[],
-                                  max_turns=1, max_retries=0)
+    settings = ClaudeCodeSettings(
+        base_url=llama_server, target_model="qwen2.5-coder-0.5b", bare=True, tools=[], max_turns=1, max_retries=0
+    )
     harness = ClaudeCodeHarness(settings, env=_env(tmp_path, agent_tools))
-    run = asyncio.run(harness.run(Task(id="t", prompt="Say hello in one word."), Skill("Answer briefly.\n"),
-                                  timeout_s=300))
+    run = asyncio.run(
+        harness.run(Task(id="t", prompt="Say hello in one word."), Skill("Answer briefly.\n"), timeout_s=300)
+    )
     assert run.error is None, run.error
     assert run.response.strip()

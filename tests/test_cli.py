@@ -13,8 +13,16 @@ from skillsleep.slash_commands.cli import main
 RULE = "End every reply with a final line `ANSWER: <answer>`."
 SEED = "---\nname: fours\ndescription: answer sums\n---\n# Fours\n\n- Read the question.\n"
 OPTIMIZER = [
-    {"match": '"findings"', "reply": json.dumps({"findings": [
-        {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}]})},
+    {
+        "match": '"findings"',
+        "reply": json.dumps(
+            {
+                "findings": [
+                    {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE}
+                ]
+            }
+        ),
+    },
     {"match": '"groups"', "reply": json.dumps({"groups": []})},
     {"match": '"order"', "reply": json.dumps({"order": [1]})},
     {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
@@ -35,17 +43,25 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     lines = []
     for i in range(10):
         split = "train" if i < 4 else "val" if i < 8 else "test"
-        lines.append(json.dumps({
-            "id": f"q{i}", "prompt": f"Question {i}: What is 2+2?", "split": split, "answer": "4",
-            "answer_pattern": r"ANSWER:\s*(.+)$", "answer_match": "number",
-            "checks": [{"type": "last_line_regex", "value": "ANSWER: .+"}],
-        }))
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "prompt": f"Question {i}: What is 2+2?",
+                    "split": split,
+                    "answer": "4",
+                    "answer_pattern": r"ANSWER:\s*(.+)$",
+                    "answer_match": "number",
+                    "checks": [{"type": "last_line_regex", "value": "ANSWER: .+"}],
+                }
+            )
+        )
     (tmp_path / "tasks.jsonl").write_text("\n".join(lines) + "\n")
     (tmp_path / "run.toml").write_text(
         '[run]\nname = "cli"\n[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
         f'[target]\nbackend = "scripted:{tmp_path / "target.json"}"\n'
         f'[optimizer]\nbackend = "scripted:{tmp_path / "opt.json"}"\n'
-        "[train]\nepochs = 2\nbatch_size = 4\n[lr]\nschedule = \"linear\"\nmax_edits = 2\nmin_edits = 1\n"
+        '[train]\nepochs = 2\nbatch_size = 4\n[lr]\nschedule = "linear"\nmax_edits = 2\nmin_edits = 1\n'
     )
     return tmp_path
 
@@ -93,7 +109,9 @@ def test_fresh_retrains_and_the_response_cache_answers_every_call(project: Path)
 
 
 def test_override_changes_a_setting(project: Path) -> None:
-    code, out, err = invoke("train", "--config", str(project / "run.toml"), "train.epochs=1", "slow_update.enabled=false", "--json")
+    code, out, err = invoke(
+        "train", "--config", str(project / "run.toml"), "train.epochs=1", "slow_update.enabled=false", "--json"
+    )
     assert code == 0, err
     best = Path(json.loads(out)["best_skill"]).read_text()
     assert json.loads(out)["epochs"] == 1 and "Keep the ANSWER line last." not in best
@@ -132,15 +150,33 @@ def test_budget_too_small_to_score_the_seed_is_an_error(project: Path) -> None:
 
 def test_eval_scores_a_skill_per_task(project: Path) -> None:
     target = f"scripted:{project / 'target.json'}"
-    code, out, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
-                            "--target", target, "--json")
+    code, out, err = invoke(
+        "eval",
+        "--skill",
+        str(project / "SKILL.md"),
+        "--tasks",
+        str(project / "tasks.jsonl"),
+        "--target",
+        target,
+        "--json",
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["n"] == 10 and data["score"] == 0.0
     assert "ANSWER" in data["per_task"][0]["feedback"]
     (project / "good.md").write_text(SEED + f"- {RULE}\n")
-    code, out, _ = invoke("eval", "--skill", str(project / "good.md"), "--tasks", str(project / "tasks.jsonl"),
-                          "--target", target, "--split", "test", "--json")
+    code, out, _ = invoke(
+        "eval",
+        "--skill",
+        str(project / "good.md"),
+        "--tasks",
+        str(project / "tasks.jsonl"),
+        "--target",
+        target,
+        "--split",
+        "test",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["score"] == 1.0 and json.loads(out)["n"] == 2
 
 
@@ -151,9 +187,19 @@ def test_a_check_with_an_empty_value_is_refused_before_any_model_call(project: P
     task["checks"] = [{"type": "contains", "value": ""}]
     lines[8] = json.dumps(task)
     (project / "tasks.jsonl").write_text("\n".join(lines) + "\n")
-    args = (["train", "--config", str(project / "run.toml")] if verb == "train" else
-            ["eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
-             "--target", f"scripted:{project / 'target.json'}"])
+    args = (
+        ["train", "--config", str(project / "run.toml")]
+        if verb == "train"
+        else [
+            "eval",
+            "--skill",
+            str(project / "SKILL.md"),
+            "--tasks",
+            str(project / "tasks.jsonl"),
+            "--target",
+            f"scripted:{project / 'target.json'}",
+        ]
+    )
     code, _, err = invoke(*args)
     assert code == 2 and "tasks.jsonl:9: task 'q8': check 1 (contains): needs a non-empty text value" in err, err
     assert "Traceback" not in err and "scoring" not in err  # refused before the first model call
@@ -163,32 +209,59 @@ def test_a_check_with_an_empty_value_is_refused_before_any_model_call(project: P
 def test_eval_reads_utf16_skill_and_task_files(project: Path) -> None:
     (project / "good.md").write_bytes((SEED + f"- {RULE}\n").replace("\n", "\r\n").encode("utf-16"))
     (project / "tasks16.jsonl").write_bytes((project / "tasks.jsonl").read_text().encode("utf-16"))
-    code, out, err = invoke("eval", "--skill", str(project / "good.md"), "--tasks", str(project / "tasks16.jsonl"),
-                            "--target", f"scripted:{project / 'target.json'}", "--json")
+    code, out, err = invoke(
+        "eval",
+        "--skill",
+        str(project / "good.md"),
+        "--tasks",
+        str(project / "tasks16.jsonl"),
+        "--target",
+        f"scripted:{project / 'target.json'}",
+        "--json",
+    )
     assert code == 0, err
     assert json.loads(out)["score"] == 1.0 and json.loads(out)["n"] == 10
 
 
-@pytest.mark.parametrize(("flag", "make", "words"), [
-    ("--skill", "folder with SKILL.md", "skill file {p} is a folder, not a file; give the skill file itself, e.g. {p}/SKILL.md"),
-    ("--skill", "latin-1", "skill file {p} is not UTF-8 text: the byte 0xe9 at line 8 (byte offset 80)"),
-    ("--tasks", "folder", "task file {p} is a folder, not a file; give a JSONL task file"),
-    ("--config", "folder", "config file {p} is a folder, not a file; give a TOML run config"),
-])
-def test_eval_and_train_refuse_a_folder_or_non_text_file_cleanly(project: Path, flag: str, make: str, words: str) -> None:
+@pytest.mark.parametrize(
+    ("flag", "make", "words"),
+    [
+        (
+            "--skill",
+            "folder with SKILL.md",
+            "skill file {p} is a folder, not a file; give the skill file itself, e.g. {p}/SKILL.md",
+        ),
+        ("--skill", "latin-1", "skill file {p} is not UTF-8 text: the byte 0xe9 at line 8 (byte offset 80)"),
+        ("--tasks", "folder", "task file {p} is a folder, not a file; give a JSONL task file"),
+        ("--config", "folder", "config file {p} is a folder, not a file; give a TOML run config"),
+    ],
+)
+def test_eval_and_train_refuse_a_folder_or_non_text_file_cleanly(
+    project: Path, flag: str, make: str, words: str
+) -> None:
     bad = project / "bad"
     if make.startswith("folder"):
         bad.mkdir()
         (bad / "SKILL.md").write_text(SEED)
     else:
         bad.write_bytes(SEED.encode() + b"- caf\xe9\n")
-    args = {"--skill": str(project / "SKILL.md"), "--tasks": str(project / "tasks.jsonl"), "--config": str(project / "run.toml")}
+    args = {
+        "--skill": str(project / "SKILL.md"),
+        "--tasks": str(project / "tasks.jsonl"),
+        "--config": str(project / "run.toml"),
+    }
     args[flag] = str(bad)
-    code, _, err = invoke("eval", *[x for kv in args.items() for x in kv], "--target", f"scripted:{project / 'target.json'}")
+    code, _, err = invoke(
+        "eval", *[x for kv in args.items() for x in kv], "--target", f"scripted:{project / 'target.json'}"
+    )
     assert code == 2 and "Traceback" not in err and words.format(p=bad) in err, err
     if flag != "--tasks":
-        code, _, err = invoke("train", "--config", str(bad) if flag == "--config" else str(project / "run.toml"),
-                              *([] if flag == "--config" else [f"data.skill={bad}"]))
+        code, _, err = invoke(
+            "train",
+            "--config",
+            str(bad) if flag == "--config" else str(project / "run.toml"),
+            *([] if flag == "--config" else [f"data.skill={bad}"]),
+        )
         assert code == 2 and "Traceback" not in err and words.format(p=bad) in err, err
 
 
@@ -228,14 +301,21 @@ def test_help_lists_the_verbs() -> None:
 
 @pytest.mark.parametrize("kind", ["status", "garbage", "truncate"])
 def test_a_failing_server_ends_the_run_with_a_clear_error_and_no_best_skill(
-    project: Path, fault_server, kind: str  # type: ignore[no-untyped-def]
+    project: Path,
+    fault_server,
+    kind: str,  # type: ignore[no-untyped-def]
 ) -> None:
     from servers import Action
 
     fault_server.default = Action(kind=kind, status=500)
     code, _, err = invoke(
-        "train", "--config", str(project / "run.toml"), "target.backend=openai:m",
-        f"target.base_url={fault_server.url}/v1", "target.retry.attempts=2", "target.retry.base_delay_s=0",
+        "train",
+        "--config",
+        str(project / "run.toml"),
+        "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1",
+        "target.retry.attempts=2",
+        "target.retry.base_delay_s=0",
     )
     assert code == 1
     assert "failed 2 times" in err and fault_server.url in err
@@ -248,8 +328,14 @@ def test_a_flaky_server_is_retried_and_the_run_succeeds(project: Path, fault_ser
     fault_server.push(Action(kind="status", status=429), Action(kind="status", status=503))
     fault_server.default = Action(kind="ok", text="It is 4.")
     code, out, err = invoke(
-        "train", "--config", str(project / "run.toml"), "target.backend=openai:m",
-        f"target.base_url={fault_server.url}/v1", "target.retry.base_delay_s=0", "train.epochs=1", "--json",
+        "train",
+        "--config",
+        str(project / "run.toml"),
+        "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1",
+        "target.retry.base_delay_s=0",
+        "train.epochs=1",
+        "--json",
     )
     assert code == 0, err
     assert json.loads(out)["done"] and len(fault_server.posts()) >= 3
@@ -270,8 +356,12 @@ def _after_training_failure(project: Path, fault_server, how: str) -> list[str]:
     if how == "judge server down":
         _edit_test_tasks(project, rubric="The answer is 4.")
         fault_server.default = Action(kind="status", status=500)
-        return ["judge.backend=openai:m", f"judge.base_url={fault_server.url}/v1", "judge.retry.attempts=2",
-                "judge.retry.base_delay_s=0"]
+        return [
+            "judge.backend=openai:m",
+            f"judge.base_url={fault_server.url}/v1",
+            "judge.retry.attempts=2",
+            "judge.retry.base_delay_s=0",
+        ]
     _edit_test_tasks(project, prompt="Final exam: two plus two?")  # no target rule answers it for the seed
     return []
 
@@ -287,7 +377,10 @@ def _heal(project: Path, fault_server, how: str) -> None:  # type: ignore[no-unt
 
 @pytest.mark.parametrize("how", ["judge server down", "target has no answer"])
 def test_a_failure_after_training_still_writes_the_best_skill_and_the_summary(
-    project: Path, fault_server, how: str, caplog: pytest.LogCaptureFixture  # type: ignore[no-untyped-def]
+    project: Path,
+    fault_server,
+    how: str,
+    caplog: pytest.LogCaptureFixture,  # type: ignore[no-untyped-def]
 ) -> None:
     extra = _after_training_failure(project, fault_server, how)
     code, out, err = invoke("train", "--config", str(project / "run.toml"), *extra)
@@ -322,10 +415,18 @@ def test_thinking_on_a_backend_that_ignores_it_is_refused(project: Path) -> None
     assert code == 2 and "thinking = true has no effect on the scripted backend" in err and "deepseek" in err
 
 
-def test_eval_with_a_malformed_base_url_is_a_usage_error_naming_the_flag(
-        project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
-    code, out, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
-                            "--target", "openai:m", "--base-url", fault_server.url.removeprefix("http://") + "/v1")
+def test_eval_with_a_malformed_base_url_is_a_usage_error_naming_the_flag(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = invoke(
+        "eval",
+        "--skill",
+        str(project / "SKILL.md"),
+        "--tasks",
+        str(project / "tasks.jsonl"),
+        "--target",
+        "openai:m",
+        "--base-url",
+        fault_server.url.removeprefix("http://") + "/v1",
+    )
     assert code == 2, err
     assert out == "" and "--base-url" in err and "no scheme" in err
     assert fault_server.posts() == []
@@ -342,38 +443,82 @@ def test_a_malformed_base_url_in_a_run_config_names_the_file_and_key(project: Pa
 
 
 def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_settings(
-        project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    project: Path, fault_server
+) -> None:  # type: ignore[no-untyped-def]
     from servers import Action
 
     fault_server.default = Action(kind="hang")
     code, _, err = invoke(
-        "train", "--config", str(project / "run.toml"), "target.backend=openai:m",
-        f"target.base_url={fault_server.url}/v1", "target.retry.attempts=2", "target.retry.timeout_s=1",
-        "target.retry.base_delay_s=0")
+        "train",
+        "--config",
+        str(project / "run.toml"),
+        "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1",
+        "target.retry.attempts=2",
+        "target.retry.timeout_s=1",
+        "target.retry.base_delay_s=0",
+    )
     assert code == 1
     assert f"· target openai:m attempt 1 of 2 failed: no answer from {fault_server.url}/v1/chat/completions" in err
     assert "failed 2 times" in err and "[target] retry.attempts / retry.timeout_s" in err
     assert "--retries" not in err
-    code, _, err = invoke("eval", "--skill", str(project / "SKILL.md"), "--tasks", str(project / "tasks.jsonl"),
-                          "--config", str(project / "run.toml"), "--target", "openai:m",
-                          "--base-url", f"{fault_server.url}/v1")
+    code, _, err = invoke(
+        "eval",
+        "--skill",
+        str(project / "SKILL.md"),
+        "--tasks",
+        str(project / "tasks.jsonl"),
+        "--config",
+        str(project / "run.toml"),
+        "--target",
+        "openai:m",
+        "--base-url",
+        f"{fault_server.url}/v1",
+    )
     assert code == 1
     assert "[target] retry.attempts / retry.timeout_s" in err and "--config" in err
 
 
 def test_train_refuses_credentials_the_optimizer_writes_and_keeps_them_out_of_every_file(
-        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from sleep_kit import Recorder
 
     akia, ghp = "AK" + "IA" + "Z" * 16, "gh" + "p_" + "Zq3" * 12  # fake keys, built so no literal is in this file
-    rules = [{"match": '"findings"', "reply": json.dumps({"findings": [
-        {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": RULE},
-        {"kind": "skill_defect", "diagnosis": "deploys fail", "op": "add", "target": "",
-         "content": f"Deploy with {akia}."},
-        {"kind": "execution_lapse", "diagnosis": f"pushed with {ghp}", "op": "add", "target": "",
-         "content": f"Push with {ghp}"}]})},
+    rules = [
+        {
+            "match": '"findings"',
+            "reply": json.dumps(
+                {
+                    "findings": [
+                        {
+                            "kind": "skill_defect",
+                            "diagnosis": "no answer line",
+                            "op": "add",
+                            "target": "",
+                            "content": RULE,
+                        },
+                        {
+                            "kind": "skill_defect",
+                            "diagnosis": "deploys fail",
+                            "op": "add",
+                            "target": "",
+                            "content": f"Deploy with {akia}.",
+                        },
+                        {
+                            "kind": "execution_lapse",
+                            "diagnosis": f"pushed with {ghp}",
+                            "op": "add",
+                            "target": "",
+                            "content": f"Push with {ghp}",
+                        },
+                    ]
+                }
+            ),
+        },
         *[r for r in OPTIMIZER if r["match"] not in ('"findings"', '"guidance"')],
-        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last.", f"Use {akia}."]})}]
+        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last.", f"Use {akia}."]})},
+    ]
     (project / "opt.json").write_text(json.dumps(rules))
     rec = Recorder(monkeypatch)
     code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
@@ -395,16 +540,20 @@ def test_train_refuses_credentials_the_optimizer_writes_and_keeps_them_out_of_ev
 
 def test_train_names_every_reply_it_could_not_use_with_its_role_and_step(project: Path) -> None:
     garbage = "Sure! Here is what I would change: <html>{"
-    (project / "opt.json").write_text(json.dumps(
-        [r if r["match"] != '"findings"' else {"match": r["match"], "reply": garbage} for r in OPTIMIZER]))
+    (project / "opt.json").write_text(
+        json.dumps([r if r["match"] != '"findings"' else {"match": r["match"], "reply": garbage} for r in OPTIMIZER])
+    )
     code, out, err = invoke("train", "--config", str(project / "run.toml"), "--json")
     assert code == 0, err
     summary = json.loads(out)
     step = json.loads((project / "runs" / "cli" / "steps" / "e0s0" / "step.json").read_text())
-    assert [f for f in step["failures"] if f.startswith("reflect minibatch 1/1: malformed reply, nothing used: "
-                                                         "the reply is not valid JSON")]
+    assert [
+        f
+        for f in step["failures"]
+        if f.startswith("reflect minibatch 1/1: malformed reply, nothing used: the reply is not valid JSON")
+    ]
     expected = "epoch 1 step 1: reflect minibatch 1/1: malformed reply, nothing used: the reply is not valid JSON"
     assert any(p.startswith(expected) for p in summary["problems"]), summary["problems"]
-    assert f"· epoch 1/2 step 1/1: reflect minibatch 1/1: malformed reply" in err
+    assert "· epoch 1/2 step 1/1: reflect minibatch 1/1: malformed reply" in err
     code, text, _ = invoke("train", "--config", str(project / "run.toml"))
     assert code == 0 and expected in text

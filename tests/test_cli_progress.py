@@ -28,15 +28,24 @@ def eval_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "home"))
     (tmp_path / "SKILL.md").write_text(SKILL)
     (tmp_path / "t.json").write_text(json.dumps([{"match": "[\\s\\S]", "reply": "ANSWER: 42"}]))
-    tasks = [{"id": f"q{i}", "prompt": f"What is {i}?", "answer": "42", "answer_pattern": r"ANSWER:\s*(.+)"}
-             for i in range(1, 6)]
+    tasks = [
+        {"id": f"q{i}", "prompt": f"What is {i}?", "answer": "42", "answer_pattern": r"ANSWER:\s*(.+)"}
+        for i in range(1, 6)
+    ]
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     return tmp_path
 
 
 def eval_args(root: Path) -> list[str]:
-    return ["eval", "--skill", str(root / "SKILL.md"), "--tasks", str(root / "tasks.jsonl"),
-            "--target", f"scripted:{root / 't.json'}"]
+    return [
+        "eval",
+        "--skill",
+        str(root / "SKILL.md"),
+        "--tasks",
+        str(root / "tasks.jsonl"),
+        "--target",
+        f"scripted:{root / 't.json'}",
+    ]
 
 
 def run_in_terminal(args: list[str], cwd: Path) -> bytes:
@@ -63,9 +72,11 @@ def test_on_a_terminal_the_live_count_is_cleared_before_the_result(eval_files: P
     raw = run_in_terminal(eval_args(eval_files), eval_files)
     assert b"rollouts scored" in raw, "no live count was shown on the terminal"
     lines = screen_lines(raw)
-    result = [f"{eval_files / 'SKILL.md'} on {eval_files / 'tasks.jsonl'} (5 tasks, metric hard): 1.000",
-              *(f"  1.00  q{i}" for i in range(1, 6))]
-    assert lines[-len(result):] == result, "\n".join(lines)
+    result = [
+        f"{eval_files / 'SKILL.md'} on {eval_files / 'tasks.jsonl'} (5 tasks, metric hard): 1.000",
+        *(f"  1.00  q{i}" for i in range(1, 6)),
+    ]
+    assert lines[-len(result) :] == result, "\n".join(lines)
     assert not [line for line in lines if "rollouts scored" in line], "the live count was left on the screen"
     assert lines[0] == f"· scoring {eval_files / 'SKILL.md'} on 5 tasks × 1 with scripted:{eval_files / 't.json'}"
 
@@ -74,5 +85,6 @@ def test_off_a_terminal_progress_is_plain_lines(eval_files: Path) -> None:
     result = CliRunner().invoke(main, eval_args(eval_files))
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
-        f"· scoring {eval_files / 'SKILL.md'} on 5 tasks × 1 with scripted:{eval_files / 't.json'}"]
+        f"· scoring {eval_files / 'SKILL.md'} on 5 tasks × 1 with scripted:{eval_files / 't.json'}"
+    ]
     assert result.stdout.splitlines()[0].endswith("(5 tasks, metric hard): 1.000")

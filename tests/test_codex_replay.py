@@ -31,8 +31,10 @@ from skillsleep.harnesses.codex_replay import (
 )
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "codex" / "stdout"
-MANGO = Skill.parse("---\nname: answer\ndescription: How to answer in this project.\n---\n\n"
-                    "Always answer with one word. SKILL_SAYS: mango\n")
+MANGO = Skill.parse(
+    "---\nname: answer\ndescription: How to answer in this project.\n---\n\n"
+    "Always answer with one word. SKILL_SAYS: mango\n"
+)
 # Recorded from codex 0.171.0 against a server answering 401 (the recorder has no auth sample).
 AUTH_FAILED = (
     '{"type":"thread.started","thread_id":"01a2277e-cd27-7152-82a1-5a52bb503244"}\n'
@@ -54,7 +56,11 @@ def recorded(name: str) -> str:
 def test_manifest_says_which_samples_succeeded() -> None:
     manifest = json.loads(recorded("manifest.json"))
     assert {k: v["exit_code"] for k, v in manifest.items()} == {
-        "plain.jsonl": 0, "tool.jsonl": 0, "skill.jsonl": 0, "dead-server.jsonl": 1}
+        "plain.jsonl": 0,
+        "tool.jsonl": 0,
+        "skill.jsonl": 0,
+        "dead-server.jsonl": 1,
+    }
 
 
 def test_plain_answer_with_usage_and_no_cost() -> None:
@@ -93,8 +99,17 @@ def test_auth_failure_says_to_log_in() -> None:
 
 def test_garbage_lines_and_unknown_events_are_skipped() -> None:
     lines = recorded("tool.jsonl").splitlines()
-    noisy = ["not json at all", "[1, 2]", '"a string"', '{"type":"future.event","x":1}', "{broken",
-             *lines[:3], "\x00\x01", *lines[3:], ""]
+    noisy = [
+        "not json at all",
+        "[1, 2]",
+        '"a string"',
+        '{"type":"future.event","x":1}',
+        "{broken",
+        *lines[:3],
+        "\x00\x01",
+        *lines[3:],
+        "",
+    ]
     assert parse_codex_output("\n".join(noisy)) == parse_codex_output(recorded("tool.jsonl"))
 
 
@@ -120,14 +135,38 @@ def test_the_last_agent_message_is_the_answer_and_failures_show_in_results() -> 
     events = [
         {"type": "turn.started"},
         {"type": "item.completed", "item": {"id": "a", "type": "agent_message", "text": "Let me look."}},
-        {"type": "item.completed", "item": {"id": "b", "type": "command_execution", "command": "ls nope",
-                                            "aggregated_output": "ls: nope: No such file", "exit_code": 2,
-                                            "status": "failed"}},
-        {"type": "item.completed", "item": {"id": "c", "type": "file_change", "status": "completed",
-                                            "changes": [{"path": "a.py", "kind": "update"}]}},
-        {"type": "item.completed", "item": {"id": "d", "type": "mcp_tool_call", "server": "docs", "tool": "find",
-                                            "arguments": {"q": "x"}, "status": "failed",
-                                            "error": {"message": "denied"}}},
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "b",
+                "type": "command_execution",
+                "command": "ls nope",
+                "aggregated_output": "ls: nope: No such file",
+                "exit_code": 2,
+                "status": "failed",
+            },
+        },
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "c",
+                "type": "file_change",
+                "status": "completed",
+                "changes": [{"path": "a.py", "kind": "update"}],
+            },
+        },
+        {
+            "type": "item.completed",
+            "item": {
+                "id": "d",
+                "type": "mcp_tool_call",
+                "server": "docs",
+                "tool": "find",
+                "arguments": {"q": "x"},
+                "status": "failed",
+                "error": {"message": "denied"},
+            },
+        },
         {"type": "item.completed", "item": {"id": "e", "type": "agent_message", "text": "Done."}},
         {"type": "turn.completed", "usage": {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 3}},
     ]
@@ -186,16 +225,21 @@ async def test_a_missing_cli_is_an_error_naming_the_install(tmp_path: Path) -> N
 async def test_a_too_old_cli_is_an_error_saying_to_upgrade(tmp_path: Path) -> None:
     cli = fake_cli(tmp_path / "codex", 'echo "codex-cli 0.100.0"\n')
     run = await CodexHarness(CodexSettings(command=str(cli)), env={"PATH": "/usr/bin:/bin"}).run(
-        Task(id="t", prompt="hi"), MANGO)
+        Task(id="t", prompt="hi"), MANGO
+    )
     assert run.error is not None and "0.100.0 is older than 0.171.0" in run.error and "upgrade" in run.error
 
 
 async def test_a_crash_is_an_error_with_the_exit_code_and_stderr(tmp_path: Path) -> None:
-    cli = fake_cli(tmp_path / "codex", '[ "$1" = --version ] && { echo "codex-cli 0.171.0"; exit 0; }\n'
-                                       'echo \'{"type":"thread.started","thread_id":"x"}\'\n'
-                                       'echo "panic: boom" >&2\nexit 3\n')
+    cli = fake_cli(
+        tmp_path / "codex",
+        '[ "$1" = --version ] && { echo "codex-cli 0.171.0"; exit 0; }\n'
+        'echo \'{"type":"thread.started","thread_id":"x"}\'\n'
+        'echo "panic: boom" >&2\nexit 3\n',
+    )
     run = await CodexHarness(CodexSettings(command=str(cli)), env={"PATH": "/usr/bin:/bin"}).run(
-        Task(id="t", prompt="hi"), MANGO)
+        Task(id="t", prompt="hi"), MANGO
+    )
     assert run.exit_status == 3
     assert run.error is not None and "exited with code 3" in run.error and "panic: boom" in run.error
 
@@ -220,10 +264,12 @@ def stub_settings(server: AgentServer, **kw: object) -> CodexSettings:
 
 
 @pytest.mark.slow
-async def test_real_codex_plain_answer_on_the_chosen_model(agent_tools: AgentTools, agent_server: AgentServer,
-                                                           tmp_path: Path) -> None:
-    harness = CodexHarness(stub_settings(agent_server, target_model="picked-model"),
-                           env=user_env(agent_tools, tmp_path / "home"))
+async def test_real_codex_plain_answer_on_the_chosen_model(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
+    harness = CodexHarness(
+        stub_settings(agent_server, target_model="picked-model"), env=user_env(agent_tools, tmp_path / "home")
+    )
     run = await harness.run(Task(id="t", prompt="say hello"), Skill(""))
     assert run.error is None, run.error
     assert run.response == "hello" and run.exit_status == 0
@@ -233,20 +279,23 @@ async def test_real_codex_plain_answer_on_the_chosen_model(agent_tools: AgentToo
 
 
 @pytest.mark.slow
-async def test_real_codex_tool_call_round_trip(agent_tools: AgentTools, agent_server: AgentServer,
-                                               tmp_path: Path) -> None:
+async def test_real_codex_tool_call_round_trip(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     harness = CodexHarness(stub_settings(agent_server), env=user_env(agent_tools, tmp_path / "home"))
     run = await harness.run(Task(id="t", prompt="STUB_TOOL: echo from-tool"), Skill(""))
     assert run.error is None, run.error
     assert [(c.name, c.arguments, c.result) for c in run.tool_calls] == [
-        ("exec_command", {"cmd": "echo from-tool"}, "from-tool\n")]
+        ("exec_command", {"cmd": "echo from-tool"}, "from-tool\n")
+    ]
     assert run.response == "hello | tool said: from-tool"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["skill", "agents_md"])
 async def test_real_codex_the_skill_reaches_the_model_and_changes_the_answer(
-        mode: str, agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path) -> None:
+    mode: str, agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     harness = CodexHarness(stub_settings(agent_server, skill_mode=mode), env=user_env(agent_tools, tmp_path / "home"))
     baseline = await harness.run(Task(id="t", prompt="what now"), Skill(""))
     assert baseline.response == "hello" and "SKILL_SAYS" not in agent_server.requests_text()
@@ -257,8 +306,9 @@ async def test_real_codex_the_skill_reaches_the_model_and_changes_the_answer(
 
 
 @pytest.mark.slow
-async def test_real_codex_a_skill_codex_cannot_load_is_an_error(agent_tools: AgentTools, agent_server: AgentServer,
-                                                                tmp_path: Path) -> None:
+async def test_real_codex_a_skill_codex_cannot_load_is_an_error(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     broken = Skill.parse('---\nname: answer\ndescription: "unterminated\n---\nSKILL_SAYS: mango\n')
     harness = CodexHarness(stub_settings(agent_server), env=user_env(agent_tools, tmp_path / "home"))
     run = await harness.run(Task(id="t", prompt="what now"), broken)
@@ -275,8 +325,9 @@ async def wait_for(condition: Callable[[], bool], what: str, limit_s: float = 20
 
 
 @pytest.mark.slow
-async def test_real_codex_timeout_kills_the_process_group(agent_tools: AgentTools, agent_server: AgentServer,
-                                                          tmp_path: Path) -> None:
+async def test_real_codex_timeout_kills_the_process_group(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     marker = f"SKILLSLEEP_TEST_MARK=codex-{uuid.uuid4().hex}"
     name, value = marker.split("=")
     harness = CodexHarness(stub_settings(agent_server, env={name: value}), env=user_env(agent_tools, tmp_path / "home"))
@@ -293,7 +344,8 @@ async def test_real_codex_timeout_kills_the_process_group(agent_tools: AgentTool
 async def test_real_codex_dead_server_is_an_error(agent_tools: AgentTools, tmp_path: Path) -> None:
     settings = CodexSettings(base_url=f"http://127.0.0.1:{free_port()}/v1", target_model="stub-model")
     run = await CodexHarness(settings, env=user_env(agent_tools, tmp_path / "home")).run(
-        Task(id="t", prompt="hi"), MANGO, timeout_s=120)
+        Task(id="t", prompt="hi"), MANGO, timeout_s=120
+    )
     assert run.exit_status == 1
     assert run.error is not None and "model server did not answer" in run.error
 
@@ -323,8 +375,9 @@ def unauthorized_url() -> Iterator[str]:
 
 
 @pytest.mark.slow
-async def test_real_codex_auth_failure_says_how_to_log_in(agent_tools: AgentTools, unauthorized_url: str,
-                                                          tmp_path: Path) -> None:
+async def test_real_codex_auth_failure_says_how_to_log_in(
+    agent_tools: AgentTools, unauthorized_url: str, tmp_path: Path
+) -> None:
     settings = CodexSettings(base_url=unauthorized_url, target_model="stub-model", api_key_env="MY_KEY")
     env = user_env(agent_tools, tmp_path / "home", MY_KEY="wrong")
     run = await CodexHarness(settings, env=env).run(Task(id="t", prompt="hi"), MANGO)
@@ -338,22 +391,30 @@ def write(path: Path, text: str) -> None:
 
 @pytest.mark.slow
 async def test_real_codex_leaves_the_users_codex_home_and_workdir_untouched(
-        agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path) -> None:
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     home = tmp_path / "user"
     codex_home = home / ".codex"
     # The user's own Codex setup: it points at the scripted server, so this run uses the agent's
     # configured model (no base_url, no target_model) — the default of the harness.
     notify = json.dumps(["/bin/sh", "-c", f"echo notified >> {home}/notified.txt"])  # run after each turn
-    write(codex_home / "config.toml",
-          f'notify = {notify}\nmodel = "stub-model"\nmodel_provider = "local"\n\n'
-          '[model_providers.local]\nname = "local"\n'
-          f'base_url = "{agent_server.url}/v1"\nwire_api = "responses"\nenv_key = "STUB_KEY"\n'
-          'request_max_retries = 0\nstream_max_retries = 0\n')
+    write(
+        codex_home / "config.toml",
+        f'notify = {notify}\nmodel = "stub-model"\nmodel_provider = "local"\n\n'
+        '[model_providers.local]\nname = "local"\n'
+        f'base_url = "{agent_server.url}/v1"\nwire_api = "responses"\nenv_key = "STUB_KEY"\n'
+        "request_max_retries = 0\nstream_max_retries = 0\n",
+    )
     write(codex_home / "auth.json", '{"OPENAI_API_KEY": null}\n')
     sessions = codex_home / "sessions" / "2026" / "11" / "29"
     sessions.mkdir(parents=True)
-    shutil.copy(Path(__file__).parent / "fixtures" / "codex" /
-                "rollout-2026-11-29T09-00-00-22222222-2222-4222-8222-222222222222.jsonl", sessions)
+    shutil.copy(
+        Path(__file__).parent
+        / "fixtures"
+        / "codex"
+        / "rollout-2026-11-29T09-00-00-22222222-2222-4222-8222-222222222222.jsonl",
+        sessions,
+    )
     write(codex_home / "history.jsonl", '{"session_id":"s","ts":1,"text":"old prompt"}\n')
     same_name = "---\nname: answer\ndescription: d\n---\nSKILL_SAYS: {}\n"
     write(codex_home / "skills" / "answer" / "SKILL.md", same_name.format("banana"))
@@ -365,8 +426,9 @@ async def test_real_codex_leaves_the_users_codex_home_and_workdir_untouched(
     before_home, before_project = snapshot(home), snapshot(project)
 
     harness = CodexHarness(env=user_env(agent_tools, home, STUB_KEY="dummy"))
-    run = await harness.run(Task(id="t", prompt="STUB_TOOL: echo changed > README.md && cat README.md",
-                                 workdir=str(project)), MANGO)
+    run = await harness.run(
+        Task(id="t", prompt="STUB_TOOL: echo changed > README.md && cat README.md", workdir=str(project)), MANGO
+    )
 
     assert run.error is None, run.error
     assert snapshot(home) == before_home
@@ -379,15 +441,18 @@ async def test_real_codex_leaves_the_users_codex_home_and_workdir_untouched(
 
 
 @pytest.mark.slow
-async def test_real_codex_runs_in_parallel_up_to_concurrency(agent_tools: AgentTools, agent_server: AgentServer,
-                                                             tmp_path: Path) -> None:
+async def test_real_codex_runs_in_parallel_up_to_concurrency(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     # A wrapper around the real CLI: each run waits until two runs are active (a barrier, so the
     # test fails if runs were serialised), then records how many are active (never above 2).
     marks = tmp_path / "marks"
     marks.mkdir()
     real = agent_tools.bin / "codex"
     count = f"ls '{marks}' | grep -c '^active' >> '{marks}/counts'"
-    wrapper = fake_cli(tmp_path / "codex", f"""[ "$1" = --version ] && exec '{real}' --version
+    wrapper = fake_cli(
+        tmp_path / "codex",
+        f"""[ "$1" = --version ] && exec '{real}' --version
 touch '{marks}/active.'$$
 i=0; while [ "$(ls '{marks}' | grep -c '^active')" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done
 {count}
@@ -395,11 +460,14 @@ i=0; while [ "$(ls '{marks}' | grep -c '^active')" -lt 2 ] && [ $i -lt 300 ]; do
 {count}
 rm -f '{marks}/active.'$$
 exit $rc
-""")
-    harness = CodexHarness(stub_settings(agent_server, command=str(wrapper), concurrency=2),
-                           env=user_env(agent_tools, tmp_path / "home"))
-    runs = await asyncio.gather(*(harness.run(Task(id=f"t{i}", prompt=f"say hello {i}"), Skill(""), timeout_s=120)
-                                  for i in range(4)))
+""",
+    )
+    harness = CodexHarness(
+        stub_settings(agent_server, command=str(wrapper), concurrency=2), env=user_env(agent_tools, tmp_path / "home")
+    )
+    runs = await asyncio.gather(
+        *(harness.run(Task(id=f"t{i}", prompt=f"say hello {i}"), Skill(""), timeout_s=120) for i in range(4))
+    )
     assert [r.error for r in runs] == [None] * 4
     counts = [int(n) for n in (marks / "counts").read_text().split()]
     assert len(counts) == 8 and max(counts) == 2
@@ -411,12 +479,16 @@ exit $rc
 
 @pytest.mark.slow
 async def test_real_codex_with_the_local_model(agent_tools: AgentTools, llama_server: str, tmp_path: Path) -> None:
-    probe = httpx.post(f"{llama_server}/v1/responses", timeout=120,
-                       json={"model": "local-test", "input": "Say hi.", "max_output_tokens": 4})
+    probe = httpx.post(
+        f"{llama_server}/v1/responses",
+        timeout=120,
+        json={"model": "local-test", "input": "Say hi.", "max_output_tokens": 4},
+    )
     if probe.status_code == 404:
         pytest.skip("the local llama.cpp server does not serve /v1/responses, the only API Codex speaks")
     settings = CodexSettings(base_url=f"{llama_server}/v1", target_model="local-test", lean=True)
     run = await CodexHarness(settings, env=user_env(agent_tools, tmp_path / "home")).run(
-        Task(id="t", prompt="Reply with one word: hello."), Skill(""), timeout_s=500)
+        Task(id="t", prompt="Reply with one word: hello."), Skill(""), timeout_s=500
+    )
     assert run.error is None, run.error
     assert run.response.strip()

@@ -34,7 +34,11 @@ def test_old_user_message_prompt_is_read_once_with_session_metadata() -> None:
     s = _session(OLD)
     assert s.prompts() == ["fix the failing test"]
     assert (s.id, s.harness, s.project, s.agent_version) == (
-        "11111111-1111-4111-8111-111111111111", "codex", "/work/app", "0.66.0")
+        "11111111-1111-4111-8111-111111111111",
+        "codex",
+        "/work/app",
+        "0.66.0",
+    )
     assert s.models == ["gpt-5.1-codex"]
     assert s.started is not None and s.started.isoformat() == "2025-12-01T10:00:00+00:00"
     assert s.ended is not None and s.ended.isoformat() == "2025-12-01T10:00:09+00:00"
@@ -126,7 +130,7 @@ def test_half_written_last_line_is_left_and_the_next_read_continues_from_it() ->
     first = parse_codex(data, source=str(DAMAGED))
     assert first.bytes_read == data.rindex(b"\n") + 1
     finished = data + b'pt"}}\n'
-    rest = parse_codex(finished[first.bytes_read:], source=str(DAMAGED), base_offset=first.bytes_read)
+    rest = parse_codex(finished[first.bytes_read :], source=str(DAMAGED), base_offset=first.bytes_read)
     assert first.bytes_read + rest.bytes_read == len(finished)
     (s,) = rest.sessions
     assert s.prompts() == ["second prompt"]
@@ -193,8 +197,13 @@ def test_session_files_fall_back_to_the_session_meta_id(tmp_path: Path) -> None:
 
 
 def _codex_files(root: Path) -> list[Path]:
-    return sorted([*(root / "codex").glob("*.jsonl"), *(root / "codemie" / "codex").glob("*.jsonl"),
-                   *(root / "generated" / "codex" / "sessions").rglob("*.jsonl")])
+    return sorted(
+        [
+            *(root / "codex").glob("*.jsonl"),
+            *(root / "codemie" / "codex").glob("*.jsonl"),
+            *(root / "generated" / "codex" / "sessions").rglob("*.jsonl"),
+        ]
+    )
 
 
 def test_every_shared_codex_sample_parses_without_raising(transcripts: Path) -> None:

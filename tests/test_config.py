@@ -47,13 +47,19 @@ def test_missing_data_section_says_what_is_required(tmp_path: Path) -> None:
 
 
 def test_extends_chain_merges_deeply_with_parent_relative_paths(tmp_path: Path) -> None:
-    write(tmp_path / "shared" / "root.toml",
-          '[data]\ntasks = "root_tasks.jsonl"\nskill = "S.md"\n[train]\nepochs = 5\nbatch_size = 3\n'
-          '[target]\nmax_tokens = 99\n[target.retry]\nattempts = 7\n')
-    write(tmp_path / "shared" / "base.toml",
-          'extends = "root.toml"\n[train]\nepochs = 4\n[target.retry]\nbase_delay_s = 0.5\n')
-    child = write(tmp_path / "proj" / "run.toml",
-                  'extends = "../shared/base.toml"\n[data]\nskill = "mine.md"\n[train]\nminibatch_size = 2\n')
+    write(
+        tmp_path / "shared" / "root.toml",
+        '[data]\ntasks = "root_tasks.jsonl"\nskill = "S.md"\n[train]\nepochs = 5\nbatch_size = 3\n'
+        "[target]\nmax_tokens = 99\n[target.retry]\nattempts = 7\n",
+    )
+    write(
+        tmp_path / "shared" / "base.toml",
+        'extends = "root.toml"\n[train]\nepochs = 4\n[target.retry]\nbase_delay_s = 0.5\n',
+    )
+    child = write(
+        tmp_path / "proj" / "run.toml",
+        'extends = "../shared/base.toml"\n[data]\nskill = "mine.md"\n[train]\nminibatch_size = 2\n',
+    )
     cfg = load_config(child)
     assert cfg.train.epochs == 4 and cfg.train.batch_size == 3 and cfg.train.minibatch_size == 2
     assert cfg.target.max_tokens == 99
@@ -65,8 +71,13 @@ def test_extends_chain_merges_deeply_with_parent_relative_paths(tmp_path: Path) 
 
 
 def test_user_prices_merge_over_the_defaults(tmp_path: Path) -> None:
-    cfg = load_config(write(tmp_path / "run.toml", MINIMAL + '[prices."deepseek:deepseek-v4-flash"]\ninput = 9.0\n'
-                            '[prices."openai:gpt-x"]\ninput = 1.0\noutput = 2.0\n'))
+    cfg = load_config(
+        write(
+            tmp_path / "run.toml",
+            MINIMAL + '[prices."deepseek:deepseek-v4-flash"]\ninput = 9.0\n'
+            '[prices."openai:gpt-x"]\ninput = 1.0\noutput = 2.0\n',
+        )
+    )
     flash = cfg.prices["deepseek:deepseek-v4-flash"]
     assert flash.input == 9.0 and flash.output == DEFAULT_PRICES["deepseek:deepseek-v4-flash"].output
     assert cfg.prices["openai:gpt-x"].output == 2.0
@@ -87,7 +98,7 @@ def test_unknown_key_names_file_section_and_suggestion(tmp_path: Path) -> None:
 
 
 def test_unknown_nested_and_top_level_keys(tmp_path: Path) -> None:
-    path = write(tmp_path / "run.toml", 'epochz = 1\n' + MINIMAL + '[target.retry]\nattempt = 2\n')
+    path = write(tmp_path / "run.toml", "epochz = 1\n" + MINIMAL + "[target.retry]\nattempt = 2\n")
     with pytest.raises(ConfigError) as info:
         load_config(path)
     msg = str(info.value)
@@ -145,27 +156,32 @@ def test_type_error_from_a_parent_names_the_parent(tmp_path: Path) -> None:
         ("target.backend=deepseek:deepseek-v4-flash", lambda c: c.target.backend, "deepseek:deepseek-v4-flash"),
     ],
 )
-def test_overrides_parse_toml_scalars_or_plain_strings(tmp_path: Path, override: str, get, expected) -> None:  # noqa: ANN001
+def test_overrides_parse_toml_scalars_or_plain_strings(tmp_path: Path, override: str, get, expected) -> None:
     cfg = load_config(write(tmp_path / "run.toml", MINIMAL + "[train]\nepochs = 1\n"), [override])
     assert get(cfg) == expected
 
 
 def test_later_overrides_win_and_keep_siblings(tmp_path: Path) -> None:
-    cfg = load_config(write(tmp_path / "run.toml", MINIMAL + "[train]\nbatch_size = 5\n"),
-                      ["train.epochs=3", "train.epochs=4"])
+    cfg = load_config(
+        write(tmp_path / "run.toml", MINIMAL + "[train]\nbatch_size = 5\n"), ["train.epochs=3", "train.epochs=4"]
+    )
     assert cfg.train.epochs == 4 and cfg.train.batch_size == 5
 
 
 def test_unknown_override_key_is_named(tmp_path: Path) -> None:
     path = write(tmp_path / "run.toml", MINIMAL)
-    with pytest.raises(ConfigError, match=r"override 'gate.metrc=soft': \[gate\] unknown key 'metrc' \(did you mean 'metric'\?\)"):
+    with pytest.raises(
+        ConfigError, match=r"override 'gate.metrc=soft': \[gate\] unknown key 'metrc' \(did you mean 'metric'\?\)"
+    ):
         load_config(path, ["gate.metrc=soft"])
     with pytest.raises(ConfigError, match="unknown top-level key 'trian'"):
         load_config(path, ["trian.epochs=3"])
 
 
 def test_override_type_error_names_the_override(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"override 'train.epochs=two': \[train\] epochs: expected an integer, got 'two'"):
+    with pytest.raises(
+        ConfigError, match=r"override 'train.epochs=two': \[train\] epochs: expected an integer, got 'two'"
+    ):
         load_config(write(tmp_path / "run.toml", MINIMAL), ["train.epochs=two"])
 
 
@@ -221,8 +237,11 @@ def test_a_config_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: str) 
 def test_a_latin1_config_names_the_line_and_byte(tmp_path: Path) -> None:
     path = tmp_path / "run.toml"
     path.write_bytes(MINIMAL.encode() + b'[reflect]\npreferences = "na\xefve"\n')
-    with pytest.raises(ConfigError, match=r"config file .*run\.toml is not UTF-8 text: the byte 0xef at line 5 "
-                                          r"\(byte offset \d+\).*save it as UTF-8"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config file .*run\.toml is not UTF-8 text: the byte 0xef at line 5 "
+        r"\(byte offset \d+\).*save it as UTF-8",
+    ):
         load_config(path)
 
 
@@ -251,10 +270,17 @@ def test_hostile_toml_is_a_clean_error(tmp_path: Path, text: str) -> None:
         load_config(path)
 
 
-@pytest.mark.parametrize(("table", "value"), [
-    ("[target]\ntemperature", "inf"), ("[target.retry]\ntimeout_s", "nan"), ("[data.split]\ntrain", "inf"),
-    ('[prices."deepseek:*"]\ninput', "nan"), ("[gate]\nmin_margin", "-inf"), ("[budget]\nusd", "inf"),
-])
+@pytest.mark.parametrize(
+    ("table", "value"),
+    [
+        ("[target]\ntemperature", "inf"),
+        ("[target.retry]\ntimeout_s", "nan"),
+        ("[data.split]\ntrain", "inf"),
+        ('[prices."deepseek:*"]\ninput', "nan"),
+        ("[gate]\nmin_margin", "-inf"),
+        ("[budget]\nusd", "inf"),
+    ],
+)
 def test_a_number_that_is_not_finite_is_refused_naming_the_key(tmp_path: Path, table: str, value: str) -> None:
     path = write(tmp_path / "run.toml", MINIMAL + f"{table} = {value}\n")
     key = table.split("\n")[1]

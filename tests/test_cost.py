@@ -6,34 +6,72 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from test_proposals_cli import dead_pid, invoke, data  # noqa: F401  (fixture)
+from test_proposals_cli import data, dead_pid, invoke  # noqa: F401  (fixture)
 
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.rundir import RunDir
 
 
-def spend(data: Path, night: int, role: str, tokens: int, usd: float, when, cache_hit: bool = False) -> None:  # noqa: F811, ANN001
-    RunDir(Nights(data).folder(night)).append_ledger(LedgerEntry(
-        ts=when, role=role, provider="deepseek", model="m", usage=Usage(input_tokens=tokens, output_tokens=10),
-        cost_usd=usd, latency_s=1.0, cache_hit=cache_hit))
+def spend(data: Path, night: int, role: str, tokens: int, usd: float, when, cache_hit: bool = False) -> None:
+    RunDir(Nights(data).folder(night)).append_ledger(
+        LedgerEntry(
+            ts=when,
+            role=role,
+            provider="deepseek",
+            model="m",
+            usage=Usage(input_tokens=tokens, output_tokens=10),
+            cost_usd=usd,
+            latency_s=1.0,
+            cache_hit=cache_hit,
+        )
+    )
 
 
-def test_cost_by_night_month_and_role_from_the_ledgers(data: Path) -> None:  # noqa: F811
+def test_cost_by_night_month_and_role_from_the_ledgers(data: Path) -> None:
     this_month, last_month = month_start(), month_start() - timedelta(days=3)
     nights = Nights(data)
     for n in range(1, 8):  # seven nights last month; only the last ones are listed
-        nights.save(NightRecord(night=n, started=last_month, finished=last_month, status="finished", harness="chat",
-                                skill_path="/s/SKILL.md", skill_name="old"))
+        nights.save(
+            NightRecord(
+                night=n,
+                started=last_month,
+                finished=last_month,
+                status="finished",
+                harness="chat",
+                skill_path="/s/SKILL.md",
+                skill_name="old",
+            )
+        )
         spend(data, n, "reflect", 100, 0.01, last_month)
-    nights.save(NightRecord(night=8, started=this_month, finished=this_month, status="finished", harness="codex",
-                            skill_path="/s/SKILL.md", skill_name="fmt", tokens=0, cost_usd=0.0))
+    nights.save(
+        NightRecord(
+            night=8,
+            started=this_month,
+            finished=this_month,
+            status="finished",
+            harness="codex",
+            skill_path="/s/SKILL.md",
+            skill_name="fmt",
+            tokens=0,
+            cost_usd=0.0,
+        )
+    )
     spend(data, 8, "reflect", 1000, 0.10, this_month)
     spend(data, 8, "target", 2000, 0.20, this_month)
     spend(data, 8, "target", 2000, 0.0, this_month, cache_hit=True)  # a cache hit costs nothing
     # a killed night: its record never got its spend; its ledger has it
-    nights.save(NightRecord(night=9, started=this_month, status="running", pid=dead_pid(), harness="codex",
-                            skill_path="/s/SKILL.md", skill_name="fmt"))
+    nights.save(
+        NightRecord(
+            night=9,
+            started=this_month,
+            status="running",
+            pid=dead_pid(),
+            harness="codex",
+            skill_path="/s/SKILL.md",
+            skill_name="fmt",
+        )
+    )
     spend(data, 9, "judge", 500, 0.05, this_month)
     # a night whose record cannot be read still counts
     (nights.folder(10)).mkdir(parents=True)
@@ -68,7 +106,7 @@ def test_cost_by_night_month_and_role_from_the_ledgers(data: Path) -> None:  # n
     assert code == 0 and md == out  # the markdown an agent shows is what a pipe gets
 
 
-def test_cost_of_an_empty_data_dir_writes_nothing(data: Path) -> None:  # noqa: F811
+def test_cost_of_an_empty_data_dir_writes_nothing(data: Path) -> None:
     code, out, err = invoke("cost", "--format", "text")
     assert code == 0, err
     assert "no nights yet" in out and "0 tokens" in out

@@ -35,16 +35,26 @@ def night_root(root: Path, *, learn: bool = True) -> Path:
 def cron_env(root: Path) -> dict[str, str]:
     """What the managed crontab line sets: the rest of cron's environment is empty."""
     data = root / "data"
-    return {"HOME": str(root / "home"), "SKILLSLEEP_HOME": str(data), "SKILLSLEEP_LOG_DIR": str(data / "logs"),
-            "SKILLSLEEP_ENV_FILE": str(data / "night.env"), "PATH": "/usr/bin:/bin"}
+    return {
+        "HOME": str(root / "home"),
+        "SKILLSLEEP_HOME": str(data),
+        "SKILLSLEEP_LOG_DIR": str(data / "logs"),
+        "SKILLSLEEP_ENV_FILE": str(data / "night.env"),
+        "PATH": "/usr/bin:/bin",
+    }
 
 
 def run_script(root: Path, *flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`env -i … /bin/sh run_sleep_cron.sh SKILLSLEEP FLAGS` from `root` (flags default: the kit's night)."""
     given = env if env is not None else cron_env(root)
     flags = flags or (*run_args(root)[1:], "--chat-dir", str(root / "chats"))
-    return subprocess.run(["env", "-i", *(f"{k}={v}" for k, v in given.items()), "/bin/sh", str(SCRIPT),
-                           str(SKILLSLEEP), *flags], cwd=root, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        ["env", "-i", *(f"{k}={v}" for k, v in given.items()), "/bin/sh", str(SCRIPT), str(SKILLSLEEP), *flags],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def logs(root: Path) -> list[Path]:
@@ -68,7 +78,7 @@ def test_a_night_with_nothing_new_to_learn_is_quiet_and_exits_0(tmp_path: Path) 
     assert night(root)["outcome"] == "no-candidate"
     [log] = logs(root)
     lines = log.read_text().splitlines()
-    assert lines[0].startswith(f"skillsleep-cron: start ") and f"{SKILLSLEEP} run --backend scripted" in lines[0]
+    assert lines[0].startswith("skillsleep-cron: start ") and f"{SKILLSLEEP} run --backend scripted" in lines[0]
     assert "No candidate" in log.read_text()
     assert lines[-1].startswith("skillsleep-cron: end ") and lines[-1].endswith(": exit 0")
 
@@ -107,8 +117,9 @@ def test_a_night_that_stops_early_is_one_line_and_the_env_file_reaches_it(tmp_pa
     root = night_root(tmp_path)
     (root / "data").mkdir()
     env_file = root / "data" / "night.env"
-    env_file.write_text("# read by the night, never written into the crontab\nSKILLSLEEP_BUDGET_TOKENS=50\n"
-                        "SKILLSLEEP_KEEP_LOGS=1\n")
+    env_file.write_text(
+        "# read by the night, never written into the crontab\nSKILLSLEEP_BUDGET_TOKENS=50\nSKILLSLEEP_KEEP_LOGS=1\n"
+    )
     env_file.chmod(0o600)
     (root / "data" / "logs").mkdir()
     (root / "data" / "logs" / "cron-20200101T000000Z-1.log").write_text("an old night\n")

@@ -35,14 +35,17 @@ def test_a_second_block_replaces_the_first_in_place_and_keeps_every_other_byte()
 def test_removing_the_block_gives_back_the_users_text_exactly() -> None:
     for original in (USER, "", "0 1 * * * /bin/a", "junk\r\n\r\n"):
         assert remove_block(set_block(original, ["0 3 * * * /bin/night"])) == (
-            original + "\n" if original and not original.endswith("\n") else original)
+            original + "\n" if original and not original.endswith("\n") else original
+        )
     middle = "a\n" + f"{BEGIN}\nx\n{END}\n" + "b without newline"
     assert remove_block(middle) == "a\nb without newline"
     assert remove_block(USER) == USER
 
 
 def test_a_crontab_without_a_final_newline_gets_one_before_the_block() -> None:
-    assert set_block("0 1 * * * /bin/a", ["0 3 * * * /bin/b"]) == f"0 1 * * * /bin/a\n{BEGIN}\n0 3 * * * /bin/b\n{END}\n"
+    assert (
+        set_block("0 1 * * * /bin/a", ["0 3 * * * /bin/b"]) == f"0 1 * * * /bin/a\n{BEGIN}\n0 3 * * * /bin/b\n{END}\n"
+    )
 
 
 def test_markers_with_crlf_or_trailing_spaces_are_still_found() -> None:

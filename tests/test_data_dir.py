@@ -20,10 +20,13 @@ def project(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "SKILL.md").write_text(SKILL)
     (root / "t.json").write_text(json.dumps([{"match": "[\\s\\S]", "reply": "ANSWER: 42"}]))
-    (root / "tasks.jsonl").write_text("".join(
-        json.dumps({"id": f"q{i}", "prompt": f"question {i}", "answer": "42"}) + "\n" for i in range(4)))
-    (root / "run.toml").write_text(f'[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n[target]\nbackend = '
-                                   f'"scripted:{root / "t.json"}"\n[optimizer]\nbackend = "scripted:{root / "t.json"}"\n')
+    (root / "tasks.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "prompt": f"question {i}", "answer": "42"}) + "\n" for i in range(4))
+    )
+    (root / "run.toml").write_text(
+        f'[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n[target]\nbackend = '
+        f'"scripted:{root / "t.json"}"\n[optimizer]\nbackend = "scripted:{root / "t.json"}"\n'
+    )
     for p in root.iterdir():
         p.chmod(0o644)
     return root
@@ -58,7 +61,10 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("verb", list(commands(Path("/x"))))
 def test_a_data_folder_that_is_a_file_stops_every_command_before_any_work(
-    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verb: str,
+    root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    verb: str,
 ) -> None:
     home = tmp_path / "home-is-a-file"
     home.write_text("mine\n")
@@ -70,18 +76,23 @@ def test_a_data_folder_that_is_a_file_stops_every_command_before_any_work(
     assert home.read_text() == "mine\n" and not (root / "runs").exists()  # nothing was done
 
 
-def test_a_data_folder_below_a_file_cannot_be_created(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_data_folder_below_a_file_cannot_be_created(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "afile").write_text("x")
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "afile" / "data"))
     for verb in ("harvest", "status"):
         result = CliRunner().invoke(main, commands(root)[verb])
         assert result.exit_code == 2, result.output
-        assert f"{tmp_path / 'afile' / 'data'} (SKILLSLEEP_HOME) cannot be created: {tmp_path / 'afile'} is a file" \
+        assert (
+            f"{tmp_path / 'afile' / 'data'} (SKILLSLEEP_HOME) cannot be created: {tmp_path / 'afile'} is a file"
             in result.stderr
+        )
 
 
-def test_status_on_a_missing_data_folder_still_creates_nothing(root: Path, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_on_a_missing_data_folder_still_creates_nothing(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "new" / "data"))
     assert CliRunner().invoke(main, ["status"]).exit_code == 0
     assert not (tmp_path / "new").exists()
@@ -114,10 +125,16 @@ def test_an_unusable_data_folder_is_one_clean_error_for_another_user(case: str) 
         if case == "not writable":
             home, words = locked, f"the skillsleep data folder {locked} (SKILLSLEEP_HOME) is not writable by this user"
         elif case == "cannot be created":
-            home, words = locked / "data", f"{locked / 'data'} (SKILLSLEEP_HOME) cannot be created: {locked} is not writable"
+            home, words = (
+                locked / "data",
+                f"{locked / 'data'} (SKILLSLEEP_HOME) cannot be created: {locked} is not writable",
+            )
         else:
-            home, words = None, f"{locked / '.local' / 'share' / 'skillsleep'} (the platform's data folder; set " \
-                                f"SKILLSLEEP_HOME to use another) cannot be created: {locked} is not writable"
+            home, words = (
+                None,
+                f"{locked / '.local' / 'share' / 'skillsleep'} (the platform's data folder; set "
+                f"SKILLSLEEP_HOME to use another) cannot be created: {locked} is not writable",
+            )
         _check_as_nobody(["status", "harvest"], home=home, user_home=locked, root=root, words=words)
 
 
@@ -128,6 +145,11 @@ def test_a_data_folder_that_is_not_writable_stops_every_command_for_another_user
         root = project(tmp / "proj")
         locked = tmp / "locked"
         locked.mkdir(mode=0o755)
-        _check_as_nobody(list(commands(root)), home=locked, user_home=locked, root=root,
-                         words=f"the skillsleep data folder {locked} (SKILLSLEEP_HOME) is not writable by this user")
+        _check_as_nobody(
+            list(commands(root)),
+            home=locked,
+            user_home=locked,
+            root=root,
+            words=f"the skillsleep data folder {locked} (SKILLSLEEP_HOME) is not writable by this user",
+        )
         assert list(locked.iterdir()) == []

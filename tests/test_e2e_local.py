@@ -16,8 +16,22 @@ pytestmark = pytest.mark.slow
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "answer-format"
 RULE = "End your reply with a final line `ANSWER: <answer>`."
 OPTIMIZER = [
-    {"match": '"findings"', "reply": json.dumps({"findings": [
-        {"kind": "skill_defect", "diagnosis": "replies lack the answer line", "op": "add", "target": "", "content": RULE}]})},
+    {
+        "match": '"findings"',
+        "reply": json.dumps(
+            {
+                "findings": [
+                    {
+                        "kind": "skill_defect",
+                        "diagnosis": "replies lack the answer line",
+                        "op": "add",
+                        "target": "",
+                        "content": RULE,
+                    }
+                ]
+            }
+        ),
+    },
     {"match": '"groups"', "reply": json.dumps({"groups": []})},
     {"match": '"order"', "reply": json.dumps({"order": [1]})},
     {"match": '"guidance"', "reply": json.dumps({"guidance": ["Always finish with the ANSWER line."]})},
@@ -38,8 +52,9 @@ def _subset(tmp_path: Path) -> Path:
     return tmp_path / "tasks.jsonl"
 
 
-def test_train_on_the_local_model_gates_on_real_scores(tmp_path: Path, local_model_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_train_on_the_local_model_gates_on_real_scores(
+    tmp_path: Path, local_model_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "home"))
     _subset(tmp_path)
     (tmp_path / "opt.json").write_text(json.dumps(OPTIMIZER))

@@ -5,7 +5,9 @@ from skillsleep.core.records import Edit
 from skillsleep.core.skill import Skill
 
 FRONT = "---\nname: demo\ndescription: 'a demo: skill'   \n---\n"
-DOC = FRONT + """# Demo
+DOC = (
+    FRONT
+    + """# Demo
 
 ## Rules
 - Always answer briefly.
@@ -14,6 +16,7 @@ DOC = FRONT + """# Demo
 ## Output
 End with `ANSWER: <n>`.
 """
+)
 
 LIMITS = EditLimits()
 

@@ -21,16 +21,29 @@ def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
     empty.write_text("")
     tasks = tmp_path / "tasks.jsonl"
     check = {"checks": [{"type": "contains", "value": "mango", "feedback": "say mango"}]}
-    tasks.write_text("".join(json.dumps({"id": f"t{i}", "prompt": f"question {i}", "judge": check}) + "\n"
-                             for i in range(2)))
+    tasks.write_text(
+        "".join(json.dumps({"id": f"t{i}", "prompt": f"question {i}", "judge": check}) + "\n" for i in range(2))
+    )
     return skill, empty, tasks
 
 
 def test_target_flags_belong_to_their_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "home"))
     skill, _, tasks = _files(tmp_path)
-    r = CliRunner().invoke(main, ["eval", "--skill", str(skill), "--tasks", str(tasks), "--harness", "codex",
-                                  "--target", "local:qwen2.5-coder-0.5b"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "--skill",
+            str(skill),
+            "--tasks",
+            str(tasks),
+            "--harness",
+            "codex",
+            "--target",
+            "local:qwen2.5-coder-0.5b",
+        ],
+    )
     assert r.exit_code == 2 and "--target-model" in r.output
     r = CliRunner().invoke(main, ["eval", "--skill", str(skill), "--tasks", str(tasks), "--target-model", "m"])
     assert r.exit_code == 2 and "chat harness" in r.output
@@ -48,14 +61,16 @@ def test_missing_agent_is_a_usage_error_naming_the_install(tmp_path: Path, monke
 
 
 @pytest.mark.slow
-def test_eval_in_real_codex_scores_the_skill_not_the_baseline(agent_tools: AgentTools, agent_server: AgentServer,
-                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_eval_in_real_codex_scores_the_skill_not_the_baseline(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "user"
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text(
         'model = "stub-model"\nmodel_provider = "local"\n[model_providers.local]\nname = "local"\n'
         f'base_url = "{agent_server.url}/v1"\nwire_api = "responses"\nenv_key = "STUB_KEY"\n'
-        "request_max_retries = 0\nstream_max_retries = 0\n")
+        "request_max_retries = 0\nstream_max_retries = 0\n"
+    )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
     monkeypatch.setenv("STUB_KEY", "dummy")
@@ -64,7 +79,9 @@ def test_eval_in_real_codex_scores_the_skill_not_the_baseline(agent_tools: Agent
     skill, empty, tasks = _files(tmp_path)
     scores = {}
     for name, path in (("skill", skill), ("baseline", empty)):
-        r = CliRunner().invoke(main, ["eval", "--skill", str(path), "--tasks", str(tasks), "--harness", "codex", "--json"])
+        r = CliRunner().invoke(
+            main, ["eval", "--skill", str(path), "--tasks", str(tasks), "--harness", "codex", "--json"]
+        )
         assert r.exit_code == 0, r.output
         out = json.loads(r.stdout)
         assert out["harness"] == "codex" and out["n"] == 2

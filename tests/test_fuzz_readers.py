@@ -110,13 +110,18 @@ RAW_FRAGMENTS = [
     b'{"a":' * 3000 + b"1" + b"}" * 3000,
     b'"caf\xe9 \xff\xfe\xc0\x80"',  # invalid UTF-8 inside a string
     b'"\xed\xa0\x80"',  # a surrogate written as UTF-8 bytes
-    b'"\\ud800"', b'"x\\udfff"', b'"\\udbff\\u0041"',  # lone surrogates, escaped
+    b'"\\ud800"',
+    b'"x\\udfff"',
+    b'"\\udbff\\u0041"',  # lone surrogates, escaped
     b"9" * 5000,  # more digits than Python turns into an int
-    b"1e999", b"-1e999", b"NaN", b"-Infinity",
+    b"1e999",
+    b"-1e999",
+    b"NaN",
+    b"-Infinity",
     b'{"id": "a", "id": ["b"]}',  # a duplicate key
     b'"\\u0000\\r\\n\\u2028"',
 ]
-_CHARS = st.characters(codec="utf-8") | st.characters(categories=["Cs"]) | st.sampled_from("\x00\r\n\t\u2028\ufeff\\\"")
+_CHARS = st.characters(codec="utf-8") | st.characters(categories=["Cs"]) | st.sampled_from('\x00\r\n\t\u2028\ufeff\\"')
 TEXT = st.text(_CHARS, max_size=30)
 SCALARS = st.one_of(
     st.none(),
@@ -125,19 +130,59 @@ SCALARS = st.one_of(
     st.sampled_from([0, -1, 2**31, 2**53 + 1, 2**63, 2**64, -(2**63) - 1, 10**30, 10**300]),
     st.floats(),  # NaN and ±inf too: json.dumps writes them, json.loads reads them
     TEXT,
-    st.sampled_from(["", " ", "\x00", "\r\n", "null", "2026-11-29T10:00:00Z", "9999-12-31T23:59:59+14:00",
-                     "0001-01-01", "2026-13-45", "user", "assistant", "message", "session", "/", "$x"]),
-    st.builds(lambda c, n: c * n, st.sampled_from(["x", "\n", "é", "[", "<a>", "Current time: "]),
-              st.integers(5_000, 60_000)),  # very long strings
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "\x00",
+            "\r\n",
+            "null",
+            "2026-11-29T10:00:00Z",
+            "9999-12-31T23:59:59+14:00",
+            "0001-01-01",
+            "2026-13-45",
+            "user",
+            "assistant",
+            "message",
+            "session",
+            "/",
+            "$x",
+        ]
+    ),
+    st.builds(
+        lambda c, n: c * n, st.sampled_from(["x", "\n", "é", "[", "<a>", "Current time: "]), st.integers(5_000, 60_000)
+    ),  # very long strings
     st.sampled_from(RAW_FRAGMENTS).map(Raw),
 )
-HOSTILE = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
-                       max_leaves=8)
+HOSTILE = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4), max_leaves=8
+)
 
 
 # Spliced into a real string field (a prompt, an id, a path), so hostile text reaches the turns.
-SNIPPETS = st.sampled_from(["\ud800", "\udfff", "\x00", "\r\n", "\r", "\u2028", "\ufeff", "\\", '"', "\n\n",
-                            "\U0001f600", "<system-reminder>", "/", "~nosuchuser/", "[cron:x] ", "Current time: "]) | TEXT
+SNIPPETS = (
+    st.sampled_from(
+        [
+            "\ud800",
+            "\udfff",
+            "\x00",
+            "\r\n",
+            "\r",
+            "\u2028",
+            "\ufeff",
+            "\\",
+            '"',
+            "\n\n",
+            "\U0001f600",
+            "<system-reminder>",
+            "/",
+            "~nosuchuser/",
+            "[cron:x] ",
+            "Current time: ",
+        ]
+    )
+    | TEXT
+)
 
 
 def encode(value: Any, *, ascii_only: bool = True) -> bytes:
@@ -215,24 +260,45 @@ def _store_records(db: Path) -> list[dict[str, Any]]:
 
 # Direct-chat logs have no fixture file: the shapes of harnesses/chat_logs.py's docstring.
 _CHAT_SEEDS: list[dict[str, Any]] = [
-    {"id": "conv-1", "model": "gpt-x", "created": 1_790_000_000, "metadata": {"project": "/home/me/proj"},
-     "usage": {"prompt_tokens": 120, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 100}},
-     "messages": [
-         {"role": "system", "content": "You are helpful."},
-         {"role": "user", "content": [{"type": "text", "text": "what is in README?"}]},
-         {"role": "assistant", "content": "Let me look.", "tool_calls": [
-             {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "R"}'}}]},
-         {"role": "tool", "tool_call_id": "call_1", "content": "# Title", "timestamp": "2026-11-29T10:00:00Z"},
-         {"role": "assistant", "content": [{"type": "output_text", "text": "It has a title."}]}]},
-    {"timestamp": "2026-11-29T10:00:00Z", "metadata": {"cwd": "/p"},
-     "messages": [{"role": "user", "content": "hi"}, {"role": "developer", "content": "x"}]},
+    {
+        "id": "conv-1",
+        "model": "gpt-x",
+        "created": 1_790_000_000,
+        "metadata": {"project": "/home/me/proj"},
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "prompt_tokens_details": {"cached_tokens": 100}},
+        "messages": [
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": [{"type": "text", "text": "what is in README?"}]},
+            {
+                "role": "assistant",
+                "content": "Let me look.",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path": "R"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "# Title", "timestamp": "2026-11-29T10:00:00Z"},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "It has a title."}]},
+        ],
+    },
+    {
+        "timestamp": "2026-11-29T10:00:00Z",
+        "metadata": {"cwd": "/p"},
+        "messages": [{"role": "user", "content": "hi"}, {"role": "developer", "content": "x"}],
+    },
 ]
 
-CLAUDE_SEEDS = _balanced(_fixture_records("recorded/claude/config/projects/*/*.jsonl", "claude/*.jsonl",
-                                          "claude/root/**/*.jsonl"))
+CLAUDE_SEEDS = _balanced(
+    _fixture_records("recorded/claude/config/projects/*/*.jsonl", "claude/*.jsonl", "claude/root/**/*.jsonl")
+)
 CODEX_SEEDS = _balanced(_fixture_records("recorded/codex/codex-home/sessions/**/*.jsonl", "codex/*.jsonl"))
-OPENCLAW_SEEDS = _balanced(_fixture_records("openclaw/*.jsonl") + _store_records(
-    FIXTURES / "recorded/openclaw/state/agents/main/agent/openclaw-agent.sqlite"))
+OPENCLAW_SEEDS = _balanced(
+    _fixture_records("openclaw/*.jsonl")
+    + _store_records(FIXTURES / "recorded/openclaw/state/agents/main/agent/openclaw-agent.sqlite")
+)
 
 
 def _vocabulary(seeds: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -317,8 +383,9 @@ def lines(seeds: list[dict[str, Any]]) -> st.SearchStrategy[bytes]:
 @st.composite
 def jsonl(draw: st.DrawFn, seeds: list[dict[str, Any]]) -> bytes:
     """A JSONL buffer: lines ended by LF or CRLF, and maybe a half-written last line."""
-    body = b"".join(draw(lines(seeds)) + draw(st.sampled_from([b"\n", b"\r\n"]))
-                    for _ in range(draw(st.integers(0, 12))))
+    body = b"".join(
+        draw(lines(seeds)) + draw(st.sampled_from([b"\n", b"\r\n"])) for _ in range(draw(st.integers(0, 12)))
+    )
     tail = draw(st.just(b"") | lines(seeds).map(lambda b: b[: len(b) // 2 + 1]))
     return body + tail.replace(b"\n", b"")
 
@@ -345,11 +412,18 @@ class Format:
 FORMATS = {
     f.harness: f
     for f in [
-        Format("claude-code", parse_claude, "projects/-home-me-proj/11111111-2222-4333-8444-555555555555.jsonl",
-               CLAUDE_SEEDS),
-        Format("codex", parse_codex,
-               "sessions/2026/11/29/rollout-2026-11-29T13-46-14-01a2278e-6a7b-7322-a650-77857e49afc6.jsonl",
-               CODEX_SEEDS),
+        Format(
+            "claude-code",
+            parse_claude,
+            "projects/-home-me-proj/11111111-2222-4333-8444-555555555555.jsonl",
+            CLAUDE_SEEDS,
+        ),
+        Format(
+            "codex",
+            parse_codex,
+            "sessions/2026/11/29/rollout-2026-11-29T13-46-14-01a2278e-6a7b-7322-a650-77857e49afc6.jsonl",
+            CODEX_SEEDS,
+        ),
         Format("openclaw", parse_openclaw_jsonl, "agents/main/sessions/fixture-channel-1.jsonl", OPENCLAW_SEEDS),
         Format("chat", parse_chat_log, "chat-logs/today.jsonl", _CHAT_SEEDS),
     ]
@@ -401,8 +475,9 @@ def test_a_transcript_parser_reads_any_bytes_into_sessions_or_counted_skips(harn
 
 
 # A folder on the transcript's path: its name is bytes to the file system, maybe not UTF-8.
-FOLDER_NAMES = st.sampled_from(["home", "caf\u00e9 \U0001f600", "a\\b\nc", "C# 100% done?"]) | st.binary(min_size=1, max_size=8).filter(
-    lambda b: b"/" not in b and b"\x00" not in b and b not in (b".", b"..")).map(os.fsdecode)
+FOLDER_NAMES = st.sampled_from(["home", "caf\u00e9 \U0001f600", "a\\b\nc", "C# 100% done?"]) | st.binary(
+    min_size=1, max_size=8
+).filter(lambda b: b"/" not in b and b"\x00" not in b and b not in (b".", b"..")).map(os.fsdecode)
 
 
 def _harvester(root: Path) -> Harvester:
@@ -451,16 +526,25 @@ CREATE TABLE transcript_events (session_id, seq, event_json, event_zstd, PRIMARY
 CREATE TABLE session_nodes (session_key, session_id);
 """
 _ZSTD = zstandard.ZstdCompressor()
-_IDS = st.sampled_from(["s1", "s2", "", "agent:main:x", "\x00"]) | TEXT.map(lambda t: t.encode("utf-8", "replace").decode())
-_SQL_VALUES = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False), st.binary(max_size=40),
-                        TEXT.map(lambda t: t.encode("utf-8", "replace").decode()))
+_IDS = st.sampled_from(["s1", "s2", "", "agent:main:x", "\x00"]) | TEXT.map(
+    lambda t: t.encode("utf-8", "replace").decode()
+)
+_SQL_VALUES = st.one_of(
+    st.none(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False),
+    st.binary(max_size=40),
+    TEXT.map(lambda t: t.encode("utf-8", "replace").decode()),
+)
 
 
 @st.composite
 def event_cell(draw: st.DrawFn) -> tuple[Any, Any]:
     """(event_json, event_zstd) of one row: a plausible event as text, bytes or zstd, or junk."""
     event = draw(lines(OPENCLAW_SEEDS))
-    kind = draw(st.sampled_from(["text", "text", "zstd", "zstd", "blob", "bad_text", "both", "bad_zstd", "none", "junk"]))
+    kind = draw(
+        st.sampled_from(["text", "text", "zstd", "zstd", "blob", "bad_text", "both", "bad_zstd", "none", "junk"])
+    )
     if kind == "bad_text":  # TEXT that is not UTF-8 (SQLite stores what it is given)
         return Raw(event + b"\xff"), None
     if kind == "text":
@@ -504,18 +588,26 @@ def _insert(db: Path, rows: list[tuple[Any, Any, Any, Any]], keys: list[tuple[An
     with conn:
         for sid, seq, text, blob in rows:
             as_text = isinstance(text, Raw)  # bytes cast to TEXT: invalid UTF-8 in a text column
-            conn.execute("INSERT OR REPLACE INTO transcript_events VALUES (?, ?, CASE WHEN ? THEN CAST(? AS TEXT) "
-                         "ELSE ? END, ?)", (sid, seq, as_text, *[text.data if as_text else text] * 2, blob))
+            conn.execute(
+                "INSERT OR REPLACE INTO transcript_events VALUES (?, ?, CASE WHEN ? THEN CAST(? AS TEXT) "
+                "ELSE ? END, ?)",
+                (sid, seq, as_text, *[text.data if as_text else text] * 2, blob),
+            )
         conn.executemany("INSERT INTO session_nodes VALUES (?, ?)", keys)
     conn.close()
 
 
 @pytest.mark.slow  # an OpenClaw store per example
 @budget(50)
-@given(batches=st.lists(store_rows(), min_size=1, max_size=3),
-       keys=st.lists(st.tuples(_IDS | _SQL_VALUES, _IDS), max_size=3), folder=FOLDER_NAMES)
+@given(
+    batches=st.lists(store_rows(), min_size=1, max_size=3),
+    keys=st.lists(st.tuples(_IDS | _SQL_VALUES, _IDS), max_size=3),
+    folder=FOLDER_NAMES,
+)
 def test_the_openclaw_store_reads_any_rows_and_a_reread_finds_nothing_new(
-    batches: list[list[tuple[Any, Any, Any, Any]]], keys: list[tuple[Any, Any]], folder: str,
+    batches: list[list[tuple[Any, Any, Any, Any]]],
+    keys: list[tuple[Any, Any]],
+    folder: str,
 ) -> None:
     with scratch() as root:
         db = _store(root / folder)
@@ -536,7 +628,8 @@ def test_the_openclaw_store_reads_any_rows_and_a_reread_finds_nothing_new(
 @budget(30)
 @given(batches=st.lists(store_rows(), min_size=1, max_size=3), folder=FOLDER_NAMES)
 def test_harvest_of_an_openclaw_store_never_raises_and_an_unchanged_store_reads_nothing(
-    batches: list[list[tuple[Any, Any, Any, Any]]], folder: str,
+    batches: list[list[tuple[Any, Any, Any, Any]]],
+    folder: str,
 ) -> None:
     with scratch() as root:
         db = _store(root / folder)
@@ -562,8 +655,11 @@ def toml(doc: Any) -> str:
     if not isinstance(doc, dict):
         return _toml_value(doc) + "\n"
     plain = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in doc.items() if not isinstance(v, dict)]
-    tables = [f"[{_toml_key(k)}]\n" + "".join(f"{_toml_key(n)} = {_toml_value(x)}\n" for n, x in v.items())
-              for k, v in doc.items() if isinstance(v, dict)]
+    tables = [
+        f"[{_toml_key(k)}]\n" + "".join(f"{_toml_key(n)} = {_toml_value(x)}\n" for n, x in v.items())
+        for k, v in doc.items()
+        if isinstance(v, dict)
+    ]
     return "\n".join([*plain, *tables]) + "\n"
 
 
@@ -604,13 +700,34 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-TASK_SEEDS: list[dict[str, Any]] = _read_jsonl(EXAMPLE / "tasks.jsonl")[:6] + [
-    {"id": "add-1", "prompt": "What is 17 + 25?", "split": "val", "context": "optional text",
-     "judge": {"checks": [{"type": "last_line_regex", "value": "ANSWER: .+", "case_sensitive": False,
-                           "feedback": "End with a final line `ANSWER: <answer>`."}],
-               "answer": "42", "answer_pattern": "ANSWER:\\s*(.+)\\s*$", "answer_match": "number"}},
-    {"id": "short", "prompt": "Say hi", "checks": [{"type": "max_chars", "value": 40}], "rubric": "friendly",
-     "rubric_pass": 0.7},
+TASK_SEEDS: list[dict[str, Any]] = [
+    *_read_jsonl(EXAMPLE / "tasks.jsonl")[:6],
+    {
+        "id": "add-1",
+        "prompt": "What is 17 + 25?",
+        "split": "val",
+        "context": "optional text",
+        "judge": {
+            "checks": [
+                {
+                    "type": "last_line_regex",
+                    "value": "ANSWER: .+",
+                    "case_sensitive": False,
+                    "feedback": "End with a final line `ANSWER: <answer>`.",
+                }
+            ],
+            "answer": "42",
+            "answer_pattern": "ANSWER:\\s*(.+)\\s*$",
+            "answer_match": "number",
+        },
+    },
+    {
+        "id": "short",
+        "prompt": "Say hi",
+        "checks": [{"type": "max_chars", "value": 40}],
+        "rubric": "friendly",
+        "rubric_pass": 0.7,
+    },
 ]
 RUN_SEED: dict[str, Any] = json.loads(json.dumps(load_config(EXAMPLE / "run.toml").model_dump(mode="json")))
 RUN_TOML: dict[str, Any] = {**{k: v for k, v in RUN_SEED.items() if k != "prices"}, "extends": "base.toml"}
@@ -627,11 +744,17 @@ def _documents(seed: dict[str, Any]) -> st.SearchStrategy[str]:
 
 # The strategies: a task file, a run config (and the base.toml it extends), its command-line
 # overrides, a settings file.
-TASK_FILES = text_file(st.lists(lines(TASK_SEEDS).map(lambda b: b.decode("utf-8", "surrogateescape")),
-                                max_size=6).map("\n".join))
+TASK_FILES = text_file(
+    st.lists(lines(TASK_SEEDS).map(lambda b: b.decode("utf-8", "surrogateescape")), max_size=6).map("\n".join)
+)
 RUN_CONFIGS = text_file(_documents(RUN_TOML))
-OVERRIDES = st.lists(st.tuples(st.sampled_from(sorted(f"{s}.{k}" for s, t in RUN_SEED.items() for k in t)) | TEXT,
-                               SCALARS.map(_toml_value) | TEXT).map("=".join), max_size=3)
+OVERRIDES = st.lists(
+    st.tuples(
+        st.sampled_from(sorted(f"{s}.{k}" for s, t in RUN_SEED.items() for k in t)) | TEXT,
+        SCALARS.map(_toml_value) | TEXT,
+    ).map("=".join),
+    max_size=3,
+)
 SETTINGS_FILES = text_file(_documents(SETTINGS_SEED))
 DEEP = b"[" * 5000 + b"]" * 5000  # nested deeper than Python's recursion limit
 
@@ -694,28 +817,61 @@ def test_the_settings_file_gives_settings_or_one_config_error(data: bytes) -> No
 # --- history.jsonl and proposal records -----------------------------------------------------------
 
 ACTION_SEEDS: list[dict[str, Any]] = [
-    {"time": "2026-11-29T03:00:00+00:00", "kind": "stage", "proposal_id": "20261129-030000-ab12",
-     "skill_path": "/home/me/.claude/skills/x/SKILL.md", "detail": "accepted: val 0.5 → 0.8", "backup": None},
-    {"time": "2026-11-29T08:00:00Z", "kind": "adopt", "proposal_id": "20261129-030000-ab12",
-     "skill_path": "/home/me/.claude/skills/x/SKILL.md", "detail": "", "backup": "/data/backups/00001-x"},
+    {
+        "time": "2026-11-29T03:00:00+00:00",
+        "kind": "stage",
+        "proposal_id": "20261129-030000-ab12",
+        "skill_path": "/home/me/.claude/skills/x/SKILL.md",
+        "detail": "accepted: val 0.5 → 0.8",
+        "backup": None,
+    },
+    {
+        "time": "2026-11-29T08:00:00Z",
+        "kind": "adopt",
+        "proposal_id": "20261129-030000-ab12",
+        "skill_path": "/home/me/.claude/skills/x/SKILL.md",
+        "detail": "",
+        "backup": "/data/backups/00001-x",
+    },
     {"time": "2026-11-30T08:00:00", "kind": "rollback", "skill_path": "/s/SKILL.md", "backup": "/b/00002-rollback"},
 ]
 PROPOSAL_SEED: dict[str, Any] = {
-    "id": "20261129-030000-ab12", "created": "2026-11-29T03:00:00.123456Z", "skill_path": "/home/me/SKILL.md",
-    "base_hash": "absent", "candidate_hash": "0" * 64, "accepted": True, "reason": "val 0.50 → 0.80",
-    "status": "staged", "baseline_score": 0.5, "candidate_score": 0.8, "test_before": None, "test_after": 1.0,
-    "night": 3, "details": {"edits": 2},
+    "id": "20261129-030000-ab12",
+    "created": "2026-11-29T03:00:00.123456Z",
+    "skill_path": "/home/me/SKILL.md",
+    "base_hash": "absent",
+    "candidate_hash": "0" * 64,
+    "accepted": True,
+    "reason": "val 0.50 → 0.80",
+    "status": "staged",
+    "baseline_score": 0.5,
+    "candidate_score": 0.8,
+    "test_before": None,
+    "test_after": 1.0,
+    "night": 3,
+    "details": {"edits": 2},
 }
-PROPOSAL_SEEDS = [PROPOSAL_SEED, {**PROPOSAL_SEED, "id": "20261130-010203-ffff", "status": "adopted",
-                                  "created": "2026-11-30T01:02:03"},  # written by hand: no zone
-                  {**PROPOSAL_SEED, "created": "2026-11-29T05:00:00+02:00", "accepted": False}]
+PROPOSAL_SEEDS = [
+    PROPOSAL_SEED,
+    {
+        **PROPOSAL_SEED,
+        "id": "20261130-010203-ffff",
+        "status": "adopted",
+        "created": "2026-11-30T01:02:03",
+    },  # written by hand: no zone
+    {**PROPOSAL_SEED, "created": "2026-11-29T05:00:00+02:00", "accepted": False},
+]
 # The strategies: history.jsonl, and staging folders (name, proposal.json: bytes, a folder, or none).
 HISTORY_FILES = jsonl(ACTION_SEEDS)
 PROPOSAL_FOLDERS = st.lists(
-    st.tuples(st.sampled_from(["20261129-030000-ab12", "20261130-010203-ffff", "x"])
-              | TEXT.filter(lambda t: t.isprintable() and "/" not in t and t not in ("", ".", "..")),
-              st.none() | st.just(b"<folder>") | lines(PROPOSAL_SEEDS)),
-    max_size=4, unique_by=lambda f: f[0])
+    st.tuples(
+        st.sampled_from(["20261129-030000-ab12", "20261130-010203-ffff", "x"])
+        | TEXT.filter(lambda t: t.isprintable() and "/" not in t and t not in ("", ".", "..")),
+        st.none() | st.just(b"<folder>") | lines(PROPOSAL_SEEDS),
+    ),
+    max_size=4,
+    unique_by=lambda f: f[0],
+)
 
 
 @budget(100)
@@ -737,8 +893,12 @@ def test_history_gives_every_recorded_action_and_skips_the_rest(data: bytes) -> 
 
 @budget(100)
 @given(folders=PROPOSAL_FOLDERS)
-@example(folders=[("a", encode({**PROPOSAL_SEED, "created": "2026-11-29T03:00:00Z"})),
-                  ("b", encode({**PROPOSAL_SEED, "created": "2026-11-29T03:00:00"}))])  # TypeError (naive vs aware)
+@example(
+    folders=[
+        ("a", encode({**PROPOSAL_SEED, "created": "2026-11-29T03:00:00Z"})),
+        ("b", encode({**PROPOSAL_SEED, "created": "2026-11-29T03:00:00"})),
+    ]
+)  # TypeError (naive vs aware)
 def test_every_proposal_record_is_listed_or_named_as_unreadable(folders: list[tuple[str, bytes | None]]) -> None:
     with scratch() as root:
         staging = root / "staging"

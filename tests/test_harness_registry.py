@@ -42,8 +42,9 @@ def test_chat_needs_a_target_and_takes_no_settings() -> None:
         registry.create_harness("chat")
 
 
-def test_harnesses_command_reports_installed_version_and_usability(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_harnesses_command_reports_installed_version_and_usability(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     _fake(bin_dir, "claude", "2.1.332 (Claude Code)")

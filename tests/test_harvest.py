@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,16 +19,31 @@ FAKE_KEY = "sk-ant-api03-" + "Q7xL2pZ9" * 6
 
 
 def user(text: str, n: int, sid: str = SID) -> bytes:
-    record = {"type": "user", "sessionId": sid, "cwd": "/home/me/proj", "uuid": f"u{n}",
-              "timestamp": f"2026-11-0{1 + n % 8}T10:00:00Z", "message": {"role": "user", "content": text}}
+    record = {
+        "type": "user",
+        "sessionId": sid,
+        "cwd": "/home/me/proj",
+        "uuid": f"u{n}",
+        "timestamp": f"2026-11-0{1 + n % 8}T10:00:00Z",
+        "message": {"role": "user", "content": text},
+    }
     return (json.dumps(record) + "\n").encode()
 
 
 def assistant(text: str, n: int, sid: str = SID) -> bytes:
-    record = {"type": "assistant", "sessionId": sid, "uuid": f"a{n}", "timestamp": f"2026-11-0{1 + n % 8}T10:00:05Z",
-              "message": {"id": f"msg{n}", "role": "assistant", "model": "claude-x",
-                          "content": [{"type": "text", "text": text}],
-                          "usage": {"input_tokens": 10, "output_tokens": 5}}}
+    record = {
+        "type": "assistant",
+        "sessionId": sid,
+        "uuid": f"a{n}",
+        "timestamp": f"2026-11-0{1 + n % 8}T10:00:05Z",
+        "message": {
+            "id": f"msg{n}",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        },
+    }
     return (json.dumps(record) + "\n").encode()
 
 
@@ -111,14 +126,16 @@ def test_secrets_never_reach_the_state_database(world, tmp_path: Path) -> None: 
 
 def test_a_vanished_file_is_counted_not_fatal(world, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     h, _, path = world
-    report = h.harvest([Source(harness="claude-code", path=tmp_path / "gone.jsonl"), Source(harness="claude-code", path=path)])
+    report = h.harvest(
+        [Source(harness="claude-code", path=tmp_path / "gone.jsonl"), Source(harness="claude-code", path=path)]
+    )
     assert report.skipped["unreadable_file:FileNotFoundError"] == 1 and report.sessions == {"claude-code": 1}
     assert report.unreadable == [f"{tmp_path / 'gone.jsonl'}: No such file or directory"]
 
 
 def test_since_counts_older_sessions_apart_and_still_stores_them(world) -> None:  # type: ignore[no-untyped-def]
     h, store, path = world
-    late = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    late = datetime(2026, 12, 1, tzinfo=UTC)
     report = h.harvest([Source(harness="claude-code", path=path)], since=late)
     assert report.sessions == {} and report.before_since == 1 and report.turns == 0
     assert store.session("claude-code", SID).prompts() == ["fix the failing test"]  # type: ignore[union-attr]
@@ -164,8 +181,11 @@ def test_a_transcript_under_a_folder_named_in_no_utf8_is_read_and_read_once(tmp_
     folder.mkdir()
     path = folder / f"{SID}.jsonl"
     path.write_bytes(user("fix the failing test", 1))
-    h = Harvester(Store(tmp_path / "state.db"), {"claude-code": lambda d, s, o: parse_claude(d, source=s, base_offset=o)},
-                  Redactor())
+    h = Harvester(
+        Store(tmp_path / "state.db"),
+        {"claude-code": lambda d, s, o: parse_claude(d, source=s, base_offset=o)},
+        Redactor(),
+    )
     first = run(h, path)
     assert first.sessions == {"claude-code": 1} and first.bytes_read == path.stat().st_size
     session = h.store.session("claude-code", SID)
@@ -179,8 +199,9 @@ def test_an_openclaw_database_is_read_incrementally_by_seq(tmp_path: Path) -> No
     from skillsleep.harnesses.openclaw import read_openclaw_sqlite
 
     store = Store(tmp_path / "state.db")
-    h = Harvester(store, {}, Redactor(), db_readers={
-        "openclaw": lambda path, seqs: read_openclaw_sqlite(path, after_seq=seqs)})
+    h = Harvester(
+        store, {}, Redactor(), db_readers={"openclaw": lambda path, seqs: read_openclaw_sqlite(path, after_seq=seqs)}
+    )
     db = _db(tmp_path)
     _insert(db, "s1", [(1, _oc_header("s1")), (2, _oc_user("summarise the logs"))])
     source = Source(harness="openclaw", path=db, kind="sqlite")
@@ -199,8 +220,12 @@ def _oc_header(sid: str) -> dict[str, object]:
 
 
 def _oc_user(text: str) -> dict[str, object]:
-    return {"type": "message", "id": text[:8], "timestamp": "2026-11-29T08:01:00Z",
-            "message": {"role": "user", "content": text}}
+    return {
+        "type": "message",
+        "id": text[:8],
+        "timestamp": "2026-11-29T08:01:00Z",
+        "message": {"role": "user", "content": text},
+    }
 
 
 def test_harvest_command_finds_every_agent_and_a_second_run_reads_nothing(
@@ -234,7 +259,9 @@ def test_harvest_command_finds_every_agent_and_a_second_run_reads_nothing(
     assert bad.exit_code == 2 and "24h" in bad.stderr
 
 
-def test_harvest_since_stores_older_sessions_and_the_report_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_harvest_since_stores_older_sessions_and_the_report_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from click.testing import CliRunner
 
     from skillsleep.slash_commands.cli import main
@@ -245,7 +272,8 @@ def test_harvest_since_stores_older_sessions_and_the_report_says_so(tmp_path: Pa
     chats.mkdir()
     (chats / "log.jsonl").write_text(
         '{"created":"2026-11-01T10:00:00Z","messages":[{"role":"user","content":"old prompt"}]}\n'
-        '{"messages":[{"role":"user","content":"half-writ')
+        '{"messages":[{"role":"user","content":"half-writ'
+    )
     first = CliRunner().invoke(main, ["harvest", "--chat-dir", str(chats), "--since", "1h", "--json"])
     assert first.exit_code == 0, first.output
     report = json.loads(first.stdout)

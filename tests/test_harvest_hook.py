@@ -20,10 +20,24 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 def record(kind: str, sid: str, n: int, text: str) -> str:
-    message = {"role": kind, "content": text} if kind == "user" else {
-        "id": f"m{n}", "role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": text}]}
-    return json.dumps({"type": kind, "sessionId": sid, "uuid": f"{kind}{n}", "cwd": "/work/app",
-                       "timestamp": f"2026-11-30T10:0{n}:00Z", "message": message}) + "\n"
+    message = (
+        {"role": kind, "content": text}
+        if kind == "user"
+        else {"id": f"m{n}", "role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": text}]}
+    )
+    return (
+        json.dumps(
+            {
+                "type": kind,
+                "sessionId": sid,
+                "uuid": f"{kind}{n}",
+                "cwd": "/work/app",
+                "timestamp": f"2026-11-30T10:0{n}:00Z",
+                "message": message,
+            }
+        )
+        + "\n"
+    )
 
 
 @pytest.fixture
@@ -36,8 +50,9 @@ def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     project = tmp_path / "claude" / "projects" / "-work-app"
     project.mkdir(parents=True)
-    (project / f"{ENDED}.jsonl").write_text(record("user", ENDED, 1, f"clone it with {TOKEN} and fix the build")
-                                            + record("assistant", ENDED, 2, "Fixed."))
+    (project / f"{ENDED}.jsonl").write_text(
+        record("user", ENDED, 1, f"clone it with {TOKEN} and fix the build") + record("assistant", ENDED, 2, "Fixed.")
+    )
     (project / f"{OTHER}.jsonl").write_text(record("user", OTHER, 1, "write the release notes"))
     return tmp_path / "claude"
 
@@ -53,8 +68,13 @@ def hook(payload: object) -> Result:
 
 
 def session_end(path: Path, sid: str = ENDED) -> dict[str, str]:
-    return {"session_id": sid, "transcript_path": str(path), "cwd": "/work/app", "hook_event_name": "SessionEnd",
-            "reason": "other"}
+    return {
+        "session_id": sid,
+        "transcript_path": str(path),
+        "cwd": "/work/app",
+        "hook_event_name": "SessionEnd",
+        "reason": "other",
+    }
 
 
 def stored(data: Path) -> dict[str, list[str]]:
@@ -70,8 +90,9 @@ def hook_log(data: Path) -> list[str]:
     return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
 
 
-def test_the_hook_harvests_only_the_session_it_ends_quietly_redacted_and_incrementally(claude: Path,
-                                                                                        tmp_path: Path) -> None:
+def test_the_hook_harvests_only_the_session_it_ends_quietly_redacted_and_incrementally(
+    claude: Path, tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     result = hook(session_end(transcript(claude)))
     assert result.exit_code == 0 and result.output == "", result.output
@@ -92,8 +113,9 @@ def test_the_hook_harvests_only_the_session_it_ends_quietly_redacted_and_increme
 
 
 def test_harvest_transcript_reads_that_one_file_and_reports_it(claude: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["harvest", "--harness", "claude-code", "--transcript", str(transcript(claude)),
-                                       "--json"])
+    result = CliRunner().invoke(
+        main, ["harvest", "--harness", "claude-code", "--transcript", str(transcript(claude)), "--json"]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["sessions"] == {"claude-code": 1} and report["files_seen"] == 1 and report["turns"] == 2
@@ -102,28 +124,37 @@ def test_harvest_transcript_reads_that_one_file_and_reports_it(claude: Path, tmp
     assert status["last_harvest"]["sessions"] == {"claude-code": 1}  # the last harvest, as status shows it
 
 
-@pytest.mark.parametrize(("args", "words"), [
-    (["--transcript", "{missing}", "--harness", "claude-code"], "no transcript at {missing}"),
-    (["--transcript", "{folder}", "--harness", "claude-code"], "is a folder, not a transcript file"),
-    (["--transcript", "{file}"], "--transcript needs --harness claude-code, codex or openclaw"),
-    (["--transcript", "{file}", "--harness", "chat"], "--transcript needs --harness claude-code, codex or openclaw"),
-    (["--hook", "claude-code", "--harness", "codex"], "--hook claude-code reads the transcript Claude Code names"),
-])
-def test_harvest_transcript_refuses_what_it_cannot_read_and_stores_nothing(claude: Path, tmp_path: Path,
-                                                                          args: list[str], words: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--transcript", "{missing}", "--harness", "claude-code"], "no transcript at {missing}"),
+        (["--transcript", "{folder}", "--harness", "claude-code"], "is a folder, not a transcript file"),
+        (["--transcript", "{file}"], "--transcript needs --harness claude-code, codex or openclaw"),
+        (
+            ["--transcript", "{file}", "--harness", "chat"],
+            "--transcript needs --harness claude-code, codex or openclaw",
+        ),
+        (["--hook", "claude-code", "--harness", "codex"], "--hook claude-code reads the transcript Claude Code names"),
+    ],
+)
+def test_harvest_transcript_refuses_what_it_cannot_read_and_stores_nothing(
+    claude: Path, tmp_path: Path, args: list[str], words: str
+) -> None:
     paths = {"missing": tmp_path / "gone.jsonl", "folder": claude / "projects", "file": transcript(claude)}
     result = CliRunner().invoke(main, ["harvest", *(a.format(**paths) for a in args)])
     assert result.exit_code == 2 and words.format(**paths) in result.stderr, result.output
     assert not (tmp_path / "data" / "state.db").exists()
 
 
-@pytest.mark.parametrize(("stdin", "words"), [
-    ("not json", "the hook's input is not JSON"),
-    (json.dumps({"session_id": ENDED}), "the hook's input names no transcript_path"),
-    (json.dumps({"transcript_path": "{gone}"}), "no transcript at {gone}"),
-])
-def test_the_hook_never_fails_the_agent_and_logs_one_line(claude: Path, tmp_path: Path, stdin: str,
-                                                         words: str) -> None:
+@pytest.mark.parametrize(
+    ("stdin", "words"),
+    [
+        ("not json", "the hook's input is not JSON"),
+        (json.dumps({"session_id": ENDED}), "the hook's input names no transcript_path"),
+        (json.dumps({"transcript_path": "{gone}"}), "no transcript at {gone}"),
+    ],
+)
+def test_the_hook_never_fails_the_agent_and_logs_one_line(claude: Path, tmp_path: Path, stdin: str, words: str) -> None:
     gone = tmp_path / "gone.jsonl"
     result = hook(stdin.replace("{gone}", str(gone)))
     assert result.exit_code == 0 and result.output == ""
@@ -160,8 +191,9 @@ def test_a_database_another_process_holds_is_logged_and_harvested_next_time(clau
     assert list(stored(data)) == [ENDED]
 
 
-def test_a_data_folder_that_cannot_be_used_is_one_line_on_stderr_and_exit_0(claude: Path, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_data_folder_that_cannot_be_used_is_one_line_on_stderr_and_exit_0(
+    claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "afile").write_text("x")
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "afile" / "data"))
     result = hook(session_end(transcript(claude)))

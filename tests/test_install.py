@@ -12,11 +12,18 @@ from skillsleep.core.errors import ConfigError
 from skillsleep.harnesses.install import InstallFailed, Installs, Plan, PlannedCommand, PlannedFile
 
 
-def plan(home: Path, *, skill: str = "---\nname: sleep\n---\nrun it\n", commands: list[PlannedCommand] | None = None) -> Plan:
-    return Plan(agent="demo", files=[
-        PlannedFile(path=home / ".agent" / "skills" / "sleep" / "SKILL.md", text=skill),
-        PlannedFile(path=home / ".agent" / "hooks" / "end.sh", text="#!/bin/sh\nexit 0\n", executable=True),
-    ], commands=commands or [], notes=["type /sleep"])
+def plan(
+    home: Path, *, skill: str = "---\nname: sleep\n---\nrun it\n", commands: list[PlannedCommand] | None = None
+) -> Plan:
+    return Plan(
+        agent="demo",
+        files=[
+            PlannedFile(path=home / ".agent" / "skills" / "sleep" / "SKILL.md", text=skill),
+            PlannedFile(path=home / ".agent" / "hooks" / "end.sh", text="#!/bin/sh\nexit 0\n", executable=True),
+        ],
+        commands=commands or [],
+        notes=["type /sleep"],
+    )
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -38,7 +45,9 @@ def test_install_writes_the_plan_records_it_and_a_second_install_changes_nothing
     second = Installs(data).install(plan(home))
     assert second.written == [] and sorted(second.unchanged) == sorted(first.written)
     after = tree(tmp_path)
-    assert {k: v for k, v in after.items() if "installed" not in k} == {k: v for k, v in before.items() if "installed" not in k}
+    assert {k: v for k, v in after.items() if "installed" not in k} == {
+        k: v for k, v in before.items() if "installed" not in k
+    }
 
 
 def test_a_file_the_user_changed_is_never_replaced_and_nothing_is_written_without_force(tmp_path: Path) -> None:
@@ -103,8 +112,14 @@ def test_uninstall_refuses_a_changed_file_unless_forced_and_then_keeps_it_in_bac
 
 def test_commands_run_once_and_their_undo_runs_at_uninstall_newest_first(tmp_path: Path) -> None:
     home, data, log = tmp_path / "home", tmp_path / "data", tmp_path / "log"
-    cmds = [PlannedCommand(what=f"register {n}", argv=["sh", "-c", f"echo do {n} >> {log}"],
-                           undo=["sh", "-c", f"echo undo {n} >> {log}"]) for n in (1, 2)]
+    cmds = [
+        PlannedCommand(
+            what=f"register {n}",
+            argv=["sh", "-c", f"echo do {n} >> {log}"],
+            undo=["sh", "-c", f"echo undo {n} >> {log}"],
+        )
+        for n in (1, 2)
+    ]
     assert Installs(data).install(plan(home, commands=cmds)).ran == ["register 1", "register 2"]
     assert Installs(data).install(plan(home, commands=cmds)).ran == []
     assert Installs(data).uninstall("demo").ran == ["undo: register 2", "undo: register 1"]
@@ -113,8 +128,12 @@ def test_commands_run_once_and_their_undo_runs_at_uninstall_newest_first(tmp_pat
 
 def test_a_failing_command_stops_the_install_and_uninstall_undoes_what_was_done(tmp_path: Path) -> None:
     home, data, log = tmp_path / "home", tmp_path / "data", tmp_path / "log"
-    cmds = [PlannedCommand(what="register", argv=["sh", "-c", f"echo do >> {log}"], undo=["sh", "-c", f"echo undo >> {log}"]),
-            PlannedCommand(what="enable", argv=["sh", "-c", "echo no such plugin >&2; exit 3"])]
+    cmds = [
+        PlannedCommand(
+            what="register", argv=["sh", "-c", f"echo do >> {log}"], undo=["sh", "-c", f"echo undo >> {log}"]
+        ),
+        PlannedCommand(what="enable", argv=["sh", "-c", "echo no such plugin >&2; exit 3"]),
+    ]
     with pytest.raises(InstallFailed, match="could not enable: .* exited 3: no such plugin"):
         Installs(data).install(plan(home, commands=cmds))
     out = Installs(data).uninstall("demo")
@@ -141,8 +160,13 @@ def test_a_damaged_manifest_is_named_and_nothing_is_guessed(tmp_path: Path) -> N
 def test_uninstall_removes_a_folder_install_created_for_one_file_that_held_another(tmp_path: Path) -> None:
     home, data = tmp_path / "home", tmp_path / "data"
     home.mkdir()
-    nested = Plan(agent="demo", files=[PlannedFile(path=home / "skill" / "SKILL.md", text="a\n"),  # creates skill/
-                                       PlannedFile(path=home / "skill" / "agents" / "x.yaml", text="b\n")])
+    nested = Plan(
+        agent="demo",
+        files=[
+            PlannedFile(path=home / "skill" / "SKILL.md", text="a\n"),  # creates skill/
+            PlannedFile(path=home / "skill" / "agents" / "x.yaml", text="b\n"),
+        ],
+    )
     Installs(data).install(nested)
     Installs(data).uninstall("demo")
     assert list(home.iterdir()) == []
@@ -151,8 +175,12 @@ def test_uninstall_removes_a_folder_install_created_for_one_file_that_held_anoth
 def test_uninstall_removes_a_folder_install_created_for_several_files(tmp_path: Path) -> None:
     home, data = tmp_path / "home", tmp_path / "data"
     home.mkdir()
-    bundle = Plan(agent="demo", files=[PlannedFile(path=home / "bundle" / name, text=name)
-                                       for name in ("a.json", "b.js", "skills/x/SKILL.md")])
+    bundle = Plan(
+        agent="demo",
+        files=[PlannedFile(path=home / "bundle" / name, text=name) for name in ("a.json", "b.js", "skills/x/SKILL.md")],
+    )
     Installs(data).install(bundle)
-    assert Installs(data).uninstall("demo").removed == [str(home / "bundle" / n) for n in ("a.json", "b.js", "skills/x/SKILL.md")]
+    assert Installs(data).uninstall("demo").removed == [
+        str(home / "bundle" / n) for n in ("a.json", "b.js", "skills/x/SKILL.md")
+    ]
     assert tree(tmp_path) == {} and not (home / "bundle").exists()  # the folder a.json's write created, emptied last

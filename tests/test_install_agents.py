@@ -59,8 +59,12 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
     skill = claude / "skills" / "sleep" / "SKILL.md"
     pack = claude / "skills" / "skillsleep" / "SKILL.md"
     plugin = claude / "skills" / "skillsleep-harvest"
-    assert out["written"] == [str(skill), str(pack), str(plugin / ".claude-plugin" / "plugin.json"),
-                              str(plugin / "hooks" / "hooks.json")]
+    assert out["written"] == [
+        str(skill),
+        str(pack),
+        str(plugin / ".claude-plugin" / "plugin.json"),
+        str(plugin / "hooks" / "hooks.json"),
+    ]
     # the pack's own skill, model-invocable, naming this skillsleep where it says what to run
     assert frontmatter(pack.read_text())["name"] == "skillsleep"
     assert f"Run `{SKILLSLEEP} sleep <verb> [args]` in the shell" in pack.read_text()
@@ -72,7 +76,8 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
     assert f"if type {SKILLSLEEP} >/dev/null 2>&1;" in text
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]["SessionEnd"]
     assert [h["command"] for entry in hooks for h in entry["hooks"]] == [
-        f"type {SKILLSLEEP} >/dev/null 2>&1 || exit 0; {SKILLSLEEP} harvest --hook claude-code"]
+        f"type {SKILLSLEEP} >/dev/null 2>&1 || exit 0; {SKILLSLEEP} harvest --hook claude-code"
+    ]
     assert json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["name"] == "skillsleep"
     assert any("/sleep status" in note for note in out["notes"])
 
@@ -90,8 +95,9 @@ def test_codex_gets_the_sleep_user_skill_hidden_from_the_model(homes: Path) -> N
     assert any("$sleep status" in note for note in out["notes"])
 
 
-def test_the_agents_home_variables_decide_where_it_goes(homes: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_agents_home_variables_decide_where_it_goes(
+    homes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     before = snapshot(homes)
@@ -106,7 +112,10 @@ def test_a_path_a_shell_must_quote_is_quoted_everywhere(tmp_path: Path) -> None:
     ctx = InstallContext(home=tmp_path, env={}, skillsleep=odd, data_dir=tmp_path / "data")
     files = {f.path.name: f.text for f in installer("claude-code")(ctx).files if f.path.parent.name != "skillsleep"}
     quoted = shlex.quote(str(odd))
-    assert f"allowed-tools: Bash({quoted}:*)" in files["SKILL.md"] and f"then {quoted} sleep $ARGUMENTS" in files["SKILL.md"]
+    assert (
+        f"allowed-tools: Bash({quoted}:*)" in files["SKILL.md"]
+        and f"then {quoted} sleep $ARGUMENTS" in files["SKILL.md"]
+    )
     command = json.loads(files["hooks.json"])["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
     assert shlex.split(command)[-4:] == [str(odd), "harvest", "--hook", "claude-code"]
     codex = installer("codex")(ctx).files[0].text
@@ -120,8 +129,9 @@ def test_a_second_install_changes_nothing(homes: Path, tmp_path: Path) -> None:
     assert again.exit_code == 0
     assert "installed into claude-code: nothing to do, it was already so" in again.stdout
     assert "installed into codex: nothing to do, it was already so" in again.stdout
-    assert {k: v for k, v in snapshot(tmp_path).items() if "installed/" not in k} == \
-        {k: v for k, v in before.items() if "installed/" not in k}
+    assert {k: v for k, v in snapshot(tmp_path).items() if "installed/" not in k} == {
+        k: v for k, v in before.items() if "installed/" not in k
+    }
 
 
 def test_a_file_the_user_edited_is_refused_with_the_difference_and_force_backs_it_up(homes: Path) -> None:
@@ -134,9 +144,12 @@ def test_a_file_the_user_edited_is_refused_with_the_difference_and_force_backs_i
     assert refused.exit_code == 2
     assert "changed by you" in refused.stderr and "nothing was written" in refused.stderr
     assert "-Show the output above to the user verbatim, as markdown. Keep it short." in refused.stderr
-    assert "+Show the output above to the user verbatim, as markdown. Do not run any command yourself." \
-        in refused.stderr
-    assert skill.read_text() == mine and not (skill.parent.parent / "skillsleep-harvest" / "hooks" / "hooks.json").exists()
+    assert (
+        "+Show the output above to the user verbatim, as markdown. Do not run any command yourself." in refused.stderr
+    )
+    assert (
+        skill.read_text() == mine and not (skill.parent.parent / "skillsleep-harvest" / "hooks" / "hooks.json").exists()
+    )
 
     forced = installed("install", "claude-code", "--force")["claude-code"]
     assert Path(forced["backed_up"][0]).read_text() == mine

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from skillsleep.core.jsonl import Reader
 from skillsleep.core.session import utc
@@ -15,12 +15,12 @@ def test_complete_lines_are_read_and_a_half_written_last_line_is_left_for_later(
     assert [line.value for line in lines] == [{"a": 1}, {"b": 2}]
     assert lines[0].offset == 100 and lines[1].offset == 109
     assert reader.consumed == 118 and not reader.skipped
-    rest = Reader(data[reader.consumed - 100:] + b"}\n", base_offset=reader.consumed)
+    rest = Reader(data[reader.consumed - 100 :] + b"}\n", base_offset=reader.consumed)
     assert [line.value for line in rest.records()] == [{"c": 3}]
 
 
 def test_bad_lines_are_counted_by_reason_and_never_raise() -> None:
-    data = b'not json\n[1, 2]\n\xff\xfe\x00garbage\n' + b'{"x": "' + b"y" * 50 + b'"}\n\n{"ok": true}\n'
+    data = b"not json\n[1, 2]\n\xff\xfe\x00garbage\n" + b'{"x": "' + b"y" * 50 + b'"}\n\n{"ok": true}\n'
     reader = Reader(data, max_line_bytes=40)
     assert [line.value for line in reader.records()] == [{"ok": True}]
     assert reader.skipped == {"malformed_json": 1, "not_an_object": 1, "binary_garbage": 1, "huge_line": 1}
@@ -35,7 +35,7 @@ def test_invalid_utf8_inside_a_json_string_is_repaired_and_counted() -> None:
 
 def test_utc_makes_every_timestamp_an_aware_utc_instant() -> None:
     east = utc("2026-11-29T09:00:00+09:00")
-    assert east == datetime(2026, 11, 29, 0, 0, tzinfo=timezone.utc) and east.tzinfo == timezone.utc
+    assert east == datetime(2026, 11, 29, 0, 0, tzinfo=UTC) and east.tzinfo == UTC
     assert utc("2026-11-29T00:00:00Z") == east
     assert utc("2026-11-29T00:00:00") == east  # naive means UTC
     assert utc(1_795_910_400) == utc(1_795_910_400_000)  # seconds or milliseconds
@@ -57,7 +57,9 @@ def test_a_lone_surrogate_escape_is_replaced_and_counted() -> None:
     data = b'{"t": "a\\ud800b", "\\udfff": ["x\\udbff"], "ok": "\\ud83d\\ude00"}\n{"t": "\\\\ud800"}\n'
     reader = Reader(data)
     assert [line.value for line in reader.records()] == [
-        {"t": "a\ufffdb", "\ufffd": ["x\ufffd"], "ok": "\U0001f600"}, {"t": "\\ud800"}]
+        {"t": "a\ufffdb", "\ufffd": ["x\ufffd"], "ok": "\U0001f600"},
+        {"t": "\\ud800"},
+    ]
     assert reader.skipped == {"lone_surrogate_repaired": 1}
 
 

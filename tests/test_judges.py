@@ -33,14 +33,35 @@ def scripted_llm(responder) -> tuple[LLM, ScriptedBackend]:
 
 # (type, value, options, passing response, failing response, words the feedback must contain)
 CASES = [
-    ("contains", "Confidence:", {}, "x\nConfidence: high", "no such line", ["must contain `Confidence:`", "it does not"]),
+    (
+        "contains",
+        "Confidence:",
+        {},
+        "x\nConfidence: high",
+        "no such line",
+        ["must contain `Confidence:`", "it does not"],
+    ),
     ("not_contains", "TODO", {}, "done", "a\nstill TODO here\nb", ["must not contain `TODO`", "'still TODO here'"]),
     ("regex", r"^\d+ items$", {}, "intro\n3 items", "three items", ["must match the pattern", "no part of it does"]),
     ("not_regex", r"\bsorry\b", {}, "fine", "I am sorry", ["must not match", "'sorry'"]),
     ("starts_with", "Summary:", {}, "  Summary: ok", "Overview: ok", ["must start with `Summary:`", "'Overview: ok'"]),
     ("ends_with", "Done.", {}, "all Done.\n", "all finished", ["must end with `Done.`", "'all finished'"]),
-    ("last_line_regex", r"ANSWER: \d+", {}, "work\nANSWER: 42\n\n", "The sum is 42.", ["last line must match `ANSWER: \\d+`", "the last line was 'The sum is 42.'"]),
-    ("section_present", "steps", {}, "# Plan\n## Steps\n1. go", "# Plan\ntext", ["section headed `steps`", "its headings are 'Plan'"]),
+    (
+        "last_line_regex",
+        r"ANSWER: \d+",
+        {},
+        "work\nANSWER: 42\n\n",
+        "The sum is 42.",
+        ["last line must match `ANSWER: \\d+`", "the last line was 'The sum is 42.'"],
+    ),
+    (
+        "section_present",
+        "steps",
+        {},
+        "# Plan\n## Steps\n1. go",
+        "# Plan\ntext",
+        ["section headed `steps`", "its headings are 'Plan'"],
+    ),
     ("max_chars", 5, {}, "abcde", "abcdef", ["at most 5 characters", "it is 6"]),
     ("min_chars", 5, {}, "abcde", "abc", ["at least 5 characters", "it is 3"]),
     ("max_lines", 2, {}, "a\nb", "a\nb\nc", ["at most 2 lines", "it has 3"]),
@@ -176,7 +197,11 @@ async def test_all_components_pass_gives_hard_and_soft_one() -> None:
 
 async def test_one_failed_component_gives_hard_zero_and_fractional_soft() -> None:
     judge = Judge(
-        checks=[Check(type="contains", value="ANSWER"), Check(type="max_words", value=2), Check(type="min_chars", value=1)],
+        checks=[
+            Check(type="contains", value="ANSWER"),
+            Check(type="max_words", value=2),
+            Check(type="min_chars", value=1),
+        ],
         answer="42",
         answer_pattern=r"ANSWER: (\d+)",
     )
@@ -286,8 +311,13 @@ async def test_rubric_is_not_called_when_the_run_failed() -> None:
 def test_judge_problems_names_each_problem_once_and_nothing_for_a_usable_judge() -> None:
     from skillsleep.core.judges import judge_problems
 
-    bad = Judge(checks=[Check(type="contains", value=""), Check(type="json_valid")], answer=" ",
-                answer_match="number", answer_pattern="x", rubric="")
+    bad = Judge(
+        checks=[Check(type="contains", value=""), Check(type="json_valid")],
+        answer=" ",
+        answer_match="number",
+        answer_pattern="x",
+        rubric="",
+    )
     assert judge_problems(bad) == [
         'check 1 (contains): needs a non-empty text value, got ""; give it as "value": "…"',
         "the answer is empty; give the expected answer, or drop 'answer'",
@@ -295,8 +325,13 @@ def test_judge_problems_names_each_problem_once_and_nothing_for_a_usable_judge()
         "group non-capturing: (?: … )",
         "the rubric is empty; say what a good answer does, or drop 'rubric'",
     ]
-    good = Judge(checks=[Check(type="max_chars", value=0)], answer="4", answer_match="number",
-                 answer_pattern=r"(?:A|ANSWER): (\d+)", rubric="r")
+    good = Judge(
+        checks=[Check(type="max_chars", value=0)],
+        answer="4",
+        answer_match="number",
+        answer_pattern=r"(?:A|ANSWER): (\d+)",
+        rubric="r",
+    )
     assert judge_problems(good) == []
 
 

@@ -12,21 +12,29 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from servers import Action
+from test_cli import RULE, SEED, project  # noqa: F401  (the project fixture)
+
 from skillsleep.slash_commands.cli import main
-from test_cli import RULE, SEED, project  # noqa: F401,F811  (the project fixture)
 
 
 @pytest.mark.slow
-def test_sigkill_mid_run_then_resume(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_sigkill_mid_run_then_resume(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
     fault_server.default = Action(kind="ok", text="It is 4.", delay_s=0.15)
-    args = ["train", "--config", str(project / "run.toml"), "target.backend=openai:m",
-            f"target.base_url={fault_server.url}/v1", "target.concurrency=1", "train.batch_size=2",
-            "slow_update.enabled=false"]
+    args = [
+        "train",
+        "--config",
+        str(project / "run.toml"),
+        "target.backend=openai:m",
+        f"target.base_url={fault_server.url}/v1",
+        "target.concurrency=1",
+        "train.batch_size=2",
+        "slow_update.enabled=false",
+    ]
     proc = subprocess.Popen(  # the project fixture has set SKILLSLEEP_HOME in os.environ
         [sys.executable, "-m", "skillsleep.slash_commands.cli", *args],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     state = project / "runs" / "cli" / "state.json"
     deadline = time.monotonic() + 60
@@ -45,7 +53,7 @@ def test_sigkill_mid_run_then_resume(project: Path, fault_server) -> None:  # ty
     assert "resuming" in result.stderr
     summary = json.loads(result.stdout)
     assert summary["done"] and summary["steps"] == 4  # 2 epochs × 4 train tasks / batch 2
-    after = [json.dumps(p.body, sort_keys=True) for p in fault_server.posts()][len(before):]
+    after = [json.dumps(p.body, sort_keys=True) for p in fault_server.posts()][len(before) :]
     repeated = set(before) & set(after)
     assert len(repeated) <= 1, "finished calls were paid for again"  # at most the one in flight at the kill
     best = (project / "runs" / "cli" / "best_skill.md").read_text()

@@ -74,8 +74,9 @@ async def test_concurrent_calls_wait_for_room_instead_of_ending_the_run(tmp_path
     # Each call reserves ~120 tokens (its estimate) but spends ~2; six at once reserve ~720 > 300.
     backend = ScriptedBackend(BackendSettings(model="m"), lambda r: "ok")
     llm = LLM(backend, ledger=Ledger(budget=Budget(tokens=300)), store=None)
-    replies = await asyncio.gather(*(llm.ask("judge", [Message(role="user", content=f"q{i}")], max_tokens=100)
-                                     for i in range(6)))
+    replies = await asyncio.gather(
+        *(llm.ask("judge", [Message(role="user", content=f"q{i}")], max_tokens=100) for i in range(6))
+    )
     assert [r.text for r in replies] == ["ok"] * 6 and len(backend.requests) == 6
     assert llm.ledger.spent_tokens <= 300
     # A call that does not fit even alone still stops at once.
@@ -160,7 +161,6 @@ def test_garbage_state_db_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(ConfigError, match=r"is damaged .*every harvested .*skillsleep doctor --repair"):
         Store(tmp_path / "s.db")
-
 
 
 def test_a_state_db_that_cannot_be_used_is_not_called_damaged(tmp_path: Path) -> None:

@@ -10,8 +10,11 @@ from skillsleep.core.newlines import BOM, endings_note, restore, split_lines, st
 _line = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12)
 _ending = st.sampled_from(["\n", "\r\n", "\r"])
 _file = st.builds(
-    lambda bom, body, last: (BOM if bom else "") + "".join(l + e for l, e in body) + last,
-    st.booleans(), st.lists(st.tuples(_line, _ending), max_size=8), _line)
+    lambda bom, body, last: (BOM if bom else "") + "".join(text + end for text, end in body) + last,
+    st.booleans(),
+    st.lists(st.tuples(_line, _ending), max_size=8),
+    _line,
+)
 
 
 def lf(text: str) -> str:
@@ -38,7 +41,7 @@ def test_an_added_line_changes_no_other_line(base: str, where: int, added: str) 
     assert [line.rstrip("\r\n") for line in kept] == bare
     # every line keeps its own ending, except that a last line without one gains one when a
     # line is added after it; the file's final newline (or its absence) stays
-    assert all(a == b for a, b in zip(kept, original) if b.endswith(("\n", "\r")))
+    assert all(a == b for a, b in zip(kept, original, strict=True) if b.endswith(("\n", "\r")))
     assert out.endswith(("\n", "\r")) == base.endswith(("\n", "\r"))
 
 
@@ -52,5 +55,6 @@ def test_examples() -> None:
     assert restore("", "new\n") == "new\n"
     assert style("a\r\nb\r\n") == "CRLF" and style("a\nb\r\n") == "mixed" and style("a") == "none"
     assert endings_note("CRLF", "LF", "the live file", "the proposal") == (
-        "line endings differ: the live file has CRLF, the proposal LF")
+        "line endings differ: the live file has CRLF, the proposal LF"
+    )
     assert endings_note("LF", "LF", "x", "y") == "" == endings_note("none", "LF", "x", "y")

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.cron_table import BEGIN, read_block
 
 SKILLSLEEP = Path(sys.executable).parent / "skillsleep"
-USER_LINES = "# my own jobs\nMAILTO=\"\"\n*/10 * * * * /bin/true  # keep me\n"
+USER_LINES = '# my own jobs\nMAILTO=""\n*/10 * * * * /bin/true  # keep me\n'
 
 
 def _needs_crontab() -> None:
@@ -57,8 +57,19 @@ class World:
 
     def flags(self, *extra: str) -> list[str]:
         """The kit's night on the scripted backend; the chat-log folder relative to where `schedule` runs."""
-        return ["--backend", "scripted", "--optimizer-model", str(self.root / "opt.json"), "--target-model",
-                str(self.root / "target.json"), "--since", "3650d", "--chat-dir", "chats", *extra]
+        return [
+            "--backend",
+            "scripted",
+            "--optimizer-model",
+            str(self.root / "opt.json"),
+            "--target-model",
+            str(self.root / "target.json"),
+            "--since",
+            "3650d",
+            "--chat-dir",
+            "chats",
+            *extra,
+        ]
 
     def line(self) -> str:
         block = read_block(self.crontab() or "")
@@ -94,8 +105,17 @@ def like_cron(line: str) -> list[str]:
     """The process cron starts for `line`: /bin/sh -c with cron's bare environment. It runs as the
     test's own user: nobody may not start this checkout's Python from a shell (it can live under
     /root, mode 0700), and what is tested is the line, not the user."""
-    return ["env", "-i", "HOME=/nonexistent", "LOGNAME=nobody", "SHELL=/bin/sh", "PATH=/usr/bin:/bin",
-            "/bin/sh", "-c", cron_command(line)]
+    return [
+        "env",
+        "-i",
+        "HOME=/nonexistent",
+        "LOGNAME=nobody",
+        "SHELL=/bin/sh",
+        "PATH=/usr/bin:/bin",
+        "/bin/sh",
+        "-c",
+        cron_command(line),
+    ]
 
 
 def run_like_cron(line: str) -> subprocess.CompletedProcess[str]:
@@ -173,8 +193,9 @@ def test_the_exact_line_in_the_crontab_runs_a_night_in_crons_bare_environment() 
         status = w.skillsleep("status", "--json")
         assert status.returncode == 0, status.stderr
         schedule = json.loads(status.stdout)["schedule"]
-        assert schedule["scheduled"] == [{"via": "crontab", "when": "03:00 daily", "where": "the crontab of nobody",
-                                          "entry": w.line()}]
+        assert schedule["scheduled"] == [
+            {"via": "crontab", "when": "03:00 daily", "where": "the crontab of nobody", "entry": w.line()}
+        ]
         assert (schedule["last_run"]["outcome"], schedule["last_run"]["night"]) == ("accepted", 1)
         text = w.skillsleep("status").stdout
         assert "scheduled: 03:00 daily via crontab — last ran " in text and " UTC (accepted)" in text
@@ -189,15 +210,30 @@ def test_two_starts_at_once_run_one_night_and_the_key_comes_from_the_users_env_f
     try:
         with world() as w:
             write_chat_logs(w.root / "chats")
-            flags = ["--backend", "openai", "--optimizer-model", "m", "--target-model", "m", "--base-url",
-                     f"{server.url}/v1", "--retries", "0", "--since", "3650d", "--chat-dir", "chats"]
+            flags = [
+                "--backend",
+                "openai",
+                "--optimizer-model",
+                "m",
+                "--target-model",
+                "m",
+                "--base-url",
+                f"{server.url}/v1",
+                "--retries",
+                "0",
+                "--since",
+                "3650d",
+                "--chat-dir",
+                "chats",
+            ]
             assert w.skillsleep("schedule", "--at", "03:00", *flags).returncode == 0
             env_file = w.root / "data" / "night.env"
             env_file.write_text("OPENAI_API_KEY=key-from-night-env\n")  # of the user who runs the line (like_cron)
             env_file.chmod(0o600)
             assert "key-from-night-env" not in (w.crontab() or "")
-            first = subprocess.Popen(like_cron(w.line()), cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+            first = subprocess.Popen(
+                like_cron(w.line()), cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
             try:
                 deadline = time.monotonic() + 240
                 while not server.posts() and first.poll() is None and time.monotonic() < deadline:
@@ -225,9 +261,14 @@ def test_two_starts_at_once_run_one_night_and_the_key_comes_from_the_users_env_f
 
 def test_a_typo_in_the_run_flags_fails_at_schedule_and_leaves_the_crontab_as_it_was() -> None:
     with world() as w:
-        for args, words in ((["--at", "03:00", "--rollouts-k", "0"], "--rollouts-k"),
-                            (["--at", "03:00", "--harnes", "codex"], "No such option '--harnes'. (Did you mean one of: '--dreams', '--harness'?)"),
-                            (["--at", "25:00"], "--at '25:00': expected a time of day HH:MM")):
+        for args, words in (
+            (["--at", "03:00", "--rollouts-k", "0"], "--rollouts-k"),
+            (
+                ["--at", "03:00", "--harnes", "codex"],
+                "No such option '--harnes'. (Did you mean one of: '--dreams', '--harness'?)",
+            ),
+            (["--at", "25:00"], "--at '25:00': expected a time of day HH:MM"),
+        ):
             done = w.skillsleep("schedule", *args)
             assert done.returncode == 2, (args, done.stderr)
             assert words in done.stderr and "Traceback" not in done.stderr
@@ -288,8 +329,9 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_print_shows_a_line_with_absolute_paths_and_installs_nothing(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_print_shows_a_line_with_absolute_paths_and_installs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
@@ -300,15 +342,20 @@ def test_print_shows_a_line_with_absolute_paths_and_installs_nothing(tmp_path: P
     words = shlex.split(cron_command(line_of(s)))
     script = resources.files("skillsleep.cron") / "run_sleep_cron.sh"
     assert words[:2] == ["cd", str(tmp_path)] and words[2] == "&&"
-    assert {"HOME=" + str(tmp_path / "home"), f"SKILLSLEEP_HOME={tmp_path / 'data'}",
-            f"SKILLSLEEP_LOG_DIR={tmp_path / 'data' / 'logs'}", f"SKILLSLEEP_ENV_FILE={tmp_path / 'data' / 'night.env'}",
-            "PATH=/usr/local/bin:/usr/bin:/bin"} <= set(words)
+    assert {
+        "HOME=" + str(tmp_path / "home"),
+        f"SKILLSLEEP_HOME={tmp_path / 'data'}",
+        f"SKILLSLEEP_LOG_DIR={tmp_path / 'data' / 'logs'}",
+        f"SKILLSLEEP_ENV_FILE={tmp_path / 'data' / 'night.env'}",
+        "PATH=/usr/local/bin:/usr/bin:/bin",
+    } <= set(words)
     assert words[-7:] == ["/bin/sh", str(script), str(SKILLSLEEP), "--backend", "local", "--steps", "1"]
     assert not (tmp_path / "data").exists()
 
 
 def test_settings_of_this_shell_that_cron_will_not_see_are_named_and_no_key_is_ever_copied(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("SKILLSLEEP_STEPS", "1")
@@ -317,7 +364,9 @@ def test_settings_of_this_shell_that_cron_will_not_see_are_named_and_no_key_is_e
     assert code == 0, err
     env_file = tmp_path / "data" / "night.env"
     assert "SKILLSLEEP_STEPS is set in this shell" in out and "--steps" in out
-    assert f"DEEPSEEK_API_KEY is set in this shell, but cron will not see it: add DEEPSEEK_API_KEY=… to {env_file}" in out
+    assert (
+        f"DEEPSEEK_API_KEY is set in this shell, but cron will not see it: add DEEPSEEK_API_KEY=… to {env_file}" in out
+    )
     code, js, _ = invoke("schedule", "--at", "03:00", "--print", "--json", "--backend", "deepseek")
     assert "sk-never-copied" not in out + js
     (tmp_path / "data").mkdir()
@@ -351,22 +400,28 @@ def test_at_and_cron_are_exclusive_and_one_is_needed(tmp_path: Path, monkeypatch
 
 
 @pytest.mark.slow
-def test_a_cli_harness_puts_its_agent_and_node_on_the_lines_path(agent_tools: AgentTools, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cli_harness_puts_its_agent_and_node_on_the_lines_path(
+    agent_tools: AgentTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", agent_tools.path_env())
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
-    code, out, err = invoke("schedule", "--at", "03:00", "--print", "--json", "--harness", "codex", "--backend", "local")
+    code, out, err = invoke(
+        "schedule", "--at", "03:00", "--print", "--json", "--harness", "codex", "--backend", "local"
+    )
     assert code == 0, err
     words = shlex.split(cron_command(line_of(json.loads(out))))
     path = next(w for w in words if w.startswith("PATH=")).removeprefix("PATH=")
     assert {str(agent_tools.bin), str(agent_tools.node24)} <= set(path.split(":"))
-    done = subprocess.run(["env", "-i", f"PATH={path}", "/bin/sh", "-c", "codex --version"], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        ["env", "-i", f"PATH={path}", "/bin/sh", "-c", "codex --version"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr  # cron's shell finds the agent and the node it runs on
 
 
-def test_a_cli_harness_that_is_not_usable_here_fails_at_schedule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cli_harness_that_is_not_usable_here_fails_at_schedule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no codex on it
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
     code, _, err = invoke("schedule", "--at", "03:00", "--print", "--harness", "codex", "--backend", "local")
@@ -394,25 +449,45 @@ def test_status_says_nothing_is_scheduled_and_how_to_schedule(no_crontab: Path) 
     assert s["schedule"] == {"scheduled": [], "last_run": None}
 
 
-@pytest.mark.parametrize(("log", "outcome", "shown"), [
-    ("skillsleep-cron: skipped 2026-12-01T03:00:01Z: the previous night is still running\n",
-     "skipped", "last ran 2026-12-01 03:00 UTC (skipped: the previous night is still running)"),
-    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\nError: bad\n"
-     "skillsleep-cron: end 2026-12-01T03:00:02Z: exit 2: failed: invalid configuration, steps below 1\n",
-     "failed", "last ran 2026-12-01 03:00 UTC (failed: invalid configuration, steps below 1; exit 2)"),
-    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n"
-     "skillsleep-cron: end 2026-12-01T03:09:00Z: exit 1: stopped early: token budget reached\n",
-     "stopped-early", "last ran 2026-12-01 03:00 UTC (stopped early: token budget reached; exit 1)"),
-    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n· harvesting new sessions\n",
-     "unfinished", "last ran 2026-12-01 03:00 UTC (no end line yet: still running, or it was killed)"),
-    ("skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n"
-     "skillsleep-cron: end 2026-12-01T03:04:00Z: exit 0\n",
-     "finished", "last ran 2026-12-01 03:00 UTC (finished)"),
-])
-def test_status_reads_the_last_run_from_the_newest_cron_log(no_crontab: Path, log: str, outcome: str,
-                                                            shown: str) -> None:
+@pytest.mark.parametrize(
+    ("log", "outcome", "shown"),
+    [
+        (
+            "skillsleep-cron: skipped 2026-12-01T03:00:01Z: the previous night is still running\n",
+            "skipped",
+            "last ran 2026-12-01 03:00 UTC (skipped: the previous night is still running)",
+        ),
+        (
+            "skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\nError: bad\n"
+            "skillsleep-cron: end 2026-12-01T03:00:02Z: exit 2: failed: invalid configuration, steps below 1\n",
+            "failed",
+            "last ran 2026-12-01 03:00 UTC (failed: invalid configuration, steps below 1; exit 2)",
+        ),
+        (
+            "skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n"
+            "skillsleep-cron: end 2026-12-01T03:09:00Z: exit 1: stopped early: token budget reached\n",
+            "stopped-early",
+            "last ran 2026-12-01 03:00 UTC (stopped early: token budget reached; exit 1)",
+        ),
+        (
+            "skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n· harvesting new sessions\n",
+            "unfinished",
+            "last ran 2026-12-01 03:00 UTC (no end line yet: still running, or it was killed)",
+        ),
+        (
+            "skillsleep-cron: start 2026-12-01T03:00:00Z: /x/skillsleep run\n"
+            "skillsleep-cron: end 2026-12-01T03:04:00Z: exit 0\n",
+            "finished",
+            "last ran 2026-12-01 03:00 UTC (finished)",
+        ),
+    ],
+)
+def test_status_reads_the_last_run_from_the_newest_cron_log(
+    no_crontab: Path, log: str, outcome: str, shown: str
+) -> None:
     (no_crontab / "logs" / "cron-20261130T030000Z-1.log").write_text(
-        "skillsleep-cron: start 2026-11-30T03:00:00Z: x\nskillsleep-cron: end 2026-11-30T03:01:00Z: exit 0\n")
+        "skillsleep-cron: start 2026-11-30T03:00:00Z: x\nskillsleep-cron: end 2026-11-30T03:01:00Z: exit 0\n"
+    )
     (no_crontab / "logs" / "cron-20261201T030000Z-2.log").write_text(log)
     s = json.loads(invoke("status", "--json")[1])["schedule"]["last_run"]
     assert s["outcome"] == outcome and s["log"] == str(no_crontab / "logs" / "cron-20261201T030000Z-2.log")
@@ -422,20 +497,31 @@ def test_status_reads_the_last_run_from_the_newest_cron_log(no_crontab: Path, lo
 
 def test_status_takes_a_finished_nights_outcome_from_its_record(no_crontab: Path) -> None:
     (no_crontab / "logs" / "cron-20261201T030000Z-2.log").write_text(
-        "skillsleep-cron: start 2026-12-01T03:00:00Z: x\nskillsleep-cron: end 2026-12-01T03:05:00Z: exit 0\n")
-    before = datetime(2026, 11, 30, 3, 0, 5, tzinfo=timezone.utc)
-    tonight = datetime(2026, 12, 1, 3, 0, 0, 412000, tzinfo=timezone.utc)
+        "skillsleep-cron: start 2026-12-01T03:00:00Z: x\nskillsleep-cron: end 2026-12-01T03:05:00Z: exit 0\n"
+    )
+    before = datetime(2026, 11, 30, 3, 0, 5, tzinfo=UTC)
+    tonight = datetime(2026, 12, 1, 3, 0, 0, 412000, tzinfo=UTC)
     for n, started, outcome in ((1, before, "accepted"), (2, tonight, "no-candidate")):
-        Nights(no_crontab).save(NightRecord(night=n, started=started, finished=started, status="finished",
-                                            harness="chat", skill_path="/x/SKILL.md", outcome=outcome))
+        Nights(no_crontab).save(
+            NightRecord(
+                night=n,
+                started=started,
+                finished=started,
+                status="finished",
+                harness="chat",
+                skill_path="/x/SKILL.md",
+                outcome=outcome,
+            )
+        )
     last = json.loads(invoke("status", "--json")[1])["schedule"]["last_run"]
     assert (last["outcome"], last["night"], last["exit"]) == ("no-candidate", 2, 0)
     assert "— last ran 2026-12-01 03:00 UTC (no-candidate)" in invoke("status")[1]
 
 
 @pytest.mark.parametrize("flag", [["--detach"], ["--format", "md"]])
-def test_run_flags_that_make_no_sense_unattended_are_refused(flag: list[str], tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_flags_that_make_no_sense_unattended_are_refused(
+    flag: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path))
     out = CliRunner().invoke(main, ["schedule", "--at", "03:00", "--print", *flag])
     assert out.exit_code == 2, out.output

@@ -8,8 +8,16 @@ from skillsleep.core.records import Task
 
 
 def mined(tid: str, cluster: str | None = None) -> MinedTask:
-    return MinedTask(task=Task(id=tid, prompt=f"do {tid}"), cluster=cluster or f"c-{tid}", recurrence=2, sessions=2,
-                     recurrent=True, priority=2.0, outcomes=Outcomes(), instances=[])
+    return MinedTask(
+        task=Task(id=tid, prompt=f"do {tid}"),
+        cluster=cluster or f"c-{tid}",
+        recurrence=2,
+        sessions=2,
+        recurrent=True,
+        priority=2.0,
+        outcomes=Outcomes(),
+        instances=[],
+    )
 
 
 def test_fewer_than_two_clusters_cannot_be_split() -> None:

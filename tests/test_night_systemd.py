@@ -40,8 +40,17 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def test_schedule_systemd_writes_a_timer_and_service_systemd_accepts(user_units: Path) -> None:
-    code, out, err = invoke("schedule", "--systemd", "--at", "03:00", "--json", "--backend", "local",
-                            "--preferences", 'be 100% "sure" of $HOME; C:\\path')
+    code, out, err = invoke(
+        "schedule",
+        "--systemd",
+        "--at",
+        "03:00",
+        "--json",
+        "--backend",
+        "local",
+        "--preferences",
+        'be 100% "sure" of $HOME; C:\\path',
+    )
     assert code == 0, err
     s = json.loads(out)
     service, timer = user_units / f"{UNIT}.service", user_units / f"{UNIT}.timer"
@@ -55,8 +64,9 @@ def test_schedule_systemd_writes_a_timer_and_service_systemd_accepts(user_units:
     assert f'"SKILLSLEEP_LOG_DIR={user_units.parents[2] / "data" / "logs"}"' in unit
     assert "OnCalendar=*-*-* 03:00:00" in timer.read_text() and "Persistent=true" in timer.read_text()
     if shutil.which("systemd-analyze"):
-        verify = subprocess.run(["systemd-analyze", "verify", str(service), str(timer)], capture_output=True,
-                                text=True, timeout=120)
+        verify = subprocess.run(
+            ["systemd-analyze", "verify", str(service), str(timer)], capture_output=True, text=True, timeout=120
+        )
         assert verify.returncode == 0 and UNIT not in verify.stderr, verify.stderr
 
     code, out, err = invoke("schedule", "--systemd", "--at", "04:30", "--json", "--backend", "local")
@@ -67,7 +77,8 @@ def test_schedule_systemd_writes_a_timer_and_service_systemd_accepts(user_units:
     code, out, err = invoke("status", "--json")
     assert code == 0, err
     assert [x for x in json.loads(out)["schedule"]["scheduled"] if x["via"] == "systemd"] == [
-        {"via": "systemd", "when": "04:30 daily", "where": str(timer), "entry": "*-*-* 04:30:00"}]
+        {"via": "systemd", "when": "04:30 daily", "where": str(timer), "entry": "*-*-* 04:30:00"}
+    ]
     assert "04:30 daily via systemd" in invoke("status")[1]
 
     wanted = user_units / "timers.target.wants"  # what `systemctl --user enable` links
@@ -76,7 +87,10 @@ def test_schedule_systemd_writes_a_timer_and_service_systemd_accepts(user_units:
     code, out, err = invoke("unschedule", "--systemd", "--json")
     assert code == 0, err
     s = json.loads(out)
-    assert s["removed"] is True and s["todo"] == [f"systemctl --user stop {UNIT}.timer", "systemctl --user daemon-reload"]
+    assert s["removed"] is True and s["todo"] == [
+        f"systemctl --user stop {UNIT}.timer",
+        "systemctl --user daemon-reload",
+    ]
     assert sorted(p.name for p in user_units.rglob("*")) == ["timers.target.wants"]
     code, out, _ = invoke("unschedule", "--systemd")
     assert code == 0 and "nothing was scheduled via systemd" in out

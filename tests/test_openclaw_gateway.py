@@ -54,8 +54,15 @@ class OpenClaw:
         return Path(self.env["SKILLSLEEP_HOME"])
 
     def run(self, *argv: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(list(argv), env={**self.env, **env}, capture_output=True, text=True, timeout=timeout,
-                              cwd=self.root, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            list(argv),
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+        )
 
     def openclaw_json(self, *args: str, **env: str) -> Any:
         done = self.run("openclaw", *args, "--json", **env)
@@ -63,8 +70,15 @@ class OpenClaw:
         return json.loads(done.stdout)
 
     def skillsleep(self, *args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(BIN / "skillsleep"), *args], env={**self.env, **env}, capture_output=True,
-                              text=True, timeout=300, cwd=cwd or self.root, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [str(BIN / "skillsleep"), *args],
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=cwd or self.root,
+            stdin=subprocess.DEVNULL,
+        )
 
     def skill(self, **env: str) -> dict[str, Any]:
         """The `skillsleep` skill as `openclaw skills list` shows it."""
@@ -75,15 +89,21 @@ class OpenClaw:
     def chat(self, message: str) -> str:
         """`message` sent through the Gateway's chat (where plugin commands run); the reply's text."""
         key, sent = f"agent:main:{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex}"
-        self.openclaw_json("gateway", "call", "chat.send", "--params",
-                           json.dumps({"sessionKey": key, "message": message, "idempotencyKey": sent}))
+        self.openclaw_json(
+            "gateway",
+            "call",
+            "chat.send",
+            "--params",
+            json.dumps({"sessionKey": key, "message": message, "idempotencyKey": sent}),
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            history = self.openclaw_json("gateway", "call", "chat.history", "--params",
-                                         json.dumps({"sessionKey": key, "limit": 20}))
+            history = self.openclaw_json(
+                "gateway", "call", "chat.history", "--params", json.dumps({"sessionKey": key, "limit": 20})
+            )
             messages = history.get("messages", [])
             asked = [i for i, m in enumerate(messages) if str(m.get("idempotencyKey", "")).startswith(sent)]
-            replies = [m for m in messages[asked[0] + 1:] if m.get("role") == "assistant"] if asked else []
+            replies = [m for m in messages[asked[0] + 1 :] if m.get("role") == "assistant"] if asked else []
             if replies:
                 content = replies[0]["content"]
                 return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
@@ -95,24 +115,50 @@ def user_openclaw(root: Path, agent_tools: AgentTools, server: AgentServer, *, p
     """A fresh OpenClaw state dir with a config (model: the scripted server; gateway: local, `port`)."""
     state = root / "state"
     state.mkdir(parents=True)
-    config = {"update": {"checkOnStart": False},
-              "models": {"providers": {"stub": {"baseUrl": f"{server.url}/v1", "apiKey": "dummy",
-                                                "api": "openai-completions",
-                                                "models": [{"id": "stub-model", "name": "stub-model"}]}}},
-              "agents": {"defaults": {"model": {"primary": "stub/stub-model"}}},
-              "gateway": {"mode": "local", "port": port, "bind": "loopback",
-                          "auth": {"mode": "token", "token": "skillsleep-test"}}}
+    config = {
+        "update": {"checkOnStart": False},
+        "models": {
+            "providers": {
+                "stub": {
+                    "baseUrl": f"{server.url}/v1",
+                    "apiKey": "dummy",
+                    "api": "openai-completions",
+                    "models": [{"id": "stub-model", "name": "stub-model"}],
+                }
+            }
+        },
+        "agents": {"defaults": {"model": {"primary": "stub/stub-model"}}},
+        "gateway": {
+            "mode": "local",
+            "port": port,
+            "bind": "loopback",
+            "auth": {"mode": "token", "token": "skillsleep-test"},
+        },
+    }
     (state / "openclaw.json").write_text(json.dumps(config, indent=2))
-    return {"PATH": f"{agent_tools.node24}:{BIN}:{agent_tools.bin}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(root / "home"), "OPENCLAW_STATE_DIR": str(state), "XDG_CACHE_HOME": str(root / "cache"),
-            "OPENCLAW_NO_AUTO_UPDATE": "1", "DO_NOT_TRACK": "1", "SKILLSLEEP_HOME": str(root / "data"),
-            "LANG": "C.UTF-8"}
+    return {
+        "PATH": f"{agent_tools.node24}:{BIN}:{agent_tools.bin}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(root / "home"),
+        "OPENCLAW_STATE_DIR": str(state),
+        "XDG_CACHE_HOME": str(root / "cache"),
+        "OPENCLAW_NO_AUTO_UPDATE": "1",
+        "DO_NOT_TRACK": "1",
+        "SKILLSLEEP_HOME": str(root / "data"),
+        "LANG": "C.UTF-8",
+    }
 
 
 def start_gateway(oc: OpenClaw) -> subprocess.Popen[bytes]:
     with (oc.root / "gateway.log").open("wb") as log:  # the gateway writes to its own copy of the handle
-        gateway = subprocess.Popen(["openclaw", "gateway", "run"], env=oc.env, cwd=oc.root, stdout=log,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        gateway = subprocess.Popen(
+            ["openclaw", "gateway", "run"],
+            env=oc.env,
+            cwd=oc.root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if "[gateway] ready" in _ANSI.sub("", (oc.root / "gateway.log").read_text(errors="replace")):
@@ -237,8 +283,18 @@ def test_schedule_openclaw_runs_a_whole_night_through_the_gateways_cron(oc: Open
     write_scripts(night)
     write_chat_logs(night / "chats")
     env = {"SKILLSLEEP_HOME": str(night / "data")}
-    flags = ["--backend", "scripted", "--optimizer-model", str(night / "opt.json"), "--target-model",
-             str(night / "target.json"), "--since", "3650d", "--chat-dir", "chats"]
+    flags = [
+        "--backend",
+        "scripted",
+        "--optimizer-model",
+        str(night / "opt.json"),
+        "--target-model",
+        str(night / "target.json"),
+        "--since",
+        "3650d",
+        "--chat-dir",
+        "chats",
+    ]
     done = oc.skillsleep("schedule", "--openclaw", "--at", "03:00", *flags, "--json", cwd=night, **env)
     assert done.returncode == 0, done.stderr
     again = oc.skillsleep("schedule", "--openclaw", "--at", "03:15", *flags, "--json", cwd=night, **env)
@@ -251,7 +307,9 @@ def test_schedule_openclaw_runs_a_whole_night_through_the_gateways_cron(oc: Open
     assert record["outcome"] == "accepted"
     assert record["sessions"] >= 18  # the kit's chat logs, and the /sleep chats of this gateway's transcripts
     status = json.loads(oc.skillsleep("status", "--json", **env).stdout)["schedule"]
-    assert [(x["via"], x["when"]) for x in status["scheduled"] if x["via"] == "openclaw"] == [("openclaw", "03:15 daily")]
+    assert [(x["via"], x["when"]) for x in status["scheduled"] if x["via"] == "openclaw"] == [
+        ("openclaw", "03:15 daily")
+    ]
     assert (status["last_run"]["outcome"], status["last_run"]["night"]) == ("accepted", 1)
     done = oc.skillsleep("unschedule", "--openclaw", **env)
     assert done.returncode == 0, done.stderr
@@ -273,10 +331,12 @@ def test_schedule_openclaw_without_a_running_gateway_says_how_to_start_it(oc: Op
 
 
 def test_the_skill_needs_skillsleep_on_path_and_uninstall_leaves_openclaws_state_as_it_was(
-        agent_tools: AgentTools, tmp_path: Path) -> None:
+    agent_tools: AgentTools, tmp_path: Path
+) -> None:
     with AgentServer() as server:
-        mine = OpenClaw(tmp_path, user_openclaw(tmp_path, agent_tools, server, port=free_port()), server, agent_tools,
-                        {})
+        mine = OpenClaw(
+            tmp_path, user_openclaw(tmp_path, agent_tools, server, port=free_port()), server, agent_tools, {}
+        )
         before = json.loads((mine.state / "openclaw.json").read_text())
         done = mine.skillsleep("install", "openclaw")
         assert done.returncode == 0, done.stderr
@@ -290,8 +350,9 @@ def test_the_skill_needs_skillsleep_on_path_and_uninstall_leaves_openclaws_state
         assert after["plugins"]["entries"].pop("skillsleep") == {"enabled": False}  # OpenClaw's uninstall marker
         assert not after["plugins"]["entries"] and not after["plugins"].get("load", {}).get("paths")
         ignored = ("plugins", "meta")  # meta: OpenClaw's own bookkeeping, written with any change of the file
-        assert {k: v for k, v in after.items() if k not in ignored} == {k: v for k, v in before.items()
-                                                                       if k not in ignored}
+        assert {k: v for k, v in after.items() if k not in ignored} == {
+            k: v for k, v in before.items() if k not in ignored
+        }
         assert not (mine.state / "skillsleep-plugin").exists()
         listed = mine.openclaw_json("plugins", "list")["plugins"]
         assert not [p for p in listed if p["id"] == "skillsleep" and p["status"] == "loaded"]

@@ -18,8 +18,14 @@ from replay_checks import snapshot
 from skillsleep.slash_commands.install_cmd import skillsleep_command
 
 PLUGIN = Path(str(resources.files("skillsleep.plugins") / "openclaw"))
-SHIPPED = ["openclaw.plugin.json", "package.json", "index.js", "skills/skillsleep/SKILL.md", "slash_sleep.py",
-           "run_sleep.py"]
+SHIPPED = [
+    "openclaw.plugin.json",
+    "package.json",
+    "index.js",
+    "skills/skillsleep/SKILL.md",
+    "slash_sleep.py",
+    "run_sleep.py",
+]
 LINK = ["plugins", "install", "{folder}", "--link", "--force", "--accept-capabilities"]
 
 
@@ -50,7 +56,8 @@ def test_install_writes_the_plugin_into_openclaws_state_dir_and_links_and_enable
     assert calls(world) == [[w.format(folder=folder) for w in LINK], ["plugins", "enable", "skillsleep"]]
     [agent] = out["agents"]
     assert agent["agent"] == "openclaw" and sorted(agent["written"]) == sorted(
-        str(folder / name) for name in [*SHIPPED, "config.json"])
+        str(folder / name) for name in [*SHIPPED, "config.json"]
+    )
     assert len(agent["ran"]) == 2 and any("/sleep status" in note for note in agent["notes"])
 
 
@@ -63,8 +70,9 @@ def test_a_second_install_writes_nothing_and_runs_nothing(world: dict[str, Path]
     assert snapshot(world["state"]) == before and len(calls(world)) == 2
 
 
-def test_without_a_state_dir_the_plugin_goes_to_openclaws_default_home(world: dict[str, Path],
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_state_dir_the_plugin_goes_to_openclaws_default_home(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENCLAW_STATE_DIR")
     assert invoke("install", "openclaw")[0] == 0
     folder = world["root"] / "home" / ".openclaw" / "skillsleep-plugin"
@@ -106,15 +114,18 @@ def test_uninstall_runs_openclaws_uninstall_and_leaves_the_state_dir_as_it_was(w
     assert not (world["root"] / "data" / "installed" / "openclaw.json").exists()
 
 
-def test_without_openclaw_on_path_the_files_go_in_and_a_later_install_links_them(world: dict[str, Path],
-                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_openclaw_on_path_the_files_go_in_and_a_later_install_links_them(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     code, out, err = invoke("install", "openclaw", "--json")
     assert code == 0, err
     agent = out["agents"][0]
     assert agent["ran"] == [] and (world["folder"] / "index.js").is_file()
-    assert any(f"openclaw plugins install {world['folder']} --link --force --accept-capabilities" in note
-               for note in agent["notes"])
+    assert any(
+        f"openclaw plugins install {world['folder']} --link --force --accept-capabilities" in note
+        for note in agent["notes"]
+    )
     monkeypatch.setenv("PATH", FakeOpenClaw(world["fake"]).env()["PATH"])
     code, out, err = invoke("install", "openclaw", "--json")
     assert code == 0, err
@@ -123,13 +134,14 @@ def test_without_openclaw_on_path_the_files_go_in_and_a_later_install_links_them
 
 
 def test_a_failing_openclaw_command_is_an_error_with_its_words_and_uninstall_still_cleans_up(
-        world: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = snapshot(world["state"])
     monkeypatch.setenv("FAKE_OPENCLAW_FAIL", 'Plugin "skillsleep" requires capability consent.')
-    code, out, err = invoke("install", "openclaw")
+    code, _out, err = invoke("install", "openclaw")
     assert code == 1 and "Traceback" not in err
     assert "could not link the plugin into OpenClaw" in err and "requires capability consent" in err
     monkeypatch.delenv("FAKE_OPENCLAW_FAIL")
-    code, out, err = invoke("uninstall", "openclaw")
+    code, _out, err = invoke("uninstall", "openclaw")
     assert code == 0, err
     assert snapshot(world["state"]) == before and calls(world)[-1][:2] == ["plugins", "install"]  # nothing to undo

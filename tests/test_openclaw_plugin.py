@@ -29,8 +29,16 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.slash_commands.cli import main
 
 PLUGIN = Path(str(resources.files("skillsleep.plugins") / "openclaw"))
-BUNDLE = ["openclaw.plugin.json", "package.json", "index.js", "config.json", "skills/skillsleep/SKILL.md",
-          "run_sleep.py", "slash_sleep.py", "run_sleep_cron.sh"]
+BUNDLE = [
+    "openclaw.plugin.json",
+    "package.json",
+    "index.js",
+    "config.json",
+    "skills/skillsleep/SKILL.md",
+    "run_sleep.py",
+    "slash_sleep.py",
+    "run_sleep_cron.sh",
+]
 TASK_FILES = ["research-cron-tasks.json", "devops-tasks.json", "wiki-tasks.json"]
 # A good and a poor reply to every held-out task, written for these tests: {file: {task id: {good, poor}}}
 REPLIES = json.loads((Path(__file__).parent / "fixtures" / "openclaw-task-replies.json").read_text(encoding="utf-8"))
@@ -117,35 +125,64 @@ def plugin_copy(root: Path, **config: Any) -> Path:
     return folder
 
 
-def slash(node: str, folder: Path, args: str | None, *, plugin_config: dict[str, Any] | None = None,
-          **env: str) -> dict[str, Any]:
-    done = subprocess.run([node, "--input-type=module", "-e", DRIVER, str(folder), json.dumps(plugin_config or {}),
-                           "<none>" if args is None else args],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+def slash(
+    node: str, folder: Path, args: str | None, *, plugin_config: dict[str, Any] | None = None, **env: str
+) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            node,
+            "--input-type=module",
+            "-e",
+            DRIVER,
+            str(folder),
+            json.dumps(plugin_config or {}),
+            "<none>" if args is None else args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+    )
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
 
 def test_sleep_passes_the_raw_text_to_skillsleep_sleep_line_with_the_plugins_settings(
-        node: str, recorder: Path, tmp_path: Path) -> None:
+    node: str, recorder: Path, tmp_path: Path
+) -> None:
     record = tmp_path / "record.json"
     folder = plugin_copy(tmp_path, command=str(recorder), backend="deepseek", budget_usd=0.5)
-    out = slash(node, folder, 'diff "my id"  --format md', RECORD=str(record), SAY_OUT="## skillsleep status\n",
-                SKILLSLEEP_HOME="/data/here")
+    out = slash(
+        node,
+        folder,
+        'diff "my id"  --format md',
+        RECORD=str(record),
+        SAY_OUT="## skillsleep status\n",
+        SKILLSLEEP_HOME="/data/here",
+    )
     assert (out["id"], out["names"], out["acceptsArgs"]) == ("skillsleep", ["sleep"], True)
     assert out["reply"] == {"text": "## skillsleep status"}
     seen = json.loads(record.read_text())
     assert seen["argv"] == ["sleep", "--line", 'diff "my id"  --format md']
-    assert seen["env"] == {"SKILLSLEEP_HOME": "/data/here", "SKILLSLEEP_HARNESS": "openclaw",
-                           "SKILLSLEEP_BACKEND": "deepseek", "SKILLSLEEP_BUDGET_USD": "0.5"}  # 0 and "": not set
+    assert seen["env"] == {
+        "SKILLSLEEP_HOME": "/data/here",
+        "SKILLSLEEP_HARNESS": "openclaw",
+        "SKILLSLEEP_BACKEND": "deepseek",
+        "SKILLSLEEP_BUDGET_USD": "0.5",
+    }  # 0 and "": not set
 
 
 def test_openclaws_plugin_config_overrides_config_json(node: str, recorder: Path, tmp_path: Path) -> None:
     record = tmp_path / "record.json"
     folder = plugin_copy(tmp_path, command="/nowhere/skillsleep", backend="deepseek")
-    out = slash(node, folder, None, plugin_config={"command": str(recorder), "harness": "codex", "backend": "",
-                                                   "budget_tokens": 20000},
-                RECORD=str(record), SAY_OUT="ok")
+    out = slash(
+        node,
+        folder,
+        None,
+        plugin_config={"command": str(recorder), "harness": "codex", "backend": "", "budget_tokens": 20000},
+        RECORD=str(record),
+        SAY_OUT="ok",
+    )
     assert out["reply"] == {"text": "ok"}
     seen = json.loads(record.read_text())
     assert seen["argv"] == ["sleep", "--line", ""]  # /sleep alone: skillsleep makes it `status`
@@ -155,18 +192,30 @@ def test_openclaws_plugin_config_overrides_config_json(node: str, recorder: Path
 def test_sleep_run_runs_the_night_in_the_background(node: str, recorder: Path, tmp_path: Path) -> None:
     record = tmp_path / "record.json"
     folder = plugin_copy(tmp_path, command=str(recorder))
-    for typed, sent in (("run --steps 1", "run --steps 1 --detach"), ("run", "run --detach"),
-                        ("run --detach", "run --detach"), ("status run", "status run")):
+    for typed, sent in (
+        ("run --steps 1", "run --steps 1 --detach"),
+        ("run", "run --detach"),
+        ("run --detach", "run --detach"),
+        ("status run", "status run"),
+    ):
         slash(node, folder, typed, RECORD=str(record))
         assert json.loads(record.read_text())["argv"] == ["sleep", "--line", sent]
 
 
 def test_a_verbs_error_comes_back_as_its_markdown_and_stderr_when_stdout_is_empty(
-        node: str, recorder: Path, tmp_path: Path) -> None:
+    node: str, recorder: Path, tmp_path: Path
+) -> None:
     folder = plugin_copy(tmp_path, command=str(recorder))
     record = str(tmp_path / "record.json")
-    out = slash(node, folder, "frobnicate", RECORD=record, EXIT="2", SAY_OUT="**Error:** unknown /sleep verb\n",
-                SAY_ERR="Error: unknown /sleep verb\n")
+    out = slash(
+        node,
+        folder,
+        "frobnicate",
+        RECORD=record,
+        EXIT="2",
+        SAY_OUT="**Error:** unknown /sleep verb\n",
+        SAY_ERR="Error: unknown /sleep verb\n",
+    )
     assert out["reply"] == {"text": "**Error:** unknown /sleep verb"}
     out = slash(node, folder, "status", RECORD=record, EXIT="1", SAY_ERR="Error: the lock is held\n")
     assert out["reply"] == {"text": "Error: the lock is held"}
@@ -192,20 +241,33 @@ def test_a_missing_skillsleep_is_a_reply_saying_what_to_do_never_a_thrown_error(
 
 
 def test_slash_sleep_py_runs_the_verb_with_the_same_settings_as_the_command(
-        node: str, recorder: Path, tmp_path: Path) -> None:
+    node: str, recorder: Path, tmp_path: Path
+) -> None:
     folder = plugin_copy(tmp_path, command=str(recorder), backend="ollama", budget_tokens=900)
     by_command, by_hand = tmp_path / "command.json", tmp_path / "hand.json"
     slash(node, folder, "adopt --edits 1,3", RECORD=str(by_command))
-    done = subprocess.run([sys.executable, str(folder / "slash_sleep.py"), "adopt", "--edits", "1,3"],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "RECORD": str(by_hand),
-                                                                           "SAY_OUT": "adopted"})
+    done = subprocess.run(
+        [sys.executable, str(folder / "slash_sleep.py"), "adopt", "--edits", "1,3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "RECORD": str(by_hand), "SAY_OUT": "adopted"},
+    )
     assert (done.returncode, done.stdout) == (0, "adopted")
     command, hand = json.loads(by_command.read_text()), json.loads(by_hand.read_text())
-    assert hand["env"] == command["env"] == {"SKILLSLEEP_HARNESS": "openclaw", "SKILLSLEEP_BACKEND": "ollama",
-                                             "SKILLSLEEP_BUDGET_TOKENS": "900"}
+    assert (
+        hand["env"]
+        == command["env"]
+        == {"SKILLSLEEP_HARNESS": "openclaw", "SKILLSLEEP_BACKEND": "ollama", "SKILLSLEEP_BUDGET_TOKENS": "900"}
+    )
     assert hand["argv"] == ["sleep", "adopt", "--edits", "1,3"]
-    done = subprocess.run([sys.executable, str(folder / "run_sleep.py"), "--dry-run"], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "RECORD": str(by_hand), "EXIT": "1"})
+    done = subprocess.run(
+        [sys.executable, str(folder / "run_sleep.py"), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "RECORD": str(by_hand), "EXIT": "1"},
+    )
     assert done.returncode == 1 and json.loads(by_hand.read_text())["argv"] == ["run", "--dry-run"]
     assert not (folder / "__pycache__").exists()  # uninstall can take out the folder install created
 
@@ -213,10 +275,14 @@ def test_slash_sleep_py_runs_the_verb_with_the_same_settings_as_the_command(
 def test_the_python_entry_points_name_a_missing_skillsleep_without_a_traceback(tmp_path: Path) -> None:
     folder = plugin_copy(tmp_path, command=str(tmp_path / "gone"))
     for script in ("slash_sleep.py", "run_sleep.py"):
-        done = subprocess.run([sys.executable, str(folder / script), "status"], capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run(
+            [sys.executable, str(folder / script), "status"], capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 1 and "Traceback" not in done.stderr
-        assert f"cannot run skillsleep at '{tmp_path / 'gone'}'" in done.stderr and "skillsleep install openclaw" in done.stderr
+        assert (
+            f"cannot run skillsleep at '{tmp_path / 'gone'}'" in done.stderr
+            and "skillsleep install openclaw" in done.stderr
+        )
 
 
 def test_run_sleep_cron_sh_is_the_packages_cron_script(tmp_path: Path) -> None:
@@ -249,19 +315,35 @@ def scripted(path: Path, rules: list[tuple[str, str]]) -> str:
 
 
 @pytest.mark.parametrize("name", TASK_FILES)
-def test_every_held_out_task_passes_a_good_reply_and_fails_a_poor_one(name: str, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_held_out_task_passes_a_good_reply_and_fails_a_poor_one(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
     path = PLUGIN / "tests" / name
     tasks = {t.id: t for t in load_tasks(path)}
     judge = scripted(tmp_path / "judge.json", [("You grade one response", '{"score": 0.9, "rationale": "clear"}')])
     hard = {}
     for kind in ("good", "poor"):
-        target = scripted(tmp_path / f"{kind}.json",
-                          [(re.escape(t.prompt), REPLIES[name][t.id][kind]) for t in tasks.values()])
-        result = CliRunner().invoke(main, ["eval", "--skill", str(PLUGIN / "skills" / "skillsleep" / "SKILL.md"),
-                                           "--tasks", str(path), "--target", target, "--judge", judge,
-                                           "--metric", "hard", "--json"])
+        target = scripted(
+            tmp_path / f"{kind}.json", [(re.escape(t.prompt), REPLIES[name][t.id][kind]) for t in tasks.values()]
+        )
+        result = CliRunner().invoke(
+            main,
+            [
+                "eval",
+                "--skill",
+                str(PLUGIN / "skills" / "skillsleep" / "SKILL.md"),
+                "--tasks",
+                str(path),
+                "--target",
+                target,
+                "--judge",
+                judge,
+                "--metric",
+                "hard",
+                "--json",
+            ],
+        )
         assert result.exit_code == 0, result.output
         rows = json.loads(result.stdout)["per_task"]
         assert all(row["error"] is None for row in rows), rows
@@ -272,29 +354,57 @@ def test_every_held_out_task_passes_a_good_reply_and_fails_a_poor_one(name: str,
 
 
 @pytest.mark.slow
-def test_eval_in_the_real_openclaw_scores_a_held_out_task_file(agent_tools: AgentTools, agent_server: AgentServer,
-                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_eval_in_the_real_openclaw_scores_a_held_out_task_file(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two DevOps tasks run in `openclaw agent exec` against the scripted model server, whose one reply
     is the good answer to the first task only: the file's judges pass it and fail the other."""
     state = tmp_path / "home" / ".openclaw"
     state.mkdir(parents=True)
-    (state / "openclaw.json").write_text(json.dumps({
-        "update": {"checkOnStart": False},
-        "models": {"providers": {"stub": {"baseUrl": f"{agent_server.url}/v1", "apiKey": "dummy",
-                                          "api": "openai-completions",
-                                          "models": [{"id": "stub-model", "name": "stub-model"}]}}},
-        "agents": {"defaults": {"model": {"primary": "stub/stub-model"}}}}))
-    for name, value in {"HOME": str(tmp_path / "home"), "PATH": agent_tools.path_env(),
-                        "SKILLSLEEP_HOME": str(tmp_path / "data"), "LANG": "C.UTF-8"}.items():
+    (state / "openclaw.json").write_text(
+        json.dumps(
+            {
+                "update": {"checkOnStart": False},
+                "models": {
+                    "providers": {
+                        "stub": {
+                            "baseUrl": f"{agent_server.url}/v1",
+                            "apiKey": "dummy",
+                            "api": "openai-completions",
+                            "models": [{"id": "stub-model", "name": "stub-model"}],
+                        }
+                    }
+                },
+                "agents": {"defaults": {"model": {"primary": "stub/stub-model"}}},
+            }
+        )
+    )
+    for name, value in {
+        "HOME": str(tmp_path / "home"),
+        "PATH": agent_tools.path_env(),
+        "SKILLSLEEP_HOME": str(tmp_path / "data"),
+        "LANG": "C.UTF-8",
+    }.items():
         monkeypatch.setenv(name, value)
     tasks = {t.id: t for t in load_tasks(PLUGIN / "tests" / "devops-tasks.json")}
     subset = tmp_path / "two-tasks.json"
-    subset.write_text("".join(tasks[i].model_dump_json(exclude_defaults=True) + "\n"
-                              for i in ("nginx-502-count", "cert-expiry")))
+    subset.write_text(
+        "".join(tasks[i].model_dump_json(exclude_defaults=True) + "\n" for i in ("nginx-502-count", "cert-expiry"))
+    )
     agent_server.reply = REPLIES["devops-tasks.json"]["nginx-502-count"]["good"]
-    result = CliRunner().invoke(main, ["eval", "--harness", "openclaw", "--skill",
-                                       str(PLUGIN / "skills" / "skillsleep" / "SKILL.md"), "--tasks", str(subset),
-                                       "--json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            "--harness",
+            "openclaw",
+            "--skill",
+            str(PLUGIN / "skills" / "skillsleep" / "SKILL.md"),
+            "--tasks",
+            str(subset),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["harness"] == "openclaw" and out["n"] == 2

@@ -6,6 +6,7 @@ each checks several things)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sqlite3
@@ -18,8 +19,8 @@ from servers import free_port
 
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
-from skillsleep.harnesses.openclaw import parse_openclaw_jsonl
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
+from skillsleep.harnesses.openclaw import parse_openclaw_jsonl
 from skillsleep.harnesses.openclaw_replay import (
     OpenClawHarness,
     OpenClawSettings,
@@ -32,17 +33,21 @@ from skillsleep.harnesses.openclaw_replay import (
 )
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "openclaw" / "stdout"
-SKILL = Skill("---\nname: answer\ndescription: How to answer any question.\n---\n"
-              "Always answer with one word. SKILL_SAYS: papaya\n")
-NODE_SQLITE = ("openclaw: Node 20.20.2: node:sqlite is unavailable; use 24.16+/26.1+ or a build with the fix.\n"
-               "If you use nvm, run:\n  nvm install 26\n")
+SKILL = Skill(
+    "---\nname: answer\ndescription: How to answer any question.\n---\n"
+    "Always answer with one word. SKILL_SAYS: papaya\n"
+)
+NODE_SQLITE = (
+    "openclaw: Node 20.20.2: node:sqlite is unavailable; use 24.16+/26.1+ or a build with the fix.\n"
+    "If you use nvm, run:\n  nvm install 26\n"
+)
 
 
 def recorded(name: str) -> str:
     return (RECORDED / name).read_text(encoding="utf-8")
 
 
-def run(coro):  # noqa: ANN001, ANN201 - a tiny helper around asyncio.run
+def run(coro):
     return asyncio.run(coro)
 
 
@@ -87,9 +92,19 @@ def test_recorded_exit_codes_match_the_parsed_outcome() -> None:
 
 
 def test_cost_and_cached_tokens_come_from_the_envelope() -> None:
-    envelope = {"ok": True, "status": "ok", "final": "done",
-                "usage": {"input": 100, "output": 20, "cacheRead": 300, "cacheWrite": 50, "total": 470,
-                          "cost": {"total": 0.0125}}}
+    envelope = {
+        "ok": True,
+        "status": "ok",
+        "final": "done",
+        "usage": {
+            "input": 100,
+            "output": 20,
+            "cacheRead": 300,
+            "cacheWrite": 50,
+            "total": 470,
+            "cost": {"total": 0.0125},
+        },
+    }
     r = parse_openclaw_output(json.dumps(envelope))
     assert r.cost_usd == pytest.approx(0.0125)
     assert (r.usage.input_tokens, r.usage.output_tokens, r.usage.cached_tokens) == (450, 20, 300)
@@ -99,18 +114,25 @@ def test_cost_and_cached_tokens_come_from_the_envelope() -> None:
 
 
 def test_final_falls_back_to_payload_texts() -> None:
-    envelope = {"ok": True, "status": "ok", "payloads": [{"text": "one"}, {"text": "two"}, {"text": "x", "isError": True}]}
+    envelope = {
+        "ok": True,
+        "status": "ok",
+        "payloads": [{"text": "one"}, {"text": "two"}, {"text": "x", "isError": True}],
+    }
     assert parse_openclaw_output(json.dumps(envelope)).response == "one\ntwo"
 
 
-@pytest.mark.parametrize("stdout", [
-    "",
-    "garbage, not JSON at all",
-    "[1, 2, 3]",
-    '{"ok": true, "status": "ok", "final": "hel',
-    "\x00\xff{{{{",
-    '{"ok": "yes", "status": 7, "final": 3, "payloads": "x", "usage": [], "toolSummary": {"tools": 5}}',
-])
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        "",
+        "garbage, not JSON at all",
+        "[1, 2, 3]",
+        '{"ok": true, "status": "ok", "final": "hel',
+        "\x00\xff{{{{",
+        '{"ok": "yes", "status": 7, "final": 3, "payloads": "x", "usage": [], "toolSummary": {"tools": 5}}',
+    ],
+)
 def test_malformed_output_is_an_error_run_never_an_exception(stdout: str) -> None:
     r = parse_openclaw_output(stdout)
     assert r.error
@@ -130,8 +152,13 @@ def test_envelope_after_noise_lines_is_found() -> None:
 
 def test_failure_kinds_are_worded_as_what_to_do() -> None:
     def error(message: str, status: str = "error", kind: str = "exception") -> str:
-        envelope = {"ok": False, "status": status, "final": "", "payloads": [],
-                    "error": {"message": message, "kind": kind}}
+        envelope = {
+            "ok": False,
+            "status": status,
+            "final": "",
+            "payloads": [],
+            "error": {"message": message, "kind": kind},
+        }
         out = parse_openclaw_output(json.dumps(envelope)).error
         assert out is not None
         return out
@@ -161,7 +188,10 @@ def test_node_problem_names_the_fix_and_the_node_it_ran_on() -> None:
 
 
 def test_tool_calls_with_arguments_and_results_from_a_recorded_transcript(transcripts: Path) -> None:
-    path = transcripts / "generated/openclaw/sessions-from-sqlite/exec-state-dir/main-481ec3f4-6e45-4b80-9ddb-51a3d6c48903.jsonl"
+    path = (
+        transcripts
+        / "generated/openclaw/sessions-from-sqlite/exec-state-dir/main-481ec3f4-6e45-4b80-9ddb-51a3d6c48903.jsonl"
+    )
     sessions = parse_openclaw_jsonl(path.read_bytes(), source=str(path)).sessions
     calls = tool_calls_from_sessions(sessions)
     assert len(calls) == 1
@@ -175,7 +205,9 @@ def test_user_config_path_follows_openclaw_resolution(tmp_path: Path) -> None:
     assert user_config_path({"HOME": "/h", "OPENCLAW_HOME": "/o"}) == Path("/o/.openclaw/openclaw.json")
     assert user_config_path({"HOME": "/h", "OPENCLAW_PROFILE": "work"}) == Path("/h/.openclaw-work/openclaw.json")
     assert user_config_path({"HOME": "/h", "OPENCLAW_STATE_DIR": "/s"}) == Path("/s/openclaw.json")
-    assert user_config_path({"HOME": "/h", "OPENCLAW_STATE_DIR": "/s", "OPENCLAW_CONFIG_PATH": "/c.json"}) == Path("/c.json")
+    assert user_config_path({"HOME": "/h", "OPENCLAW_STATE_DIR": "/s", "OPENCLAW_CONFIG_PATH": "/c.json"}) == Path(
+        "/c.json"
+    )
 
 
 def test_run_config_includes_the_user_config_and_never_holds_the_key(tmp_path: Path) -> None:
@@ -233,19 +265,29 @@ def user_home(root: Path, provider_url: str) -> Path:
     home = root / "home"
     state = home / ".openclaw"
     (state / "agents" / "main" / "sessions").mkdir(parents=True)
-    config = {"update": {"checkOnStart": False},
-              "models": {"providers": {"local": {"baseUrl": provider_url, "apiKey": "dummy", "api": "openai-completions",
-                                                 "models": [{"id": "stub-model", "name": "stub-model",
-                                                             "contextWindow": 32000, "maxTokens": 4096}]}}},
-              "agents": {"defaults": {"model": {"primary": "local/stub-model"}}}}
+    config = {
+        "update": {"checkOnStart": False},
+        "models": {
+            "providers": {
+                "local": {
+                    "baseUrl": provider_url,
+                    "apiKey": "dummy",
+                    "api": "openai-completions",
+                    "models": [{"id": "stub-model", "name": "stub-model", "contextWindow": 32000, "maxTokens": 4096}],
+                }
+            }
+        },
+        "agents": {"defaults": {"model": {"primary": "local/stub-model"}}},
+    }
     (state / "openclaw.json").write_text(json.dumps(config, indent=2))
     (state / ".env").write_text("SOME_PROVIDER_KEY=from-dotenv\n")
     (state / "agents" / "main" / "sessions" / "old-session.jsonl").write_text(
-        '{"type":"session","version":3,"id":"old-session","timestamp":"2026-11-01T10:00:00Z","cwd":"/p"}\n')
+        '{"type":"session","version":3,"id":"old-session","timestamp":"2026-11-01T10:00:00Z","cwd":"/p"}\n'
+    )
     (state / "agents" / "main" / "agent").mkdir(parents=True)
     db = sqlite3.connect(state / "agents" / "main" / "agent" / "openclaw-agent.sqlite")
     db.execute("CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, event_json TEXT, event_zstd BLOB)")
-    db.execute("INSERT INTO transcript_events VALUES ('s1', 1, '{\"type\":\"session\",\"id\":\"s1\"}', NULL)")
+    db.execute('INSERT INTO transcript_events VALUES (\'s1\', 1, \'{"type":"session","id":"s1"}\', NULL)')
     db.commit()
     db.close()
     (home / ".agents" / "skills").mkdir(parents=True)
@@ -270,11 +312,23 @@ def test_fake_run_sets_up_state_config_skill_and_prompt(tmp_path: Path) -> None:
     log = tmp_path / "log"
     log.mkdir()
     cli = fake_cli(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "FAKE_LOG": str(log),
-           "FAKE_STDOUT": str(RECORDED / "plain.json"), "MY_KEY": "secret-value-123",
-           "OPENCLAW_AGENT_DIR": str(home / ".openclaw" / "agents" / "main" / "agent")}
-    settings = OpenClawSettings(command=str(cli), base_url="http://127.0.0.1:8080/v1", target_model="qwen",
-                                api_key_env="MY_KEY", lean=True, thinking="low", extra_args=["--code-mode", "direct"])
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "FAKE_LOG": str(log),
+        "FAKE_STDOUT": str(RECORDED / "plain.json"),
+        "MY_KEY": "secret-value-123",
+        "OPENCLAW_AGENT_DIR": str(home / ".openclaw" / "agents" / "main" / "agent"),
+    }
+    settings = OpenClawSettings(
+        command=str(cli),
+        base_url="http://127.0.0.1:8080/v1",
+        target_model="qwen",
+        api_key_env="MY_KEY",
+        lean=True,
+        thinking="low",
+        extra_args=["--code-mode", "direct"],
+    )
     before = snapshot(home), snapshot(work)
     task = Task(id="t1", prompt="fix the bug", context="It is in src/main.py.", workdir=str(work))
     r = run(OpenClawHarness(settings, env=env).run(task, SKILL, timeout_s=120))
@@ -283,7 +337,7 @@ def test_fake_run_sets_up_state_config_skill_and_prompt(tmp_path: Path) -> None:
     assert (snapshot(home), snapshot(work)) == before
     [one] = fake_logs(log)
     argv = (one / "argv").read_text().splitlines()
-    flags = dict(zip(argv, argv[1:]))
+    flags = dict(itertools.pairwise(argv))
     assert argv[:2] == ["agent", "exec"] and "--json" in argv
     assert flags["--timeout"] == "100"
     assert flags["--model"] == "skillsleep/qwen"
@@ -318,8 +372,12 @@ def test_fake_run_sets_up_state_config_skill_and_prompt(tmp_path: Path) -> None:
 def test_fake_baseline_run_installs_no_skill_and_keeps_the_users_model(tmp_path: Path) -> None:
     log = tmp_path / "log"
     log.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "empty-home"), "FAKE_LOG": str(log),
-           "FAKE_STDOUT": str(RECORDED / "plain.json")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "empty-home"),
+        "FAKE_LOG": str(log),
+        "FAKE_STDOUT": str(RECORDED / "plain.json"),
+    }
     settings = OpenClawSettings(command=str(fake_cli(tmp_path)), provider_retries=None)
     r = run(OpenClawHarness(settings, env=env).run(Task(id="t", prompt="-v say hello"), Skill(""), timeout_s=60))
     assert r.error is None
@@ -344,12 +402,18 @@ for i in $(seq 1 100); do [ "$(grep -c start "$FAKE_EVENTS")" -ge 2 ] && break; 
 echo end >> "$FAKE_EVENTS"
 cat "$FAKE_STDOUT"
 """
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FAKE_EVENTS": str(events),
-           "FAKE_STDOUT": str(RECORDED / "plain.json")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "FAKE_EVENTS": str(events),
+        "FAKE_STDOUT": str(RECORDED / "plain.json"),
+    }
     harness = OpenClawHarness(OpenClawSettings(command=str(fake_cli(tmp_path, script)), concurrency=2), env=env)
 
     async def many() -> list:
-        return await asyncio.gather(*(harness.run(Task(id=f"t{i}", prompt="hi"), SKILL, timeout_s=60) for i in range(5)))
+        return await asyncio.gather(
+            *(harness.run(Task(id=f"t{i}", prompt="hi"), SKILL, timeout_s=60) for i in range(5))
+        )
 
     runs = run(many())
     assert all(r.error is None and r.response == "hello" for r in runs)
@@ -363,8 +427,10 @@ cat "$FAKE_STDOUT"
 
 
 def test_missing_cli_names_the_install(tmp_path: Path) -> None:
-    harness = OpenClawHarness(OpenClawSettings(command=str(tmp_path / "nowhere" / "openclaw")),
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    harness = OpenClawHarness(
+        OpenClawSettings(command=str(tmp_path / "nowhere" / "openclaw")),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     status = harness.status()
     assert not status.installed and not status.usable
     r = run(harness.run(Task(id="t", prompt="hi"), SKILL, timeout_s=30))
@@ -382,8 +448,9 @@ def test_too_old_cli_says_upgrade(tmp_path: Path) -> None:
 
 def test_node_too_old_is_reported_by_status_and_run(tmp_path: Path) -> None:
     script = f"#!/bin/bash\ncat >&2 <<'EOF'\n{NODE_SQLITE}EOF\nexit 1\n"
-    harness = OpenClawHarness(OpenClawSettings(command=str(fake_cli(tmp_path, script))),
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    harness = OpenClawHarness(
+        OpenClawSettings(command=str(fake_cli(tmp_path, script))), env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    )
     status = harness.status()
     assert status.installed and not status.usable
     assert "Node.js 24.16" in status.reason and "20.20.2" in status.reason
@@ -395,10 +462,18 @@ def test_crash_with_garbage_output_is_an_error_run(tmp_path: Path) -> None:
     (tmp_path / "garbage").write_text("Segmentation fault? {not json\n")
     log = tmp_path / "log"
     log.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FAKE_LOG": str(log),
-           "FAKE_STDOUT": str(tmp_path / "garbage"), "FAKE_EXIT": "134"}
-    r = run(OpenClawHarness(OpenClawSettings(command=str(fake_cli(tmp_path))), env=env)
-            .run(Task(id="t", prompt="hi"), SKILL, timeout_s=30))
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "FAKE_LOG": str(log),
+        "FAKE_STDOUT": str(tmp_path / "garbage"),
+        "FAKE_EXIT": "134",
+    }
+    r = run(
+        OpenClawHarness(OpenClawSettings(command=str(fake_cli(tmp_path))), env=env).run(
+            Task(id="t", prompt="hi"), SKILL, timeout_s=30
+        )
+    )
     assert r.exit_status == 134
     assert r.error is not None and "status 134" in r.error and "fake stderr line" in r.error
 
@@ -406,8 +481,10 @@ def test_crash_with_garbage_output_is_an_error_run(tmp_path: Path) -> None:
 def test_settings_problems_are_errors_naming_the_setting(tmp_path: Path) -> None:
     cli = fake_cli(tmp_path)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    no_key = OpenClawHarness(OpenClawSettings(command=str(cli), base_url="http://x/v1", target_model="m",
-                                              api_key_env="UNSET_KEY_VAR"), env=env)
+    no_key = OpenClawHarness(
+        OpenClawSettings(command=str(cli), base_url="http://x/v1", target_model="m", api_key_env="UNSET_KEY_VAR"),
+        env=env,
+    )
     r = run(no_key.run(Task(id="t", prompt="hi"), SKILL, timeout_s=30))
     assert r.error is not None and "UNSET_KEY_VAR" in r.error
     no_model = OpenClawHarness(OpenClawSettings(command=str(cli), base_url="http://x/v1"), env=env)
@@ -418,12 +495,12 @@ def test_settings_problems_are_errors_naming_the_setting(tmp_path: Path) -> None
 # --- the real OpenClaw ----------------------------------------------------------------------------------
 
 
-def real_env(agent_tools, home: Path, **extra: str) -> dict[str, str]:  # noqa: ANN001
+def real_env(agent_tools, home: Path, **extra: str) -> dict[str, str]:
     return {"PATH": agent_tools.path_env(), "HOME": str(home), "LANG": "C.UTF-8", **extra}
 
 
 @pytest.mark.slow
-def test_real_skill_reaches_the_model_and_user_state_is_untouched(agent_tools, agent_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_real_skill_reaches_the_model_and_user_state_is_untouched(agent_tools, agent_server, tmp_path: Path) -> None:
     home = user_home(tmp_path, f"{agent_server.url}/v1")
     work = project(tmp_path)
     before = snapshot(home), snapshot(work)
@@ -446,10 +523,11 @@ def test_real_skill_reaches_the_model_and_user_state_is_untouched(agent_tools, a
 
 
 @pytest.mark.slow
-def test_real_tool_round_trip_through_a_base_url_override(agent_tools, agent_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_real_tool_round_trip_through_a_base_url_override(agent_tools, agent_server, tmp_path: Path) -> None:
     home = user_home(tmp_path, f"http://127.0.0.1:{free_port()}/v1")  # the user's own provider is dead
-    settings = OpenClawSettings(base_url=f"{agent_server.url}/v1", target_model="override-model",
-                                api_key_env="STUB_KEY")
+    settings = OpenClawSettings(
+        base_url=f"{agent_server.url}/v1", target_model="override-model", api_key_env="STUB_KEY"
+    )
     harness = OpenClawHarness(settings, env=real_env(agent_tools, home, STUB_KEY="stub-secret"))
     r = run(harness.run(Task(id="t", prompt="STUB_TOOL: echo from-tool"), Skill(""), timeout_s=180))
 
@@ -458,17 +536,20 @@ def test_real_tool_round_trip_through_a_base_url_override(agent_tools, agent_ser
     [call] = r.tool_calls
     assert call.name == "exec" and call.arguments.get("command") == "echo from-tool"
     assert call.result is not None and "from-tool" in call.result
-    assert {s.body.get("model") for s in agent_server.seen if s.path.endswith("/chat/completions")} == {"override-model"}
+    assert {s.body.get("model") for s in agent_server.seen if s.path.endswith("/chat/completions")} == {
+        "override-model"
+    }
 
 
 @pytest.mark.slow
-def test_real_plain_runs_in_parallel(agent_tools, agent_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_real_plain_runs_in_parallel(agent_tools, agent_server, tmp_path: Path) -> None:
     home = user_home(tmp_path, f"{agent_server.url}/v1")
     harness = OpenClawHarness(OpenClawSettings(concurrency=2), env=real_env(agent_tools, home))
 
     async def both() -> list:
-        return await asyncio.gather(*(harness.run(Task(id=f"t{i}", prompt="say hello"), Skill(""), timeout_s=180)
-                                      for i in range(2)))
+        return await asyncio.gather(
+            *(harness.run(Task(id=f"t{i}", prompt="say hello"), Skill(""), timeout_s=180) for i in range(2))
+        )
 
     runs = run(both())
     for r in runs:
@@ -480,7 +561,7 @@ def test_real_plain_runs_in_parallel(agent_tools, agent_server, tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_real_timeout_is_an_error_and_the_process_group_is_gone(agent_tools, agent_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_real_timeout_is_an_error_and_the_process_group_is_gone(agent_tools, agent_server, tmp_path: Path) -> None:
     home = user_home(tmp_path, f"{agent_server.url}/v1")
     marker = f"SKILLSLEEP_TEST_RUN={uuid.uuid4().hex}"
     key, value = marker.split("=")
@@ -493,7 +574,7 @@ def test_real_timeout_is_an_error_and_the_process_group_is_gone(agent_tools, age
 
 
 @pytest.mark.slow
-def test_real_dead_server_is_an_error_run(agent_tools, tmp_path: Path) -> None:  # noqa: ANN001
+def test_real_dead_server_is_an_error_run(agent_tools, tmp_path: Path) -> None:
     port = free_port()
     settings = OpenClawSettings(base_url=f"http://127.0.0.1:{port}/v1", target_model="stub-model", provider_retries=0)
     harness = OpenClawHarness(settings, env=real_env(agent_tools, tmp_path / "home"))
@@ -504,9 +585,10 @@ def test_real_dead_server_is_an_error_run(agent_tools, tmp_path: Path) -> None: 
 
 
 @pytest.mark.slow
-def test_real_small_local_model_smoke(agent_tools, llama_server: str, tmp_path: Path) -> None:  # noqa: ANN001
-    settings = OpenClawSettings(base_url=f"{llama_server}/v1", target_model="local-test", lean=True,
-                                provider_retries=0, concurrency=1)
+def test_real_small_local_model_smoke(agent_tools, llama_server: str, tmp_path: Path) -> None:
+    settings = OpenClawSettings(
+        base_url=f"{llama_server}/v1", target_model="local-test", lean=True, provider_retries=0, concurrency=1
+    )
     harness = OpenClawHarness(settings, env=real_env(agent_tools, tmp_path / "home"))
     # OpenClaw's lean prompt is ~8.4k tokens (the fixture serves a 16k context): ~5 min on 2 cores
     r = run(harness.run(Task(id="t", prompt="Reply with the word hello."), Skill(""), timeout_s=540))

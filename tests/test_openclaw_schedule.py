@@ -32,7 +32,8 @@ def scheduled() -> list[dict[str, Any]]:
 
 
 def test_schedule_openclaw_adds_a_command_job_running_the_night_script_with_absolute_paths(
-        fake: FakeOpenClaw, tmp_path: Path) -> None:
+    fake: FakeOpenClaw, tmp_path: Path
+) -> None:
     code, out, err = invoke("schedule", "--openclaw", "--at", "03:30", "--backend", "local", "--steps", "1", "--json")
     assert code == 0, err
     assert (out["via"], out["installed"], out["replaced"], out["when"]) == ("openclaw", True, False, "03:30 daily")
@@ -60,8 +61,10 @@ def test_a_second_schedule_replaces_the_job_and_leaves_the_users_own_jobs(fake: 
     assert code == 0, err
     assert out["replaced"] is True
     names = {j["id"]: (j["name"], j["schedule"]["expr"]) for j in fake.jobs()}
-    assert first["id"] not in names and sorted(names.values()) == [("morning-brief", "0 7 * * *"),
-                                                                   ("skillsleep-night", "15 4 * * *")]
+    assert first["id"] not in names and sorted(names.values()) == [
+        ("morning-brief", "0 7 * * *"),
+        ("skillsleep-night", "15 4 * * *"),
+    ]
     assert [x["when"] for x in scheduled()] == ["04:15 daily"]
     code, out, err = invoke("unschedule", "--openclaw", "--json")
     assert code == 0 and out["removed"] is True
@@ -70,13 +73,14 @@ def test_a_second_schedule_replaces_the_job_and_leaves_the_users_own_jobs(fake: 
     assert code == 0 and "nothing was scheduled via openclaw" in out
 
 
-def test_no_gateway_is_an_error_saying_how_to_start_it_and_nothing_changes(fake: FakeOpenClaw,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_gateway_is_an_error_saying_how_to_start_it_and_nothing_changes(
+    fake: FakeOpenClaw, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert invoke("schedule", "--openclaw", "--at", "03:00")[0] == 0
     jobs = fake.jobs()
     monkeypatch.setenv("FAKE_OPENCLAW_GATEWAY_DOWN", "1")
     for verb in (["schedule", "--openclaw", "--at", "05:00"], ["unschedule", "--openclaw"]):
-        code, out, err = invoke(*verb)
+        code, _out, err = invoke(*verb)
         assert code == 1 and "Traceback" not in err, err
         assert "no OpenClaw gateway answers" in err and "Gateway not reachable at ws://127.0.0.1:18789" in err
         assert "openclaw gateway run" in err and "nothing was changed" in err
@@ -84,9 +88,11 @@ def test_no_gateway_is_an_error_saying_how_to_start_it_and_nothing_changes(fake:
 
 
 def test_a_job_of_that_name_skillsleep_did_not_write_is_never_replaced_or_removed(fake: FakeOpenClaw) -> None:
-    fake.add_job(id="user-2", name="skillsleep-night", description="my own", schedule={"kind": "cron", "expr": "0 1 * * *"})
+    fake.add_job(
+        id="user-2", name="skillsleep-night", description="my own", schedule={"kind": "cron", "expr": "0 1 * * *"}
+    )
     for verb in (["schedule", "--openclaw", "--at", "03:00"], ["unschedule", "--openclaw"]):
-        code, out, err = invoke(*verb)
+        code, _out, err = invoke(*verb)
         assert code == 2 and "user-2" in err and "was not written by skillsleep" in err and "nothing was changed" in err
     assert [j["id"] for j in fake.jobs()] == ["user-2"] and scheduled() == []
 
@@ -98,10 +104,11 @@ def test_print_shows_the_cron_add_command_and_asks_no_gateway(fake: FakeOpenClaw
     assert fake.calls() == [] and scheduled() == []
 
 
-def test_without_openclaw_on_path_schedule_says_what_to_install(fake: FakeOpenClaw,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_openclaw_on_path_schedule_says_what_to_install(
+    fake: FakeOpenClaw, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    code, out, err = invoke("schedule", "--openclaw", "--at", "03:00")
+    code, _out, err = invoke("schedule", "--openclaw", "--at", "03:00")
     assert code == 2 and "`openclaw` is not on PATH" in err and "--systemd" in err
-    code, out, err = invoke("schedule", "--openclaw", "--cron", "0 3 * * 1")
+    code, _out, err = invoke("schedule", "--openclaw", "--cron", "0 3 * * 1")
     assert code == 2 and "with --openclaw give --at HH:MM" in err

@@ -38,13 +38,21 @@ def _channel_session():
 # --- JSONL --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, prompts", [
-    ("agent-sessions_openclaw_small.jsonl", ["List files"]),
-    ("agent-sessions_openclaw_large.jsonl", ["Open /tmp/large and run status"]),
-    ("agent-sessions_openclaw_schema_drift.jsonl", ["Need a quick diagnostic"]),
-    ("agent-sessions_pi_small.jsonl", ["Read hello.py and summarize what it prints without editing files.",
-                                       "Add one concise follow-up sentence."]),
-])
+@pytest.mark.parametrize(
+    "name, prompts",
+    [
+        ("agent-sessions_openclaw_small.jsonl", ["List files"]),
+        ("agent-sessions_openclaw_large.jsonl", ["Open /tmp/large and run status"]),
+        ("agent-sessions_openclaw_schema_drift.jsonl", ["Need a quick diagnostic"]),
+        (
+            "agent-sessions_pi_small.jsonl",
+            [
+                "Read hello.py and summarize what it prints without editing files.",
+                "Add one concise follow-up sentence.",
+            ],
+        ),
+    ],
+)
 def test_sample_v3_transcripts_parse_and_give_prompts(transcripts: Path, name: str, prompts: list[str]) -> None:
     path = transcripts / "openclaw" / name
     data = path.read_bytes()
@@ -137,10 +145,14 @@ def test_unknown_types_and_roles_are_counted_not_raised() -> None:
 
 def test_a_type_role_or_stop_reason_that_is_no_text_is_counted_not_raised() -> None:
     """Found by tests/test_fuzz_readers.py: `{"type": []}` raised TypeError (unhashable)."""
-    lines = [_header(), {"type": [], "id": "e1"}, {"type": {"a": 1}},
-             _entry("message", message={"role": ["user"], "content": "x"}),
-             _entry("message", message={"role": "assistant", "content": "ok", "stopReason": {"e": 1}}),
-             _entry("message", message={"role": "user", "content": "hi"})]
+    lines = [
+        _header(),
+        {"type": [], "id": "e1"},
+        {"type": {"a": 1}},
+        _entry("message", message={"role": ["user"], "content": "x"}),
+        _entry("message", message={"role": "assistant", "content": "ok", "stopReason": {"e": 1}}),
+        _entry("message", message={"role": "user", "content": "hi"}),
+    ]
     result = _parse(_jsonl(lines))
     assert dict(result.skipped) == {"no_type": 2, "unknown_role": 1}
     assert [(t.kind, t.text) for t in result.sessions[0].turns] == [("assistant", "ok"), ("user", "hi")]
@@ -149,7 +161,7 @@ def test_a_type_role_or_stop_reason_that_is_no_text_is_counted_not_raised() -> N
 def test_malformed_and_garbage_lines_are_counted_and_skipped() -> None:
     good = CHANNEL.read_bytes()
     first, rest = good.split(b"\n", 1)
-    data = first + b"\n{\"type\": \"message\", \"mess\n\xff\xfe\x00\x81garbage\x00\n[1, 2]\n\n" + rest
+    data = first + b'\n{"type": "message", "mess\n\xff\xfe\x00\x81garbage\x00\n[1, 2]\n\n' + rest
     result = _parse(data)
     assert result.skipped["malformed_json"] == 1
     assert result.skipped["binary_garbage"] == 1
@@ -179,24 +191,37 @@ def test_archived_file_name_gives_the_session_id_of_a_headerless_chunk() -> None
 
 
 def test_deeply_nested_lines_and_odd_field_types_are_skipped_not_raised() -> None:
-    data = (b'{"a":' + b"[" * 100_000 + b"\n" + _jsonl([
-        {"type": "session", "id": "h1", "timestamp": {"not": "a time"}, "cwd": ["/p"]},
-        {"type": "message", "timestamp": 1e300, "message": {"role": "user", "content": "hi", "timestamp": [1]}},
-        {"type": "message", "message": {"role": "assistant", "content": {"x": 1}, "usage": {"input": "9", "output": -1}}},
-        {"type": "message", "message": "not an object"},
-    ]))
+    data = (
+        b'{"a":'
+        + b"[" * 100_000
+        + b"\n"
+        + _jsonl(
+            [
+                {"type": "session", "id": "h1", "timestamp": {"not": "a time"}, "cwd": ["/p"]},
+                {"type": "message", "timestamp": 1e300, "message": {"role": "user", "content": "hi", "timestamp": [1]}},
+                {
+                    "type": "message",
+                    "message": {"role": "assistant", "content": {"x": 1}, "usage": {"input": "9", "output": -1}},
+                },
+                {"type": "message", "message": "not an object"},
+            ]
+        )
+    )
     result = _parse(data)
     assert dict(result.skipped) == {"too_deep": 1, "bad_message": 1}
     session = result.sessions[0]
     assert session.prompts() == ["hi"] and session.project is None and session.usage.total == 0
 
 
-@pytest.mark.parametrize("text", [
-    "[" + "2026-01-01 " * 100_000,
-    "x" + "\n" * 500_000 + "Current time: now",
-    "Conversation info (untrusted metadata):\n```json\n" + "{" * 1_000_000,
-    "System: [t] event\n" * 50_000 + "hi",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" + "2026-01-01 " * 100_000,
+        "x" + "\n" * 500_000 + "Current time: now",
+        "Conversation info (untrusted metadata):\n```json\n" + "{" * 1_000_000,
+        "System: [t] event\n" * 50_000 + "hi",
+    ],
+)
 def test_pathological_prompts_are_parsed_into_one_session(text: str) -> None:
     """Inputs that make a backtracking wrapper regex blow up (speed lives in bench/, not here)."""
     lines = [_header(), _entry("message", message={"role": "user", "content": text})]
@@ -242,8 +267,9 @@ def _db(tmp_path: Path, agent: str = "main", *, wal: bool = False) -> Path:
     return path
 
 
-def _insert(db: Path, session_id: str, events: Iterable[tuple[int, dict]], *, zstd_every: int = 0,
-            key: str | None = None) -> None:
+def _insert(
+    db: Path, session_id: str, events: Iterable[tuple[int, dict]], *, zstd_every: int = 0, key: str | None = None
+) -> None:
     conn = sqlite3.connect(db)
     with conn:
         for i, (seq, event) in enumerate(events):
@@ -252,8 +278,9 @@ def _insert(db: Path, session_id: str, events: Iterable[tuple[int, dict]], *, zs
                 row = (session_id, seq, None, zstandard.ZstdCompressor().compress(text.encode()))
             else:
                 row = (session_id, seq, text, None)
-            conn.execute("INSERT INTO transcript_events (session_id, seq, event_json, event_zstd) "
-                         "VALUES (?, ?, ?, ?)", row)
+            conn.execute(
+                "INSERT INTO transcript_events (session_id, seq, event_json, event_zstd) VALUES (?, ?, ?, ?)", row
+            )
         if key:
             conn.execute("INSERT OR REPLACE INTO session_nodes VALUES (?, ?, 0)", (key, session_id))
     conn.close()
@@ -319,8 +346,10 @@ def test_sqlite_reads_while_a_writer_holds_a_transaction_in_wal_mode(tmp_path: P
     writer = sqlite3.connect(db, isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")
-        writer.execute("INSERT INTO transcript_events (session_id, seq, event_json) VALUES (?, ?, ?)",
-                       ("s1", 6, json.dumps(events[6])))
+        writer.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json) VALUES (?, ?, ?)",
+            ("s1", 6, json.dumps(events[6])),
+        )
         before = db.read_bytes()
         result, cursor = read_openclaw_sqlite(db)
         assert db.read_bytes() == before
@@ -371,8 +400,10 @@ def test_corrupt_zstd_and_empty_rows_are_counted(tmp_path: Path) -> None:
     db = _db(tmp_path)
     _insert(db, "s1", enumerate(_channel_events()[:5]))
     with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO transcript_events (session_id, seq, event_zstd) VALUES ('s1', 5, ?)",
-                     (b"\x28\xb5\x2f\xfdnot really zstd",))
+        conn.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_zstd) VALUES ('s1', 5, ?)",
+            (b"\x28\xb5\x2f\xfdnot really zstd",),
+        )
         conn.execute("INSERT INTO transcript_events (session_id, seq) VALUES ('s1', 6)")
     conn.close()
     result, cursor = read_openclaw_sqlite(db)
@@ -388,10 +419,13 @@ def test_a_row_whose_text_is_not_utf8_is_read_with_replacement_characters(tmp_pa
     _insert(db, "s1", enumerate(_channel_events()[:1]))
     event = json.dumps({"type": "message", "message": {"role": "user", "content": "caf\u00e9"}}, ensure_ascii=False)
     with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO transcript_events (session_id, seq, event_json) VALUES ('s1', 1, CAST(? AS TEXT))",
-                     (event.encode("latin-1"),))
-        conn.execute("INSERT INTO transcript_events (session_id, seq, event_json) VALUES (CAST(? AS TEXT), 1, '{}')",
-                     (b"s\xff",))
+        conn.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json) VALUES ('s1', 1, CAST(? AS TEXT))",
+            (event.encode("latin-1"),),
+        )
+        conn.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json) VALUES (CAST(? AS TEXT), 1, '{}')", (b"s\xff",)
+        )
     conn.close()
     result, cursor = read_openclaw_sqlite(db)
     assert dict(result.skipped) == {"bad_encoding_repaired": 1, "bad_row": 1}
@@ -404,8 +438,9 @@ def test_a_store_under_a_folder_named_in_no_utf8_gives_sessions_that_can_be_stor
     _insert(db, "s1", enumerate(_channel_events()))
     result, _ = read_openclaw_sqlite(db)
     assert result.sessions[0].source == str(db).replace("\udce9", "\\xe9")
-    assert json.loads(result.sessions[0].model_dump_json())["source"].endswith("caf\\xe9/state/agents/main/agent/"
-                                                                               "openclaw-agent.sqlite")
+    assert json.loads(result.sessions[0].model_dump_json())["source"].endswith(
+        "caf\\xe9/state/agents/main/agent/openclaw-agent.sqlite"
+    )
 
 
 @pytest.mark.parametrize("folder", ["C# 100% done?", "notes#2", "%41", "a?mode=rw"])

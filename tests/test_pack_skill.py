@@ -78,8 +78,9 @@ def test_every_verb_the_skill_names_is_a_command_of_the_cli() -> None:
 
 def install(agent: str, home: Path, env: dict[str, str]) -> Path:
     """`skillsleep install AGENT` (its own installer) into `home`; the pack skill's path."""
-    ctx = InstallContext(home=home, env=env, skillsleep=Path(sys.executable).with_name("skillsleep"),
-                         data_dir=home / "skillsleep-data")
+    ctx = InstallContext(
+        home=home, env=env, skillsleep=Path(sys.executable).with_name("skillsleep"), data_dir=home / "skillsleep-data"
+    )
     plan = installer(agent)(ctx)
     Installs(ctx.data_dir, env=env).install(plan)
     (pack,) = [f.path for f in plan.files if f.path.parent.name == PACK_SKILL_NAME]
@@ -100,17 +101,32 @@ def agent_env(agent_tools: AgentTools, home: Path, **extra: str) -> dict[str, st
 
 
 @pytest.mark.slow
-def test_claude_code_lists_the_installed_skill_to_the_model(agent_tools: AgentTools, agent_server: AgentServer,
-                                                            tmp_path: Path) -> None:
+def test_claude_code_lists_the_installed_skill_to_the_model(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     config = tmp_path / "home" / ".claude"
-    env = agent_env(agent_tools, tmp_path / "home", CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_BASE_URL=agent_server.url,
-                    ANTHROPIC_API_KEY="dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
-                    CLAUDE_CODE_MAX_RETRIES="0")
+    env = agent_env(
+        agent_tools,
+        tmp_path / "home",
+        CLAUDE_CONFIG_DIR=str(config),
+        ANTHROPIC_BASE_URL=agent_server.url,
+        ANTHROPIC_API_KEY="dummy",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_MAX_RETRIES="0",
+    )
     assert install("claude-code", tmp_path / "home", env) == config / "skills" / PACK_SKILL_NAME / "SKILL.md"
     work = tmp_path / "work"
     work.mkdir()
-    out = subprocess.run(["claude", "-p", "--output-format", "json", "--model", "stub-model", "--", "what can you do?"],
-                         cwd=work, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        ["claude", "-p", "--output-format", "json", "--model", "stub-model", "--", "what can you do?"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout)["result"] == "hello"
     description = frontmatter_value(pack_skill().frontmatter, "description") or ""
@@ -119,25 +135,41 @@ def test_claude_code_lists_the_installed_skill_to_the_model(agent_tools: AgentTo
 
 
 @pytest.mark.slow
-def test_codex_injects_the_installed_skill_for_its_mention(agent_tools: AgentTools, agent_server: AgentServer,
-                                                          tmp_path: Path) -> None:
+def test_codex_injects_the_installed_skill_for_its_mention(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text(
         'model = "stub-model"\nmodel_provider = "local"\ncheck_for_update_on_startup = false\n'
         "[analytics]\nenabled = false\n[features]\nremote_plugin = false\napps = false\n"
-        "unbounded_connection_retries = false\n[model_providers.local]\nname = \"local\"\n"
+        'unbounded_connection_retries = false\n[model_providers.local]\nname = "local"\n'
         f'base_url = "{agent_server.url}/v1"\nwire_api = "responses"\nenv_key = "K"\n'
-        "request_max_retries = 0\nstream_max_retries = 0\n")
+        "request_max_retries = 0\nstream_max_retries = 0\n"
+    )
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = agent_env(agent_tools, home, CODEX_HOME=str(codex_home), TMPDIR=str(tmp), K="dummy")
     installed = install("codex", home, env)
     assert installed == codex_home / "skills" / PACK_SKILL_NAME / "SKILL.md"
-    out = subprocess.run(["codex", "exec", "--json", "--ephemeral", "--skip-git-repo-check", "--",
-                          f"${PACK_SKILL_NAME} what did you learn last night?"],
-                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [
+            "codex",
+            "exec",
+            "--json",
+            "--ephemeral",
+            "--skip-git-repo-check",
+            "--",
+            f"${PACK_SKILL_NAME} what did you learn last night?",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     text = agent_server.requests_text()
     injected = re.search(r"<skill>\s*<name>(.*?)</name>\s*<path>(.*?)</path>(.*?)</skill>", text, re.S)
@@ -147,8 +179,9 @@ def test_codex_injects_the_installed_skill_for_its_mention(agent_tools: AgentToo
 
 
 @pytest.mark.slow
-def test_openclaw_lists_the_skill_as_eligible_only_with_skillsleep_on_path(agent_tools: AgentTools,
-                                                                            tmp_path: Path) -> None:
+def test_openclaw_lists_the_skill_as_eligible_only_with_skillsleep_on_path(
+    agent_tools: AgentTools, tmp_path: Path
+) -> None:
     home, state = tmp_path / "home", tmp_path / "state"
     user_skill(state / "skills")  # ~/.openclaw/skills, OpenClaw's own folder for the user's skills
     with_cli = tmp_path / "bin"
@@ -156,13 +189,26 @@ def test_openclaw_lists_the_skill_as_eligible_only_with_skillsleep_on_path(agent
     (with_cli / "skillsleep").symlink_to(Path(sys.executable).with_name("skillsleep"))
 
     def listed(path: str) -> dict[str, object]:
-        env = agent_env(agent_tools, home, OPENCLAW_STATE_DIR=str(state),
-                        XDG_CACHE_HOME=str(tmp_path / "cache"), OPENCLAW_NO_AUTO_UPDATE="1", DO_NOT_TRACK="1")
+        env = agent_env(
+            agent_tools,
+            home,
+            OPENCLAW_STATE_DIR=str(state),
+            XDG_CACHE_HOME=str(tmp_path / "cache"),
+            OPENCLAW_NO_AUTO_UPDATE="1",
+            DO_NOT_TRACK="1",
+        )
         env["PATH"] = path
-        out = subprocess.run(["openclaw", "skills", "list", "--json"], cwd=tmp_path, env=env, capture_output=True,
-                             text=True, timeout=180, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            ["openclaw", "skills", "list", "--json"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
         assert out.returncode == 0, out.stderr[-2000:]
-        skills = json.loads(out.stdout[out.stdout.index("{"):])["skills"]
+        skills = json.loads(out.stdout[out.stdout.index("{") :])["skills"]
         return next(s for s in skills if s["name"] == PACK_SKILL_NAME)
 
     assert os.access(with_cli / "skillsleep", os.X_OK)

@@ -20,7 +20,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]
     out = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert build.returncode == 0, build.stderr
     with zipfile.ZipFile(next(out.glob("skillsleep-*.whl"))) as built:
@@ -82,7 +83,9 @@ def test_the_agent_plugins_are_found_in_the_package() -> None:
 
     root = resources.files("skillsleep.plugins")
     assert json.loads((root / "claude-code" / ".claude-plugin" / "plugin.json").read_text())["name"] == "skillsleep"
-    assert (root / "codex" / "skills" / "sleep" / "SKILL.md").read_text(encoding="utf-8").startswith("---\nname: sleep\n")
+    assert (
+        (root / "codex" / "skills" / "sleep" / "SKILL.md").read_text(encoding="utf-8").startswith("---\nname: sleep\n")
+    )
 
 
 @pytest.mark.slow

@@ -147,8 +147,9 @@ def test_kill_during_adopt_leaves_old_or_new_never_torn(tmp_path: Path, live: Pa
     big_new = "- new line\n" * 20000
     live.write_text(big_old)
     for round_ in range(3):
-        proc = subprocess.Popen([sys.executable, "-c", _ADOPT_LOOP, str(tmp_path / "data"), str(live)],
-                                stdout=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _ADOPT_LOOP, str(tmp_path / "data"), str(live)], stdout=subprocess.PIPE
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
         # let it adopt a few times, then kill it at an arbitrary instant
         while len(list((tmp_path / "data" / "staging").glob("*"))) < 3 * (round_ + 1):
@@ -176,14 +177,22 @@ def test_an_unreadable_proposal_is_named_not_silently_dropped(tmp_path: Path, li
 # --- line endings, final newline and BOM survive byte for byte ------------------------------------
 
 ENDINGS = {  # the live file's bytes, and the candidate a night would stage for it (one line added)
-    "crlf": (b"---\r\nname: fmt\r\n---\r\n- answer briefly\r\n",
-             b"---\r\nname: fmt\r\n---\r\n- answer briefly\r\n- end with `Answer: <value>`\r\n"),
-    "mixed": (b"---\r\nname: fmt\n---\r\n- answer briefly\n- keep it short\r\n",
-              b"---\r\nname: fmt\n---\r\n- answer briefly\n- keep it short\r\n- end with `Answer: <value>`\r\n"),
-    "no-final-newline": (b"---\nname: fmt\n---\n- answer briefly",
-                         b"---\nname: fmt\n---\n- answer briefly\n- end with `Answer: <value>`"),
-    "bom": ("\ufeff---\r\nname: fmt\r\n---\r\n- answer briefly\r\n".encode(),
-            "\ufeff---\r\nname: fmt\r\n---\r\n- answer briefly\r\n- end with `Answer: <value>`\r\n".encode()),
+    "crlf": (
+        b"---\r\nname: fmt\r\n---\r\n- answer briefly\r\n",
+        b"---\r\nname: fmt\r\n---\r\n- answer briefly\r\n- end with `Answer: <value>`\r\n",
+    ),
+    "mixed": (
+        b"---\r\nname: fmt\n---\r\n- answer briefly\n- keep it short\r\n",
+        b"---\r\nname: fmt\n---\r\n- answer briefly\n- keep it short\r\n- end with `Answer: <value>`\r\n",
+    ),
+    "no-final-newline": (
+        b"---\nname: fmt\n---\n- answer briefly",
+        b"---\nname: fmt\n---\n- answer briefly\n- end with `Answer: <value>`",
+    ),
+    "bom": (
+        "\ufeff---\r\nname: fmt\r\n---\r\n- answer briefly\r\n".encode(),
+        "\ufeff---\r\nname: fmt\r\n---\r\n- answer briefly\r\n- end with `Answer: <value>`\r\n".encode(),
+    ),
 }
 
 

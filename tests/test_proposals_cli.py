@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -61,7 +61,9 @@ def dead_pid() -> int:
 
 
 def test_status_on_an_empty_data_dir_needs_no_config_and_writes_nothing(
-    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    data: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SKILLSLEEP_CONFIG", str(tmp_path / "missing.toml"))  # other verbs would refuse this
     code, out, err = invoke("status")
@@ -78,29 +80,101 @@ def test_status_on_an_empty_data_dir_needs_no_config_and_writes_nothing(
 
 
 def test_status_shows_nights_gate_history_pending_actions_and_spend(data: Path, live: Path) -> None:
-    p = Proposals(data).stage(live, NEW, accepted=True, reason="0.40 → 0.70", baseline_score=0.4,
-                              candidate_score=0.7, test_before=0.5, test_after=0.8, night=2)
+    p = Proposals(data).stage(
+        live,
+        NEW,
+        accepted=True,
+        reason="0.40 → 0.70",
+        baseline_score=0.4,
+        candidate_score=0.7,
+        test_before=0.5,
+        test_after=0.8,
+        night=2,
+    )
     this_month, last_month = month_start(), month_start() - timedelta(days=2)
     nights = Nights(data)
-    nights.save(NightRecord(
-        night=1, started=last_month, finished=last_month, status="stopped", harness="claude-code",
-        skill_path=str(live), skill_name="fmt", outcome="stopped-early", reason="budget reached", baseline=0.3,
-        stop=StopReason(kind="budget", message="the token budget 1000 would be crossed", advice="raise the budget"),
-        tokens=1000, cost_usd=0.5))
-    nights.save(NightRecord(
-        night=2, started=this_month, finished=this_month, status="finished", harness="codex", skill_path=str(live),
-        skill_name="fmt", outcome="accepted", reason="0.40 → 0.70", baseline=0.4, candidate=0.7, accepted=True,
-        test_before=0.5, test_after=0.8, proposal_id=p.id, tokens=300, cost_usd=0.25))
+    nights.save(
+        NightRecord(
+            night=1,
+            started=last_month,
+            finished=last_month,
+            status="stopped",
+            harness="claude-code",
+            skill_path=str(live),
+            skill_name="fmt",
+            outcome="stopped-early",
+            reason="budget reached",
+            baseline=0.3,
+            stop=StopReason(kind="budget", message="the token budget 1000 would be crossed", advice="raise the budget"),
+            tokens=1000,
+            cost_usd=0.5,
+        )
+    )
+    nights.save(
+        NightRecord(
+            night=2,
+            started=this_month,
+            finished=this_month,
+            status="finished",
+            harness="codex",
+            skill_path=str(live),
+            skill_name="fmt",
+            outcome="accepted",
+            reason="0.40 → 0.70",
+            baseline=0.4,
+            candidate=0.7,
+            accepted=True,
+            test_before=0.5,
+            test_after=0.8,
+            proposal_id=p.id,
+            tokens=300,
+            cost_usd=0.25,
+        )
+    )
     # a night whose process died never wrote its spend into its record: its ledger has it
-    nights.save(NightRecord(night=3, started=this_month, status="running", pid=dead_pid(), harness="codex",
-                            skill_path=str(live), skill_name="fmt", tokens=0, cost_usd=0.0))
-    nights.save(NightRecord(night=4, started=this_month, status="running", pid=os.getpid(), harness="codex",
-                            skill_path=str(live), skill_name="fmt", tokens=7, cost_usd=0.0))
-    for night, tokens, usd, when in ((1, 1000, 0.5, last_month), (2, 300, 0.25, this_month),
-                                     (3, 20, 0.01, this_month), (4, 7, 0.0, this_month)):
-        RunDir(nights.folder(night)).append_ledger(LedgerEntry(
-            ts=when, role="reflect", provider="deepseek", model="m", usage=Usage(input_tokens=tokens),
-            cost_usd=usd, latency_s=1.0))
+    nights.save(
+        NightRecord(
+            night=3,
+            started=this_month,
+            status="running",
+            pid=dead_pid(),
+            harness="codex",
+            skill_path=str(live),
+            skill_name="fmt",
+            tokens=0,
+            cost_usd=0.0,
+        )
+    )
+    nights.save(
+        NightRecord(
+            night=4,
+            started=this_month,
+            status="running",
+            pid=os.getpid(),
+            harness="codex",
+            skill_path=str(live),
+            skill_name="fmt",
+            tokens=7,
+            cost_usd=0.0,
+        )
+    )
+    for night, tokens, usd, when in (
+        (1, 1000, 0.5, last_month),
+        (2, 300, 0.25, this_month),
+        (3, 20, 0.01, this_month),
+        (4, 7, 0.0, this_month),
+    ):
+        RunDir(nights.folder(night)).append_ledger(
+            LedgerEntry(
+                ts=when,
+                role="reflect",
+                provider="deepseek",
+                model="m",
+                usage=Usage(input_tokens=tokens),
+                cost_usd=usd,
+                latency_s=1.0,
+            )
+        )
 
     code, out, err = invoke("status")
     assert code == 0, err
@@ -154,7 +228,7 @@ def test_status_shows_the_last_harvest_of_a_real_harvest(data: Path, tmp_path: P
     sessions = tmp_path / "user" / ".codex" / "sessions" / "2026" / "11" / "29"
     sessions.mkdir(parents=True)
     shutil.copy(sample, sessions / sample.name)
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     code, out, err = invoke("harvest", "--json")
     assert code == 0, err
     report = json.loads(out)
@@ -162,7 +236,7 @@ def test_status_shows_the_last_harvest_of_a_real_harvest(data: Path, tmp_path: P
     s = json.loads(invoke("status", "--json")[1])
     h = s["last_harvest"]
     assert h["sessions"] == {"claude-code": 0, "codex": 1, "openclaw": 0} and h["errors"] == report["errors"]
-    assert before <= datetime.fromisoformat(h["time"]) <= datetime.now(timezone.utc)
+    assert before <= datetime.fromisoformat(h["time"]) <= datetime.now(UTC)
     code, out, _ = invoke("status")
     assert "last harvest: " + datetime.fromisoformat(h["time"]).strftime("%Y-%m-%d %H:%M UTC") in out
     assert f"new sessions: claude-code 0, codex 1, openclaw 0; errors {report['errors']}" in out
@@ -416,7 +490,6 @@ def test_status_names_records_with_bad_bytes(data: Path, live: Path) -> None:
     assert json.loads(invoke("status", "--json")[1])["pending"] == []
 
 
-
 # --- untrusted text: markdown for an agent, plain on a terminal, never an escape sequence --------
 
 HOSTILE = "see [the docs](http://evil.example) and `rm -rf ~` \x1b[31mred\x1b[0m\x1b]0;pwned\x07 \u202eevil"
@@ -456,7 +529,9 @@ def test_error_messages_never_carry_escape_sequences(data: Path, live: Path) -> 
     assert code == 2 and "+- ␛]0;pwned␇ mine" in err and "\x1b" not in err
 
 
-def test_a_history_that_is_a_folder_is_named_by_status_and_stops_rollback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_history_that_is_a_folder_is_named_by_status_and_stops_rollback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path))
     (tmp_path / "history.jsonl").mkdir()
     status = CliRunner().invoke(main, ["status", "--json"])
@@ -465,4 +540,7 @@ def test_a_history_that_is_a_folder_is_named_by_status_and_stops_rollback(tmp_pa
     assert any("history.jsonl as a whole cannot be read (Is a directory)" in p for p in problems)
     rollback = CliRunner().invoke(main, ["rollback"])
     assert rollback.exit_code == 2 and "Traceback" not in rollback.output
-    assert "history.jsonl cannot be read as a whole, so nothing was rolled back" in rollback.stderr and "doctor --repair" in rollback.stderr
+    assert (
+        "history.jsonl cannot be read as a whole, so nothing was rolled back" in rollback.stderr
+        and "doctor --repair" in rollback.stderr
+    )

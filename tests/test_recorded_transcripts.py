@@ -30,10 +30,22 @@ MANIFEST = json.loads((REC / "manifest.json").read_text())
 STUB = MANIFEST["stub"]
 ENTRIES: list[dict[str, Any]] = MANIFEST["transcripts"]
 HARNESS = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
-ROOTS = {"claude": REC / "claude" / "config", "codex": REC / "codex" / "codex-home", "openclaw": REC / "openclaw" / "state"}
+ROOTS = {
+    "claude": REC / "claude" / "config",
+    "codex": REC / "codex" / "codex-home",
+    "openclaw": REC / "openclaw" / "state",
+}
 # Text an agent injects next to the user's words; none of it may come out as a prompt.
-INJECTED = ("<environment_context>", "AGENTS.md", "<skill>", "SKILL_SAYS", "Base directory for this skill",
-            "<system-reminder>", "<command-name>", "Keep answers short")
+INJECTED = (
+    "<environment_context>",
+    "AGENTS.md",
+    "<skill>",
+    "SKILL_SAYS",
+    "Base directory for this skill",
+    "<system-reminder>",
+    "<command-name>",
+    "Keep answers short",
+)
 
 
 def entry_id(entry: dict[str, Any]) -> str:
@@ -90,9 +102,15 @@ def test_the_manifest_covers_every_agent_and_kind_that_was_asked_for() -> None:
 
 
 def test_discovery_finds_exactly_the_recorded_files() -> None:
-    assert {str(p.relative_to(REC)) for p in claude_session_files(ROOTS["claude"]).files} == {e["file"] for e in of("claude")}
-    assert {str(p.relative_to(REC)) for p in codex_session_files(ROOTS["codex"]).files} == {e["file"] for e in of("codex")}
-    assert {str(p.relative_to(REC)) for p in openclaw_sources(ROOTS["openclaw"]).files} == {e["file"] for e in of("openclaw")}
+    assert {str(p.relative_to(REC)) for p in claude_session_files(ROOTS["claude"]).files} == {
+        e["file"] for e in of("claude")
+    }
+    assert {str(p.relative_to(REC)) for p in codex_session_files(ROOTS["codex"]).files} == {
+        e["file"] for e in of("codex")
+    }
+    assert {str(p.relative_to(REC)) for p in openclaw_sources(ROOTS["openclaw"]).files} == {
+        e["file"] for e in of("openclaw")
+    }
 
 
 def test_the_fixtures_hold_no_temporary_path_of_the_recording() -> None:
@@ -137,7 +155,7 @@ def test_tool_calls_are_paired_with_their_results(entry: dict[str, Any]) -> None
     turns = session_of(entry).turns
     calls = [t for t in turns if t.kind == "tool_call"]
     assert len(calls) == entry["expect"]["tool_calls"]
-    for call, want in zip(calls, entry["tool_calls"]):
+    for call, want in zip(calls, entry["tool_calls"], strict=True):
         assert call.tool == want["tool"] and call.call_id
         assert {k: call.arguments.get(k) for k in want["arguments"]} == want["arguments"]  # type: ignore[union-attr]
         results = [t for t in turns if t.kind == "tool_result" and t.call_id == call.call_id]
@@ -159,8 +177,10 @@ def test_assistant_text_is_the_stub_servers_answer(entry: dict[str, Any]) -> Non
 @pytest.mark.parametrize("entry", ENTRIES, ids=entry_id)
 def test_usage_is_counted_once_per_model_call(entry: dict[str, Any]) -> None:
     usage = session_of(entry).usage
-    assert (usage.input_tokens, usage.output_tokens) == (entry["model_calls"] * STUB["usage_in"],
-                                                         entry["model_calls"] * STUB["usage_out"])
+    assert (usage.input_tokens, usage.output_tokens) == (
+        entry["model_calls"] * STUB["usage_in"],
+        entry["model_calls"] * STUB["usage_out"],
+    )
     reported = entry["reported_usage"]  # the CLI's own totals, from its headless output
     assert (usage.input_tokens, usage.output_tokens) == (reported["input_tokens"], reported["output_tokens"])
     assert usage.cached_tokens == 0
@@ -171,12 +191,17 @@ def test_usage_equals_the_agents_own_running_total_in_the_transcript(entry: dict
     records = [json.loads(line) for line in (REC / entry["file"]).read_text().splitlines()]
     if entry["agent"] == "claude":  # cost-state: Claude Code's per-model totals, cumulative over --resume
         (last,) = [r for r in records if r.get("type") == "cost-state"][-1:]
-        totals = [(u["inputTokens"] + u["cacheReadInputTokens"] + u["cacheCreationInputTokens"], u["outputTokens"])
-                  for u in last["modelUsage"].values()]
+        totals = [
+            (u["inputTokens"] + u["cacheReadInputTokens"] + u["cacheCreationInputTokens"], u["outputTokens"])
+            for u in last["modelUsage"].values()
+        ]
         own = (sum(t[0] for t in totals), sum(t[1] for t in totals))
     else:  # token_count: Codex's total_token_usage, cumulative over the thread
-        counts = [r["payload"]["info"] for r in records if r.get("type") == "event_msg"
-                  and r["payload"].get("type") == "token_count" and r["payload"].get("info")]
+        counts = [
+            r["payload"]["info"]
+            for r in records
+            if r.get("type") == "event_msg" and r["payload"].get("type") == "token_count" and r["payload"].get("info")
+        ]
         total = counts[-1]["total_token_usage"]
         own = (total["input_tokens"], total["output_tokens"])
     usage = session_of(entry).usage
@@ -205,8 +230,9 @@ def test_a_resumed_session_is_one_session_with_both_turns_in_order() -> None:
 # --- through the Harvester and the command line ---------------------------------------------------
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e["kind"] == "resume" and e["agent"] != "openclaw"],
-                         ids=entry_id)
+@pytest.mark.parametrize(
+    "entry", [e for e in ENTRIES if e["kind"] == "resume" and e["agent"] != "openclaw"], ids=entry_id
+)
 def test_a_resumed_session_harvested_between_its_two_runs_is_merged(entry: dict[str, Any], tmp_path: Path) -> None:
     """The file as the first run left it, harvested; then the resumed run's lines appended."""
     data = (REC / entry["file"]).read_bytes()
@@ -228,7 +254,9 @@ def test_a_resumed_session_harvested_between_its_two_runs_is_merged(entry: dict[
     assert session is not None and session.prompts() == entry["prompts"]
     assert [t.text for t in session.turns if t.kind == "assistant"] == entry["answers"]
     assert (session.usage.input_tokens, session.usage.output_tokens) == (
-        entry["model_calls"] * STUB["usage_in"], entry["model_calls"] * STUB["usage_out"])
+        entry["model_calls"] * STUB["usage_in"],
+        entry["model_calls"] * STUB["usage_out"],
+    )
     store.close()
 
 

@@ -32,10 +32,7 @@ FALSE_POSITIVES = (FIXTURES / "false_positives.txt").read_text()
 
 def _leaks(text: str) -> list[str]:
     return [
-        f"{kind}: {frag[:12]}…"
-        for kind, secret, _ in P.PLANTED
-        for frag in P.secret_fragments(secret)
-        if frag in text
+        f"{kind}: {frag[:12]}…" for kind, secret, _ in P.PLANTED for frag in P.secret_fragments(secret) if frag in text
     ]
 
 
@@ -50,7 +47,9 @@ def test_corpus_is_big_and_covers_every_kind() -> None:
     } <= kinds  # fmt: skip
 
 
-@pytest.mark.parametrize(("kind", "secret", "context"), P.PLANTED, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(P.PLANTED)])
+@pytest.mark.parametrize(
+    ("kind", "secret", "context"), P.PLANTED, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(P.PLANTED)]
+)
 def test_each_planted_secret_is_replaced_by_its_kind(kind: str, secret: str, context: str) -> None:
     r = Redactor()
     out = r.text(context)
@@ -78,7 +77,14 @@ def test_no_planted_secret_survives_in_a_redacted_session() -> None:
     for i, context in enumerate(contexts):
         kind = kinds[i % len(kinds)]
         if kind == "tool_call":
-            turns.append(Turn(kind="tool_call", tool="Bash", call_id=f"c{i}", arguments={"command": context, "nested": [{"env": context}]}))
+            turns.append(
+                Turn(
+                    kind="tool_call",
+                    tool="Bash",
+                    call_id=f"c{i}",
+                    arguments={"command": context, "nested": [{"env": context}]},
+                )
+            )
         else:
             turns.append(Turn(kind=kind, text=context, is_error=kind == "error"))  # type: ignore[arg-type]
     session = Session(harness="claude-code", id="s1", project="/home/jane/acme-api", turns=turns)
@@ -127,12 +133,42 @@ def test_false_positive_corpus_is_unchanged() -> None:
     assert r.counts == Counter()
 
 
-@pytest.mark.parametrize("name", ["DB_PASSWORD", "apiKey", "x-api-key", "client_secret", "GITHUB_TOKEN", "PGPASSWORD", "AWS_SECRET_ACCESS_KEY", "Authorization", "private_key", "accessToken", "auth"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DB_PASSWORD",
+        "apiKey",
+        "x-api-key",
+        "client_secret",
+        "GITHUB_TOKEN",
+        "PGPASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "Authorization",
+        "private_key",
+        "accessToken",
+        "auth",
+    ],
+)
 def test_secret_names(name: str) -> None:
     assert secret_name(name)
 
 
-@pytest.mark.parametrize("name", ["max_tokens", "input_tokens", "token_count", "author", "PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "secret_name", "GITHUB_TOKEN_FILE", "key", "password_min_length"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "max_tokens",
+        "input_tokens",
+        "token_count",
+        "author",
+        "PWD",
+        "OLDPWD",
+        "TOKENIZERS_PARALLELISM",
+        "secret_name",
+        "GITHUB_TOKEN_FILE",
+        "key",
+        "password_min_length",
+    ],
+)
 def test_names_that_are_not_secret(name: str) -> None:
     assert not secret_name(name)
 

@@ -137,11 +137,13 @@ async def test_long_responses_are_truncated():
 
 
 async def test_findings_become_edits_with_kind_preserved():
-    reply = {"findings": [
-        finding(op="replace", target="Answer in one word.", content="End with ANSWER: x.", diagnosis="format"),
-        finding(kind="execution_lapse", content="Remember the ANSWER line.", diagnosis="lapse"),
-        finding(op="delete", target="Be polite.", content="ignored"),
-    ]}
+    reply = {
+        "findings": [
+            finding(op="replace", target="Answer in one word.", content="End with ANSWER: x.", diagnosis="format"),
+            finding(kind="execution_lapse", content="Remember the ANSWER line.", diagnosis="lapse"),
+            finding(op="delete", target="Be polite.", content="ignored"),
+        ]
+    }
     llm, _ = make_llm(lambda r: json.dumps(reply))
     result = await reflect(llm, SKILL, [traj(1, False)], ReflectContext())
     assert result.failures == []
@@ -154,15 +156,17 @@ async def test_findings_become_edits_with_kind_preserved():
 
 
 async def test_invalid_findings_are_dropped_and_noted():
-    reply = {"findings": [
-        finding(op="replace", target="", content="x"),
-        finding(op="delete", target=""),
-        finding(op="add", content=""),
-        finding(op="move"),
-        finding(kind="style"),
-        "not an object",
-        finding(content="Valid line."),
-    ]}
+    reply = {
+        "findings": [
+            finding(op="replace", target="", content="x"),
+            finding(op="delete", target=""),
+            finding(op="add", content=""),
+            finding(op="move"),
+            finding(kind="style"),
+            "not an object",
+            finding(content="Valid line."),
+        ]
+    }
     llm, _ = make_llm(lambda r: json.dumps(reply))
     result = await reflect(llm, SKILL, [traj(1, False)], ReflectContext())
     assert [e.content for e in result.edits] == ["Valid line."]

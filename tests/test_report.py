@@ -7,6 +7,7 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from pydantic import ValidationError
@@ -34,7 +35,7 @@ from skillsleep.core.report import (
 )
 from skillsleep.core.safety import screen
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 T0 = dt.datetime(2025, 3, 4, 2, 0, 0, tzinfo=UTC)
 OLD = "---\nname: fmt\n---\n- answer briefly\n- use tables\n"
 NEW = "---\nname: fmt\n---\n- answer briefly\n- end with `Answer: <value>`\n"
@@ -50,57 +51,125 @@ def _refusal() -> SafetyRefusal:
 
 def _usage() -> NightUsage:
     ledger = Ledger()
-    for role, n_in, n_out, cost, hit in [("target", 1000, 200, 0.002, False), ("target", 1000, 200, 0.002, True),
-                                         ("judge", 300, 50, 0.0005, False), ("reflect", 4000, 800, 0.01, False)]:
-        ledger.record(LedgerEntry(role=role, provider="scripted", model="m", usage=Usage(input_tokens=n_in,
-                                  output_tokens=n_out), cost_usd=cost, latency_s=0.1, cache_hit=hit))
+    for role, n_in, n_out, cost, hit in [
+        ("target", 1000, 200, 0.002, False),
+        ("target", 1000, 200, 0.002, True),
+        ("judge", 300, 50, 0.0005, False),
+        ("reflect", 4000, 800, 0.01, False),
+    ]:
+        ledger.record(
+            LedgerEntry(
+                role=role,
+                provider="scripted",
+                model="m",
+                usage=Usage(input_tokens=n_in, output_tokens=n_out),
+                cost_usd=cost,
+                latency_s=0.1,
+                cache_hit=hit,
+            )
+        )
     return NightUsage.from_ledger(ledger.by_role())
 
 
 def full_report(**overrides: object) -> NightReport:
     task = Task(id="t2", prompt=f"Summarise {EVIL} | in a table\nand more", split="val")
     fields: dict[str, object] = dict(
-        night=5, started=T0, finished=T0 + dt.timedelta(minutes=12, seconds=3), harness="claude-code",
-        skill_path="/home/u/.claude/skills/fmt/SKILL.md", skill_name="fmt",
-        outcome="accepted", reason="improved 0.500 → 0.750",
-        gate=GateDecision(baseline=0.5, candidate=0.75, accepted=True, reason="improved 0.500 → 0.750",
-                          deltas=[TaskDelta(task_id="t1", before=0.0, after=1.0),
-                                  TaskDelta(task_id="t2", before=1.0, after=0.5),
-                                  TaskDelta(task_id="t3", before=0.5, after=0.5),
-                                  TaskDelta(task_id="t4", before=0.5, after=1.0)],
-                          baseline_hash="aaa", candidate_hash="bbb"),
+        night=5,
+        started=T0,
+        finished=T0 + dt.timedelta(minutes=12, seconds=3),
+        harness="claude-code",
+        skill_path="/home/u/.claude/skills/fmt/SKILL.md",
+        skill_name="fmt",
+        outcome="accepted",
+        reason="improved 0.500 → 0.750",
+        gate=GateDecision(
+            baseline=0.5,
+            candidate=0.75,
+            accepted=True,
+            reason="improved 0.500 → 0.750",
+            deltas=[
+                TaskDelta(task_id="t1", before=0.0, after=1.0),
+                TaskDelta(task_id="t2", before=1.0, after=0.5),
+                TaskDelta(task_id="t3", before=0.5, after=0.5),
+                TaskDelta(task_id="t4", before=0.5, after=1.0),
+            ],
+            baseline_hash="aaa",
+            candidate_hash="bbb",
+        ),
         test=SplitResult(before=0.4, after=0.6, tasks=5),
-        tasks=[ReportTask(id="t1", intent="fix the failing test", split="val", recurrence=3),
-               ReportTask.from_task(task, recurrence=2),
-               ReportTask(id="d1", intent="dreamed variant", split="train", origin="dream")],
-        accepted_edits=[Edit(op="replace", target="- use tables", content="- end with `Answer: <value>`",
-                             rationale="answers lacked the final line", support=3)],
-        rejected_edits=[GateRejection.from_rejected(
-            RejectedEdit(edit=Edit(op="delete", target="- answer briefly"), before=0.5, after=0.25, epoch=0, step=1),
-            reason="worse: 0.250 < current 0.500")],
+        tasks=[
+            ReportTask(id="t1", intent="fix the failing test", split="val", recurrence=3),
+            ReportTask.from_task(task, recurrence=2),
+            ReportTask(id="d1", intent="dreamed variant", split="train", origin="dream"),
+        ],
+        accepted_edits=[
+            Edit(
+                op="replace",
+                target="- use tables",
+                content="- end with `Answer: <value>`",
+                rationale="answers lacked the final line",
+                support=3,
+            )
+        ],
+        rejected_edits=[
+            GateRejection.from_rejected(
+                RejectedEdit(
+                    edit=Edit(op="delete", target="- answer briefly"), before=0.5, after=0.25, epoch=0, step=1
+                ),
+                reason="worse: 0.250 < current 0.500",
+            )
+        ],
         refused_edits=[_refusal()],
         diff=unified_diff(OLD, NEW, "a/SKILL.md", "b/SKILL.md"),
         usage=_usage(),
-        history=[HistoryPoint(night=n, date=dt.date(2025, 3, n), baseline=b, candidate=c, accepted=a)
-                 for n, b, c, a in [(1, 0.2, 0.3, True), (2, 0.3, None, False), (3, 0.3, 0.25, False),
-                                    (4, 0.3, 0.5, True)]],
+        history=[
+            HistoryPoint(night=n, date=dt.date(2025, 3, n), baseline=b, candidate=c, accepted=a)
+            for n, b, c, a in [(1, 0.2, 0.3, True), (2, 0.3, None, False), (3, 0.3, 0.25, False), (4, 0.3, 0.5, True)]
+        ],
     )
     fields.update(overrides)
     return NightReport.model_validate(fields)
 
 
 def partial_report() -> NightReport:
-    stop = StopReason.from_error(BudgetExceeded("token budget reached: 9000 of 10000 tokens spent and the next "
-                                                "call may need ~2000; raise --budget-tokens to go on."))
-    return NightReport(night=1, started=T0, finished=T0 + dt.timedelta(seconds=40), harness="codex",
-                       skill_path="/p/SKILL.md", skill_name="fmt", outcome="stopped-early",
-                       reason="stopped before the candidate was scored", stop=stop, baseline=0.4)
+    stop = StopReason.from_error(
+        BudgetExceeded(
+            "token budget reached: 9000 of 10000 tokens spent and the next "
+            "call may need ~2000; raise --budget-tokens to go on."
+        )
+    )
+    return NightReport(
+        night=1,
+        started=T0,
+        finished=T0 + dt.timedelta(seconds=40),
+        harness="codex",
+        skill_path="/p/SKILL.md",
+        skill_name="fmt",
+        outcome="stopped-early",
+        reason="stopped before the candidate was scored",
+        stop=stop,
+        baseline=0.4,
+    )
 
 
 class StrictHTML(HTMLParser):
     """Collects tags, attributes and text, and every nesting problem."""
 
-    VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "wbr", "source", "track", "embed"}
+    VOID: ClassVar[set[str]] = {
+        "meta",
+        "br",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "col",
+        "area",
+        "base",
+        "wbr",
+        "source",
+        "track",
+        "embed",
+    }
 
     def __init__(self, text: str) -> None:
         super().__init__(convert_charrefs=True)
@@ -228,9 +297,17 @@ def test_html_of_a_full_night_is_self_contained_and_complete() -> None:
     assert "style" in doc.tags and "svg" in doc.tags
     assert ("http-equiv", "Content-Security-Policy") in doc.attrs
     text = doc.text
-    for expected in ("Accepted", "improved 0.500 → 0.750", "fix the failing test", "worse: 0.250 < current 0.500",
-                     "refused before the gate: tells the agent to send data to an outside address",
-                     "Test split (5 tasks): 0.400 → 0.600", "4,000", "$0.0125", "the live skill was not changed"):
+    for expected in (
+        "Accepted",
+        "improved 0.500 → 0.750",
+        "fix the failing test",
+        "worse: 0.250 < current 0.500",
+        "refused before the gate: tells the agent to send data to an outside address",
+        "Test split (5 tasks): 0.400 → 0.600",
+        "4,000",
+        "$0.0125",
+        "the live skill was not changed",
+    ):
         assert expected in text, expected
     assert '<span class="add">+- end with `Answer: &lt;value&gt;`</span>' in page
     assert '<span class="del">-- use tables</span>' in page
@@ -275,7 +352,9 @@ def test_chart_has_one_point_per_night_and_marks_accepted_ones() -> None:
 
 
 def test_chart_y_axis_runs_from_zero_at_the_bottom_to_one_at_the_top() -> None:
-    points = [HistoryPoint(night=i + 1, date=dt.date(2025, 1, i + 1), baseline=v) for i, v in enumerate([0, 0.5, 1, 1.7])]
+    points = [
+        HistoryPoint(night=i + 1, date=dt.date(2025, 1, i + 1), baseline=v) for i, v in enumerate([0, 0.5, 1, 1.7])
+    ]
     svg = render_chart(points)
     cy = [float(c) for c in re.findall(r'class="base" data-score="[\d.]+" cx="[\d.]+" cy="([\d.]+)"', svg)]
     assert cy[0] > cy[1] > cy[2] == cy[3]  # higher is better; 1.7 is clamped to the top
@@ -293,8 +372,9 @@ def test_chart_with_no_nights_one_night_and_many_nights() -> None:
     assert "<polyline" not in one and "no scores yet" not in one
     assert 'cx="334.0"' in one  # a single night sits in the middle
 
-    many = render_chart([HistoryPoint(night=n, date=dt.date(2025, 1, 1) + dt.timedelta(days=n), baseline=n / 60)
-                         for n in range(1, 41)])
+    many = render_chart(
+        [HistoryPoint(night=n, date=dt.date(2025, 1, 1) + dt.timedelta(days=n), baseline=n / 60) for n in range(1, 41)]
+    )
     doc = StrictHTML(many)
     assert not doc.problems and len(_groups(many)) == 40
     night_labels = re.findall(r'text-anchor="middle">(\d+)</text>', many)
@@ -302,8 +382,12 @@ def test_chart_with_no_nights_one_night_and_many_nights() -> None:
 
 
 def test_chart_points_put_this_night_after_the_history_once() -> None:
-    r = full_report(history=[HistoryPoint(night=5, date=dt.date(2025, 3, 4), baseline=0.1),
-                             HistoryPoint(night=2, date=dt.date(2025, 3, 2), baseline=0.2)])
+    r = full_report(
+        history=[
+            HistoryPoint(night=5, date=dt.date(2025, 3, 4), baseline=0.1),
+            HistoryPoint(night=2, date=dt.date(2025, 3, 2), baseline=0.2),
+        ]
+    )
     points = chart_points(r)
     assert [p.night for p in points] == [2, 5]
     assert (points[-1].baseline, points[-1].candidate, points[-1].accepted) == (0.5, 0.75, True)

@@ -61,11 +61,13 @@ AKIA = "AK" + "IA" + "Z" * 16  # fake, built so no literal key is in this file
 
 
 def test_screen_all_refuses_a_credential_and_keeps_only_its_redacted_form() -> None:
-    safe, refused = screen_all([
-        Edit(op="add", content=f"Deploy with {AKIA}.", rationale=f"it failed with {AKIA}"),
-        Edit(op="add", content="Deploy with [REDACTED:aws_access_key].", rationale="copied from a transcript"),
-        Edit(op="add", content=SAFE[0], rationale=f"the user pasted {AKIA}"),
-    ])
+    safe, refused = screen_all(
+        [
+            Edit(op="add", content=f"Deploy with {AKIA}.", rationale=f"it failed with {AKIA}"),
+            Edit(op="add", content="Deploy with [REDACTED:aws_access_key].", rationale="copied from a transcript"),
+            Edit(op="add", content=SAFE[0], rationale=f"the user pasted {AKIA}"),
+        ]
+    )
     assert [r.rule for r in refused] == ["credential", "credential"]
     assert refused[0].edit.content == "Deploy with [REDACTED:aws_access_key]."
     assert refused[0].matched == "[REDACTED:aws_access_key]" and AKIA not in refused[0].model_dump_json()

@@ -38,7 +38,7 @@ def test_section_body_runs_to_the_next_heading_of_the_same_level() -> None:
     assert "## Style" not in sec.body
     lines = AGENTS.splitlines(keepends=True)
     assert lines[sec.line] == "## Testing\n"
-    assert "".join(lines[sec.start:sec.end]) == sec.body
+    assert "".join(lines[sec.start : sec.end]) == sec.body
 
 
 def test_headings_inside_fenced_code_blocks_do_not_count() -> None:

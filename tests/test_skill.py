@@ -51,7 +51,9 @@ def test_crlf_line_endings_are_normalised() -> None:
 
 def test_region_is_created_at_the_end_with_markers_and_title() -> None:
     skill = Skill.parse(DOC).with_region("slow-update", "Prefer tables.")
-    assert skill.text.endswith(f"{begin_marker('slow-update')}\n## Guidance from earlier epochs\nPrefer tables.\n{end_marker('slow-update')}\n")
+    assert skill.text.endswith(
+        f"{begin_marker('slow-update')}\n## Guidance from earlier epochs\nPrefer tables.\n{end_marker('slow-update')}\n"
+    )
     assert skill.region("slow-update") == "Prefer tables."
 
 

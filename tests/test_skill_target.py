@@ -45,8 +45,9 @@ def _skill(folder: Path, name: str | None = None, body: str = "# Skill\n\nDo it.
     return path
 
 
-def _resolve(spec: str, harness: str, home: Path, cwd: Path, data_dir: Path,
-             env: dict[str, str] | None = None) -> SkillTarget:
+def _resolve(
+    spec: str, harness: str, home: Path, cwd: Path, data_dir: Path, env: dict[str, str] | None = None
+) -> SkillTarget:
     return resolve_skill(spec, harness=harness, home=home, cwd=cwd, data_dir=data_dir, env=env or {})
 
 
@@ -62,12 +63,15 @@ def test_managed_seed_is_a_valid_agent_skill() -> None:
     assert len(seed.text) < 400
 
 
-@pytest.mark.parametrize(("harness", "where"), [
-    ("claude-code", "home/.claude/skills/skillsleep-learned/SKILL.md"),
-    ("codex", "home/.agents/skills/skillsleep-learned/SKILL.md"),
-    ("openclaw", "home/.openclaw/skills/skillsleep-learned/SKILL.md"),
-    ("chat", "data/skills/skillsleep-learned/SKILL.md"),
-])
+@pytest.mark.parametrize(
+    ("harness", "where"),
+    [
+        ("claude-code", "home/.claude/skills/skillsleep-learned/SKILL.md"),
+        ("codex", "home/.agents/skills/skillsleep-learned/SKILL.md"),
+        ("openclaw", "home/.openclaw/skills/skillsleep-learned/SKILL.md"),
+        ("chat", "data/skills/skillsleep-learned/SKILL.md"),
+    ],
+)
 def test_managed_path_per_harness(tmp_path: Path, harness: str, where: str) -> None:
     assert managed_path(harness, home=tmp_path / "home", data_dir=tmp_path / "data") == tmp_path / where
 
@@ -128,7 +132,10 @@ def test_codex_lookup_order_and_codex_home(home: Path, cwd: Path, data_dir: Path
     codex_home = tmp_path / "codex-home"
     env = {"CODEX_HOME": str(codex_home)}
     assert skill_dirs("codex", home=home, cwd=cwd, env=env) == [
-        cwd / ".agents/skills", home / ".agents/skills", codex_home / "skills"]
+        cwd / ".agents/skills",
+        home / ".agents/skills",
+        codex_home / "skills",
+    ]
     assert skill_dirs("codex", home=home, cwd=cwd, env={})[-1] == home / ".codex/skills"
     in_codex_home = _skill(codex_home / "skills/fmt", "fmt")
     _skill(home / ".codex/skills/only-default-home", "only-default-home")
@@ -141,21 +148,28 @@ def test_codex_lookup_order_and_codex_home(home: Path, cwd: Path, data_dir: Path
     assert _resolve("fmt", "codex", home, cwd, data_dir, env).path == in_codex_home.resolve()
 
 
-def test_openclaw_workspace_then_personal_then_state_dir(home: Path, cwd: Path, data_dir: Path,
-                                                         tmp_path: Path) -> None:
+def test_openclaw_workspace_then_personal_then_state_dir(home: Path, cwd: Path, data_dir: Path, tmp_path: Path) -> None:
     state = tmp_path / "oc-state"
     env = {"OPENCLAW_STATE_DIR": str(state)}
     dirs = skill_dirs("openclaw", home=home, cwd=cwd, env=env)
-    assert dirs == [cwd / "skills", cwd / ".agents/skills",
-                    home / ".openclaw/workspace/skills", home / ".openclaw/workspace/.agents/skills",
-                    home / ".agents/skills", state / "skills"]
+    assert dirs == [
+        cwd / "skills",
+        cwd / ".agents/skills",
+        home / ".openclaw/workspace/skills",
+        home / ".openclaw/workspace/.agents/skills",
+        home / ".agents/skills",
+        state / "skills",
+    ]
     assert skill_dirs("openclaw", home=home, cwd=cwd, env={})[-1] == home / ".openclaw/skills"
     workspace = _skill(cwd / "skills/summarise", "summarise")
     _skill(state / "skills/summarise", "summarise")
     shared = _skill(state / "skills/weather", "weather")
     default_ws = _skill(home / ".openclaw/workspace/skills/notes", "notes")
     assert known_skills("openclaw", home=home, cwd=cwd, env=env) == {
-        "summarise": workspace, "weather": shared, "notes": default_ws}
+        "summarise": workspace,
+        "weather": shared,
+        "notes": default_ws,
+    }
     assert _resolve("weather", "openclaw", home, cwd, data_dir, env).path == shared.resolve()
 
 
@@ -187,8 +201,7 @@ def test_path_relative_to_cwd_round_trips_byte_for_byte(home: Path, cwd: Path, d
     assert target.label() == "notes/SKILL.md"
 
 
-def test_whole_crlf_file_keeps_crlf_when_trained_text_has_plain_newlines(home: Path, cwd: Path,
-                                                                       data_dir: Path) -> None:
+def test_whole_crlf_file_keeps_crlf_when_trained_text_has_plain_newlines(home: Path, cwd: Path, data_dir: Path) -> None:
     (cwd / "AGENTS.md").write_bytes(b"# Rules\r\n\r\n- one\r\n")
     target = _resolve("AGENTS.md", "codex", home, cwd, data_dir)
     trained = Skill.parse(target.read()).text + "- two\n"
@@ -286,8 +299,7 @@ def test_a_pipe_or_device_is_refused_as_not_a_regular_file(home: Path, cwd: Path
         _resolve("/dev/null", "codex", home, cwd, data_dir)
 
 
-def test_compose_rereads_the_file_and_fails_when_the_section_was_removed(home: Path, cwd: Path,
-                                                                        data_dir: Path) -> None:
+def test_compose_rereads_the_file_and_fails_when_the_section_was_removed(home: Path, cwd: Path, data_dir: Path) -> None:
     agents = cwd / "AGENTS.md"
     agents.write_text("# A\n## Testing\nx\n")
     target = _resolve("AGENTS.md#Testing", "codex", home, cwd, data_dir)
@@ -311,8 +323,7 @@ def test_unknown_name_lists_the_known_ones(home: Path, cwd: Path, data_dir: Path
     assert "leave --skill empty" in message
 
 
-def test_harness_without_skills_suggests_a_path_or_the_managed_skill(home: Path, cwd: Path,
-                                                                     data_dir: Path) -> None:
+def test_harness_without_skills_suggests_a_path_or_the_managed_skill(home: Path, cwd: Path, data_dir: Path) -> None:
     with pytest.raises(ConfigError) as err:
         _resolve("review", "openclaw", home, cwd, data_dir)
     message = str(err.value)

@@ -20,8 +20,9 @@ LINE = "SKILL_SAYS: mango"
 
 
 @pytest.mark.slow
-def test_a_night_in_real_codex_trains_a_named_user_skill(agent_tools: AgentTools, agent_server: AgentServer,
-                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_night_in_real_codex_trains_a_named_user_skill(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = night_env(monkeypatch, tmp_path)
     home = tmp_path / "home"
     codex_home = home / ".codex"
@@ -29,26 +30,55 @@ def test_a_night_in_real_codex_trains_a_named_user_skill(agent_tools: AgentTools
     (codex_home / "config.toml").write_text(
         'model = "stub-model"\nmodel_provider = "local"\n[model_providers.local]\nname = "local"\n'
         f'base_url = "{agent_server.url}/v1"\nwire_api = "responses"\nenv_key = "STUB_KEY"\n'
-        "request_max_retries = 0\nstream_max_retries = 0\n")
+        "request_max_retries = 0\nstream_max_retries = 0\n"
+    )
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
     monkeypatch.setenv("STUB_KEY", "dummy")
     monkeypatch.setenv("PATH", agent_tools.path_env())
     live = home / ".agents" / "skills" / "release-notes" / "SKILL.md"
     live.parent.mkdir(parents=True)
     live.write_text(SEED)
-    write_scripts(tmp_path, findings=[{"kind": "skill_defect", "diagnosis": "the answer word is missing",
-                                       "op": "add", "target": "", "content": LINE}])
+    write_scripts(
+        tmp_path,
+        findings=[
+            {
+                "kind": "skill_defect",
+                "diagnosis": "the answer word is missing",
+                "op": "add",
+                "target": "",
+                "content": LINE,
+            }
+        ],
+    )
     opt = json.loads((tmp_path / "opt.json").read_text())
     for rule in opt:  # the mined judge: the answer must contain the word
         if rule["match"] == '"mine_judge"':
-            rule["reply"] = json.dumps({"checks": [{"type": "contains", "value": "mango",
-                                                    "feedback": "the answer must contain the word mango"}], "rubric": ""})
+            rule["reply"] = json.dumps(
+                {
+                    "checks": [
+                        {"type": "contains", "value": "mango", "feedback": "the answer must contain the word mango"}
+                    ],
+                    "rubric": "",
+                }
+            )
     (tmp_path / "opt.json").write_text(json.dumps(opt))
     write_chat_logs(tmp_path / "chats", TASKS[:4])
 
     # --base-url is the optimizer backend's (scripted: unused); Codex keeps its own server
-    args = run_args(tmp_path, "--harness", "codex", "--skill", "release-notes", "--steps", "1", "--dreams", "0",
-                    "--base-url", "http://127.0.0.1:9/v1", "--json")
+    args = run_args(
+        tmp_path,
+        "--harness",
+        "codex",
+        "--skill",
+        "release-notes",
+        "--steps",
+        "1",
+        "--dreams",
+        "0",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--json",
+    )
     args.remove("--target-model")
     args.remove(str(tmp_path / "target.json"))
     code, out, err = invoke(*args)

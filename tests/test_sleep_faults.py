@@ -26,12 +26,6 @@ from typing import Any
 
 import pytest
 from servers import Action, FaultServer, Seen, free_port
-from skillsleep.core.backends.base import BaseBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.lock import StateLock
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.report import read_json
-from skillsleep.core.trainer import Trainer
 from sleep_kit import (
     RULE,
     TARGET_RULES,
@@ -46,8 +40,17 @@ from sleep_kit import (
     write_scripts,
 )
 
-LIVE = ("---\nname: release-notes\ndescription: Changelogs, version bumps, release tags, CI fixes and team "
-        "status emails.\n---\n\n# Release habits\n\n- Keep entries short.\n")
+from skillsleep.core.backends.base import BaseBackend
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.lock import StateLock
+from skillsleep.core.proposals import Proposals
+from skillsleep.core.report import read_json
+from skillsleep.core.trainer import Trainer
+
+LIVE = (
+    "---\nname: release-notes\ndescription: Changelogs, version bumps, release tags, CI fixes and team "
+    "status emails.\n---\n\n# Release habits\n\n- Keep entries short.\n"
+)
 EARLIER = LIVE + "- Mention the ticket number.\n"
 OPTIMIZER_ROLES = ("mine", "relevance", "dream", "reflect", "merge", "rank", "slow_update", "meta")
 
@@ -65,8 +68,9 @@ def live_skill(root: Path) -> Path:
 
 def stage_earlier(data: Path, skill: Path) -> tuple[str, dict[str, bytes]]:
     """An earlier night's proposal for `skill`; returns its id and its files' bytes."""
-    p = Proposals(data).stage(skill, EARLIER, accepted=True, reason="an earlier night",
-                              files={"report.md": "# night 0\n"})
+    p = Proposals(data).stage(
+        skill, EARLIER, accepted=True, reason="an earlier night", files={"report.md": "# night 0\n"}
+    )
     return p.id, folder_bytes(data / "staging" / p.id)
 
 
@@ -78,19 +82,28 @@ def ledger_spend(folder: Path) -> dict[str, Any]:
     """Calls, cache hits and tokens in a night's own ledger.jsonl, counted here independently."""
     entries = [json.loads(line) for line in (folder / "ledger.jsonl").read_text().splitlines()]
     made = [e for e in entries if not e["cache_hit"]]
-    return {"calls": len(made), "cache_hits": len(entries) - len(made),
-            "tokens": sum(e["usage"]["input_tokens"] + e["usage"]["output_tokens"] for e in made),
-            "cost_usd": sum(e["cost_usd"] for e in made)}
+    return {
+        "calls": len(made),
+        "cache_hits": len(entries) - len(made),
+        "tokens": sum(e["usage"]["input_tokens"] + e["usage"]["output_tokens"] for e in made),
+        "cost_usd": sum(e["cost_usd"] for e in made),
+    }
 
 
 def assert_spend_is_the_ledgers(folder: Path, record: dict[str, Any], summary: dict[str, Any] | None = None) -> None:
     """The night record, the run summary and `status` report the night's whole ledger."""
     spend = ledger_spend(folder)
     assert (record["calls"], record["cache_hits"], record["tokens"]) == (
-        spend["calls"], spend["cache_hits"], spend["tokens"])
+        spend["calls"],
+        spend["cache_hits"],
+        spend["tokens"],
+    )
     if summary is not None:
         assert (summary["calls_made"], summary["cache_hits"], summary["tokens"]) == (
-            spend["calls"], spend["cache_hits"], spend["tokens"])
+            spend["calls"],
+            spend["cache_hits"],
+            spend["tokens"],
+        )
         assert sum(int(r["calls"]) for r in summary["calls_by_role"].values()) == spend["calls"]
     code, status, err = run_json("status")
     assert code == 0 and status is not None, err
@@ -121,8 +134,20 @@ def openai_night(monkeypatch: pytest.MonkeyPatch, root: Path) -> tuple[Path, Pat
 
 
 def openai_args(base_url: str, *extra: str) -> list[str]:
-    return ["run", "--backend", "openai", "--optimizer-model", "m", "--target-model", "m", "--base-url", base_url,
-            "--since", "3650d", *extra]
+    return [
+        "run",
+        "--backend",
+        "openai",
+        "--optimizer-model",
+        "m",
+        "--target-model",
+        "m",
+        "--base-url",
+        base_url,
+        "--since",
+        "3650d",
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -132,9 +157,14 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(BaseBackend, "_delay", lambda self, attempt, last: 0.0)
 
 
-def answer_like_scripts(server: FaultServer, monkeypatch: pytest.MonkeyPatch,
-                        override: Callable[[str, dict[str, Any]], Action | None] = lambda _t, _b: None,
-                        *, delay_s: float = 0.0, **optimizer: Any) -> None:
+def answer_like_scripts(
+    server: FaultServer,
+    monkeypatch: pytest.MonkeyPatch,
+    override: Callable[[str, dict[str, Any]], Action | None] = lambda _t, _b: None,
+    *,
+    delay_s: float = 0.0,
+    **optimizer: Any,
+) -> None:
     """Make `server` answer every POST by what it asks (the scripted backend's rules over the
     OpenAI body): an optimizer request (it has a JSON schema) gets the first optimizer rule that
     matches its schema, last user message or system message; a target request gets TARGET_RULES.
@@ -171,8 +201,10 @@ def answer_like_scripts(server: FaultServer, monkeypatch: pytest.MonkeyPatch,
 
 # --- 1. two cycles at once -----------------------------------------------------------------------
 
-HOLD = ("import sys, time; from pathlib import Path; from skillsleep.core.lock import StateLock\n"
-        "with StateLock(Path(sys.argv[1]), 'skillsleep run'):\n    print('held', flush=True); time.sleep(600)\n")
+HOLD = (
+    "import sys, time; from pathlib import Path; from skillsleep.core.lock import StateLock\n"
+    "with StateLock(Path(sys.argv[1]), 'skillsleep run'):\n    print('held', flush=True); time.sleep(600)\n"
+)
 
 
 def test_second_cycle_is_refused_at_once_naming_the_holder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -238,7 +270,8 @@ class NightTrace:
 
 
 def test_budget_stops_after_the_first_step_and_the_next_run_resumes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A full night, measured: the budget each step needs (reservations are pessimistic, so
     # the window comes from them, not from the tokens spent) and the reflect calls of step 1.
     with monkeypatch.context() as measuring:
@@ -305,8 +338,9 @@ def test_budget_stops_after_the_first_step_and_the_next_run_resumes(
 # --- 3. the model server is down, failing, or answers garbage ------------------------------------
 
 
-def _assert_stopped_by_backend(data: Path, skill: Path, code: int, summary: dict[str, Any] | None,
-                               err: str, url: str) -> None:
+def _assert_stopped_by_backend(
+    data: Path, skill: Path, code: int, summary: dict[str, Any] | None, err: str, url: str
+) -> None:
     assert code == 1, err
     assert summary is not None and summary["outcome"] == "stopped-early"
     stop = summary["stop"]
@@ -320,8 +354,9 @@ def _assert_stopped_by_backend(data: Path, skill: Path, code: int, summary: dict
     assert "Stopped early" in report and url in report
 
 
-def test_dead_model_server_stops_the_night_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   no_backoff: None) -> None:
+def test_dead_model_server_stops_the_night_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_backoff: None
+) -> None:
     data, skill = openai_night(monkeypatch, tmp_path)
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     start = time.monotonic()
@@ -331,8 +366,9 @@ def test_dead_model_server_stops_the_night_cleanly(tmp_path: Path, monkeypatch: 
     assert "is the server running?" in summary["stop"]["message"]  # type: ignore[index]
 
 
-def test_server_errors_until_retries_run_out_stop_the_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            fault_server: FaultServer, no_backoff: None) -> None:
+def test_server_errors_until_retries_run_out_stop_the_night(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None
+) -> None:
     data, skill = openai_night(monkeypatch, tmp_path)
     fault_server.default = Action(kind="status", status=500)
     url = f"{fault_server.url}/v1"
@@ -344,12 +380,16 @@ def test_server_errors_until_retries_run_out_stop_the_night(tmp_path: Path, monk
 
 # whether the SDK's own timeout (a little under it, so the URL is named) or the retry loop's fires,
 # the message names the call timeout the user set
-RETRY_LINE = re.compile(r"^· optimizer openai:m attempt 1 of 2 failed: no answer from (\S+) within 1 s; "
-                        r"retrying in \d+(?:\.\d+)? s$", re.M)
+RETRY_LINE = re.compile(
+    r"^· optimizer openai:m attempt 1 of 2 failed: no answer from (\S+) within 1 s; "
+    r"retrying in \d+(?:\.\d+)? s$",
+    re.M,
+)
 
 
 def test_a_stalled_server_fails_after_the_retries_and_call_timeout_of_run_showing_each_retry(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer
+) -> None:
     data, skill = openai_night(monkeypatch, tmp_path)
     fault_server.default = Action(kind="hang")  # accepts the request, never answers
     url = f"{fault_server.url}/v1"
@@ -368,7 +408,8 @@ def test_a_stalled_server_fails_after_the_retries_and_call_timeout_of_run_showin
 
 
 def test_a_night_stopped_by_a_stalled_server_resumes_with_other_retry_settings(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None
+) -> None:
     data, skill = openai_night(monkeypatch, tmp_path)
     stall = {"on": True}
 
@@ -388,7 +429,8 @@ def test_a_night_stopped_by_a_stalled_server_resumes_with_other_retry_settings(
 
 
 def test_garbage_relevance_and_dream_replies_are_named_and_the_night_goes_on(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None
+) -> None:
     data, skill = openai_night(monkeypatch, tmp_path)
     garbled: Counter[str] = Counter()
 
@@ -419,10 +461,22 @@ GARBAGE = "Sure! Here is what I would change: <html>{"
 
 def with_replies(**replies: str) -> list[dict[str, str]]:
     """The kit's optimizer rules with some replies replaced by raw text (by the rule's match)."""
-    rules = optimizer_rules(findings=[
-        {"kind": "skill_defect", "diagnosis": f"d{n}", "op": "add", "target": "", "content": text}
-        for n, text in enumerate([RULE, "Keep entries short.", "Name the ticket.", "Say what changed.",
-                                  "Link the pull request.", "Write in the past tense."], 1)])
+    rules = optimizer_rules(
+        findings=[
+            {"kind": "skill_defect", "diagnosis": f"d{n}", "op": "add", "target": "", "content": text}
+            for n, text in enumerate(
+                [
+                    RULE,
+                    "Keep entries short.",
+                    "Name the ticket.",
+                    "Say what changed.",
+                    "Link the pull request.",
+                    "Write in the past tense.",
+                ],
+                1,
+            )
+        ]
+    )
     return [{"match": r["match"], "reply": replies.get(r["match"].strip('"'), r["reply"])} for r in rules]
 
 
@@ -437,7 +491,8 @@ def assert_in_every_report(folder: Path, summary: dict[str, Any], *needles: str)
 
 
 def test_unreadable_reflect_and_meta_replies_are_in_the_report_with_role_step_and_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = night_env(monkeypatch, tmp_path)
     write_scripts(tmp_path)
     (tmp_path / "opt.json").write_text(json.dumps(with_replies(findings=GARBAGE, notes=GARBAGE)))
@@ -446,13 +501,18 @@ def test_unreadable_reflect_and_meta_replies_are_in_the_report_with_role_step_an
     assert summary["outcome"] == "no-candidate"
     assert "reflect replies could not be read" in summary["reason"], summary["reason"]
     assert "already does well" not in summary["reason"]  # not "nothing to fix"
-    assert_in_every_report(data / "nights" / "0001", summary,
-                           "step 1: reflect minibatch 1/", "malformed reply, nothing used: the reply is not valid JSON",
-                           "end of the night: meta skill: malformed reply, old notes kept: the reply is not valid JSON")
+    assert_in_every_report(
+        data / "nights" / "0001",
+        summary,
+        "step 1: reflect minibatch 1/",
+        "malformed reply, nothing used: the reply is not valid JSON",
+        "end of the night: meta skill: malformed reply, old notes kept: the reply is not valid JSON",
+    )
 
 
 def test_unreadable_merge_rank_and_slow_update_replies_are_in_the_report(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = night_env(monkeypatch, tmp_path)
     write_scripts(tmp_path)
     (tmp_path / "opt.json").write_text(json.dumps(with_replies(groups=GARBAGE, order=GARBAGE, guidance=GARBAGE)))
@@ -460,10 +520,13 @@ def test_unreadable_merge_rank_and_slow_update_replies_are_in_the_report(
     summary = run_night(tmp_path, "--skill", str(live_skill(tmp_path)), "--steps", "1")
     assert summary["outcome"] == "accepted", summary["reason"]  # the night went on without them
     not_json = "the reply is not valid JSON"
-    assert_in_every_report(data / "nights" / "0001", summary,
-                           f"step 1: merge level 1 chunk 1/1: malformed reply, edits kept unmerged: {not_json}",
-                           f"step 1: rank: malformed reply, ranked by support: {not_json}",
-                           f"end of the night: slow update: malformed reply, old guidance kept: {not_json}")
+    assert_in_every_report(
+        data / "nights" / "0001",
+        summary,
+        f"step 1: merge level 1 chunk 1/1: malformed reply, edits kept unmerged: {not_json}",
+        f"step 1: rank: malformed reply, ranked by support: {not_json}",
+        f"end of the night: slow update: malformed reply, old guidance kept: {not_json}",
+    )
 
 
 # --- 4. planted secrets never reach a model, the plan, the report or the staged files -----------
@@ -486,8 +549,9 @@ def write_sessions(folder: Path, sessions: list[list[str]], times: int = 3) -> N
             messages: list[dict[str, str]] = []
             for text in users:
                 messages += [{"role": "user", "content": text}, {"role": "assistant", "content": "Done."}]
-            lines.append(json.dumps({"id": f"f{rep}-{i}", "created": f"2026-11-2{rep + 1}T11:{i:02d}:00Z",
-                                     "messages": messages}))
+            lines.append(
+                json.dumps({"id": f"f{rep}-{i}", "created": f"2026-11-2{rep + 1}T11:{i:02d}:00Z", "messages": messages})
+            )
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "log.jsonl").write_text("\n".join(lines) + "\n")
 
@@ -496,7 +560,8 @@ CORRECTION = "no, put the answer on its own last line"
 
 
 def test_planted_secrets_reach_no_model_request_plan_report_or_staged_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     P = _planted()
     # (kind, secret, where it sits): real-looking places that are no unsafe request themselves
     # (a request that asks to print or send a secret is never mined, so it would test nothing)
@@ -504,16 +569,22 @@ def test_planted_secrets_reach_no_model_request_plan_report_or_staged_file(
         ("aws_access_key", P.AWS_ID, f"The staging bucket is reached with key id {P.AWS_ID} in us-east-1."),
         ("github_token", P.GHP, f"export GITHUB_TOKEN={P.GHP}"),
         ("openai_key", P.OPENAI_PROJ, f'client = OpenAI(api_key="{P.OPENAI_PROJ}")'),
-        ("url_password", P.URL_PASSWORD,
-         f"DATABASE_URL=postgres://app_user:{P.URL_PASSWORD}@db.internal.acme.io:5432/prod"),
+        (
+            "url_password",
+            P.URL_PASSWORD,
+            f"DATABASE_URL=postgres://app_user:{P.URL_PASSWORD}@db.internal.acme.io:5432/prod",
+        ),
     ]
     assert {kind for kind, _, _ in planted} <= {kind for kind, _, _ in P.PLANTED}
     secrets = {kind: [f for f in P.secret_fragments(secret)] for kind, secret, _ in planted}
     assert secrets["openai_key"][0].startswith("sk-")
     data = night_env(monkeypatch, tmp_path)
     write_scripts(tmp_path)
-    sessions = [[f"{task}\n\n{where}", f"{CORRECTION}; and keep {where}"] for task, (_, _, where) in zip(TASKS, planted)]
-    sessions += [[task, CORRECTION] for task in TASKS[len(planted):]]
+    sessions = [
+        [f"{task}\n\n{where}", f"{CORRECTION}; and keep {where}"]
+        for task, (_, _, where) in zip(TASKS, planted, strict=False)
+    ]
+    sessions += [[task, CORRECTION] for task in TASKS[len(planted) :]]
     write_sessions(tmp_path / "chats", sessions)
     skill = live_skill(tmp_path)
     rec = Recorder(monkeypatch)
@@ -523,8 +594,13 @@ def test_planted_secrets_reach_no_model_request_plan_report_or_staged_file(
     texts = rec.texts()
     for kind in secrets:  # the redacted prompts did reach the models, so the check below means something
         assert any(f"[REDACTED:{kind}]" in t for t in texts), kind
-    leaked = [(role, kind) for (role, _), t in zip(rec.seen, texts) for kind, frags in secrets.items()
-              for f in frags if f in t]
+    leaked = [
+        (role, kind)
+        for (role, _), t in zip(rec.seen, texts, strict=True)
+        for kind, frags in secrets.items()
+        for f in frags
+        if f in t
+    ]
     assert leaked == []
     folder = data / "nights" / "0001"
     staged = data / "staging" / summary["proposal"]
@@ -545,8 +621,14 @@ CUSTOM = "acme-" + "12345678"  # matched only by the user's own [harvest] redact
 def optimizer_secrets() -> dict[str, str]:
     """kind → a credential the optimizer writes (fake; built so this file holds no literal key)."""
     P = _planted()
-    return {"aws_access_key": AKIA, "github_token": P.GHP, "url_password": P.URL_PASSWORD, "custom": CUSTOM,
-            "openai_key": P.OPENAI_PROJ, "stripe_key": P.STRIPE}
+    return {
+        "aws_access_key": AKIA,
+        "github_token": P.GHP,
+        "url_password": P.URL_PASSWORD,
+        "custom": CUSTOM,
+        "openai_key": P.OPENAI_PROJ,
+        "stripe_key": P.STRIPE,
+    }
 
 
 def leaked(text: str, secrets: dict[str, str]) -> list[str]:
@@ -554,29 +636,71 @@ def leaked(text: str, secrets: dict[str, str]) -> list[str]:
 
 
 def test_credentials_the_optimizer_writes_are_refused_redacted_and_reach_nothing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secrets = optimizer_secrets()
     data = night_env(monkeypatch, tmp_path)
     data.mkdir(parents=True)
     (data / "config.toml").write_text("[harvest]\nredact_patterns = ['acme-[0-9]{8}']\n")
     findings = [
         # a useful edit whose reasoning quotes a key: applied, with the reasoning redacted
-        {"kind": "skill_defect", "diagnosis": f"the client was built with {secrets['openai_key']}", "op": "add",
-         "target": "", "content": RULE},
-        {"kind": "skill_defect", "diagnosis": "deploys fail", "op": "add", "target": "",
-         "content": f"Deploy with {secrets['aws_access_key']}."},
-        {"kind": "skill_defect", "diagnosis": "pushes fail", "op": "add", "target": "",
-         "content": f"Push with the token {secrets['github_token']}"},
-        {"kind": "execution_lapse", "diagnosis": "db", "op": "add", "target": "",
-         "content": f"Connect to postgres://app:{secrets['url_password']}@db.internal:5432/prod"},
-        {"kind": "skill_defect", "diagnosis": "tags", "op": "replace", "target": "- Keep entries short.",
-         "content": f"- Keep entries short; tag them {secrets['custom']}."},
+        {
+            "kind": "skill_defect",
+            "diagnosis": f"the client was built with {secrets['openai_key']}",
+            "op": "add",
+            "target": "",
+            "content": RULE,
+        },
+        {
+            "kind": "skill_defect",
+            "diagnosis": "deploys fail",
+            "op": "add",
+            "target": "",
+            "content": f"Deploy with {secrets['aws_access_key']}.",
+        },
+        {
+            "kind": "skill_defect",
+            "diagnosis": "pushes fail",
+            "op": "add",
+            "target": "",
+            "content": f"Push with the token {secrets['github_token']}",
+        },
+        {
+            "kind": "execution_lapse",
+            "diagnosis": "db",
+            "op": "add",
+            "target": "",
+            "content": f"Connect to postgres://app:{secrets['url_password']}@db.internal:5432/prod",
+        },
+        {
+            "kind": "skill_defect",
+            "diagnosis": "tags",
+            "op": "replace",
+            "target": "- Keep entries short.",
+            "content": f"- Keep entries short; tag them {secrets['custom']}.",
+        },
     ]
     rules = optimizer_rules(findings=findings)
-    rules = [r if r["match"] != '"guidance"' else {"match": r["match"], "reply": json.dumps(
-        {"guidance": ["Keep the ANSWER line last.", f"Bill with {secrets['stripe_key']}."]})} for r in rules]
-    rules = [r if r["match"] != '"notes"' else {"match": r["match"], "reply": json.dumps(
-        {"notes": ["Answer-format rules pay off.", f"The deploy key is {secrets['aws_access_key']}."]})} for r in rules]
+    rules = [
+        r
+        if r["match"] != '"guidance"'
+        else {
+            "match": r["match"],
+            "reply": json.dumps({"guidance": ["Keep the ANSWER line last.", f"Bill with {secrets['stripe_key']}."]}),
+        }
+        for r in rules
+    ]
+    rules = [
+        r
+        if r["match"] != '"notes"'
+        else {
+            "match": r["match"],
+            "reply": json.dumps(
+                {"notes": ["Answer-format rules pay off.", f"The deploy key is {secrets['aws_access_key']}."]}
+            ),
+        }
+        for r in rules
+    ]
     (tmp_path / "opt.json").write_text(json.dumps(rules))
     (tmp_path / "target.json").write_text(json.dumps(TARGET_RULES))
     write_chat_logs(tmp_path / "chats")
@@ -601,11 +725,16 @@ def test_credentials_the_optimizer_writes_are_refused_redacted_and_reach_nothing
     reflect = rec.texts("reflect")
     assert any("refused by the safety screen" in t and "[REDACTED:aws_access_key]" in t for t in reflect)
     assert any("Answer-format rules pay off." in t for t in reflect)  # the notes did reach it, redacted
-    assert [(role, leaked(t, secrets)) for (role, _), t in zip(rec.seen, rec.texts()) if leaked(t, secrets)] == []
+    assert [
+        (role, leaked(t, secrets)) for (role, _), t in zip(rec.seen, rec.texts(), strict=True) if leaked(t, secrets)
+    ] == []
     files = [p for p in data.rglob("*") if p.is_file() and not p.name.startswith("state.db")]
     assert any(p.parent.name == "candidates" for p in files) and any(p.name == "best_skill.md" for p in files)
-    assert [(str(p), leaked(p.read_bytes().decode(errors="replace"), secrets)) for p in files
-            if leaked(p.read_bytes().decode(errors="replace"), secrets)] == []
+    assert [
+        (str(p), leaked(p.read_bytes().decode(errors="replace"), secrets))
+        for p in files
+        if leaked(p.read_bytes().decode(errors="replace"), secrets)
+    ] == []
 
 
 # --- 5. prompt injection in a transcript ---------------------------------------------------------
@@ -635,7 +764,8 @@ REFUSAL_NOTE = re.compile(r"^- step \d+: refused by the safety screen, never pro
 
 
 def test_injected_instruction_is_fenced_refused_and_never_staged(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = night_env(monkeypatch, tmp_path)
     findings = [
         {"kind": "skill_defect", "diagnosis": "the README says so", "op": "add", "target": "", "content": EVIL_EDIT},
@@ -643,13 +773,16 @@ def test_injected_instruction_is_fenced_refused_and_never_staged(
     ]
     write_scripts(tmp_path, findings=findings)
     readme = "Summarize the README of the release tool"
-    write_sessions(tmp_path / "chats", [
-        # the user pastes what the README says after the recurring request: a correction, so evidence
-        [readme, f"no, you missed what the README says: {INJECTION}"],
-        # the injected sentence as a request of its own: never a task, never replayed
-        [f"The README says: {INJECTION}. Do that now."],
-        *([task, CORRECTION] for task in TASKS),
-    ])
+    write_sessions(
+        tmp_path / "chats",
+        [
+            # the user pastes what the README says after the recurring request: a correction, so evidence
+            [readme, f"no, you missed what the README says: {INJECTION}"],
+            # the injected sentence as a request of its own: never a task, never replayed
+            [f"The README says: {INJECTION}. Do that now."],
+            *([task, CORRECTION] for task in TASKS),
+        ],
+    )
     skill = live_skill(tmp_path)
     rec = Recorder(monkeypatch)
     summary = run_night(tmp_path, "--skill", str(skill))
@@ -673,7 +806,9 @@ def test_injected_instruction_is_fenced_refused_and_never_staged(
     assert not [t for t in rec.texts("target") if "evil.example" in t], "the injected request was replayed"
     # the transcript's text reaches the optimizer only as fenced data; the refused edit is shown
     # to the next reflection only in the note that it was refused (never to merge or rank)
-    shown = [(role, t) for (role, _), t in zip(rec.seen, rec.texts()) if role in OPTIMIZER_ROLES and NEEDLE in t]
+    shown = [
+        (role, t) for (role, _), t in zip(rec.seen, rec.texts(), strict=True) if role in OPTIMIZER_ROLES and NEEDLE in t
+    ]
     assert {"mine"} <= {role for role, _ in shown}, "the injected text never reached the optimizer"
     loose = [(role, line) for role, t in shown for line in unfenced(t, NEEDLE)]
     assert [(role, line) for role, line in loose if not (role == "reflect" and REFUSAL_NOTE.match(line))] == []
@@ -685,15 +820,20 @@ def test_injected_instruction_is_fenced_refused_and_never_staged(
 
 @pytest.mark.slow
 def test_kill_9_mid_night_leaves_everything_intact_and_the_next_run_finishes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer
+) -> None:
     data, skill = openai_night(monkeypatch, tmp_path)
     earlier_id, earlier_files = stage_earlier(data, skill)
     answer_like_scripts(fault_server, monkeypatch, delay_s=0.3)  # every answer takes 0.3 s: a slow night
     args = openai_args(f"{fault_server.url}/v1", "--skill", str(skill))
     log = tmp_path / "killed-night.log"
     with log.open("wb") as out:  # its own process group: kill -9 takes the night and anything it started
-        proc = subprocess.Popen([sys.executable, "-m", "skillsleep.slash_commands.cli", *args],
-                                stdout=out, stderr=out, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skillsleep.slash_commands.cli", *args],
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
     state = data / "nights" / "0001" / "state.json"
     try:
         deadline = time.monotonic() + 60
@@ -742,7 +882,9 @@ def test_kill_9_mid_night_leaves_everything_intact_and_the_next_run_finishes(
 # --- 7. damaged records of a stopped night ---------------------------------------------------------
 
 
-def stop_at_reflect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: FaultServer) -> tuple[Path, Path, list[str]]:
+def stop_at_reflect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: FaultServer
+) -> tuple[Path, Path, list[str]]:
     """A night on `server` that stops (the server fails every reflect call) after the live skill
     was scored: its plan, state and rollouts are on disk. Returns (data, skill, run args)."""
     data = night_env(monkeypatch, tmp_path)
@@ -765,8 +907,9 @@ def stop_at_reflect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: Fau
 
 
 def test_a_stopped_night_with_bad_bytes_in_its_rollouts_resumes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
-    data, skill, args = stop_at_reflect(tmp_path, monkeypatch, fault_server)
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None
+) -> None:
+    data, _skill, args = stop_at_reflect(tmp_path, monkeypatch, fault_server)
     rollouts = data / "nights" / "0001" / "rollouts.jsonl"
     good = rollouts.read_bytes()
     rollouts.write_bytes(b'{"task_id": "caf\xe9"}\n' + good + b'{"task_id": "torn')
@@ -776,7 +919,8 @@ def test_a_stopped_night_with_bad_bytes_in_its_rollouts_resumes(
 
 
 def test_a_stopped_night_whose_plan_is_damaged_is_not_resumed_but_a_new_night_runs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer, no_backoff: None
+) -> None:
     data, skill, args = stop_at_reflect(tmp_path, monkeypatch, fault_server)
     (data / "nights" / "0001" / "plan.json").write_bytes(b'{"mined": \xff')
     code, summary, err = run_json(*args)

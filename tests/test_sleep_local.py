@@ -72,10 +72,10 @@ def apply_unified_diff(base: str, diff: str) -> str:
     return "".join(out + old[pos:])
 
 
-async def test_a_retry_after_a_timeout_waits_for_the_running_local_generation(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    backend = LocalBackend(BackendSettings(model="qwen2.5-coder-0.5b",
-                                           retry=RetryPolicy(attempts=3, base_delay_s=0, timeout_s=0.3)))
+async def test_a_retry_after_a_timeout_waits_for_the_running_local_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = LocalBackend(
+        BackendSettings(model="qwen2.5-coder-0.5b", retry=RetryPolicy(attempts=3, base_delay_s=0, timeout_s=0.3))
+    )
     calls: list[dict[str, object]] = []
 
     def generate(body: dict[str, object]) -> dict[str, object]:  # the model: 0.5 s, one at a time
@@ -94,8 +94,7 @@ async def test_a_retry_after_a_timeout_waits_for_the_running_local_generation(
 
 
 @pytest.mark.slow
-def test_one_night_on_the_local_model(tmp_path: Path, local_model_path: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_night_on_the_local_model(tmp_path: Path, local_model_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = night_env(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
     # `--backend local` finds the packaged model in SKILLSLEEP_HOME/cache/models: link the copy the
@@ -110,8 +109,22 @@ def test_one_night_on_the_local_model(tmp_path: Path, local_model_path: Path,
     before = live.read_bytes()
 
     start = time.perf_counter()
-    code, out, err = invoke("run", "--backend", "local", "--since", "3650d", "--steps", "1", "--dreams", "0",
-                            "--max-tasks", "3", "--rollouts-k", "1", "--json")
+    code, out, err = invoke(
+        "run",
+        "--backend",
+        "local",
+        "--since",
+        "3650d",
+        "--steps",
+        "1",
+        "--dreams",
+        "0",
+        "--max-tasks",
+        "3",
+        "--rollouts-k",
+        "1",
+        "--json",
+    )
     wall = time.perf_counter() - start
     print(f"\none night on the local model: {wall:.1f} s")
     assert code == 0, err[-3000:]

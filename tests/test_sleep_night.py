@@ -45,12 +45,23 @@ REC = Path(__file__).parent / "fixtures" / "recorded"
 MANIFEST = json.loads((REC / "manifest.json").read_text())
 ENTRIES: list[dict[str, Any]] = MANIFEST["transcripts"]
 HARNESS = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
-RECORDED_HOMES = {"claude": REC / "claude" / "config", "codex": REC / "codex" / "codex-home",
-                  "openclaw": REC / "openclaw" / "state"}
+RECORDED_HOMES = {
+    "claude": REC / "claude" / "config",
+    "codex": REC / "codex" / "codex-home",
+    "openclaw": REC / "openclaw" / "state",
+}
 AGENT_ENV = {"claude": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "openclaw": "OPENCLAW_STATE_DIR"}
 # Text an agent injects next to the user's words (as in test_recorded_transcripts): never a task.
-INJECTED = ("<environment_context>", "AGENTS.md", "<skill>", "SKILL_SAYS", "Base directory for this skill",
-            "<system-reminder>", "<command-name>", "Keep answers short")
+INJECTED = (
+    "<environment_context>",
+    "AGENTS.md",
+    "<skill>",
+    "SKILL_SAYS",
+    "Base directory for this skill",
+    "<system-reminder>",
+    "<command-name>",
+    "Keep answers short",
+)
 OPTIMIZER_ROLES = ("reflect", "merge", "rank", "slow_update", "meta", "dream")
 REPORT_FILES = ("report.md", "report.json", "report.html")
 STAGED_FILES = ("SKILL.md", "base.md", "diff.patch", *REPORT_FILES, "proposal.json")
@@ -104,7 +115,8 @@ def html_loads_nothing(html: str) -> None:
 
 
 def test_chat_log_night_mines_splits_trains_and_stages_an_accepted_proposal(
-    chat_night: Path, monkeypatch: pytest.MonkeyPatch,
+    chat_night: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rec = Recorder(monkeypatch)
     data = chat_night / "data"
@@ -123,8 +135,12 @@ def test_chat_log_night_mines_splits_trains_and_stages_an_accepted_proposal(
     tasks = plan.tasks()
     assert tasks["val"] and tasks["test"]
     assert all(d.prompt == DREAM for d in plan.dreams)
-    assert s["tasks"] == {"train": len(tasks["train"]), "val": len(tasks["val"]), "test": len(tasks["test"]),
-                          "dream": len(plan.dreams)}
+    assert s["tasks"] == {
+        "train": len(tasks["train"]),
+        "val": len(tasks["val"]),
+        "test": len(tasks["test"]),
+        "dream": len(plan.dreams),
+    }
 
     # test tasks never reach the optimizer (mining sees every request before there are splits)
     seen = rec.texts(*OPTIMIZER_ROLES)
@@ -230,12 +246,15 @@ def test_reject_leaves_nothing_to_adopt(chat_night: Path) -> None:
 
 
 def test_second_night_keeps_splits_history_rejected_edits_and_meta_notes(
-    chat_night: Path, monkeypatch: pytest.MonkeyPatch,
+    chat_night: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = chat_night / "data"
     brief = "Be brief."
-    write_scripts(chat_night, findings=[
-        {"kind": "skill_defect", "diagnosis": "too long", "op": "add", "target": "", "content": brief}])
+    write_scripts(
+        chat_night,
+        findings=[{"kind": "skill_defect", "diagnosis": "too long", "op": "add", "target": "", "content": brief}],
+    )
     first_rec = Recorder(monkeypatch)
     first = run_night(chat_night)
     assert first["outcome"] == "rejected" and first["night"] == 1  # "Be brief." does not help
@@ -328,7 +347,8 @@ AGENTS = (
 
 
 def test_skill_section_trains_only_that_section_of_only_the_related_tasks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     night_env(monkeypatch, tmp_path)
     write_scripts(tmp_path, relevant=[1, 2, 3, 4])  # the skill is about the first four tasks shown
@@ -362,9 +382,12 @@ def test_skill_section_trains_only_that_section_of_only_the_related_tasks(
     new = (folder / "SKILL.md").read_bytes().decode()
     head, tail = AGENTS.split("## Release\n")[0], "## Style\n"
     assert new.startswith(head + "## Release\n") and new.endswith(tail + "\n- Use ruff.\n")
-    body = new[len(head + "## Release\n"):new.index("## Style\n")]
+    body = new[len(head + "## Release\n") : new.index("## Style\n")]
     assert RULE in body and "- Tag releases as vX.Y.Z." in body and "### Notes" in body
-    assert new[:len(head)] == AGENTS[:len(head)] and new[new.index("## Style\n"):] == AGENTS[AGENTS.index("## Style\n"):]
+    assert (
+        new[: len(head)] == AGENTS[: len(head)]
+        and new[new.index("## Style\n") :] == AGENTS[AGENTS.index("## Style\n") :]
+    )
     patch = (folder / "diff.patch").read_text()
     assert patch.startswith("--- a/AGENTS.md\n+++ b/AGENTS.md\n") and f"+{RULE}" in patch
     assert not [line for line in patch.splitlines() if line.startswith("-") and not line.startswith("---")]
@@ -420,7 +443,7 @@ def test_line_endings_final_newline_and_bom_survive_a_night_adopt_and_rollback(c
     staged_bytes = (staged(data, s) / "SKILL.md").read_bytes()
     kept = original if original.endswith(b"\n") else original + b"\n"
     assert staged_bytes.startswith(kept), "a line the night did not edit changed its bytes"
-    added = staged_bytes[len(kept):]
+    added = staged_bytes[len(kept) :]
     assert RULE.encode() in added
     if b"\r\n" in original:  # new lines take the file's usual ending (CRLF in the mixed file too)
         assert added.count(b"\n") == added.count(b"\r\n") > 0
@@ -450,7 +473,6 @@ def test_line_endings_final_newline_and_bom_survive_a_night_adopt_and_rollback(c
     assert Path(json.loads(out)["previous_file"]).read_bytes() == edited
     assert invoke("rollback")[0] == 0
     assert skill.read_bytes() == edited
-
 
 
 def test_the_night_is_plain_text_on_a_terminal_and_escaped_markdown_elsewhere(chat_night: Path) -> None:
@@ -488,8 +510,11 @@ def requests_of(entries: list[dict[str, Any]]) -> Counter[str]:
 
 
 def digest(folder: Path) -> dict[str, str]:
-    return {str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
-            for f in sorted(folder.rglob("*")) if f.is_file()}
+    return {
+        str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in sorted(folder.rglob("*"))
+        if f.is_file()
+    }
 
 
 def test_night_on_the_recorded_agent_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -507,8 +532,11 @@ def test_night_on_the_recorded_agent_homes(tmp_path: Path, monkeypatch: pytest.M
     assert set(mined) == set(asked)
     for prompt, m in mined.items():
         assert m.recurrence == asked[prompt], prompt
-        holders = {f"{HARNESS[e['agent']]}:{e['session_id']}" for e in ENTRIES
-                   if prompt in e["prompts"] or prompt in [f"{c['name']} {c['args']}".strip() for c in e["commands"]]}
+        holders = {
+            f"{HARNESS[e['agent']]}:{e['session_id']}"
+            for e in ENTRIES
+            if prompt in e["prompts"] or prompt in [f"{c['name']} {c['args']}".strip() for c in e["commands"]]
+        }
         assert set(m.task.provenance) == holders, prompt
     for m in plan.mined.tasks:  # what the agents injected never became (part of) a task
         for text in (m.task.prompt, *m.wordings):
@@ -525,7 +553,8 @@ def test_night_on_the_recorded_agent_homes(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_recorded_claude_home_alone_has_one_recurring_task_so_no_candidate(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = recorded_homes(tmp_path, monkeypatch, agents=("claude",))
     claude = [e for e in ENTRIES if e["agent"] == "claude"]
@@ -561,8 +590,12 @@ def _plant(path: Path, secret: str) -> bool:
         except ValueError:
             continue
         message = record.get("message") if isinstance(record, dict) else None
-        if record.get("type") == "user" and isinstance(message, dict) and isinstance(message.get("content"), str) \
-                and not message["content"].startswith("<"):
+        if (
+            record.get("type") == "user"
+            and isinstance(message, dict)
+            and isinstance(message.get("content"), str)
+            and not message["content"].startswith("<")
+        ):
             message["content"] += f" (the token is {secret})"
             lines[i] = json.dumps(record) + "\n"
             path.write_text("".join(lines))
@@ -571,7 +604,9 @@ def _plant(path: Path, secret: str) -> bool:
 
 
 def test_night_on_a_subset_of_the_external_corpus(
-    transcripts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    transcripts: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     files = sorted((transcripts / "generated" / "claude" / "projects").glob("*/*.jsonl"))
     files += sorted((transcripts / "claude_code").glob("*.jsonl"))
@@ -587,7 +622,7 @@ def test_night_on_a_subset_of_the_external_corpus(
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(f, dest)
         copies.append(dest)
-    planted = [c for c, secret in zip(copies, [PLANTED, GITHUB] * len(copies)) if _plant(c, secret)][:2]
+    planted = [c for c, secret in zip(copies, [PLANTED, GITHUB] * len(copies), strict=False) if _plant(c, secret)][:2]
     assert planted, "no session with a plain prompt to plant a secret in"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     write_scripts(tmp_path)
@@ -625,7 +660,8 @@ def test_night_on_a_subset_of_the_external_corpus(
 
 
 def test_the_text_summary_names_transcripts_the_harvest_could_not_read(
-        chat_night: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chat_night: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from skillsleep.slash_commands import sleep_cmd
 
     real = sleep_cmd.run_harvest

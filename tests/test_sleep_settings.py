@@ -17,11 +17,26 @@ from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.wiring import SLEEP_ENVS, SLEEP_FLAGS, sleep_settings
 
 DEFAULTS = {
-    "harness": "chat", "skill": "", "backend": "local", "base_url": "", "retries": 3, "call_timeout": 120.0,
+    "harness": "chat",
+    "skill": "",
+    "backend": "local",
+    "base_url": "",
+    "retries": 3,
+    "call_timeout": 120.0,
     "optimizer_model": "",
-    "target_model": "", "gate": "on", "gate_metric": "mixed", "rollouts_k": 1, "preferences": "",
-    "budget_tokens": 0, "budget_usd": 0.0, "max_tasks": 20, "since": "30d", "auto_adopt": False,
-    "steps": 2, "dreams": 1, "min_recurrence": 2,
+    "target_model": "",
+    "gate": "on",
+    "gate_metric": "mixed",
+    "rollouts_k": 1,
+    "preferences": "",
+    "budget_tokens": 0,
+    "budget_usd": 0.0,
+    "max_tasks": 20,
+    "since": "30d",
+    "auto_adopt": False,
+    "steps": 2,
+    "dreams": 1,
+    "min_recurrence": 2,
 }
 
 
@@ -52,13 +67,17 @@ def test_no_file_and_no_env_means_the_defaults(home: Path) -> None:
     s = sleep_settings()
     assert s.values.model_dump() == DEFAULTS
     assert {k: (v.value, v.source, v.layers) for k, v in s.settings.items()} == {
-        k: (v, "default", {}) for k, v in DEFAULTS.items()}
+        k: (v, "default", {}) for k, v in DEFAULTS.items()
+    }
     assert UserConfig().sleep == SleepSection()
 
 
 def test_the_file_overrides_the_default_only_for_the_keys_it_sets(home: Path) -> None:
-    write_config(home, '[sleep]\nharness = "codex"\nrollouts_k = 3\nbudget_usd = 2\ngate = "on"\n'
-                       'auto_adopt = true\nsince = "2026-11-28"\n')
+    write_config(
+        home,
+        '[sleep]\nharness = "codex"\nrollouts_k = 3\nbudget_usd = 2\ngate = "on"\n'
+        'auto_adopt = true\nsince = "2026-11-28"\n',
+    )
     s = sleep_settings()
     assert (s.values.harness, s.values.rollouts_k, s.values.budget_usd, s.values.auto_adopt) == ("codex", 3, 2.0, True)
     assert s.values.since == "2026-11-28"
@@ -92,10 +111,19 @@ def test_a_passed_config_is_used_instead_of_the_file(home: Path) -> None:
     assert sleep_settings().values.steps == 7
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("1", True), ("0", False), ("true", True), ("FALSE", False), ("Yes", True), ("no", False),
-    ("ON", True), (" off ", False),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1", True),
+        ("0", False),
+        ("true", True),
+        ("FALSE", False),
+        ("Yes", True),
+        ("no", False),
+        ("ON", True),
+        (" off ", False),
+    ],
+)
 def test_bool_env_values(home: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: bool) -> None:
     monkeypatch.setenv("SKILLSLEEP_AUTO_ADOPT", text)
     s = sleep_settings()
@@ -103,33 +131,48 @@ def test_bool_env_values(home: Path, monkeypatch: pytest.MonkeyPatch, text: str,
 
 
 def test_int_float_and_string_env_values(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, text in (("SKILLSLEEP_BUDGET_TOKENS", "50000"), ("SKILLSLEEP_BUDGET_USD", "1.5"),
-                       ("SKILLSLEEP_MAX_TASKS", " 8 "), ("SKILLSLEEP_DREAMS", "0"), ("SKILLSLEEP_GATE", "off"),
-                       ("SKILLSLEEP_BASE_URL", "http://127.0.0.1:11434"), ("SKILLSLEEP_SINCE", "7d"),
-                       ("SKILLSLEEP_HARNESS", "claude-code"), ("SKILLSLEEP_SKILL", "AGENTS.md#Deploys")):
+    for name, text in (
+        ("SKILLSLEEP_BUDGET_TOKENS", "50000"),
+        ("SKILLSLEEP_BUDGET_USD", "1.5"),
+        ("SKILLSLEEP_MAX_TASKS", " 8 "),
+        ("SKILLSLEEP_DREAMS", "0"),
+        ("SKILLSLEEP_GATE", "off"),
+        ("SKILLSLEEP_BASE_URL", "http://127.0.0.1:11434"),
+        ("SKILLSLEEP_SINCE", "7d"),
+        ("SKILLSLEEP_HARNESS", "claude-code"),
+        ("SKILLSLEEP_SKILL", "AGENTS.md#Deploys"),
+    ):
         monkeypatch.setenv(name, text)
     v = sleep_settings().values
     assert (v.budget_tokens, v.budget_usd, v.max_tasks, v.dreams, v.gate) == (50000, 1.5, 8, 0, "off")
     assert type(v.budget_usd) is float and type(v.budget_tokens) is int
-    assert (v.base_url, v.since, v.harness, v.skill) == ("http://127.0.0.1:11434", "7d", "claude-code",
-                                                         "AGENTS.md#Deploys")
+    assert (v.base_url, v.since, v.harness, v.skill) == (
+        "http://127.0.0.1:11434",
+        "7d",
+        "claude-code",
+        "AGENTS.md#Deploys",
+    )
 
 
-@pytest.mark.parametrize(("name", "text", "message"), [
-    ("SKILLSLEEP_ROLLOUTS_K", "abc", "SKILLSLEEP_ROLLOUTS_K='abc': expected a whole number ≥ 1"),
-    ("SKILLSLEEP_ROLLOUTS_K", "0", "SKILLSLEEP_ROLLOUTS_K='0': expected a whole number ≥ 1"),
-    ("SKILLSLEEP_ROLLOUTS_K", "1.5", "SKILLSLEEP_ROLLOUTS_K='1.5': expected a whole number ≥ 1"),
-    ("SKILLSLEEP_DREAMS", "-1", "SKILLSLEEP_DREAMS='-1': expected a whole number ≥ 0"),
-    ("SKILLSLEEP_BUDGET_USD", "cheap", "SKILLSLEEP_BUDGET_USD='cheap': expected a number ≥ 0"),
-    ("SKILLSLEEP_BUDGET_USD", "-0.5", "SKILLSLEEP_BUDGET_USD='-0.5': expected a number ≥ 0"),
-    ("SKILLSLEEP_AUTO_ADOPT", "maybe", "SKILLSLEEP_AUTO_ADOPT='maybe': expected true or false"),
-    ("SKILLSLEEP_GATE", "true", "SKILLSLEEP_GATE='true': expected one of 'on', 'off'"),
-    ("SKILLSLEEP_GATE_METRIC", "best", "SKILLSLEEP_GATE_METRIC='best': expected one of 'hard', 'soft', 'mixed'"),
-    ("SKILLSLEEP_HARNESS", "cursor", "SKILLSLEEP_HARNESS='cursor': expected one of 'chat', 'claude-code'"),
-    ("SKILLSLEEP_SINCE", "yesterday", "SKILLSLEEP_SINCE='yesterday': 'yesterday' is neither an ISO date/time"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("SKILLSLEEP_ROLLOUTS_K", "abc", "SKILLSLEEP_ROLLOUTS_K='abc': expected a whole number ≥ 1"),
+        ("SKILLSLEEP_ROLLOUTS_K", "0", "SKILLSLEEP_ROLLOUTS_K='0': expected a whole number ≥ 1"),
+        ("SKILLSLEEP_ROLLOUTS_K", "1.5", "SKILLSLEEP_ROLLOUTS_K='1.5': expected a whole number ≥ 1"),
+        ("SKILLSLEEP_DREAMS", "-1", "SKILLSLEEP_DREAMS='-1': expected a whole number ≥ 0"),
+        ("SKILLSLEEP_BUDGET_USD", "cheap", "SKILLSLEEP_BUDGET_USD='cheap': expected a number ≥ 0"),
+        ("SKILLSLEEP_BUDGET_USD", "-0.5", "SKILLSLEEP_BUDGET_USD='-0.5': expected a number ≥ 0"),
+        ("SKILLSLEEP_AUTO_ADOPT", "maybe", "SKILLSLEEP_AUTO_ADOPT='maybe': expected true or false"),
+        ("SKILLSLEEP_GATE", "true", "SKILLSLEEP_GATE='true': expected one of 'on', 'off'"),
+        ("SKILLSLEEP_GATE_METRIC", "best", "SKILLSLEEP_GATE_METRIC='best': expected one of 'hard', 'soft', 'mixed'"),
+        ("SKILLSLEEP_HARNESS", "cursor", "SKILLSLEEP_HARNESS='cursor': expected one of 'chat', 'claude-code'"),
+        ("SKILLSLEEP_SINCE", "yesterday", "SKILLSLEEP_SINCE='yesterday': 'yesterday' is neither an ISO date/time"),
+    ],
+)
 def test_a_bad_env_value_names_the_variable_and_its_text(
-        home: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str, message: str) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str, message: str
+) -> None:
     monkeypatch.setenv(name, text)
     with pytest.raises(ConfigError) as err:
         sleep_settings()
@@ -141,8 +184,10 @@ def test_every_bad_env_value_is_reported_at_once(home: Path, monkeypatch: pytest
     monkeypatch.setenv("SKILLSLEEP_GATE", "maybe")  # a string, but not a choice
     with pytest.raises(ConfigError) as err:
         sleep_settings()
-    assert str(err.value).splitlines() == ["SKILLSLEEP_STEPS='two': expected a whole number ≥ 1",
-                                           "SKILLSLEEP_GATE='maybe': expected one of 'on', 'off'"]
+    assert str(err.value).splitlines() == [
+        "SKILLSLEEP_STEPS='two': expected a whole number ≥ 1",
+        "SKILLSLEEP_GATE='maybe': expected one of 'on', 'off'",
+    ]
 
 
 def test_a_bad_flag_value_names_the_flag(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,7 +198,8 @@ def test_a_bad_flag_value_names_the_flag(home: Path, monkeypatch: pytest.MonkeyP
     with pytest.raises(ConfigError, match=r"^--rollouts-k 'x': expected a whole number ≥ 1$"):
         sleep_settings({"rollouts_k": "x"})
     assert sleep_settings({"rollouts_k": "3", "auto_adopt": "yes"}).values.model_dump(
-        include={"rollouts_k", "auto_adopt"}) == {"rollouts_k": 3, "auto_adopt": True}  # text flags are parsed
+        include={"rollouts_k", "auto_adopt"}
+    ) == {"rollouts_k": 3, "auto_adopt": True}  # text flags are parsed
     with pytest.raises(ConfigError, match=r"^--gate 'maybe': expected one of 'on', 'off'$"):
         sleep_settings({"gate": "maybe"})
 
@@ -166,15 +212,18 @@ def test_an_unknown_flag_key_is_a_programming_error(home: Path) -> None:
 # --- the file -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("gate = false", r"\[sleep\] gate: expected 'on' or 'off', got false"),
-    ('rollouts_k = "2"', r"\[sleep\] rollouts_k: expected an integer, got '2'"),
-    ("rollouts_k = 0", r"\[sleep\] rollouts_k: must be >= 1, got 0"),
-    ('auto_adopt = "yes"', r"\[sleep\] auto_adopt: expected true or false, got 'yes'"),
-    ("budget_usd = -1.0", r"\[sleep\] budget_usd: must be >= 0, got -1"),
-    ('since = "yesterday"', r"\[sleep\] since: 'yesterday' is neither an ISO date/time .* nor a span"),
-    ('harness = "cursor"', r"\[sleep\] harness: expected 'chat', 'claude-code', 'codex' or 'openclaw'"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("gate = false", r"\[sleep\] gate: expected 'on' or 'off', got false"),
+        ('rollouts_k = "2"', r"\[sleep\] rollouts_k: expected an integer, got '2'"),
+        ("rollouts_k = 0", r"\[sleep\] rollouts_k: must be >= 1, got 0"),
+        ('auto_adopt = "yes"', r"\[sleep\] auto_adopt: expected true or false, got 'yes'"),
+        ("budget_usd = -1.0", r"\[sleep\] budget_usd: must be >= 0, got -1"),
+        ('since = "yesterday"', r"\[sleep\] since: 'yesterday' is neither an ISO date/time .* nor a span"),
+        ('harness = "cursor"', r"\[sleep\] harness: expected 'chat', 'claude-code', 'codex' or 'openclaw'"),
+    ],
+)
 def test_a_bad_value_in_the_file_names_the_file_the_table_and_the_key(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "config.toml"
     with pytest.raises(ConfigError) as err:
@@ -198,8 +247,20 @@ def test_an_unknown_key_in_sleep_names_the_known_keys(tmp_path: Path) -> None:
     assert "known: " + ", ".join(DEFAULTS) in msg
 
 
-@pytest.mark.parametrize("text", ["7d", "30m", "24h", "2w", " 3 d ", "2026-11-28", "2026-11-28T22:00+01:00",
-                                  "2026-11-28T22:00:00Z", "2026-11-28 22:00"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "7d",
+        "30m",
+        "24h",
+        "2w",
+        " 3 d ",
+        "2026-11-28",
+        "2026-11-28T22:00+01:00",
+        "2026-11-28T22:00:00Z",
+        "2026-11-28 22:00",
+    ],
+)
 def test_since_accepts_a_span_or_an_iso_date(text: str) -> None:
     assert check_since(text) is None
     assert SleepSection(since=text).since == text
@@ -236,7 +297,9 @@ def test_config_json_shows_the_sleep_settings_with_their_sources(home: Path, mon
     assert "harvest.chat_dirs (the highest level wins):\n  (none)  ← default" in text
 
 
-def test_config_with_a_bad_sleep_env_var_is_a_usage_error_naming_it(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_with_a_bad_sleep_env_var_is_a_usage_error_naming_it(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLSLEEP_BUDGET_TOKENS", "lots")
     result = CliRunner().invoke(main, ["config"])
     assert result.exit_code == 2
@@ -269,8 +332,9 @@ BAD_URLS = [
 
 
 @pytest.mark.parametrize(("url", "why"), BAD_URLS)
-def test_a_malformed_base_url_names_where_it_was_set(home: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     url: str, why: str) -> None:
+def test_a_malformed_base_url_names_where_it_was_set(
+    home: Path, monkeypatch: pytest.MonkeyPatch, url: str, why: str
+) -> None:
     with pytest.raises(ConfigError) as err:
         sleep_settings({"base_url": url})
     assert str(err.value).startswith(f"--base-url {url!r}: ") and why in str(err.value), str(err.value)
@@ -286,8 +350,16 @@ def test_a_malformed_base_url_names_where_it_was_set(home: Path, monkeypatch: py
     assert why in str(err.value)
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/v1", "https://api.deepseek.com", "http://[::1]:11434",
-                                 "http://localhost:11434/", "https://user@models.example:8443/v1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/v1",
+        "https://api.deepseek.com",
+        "http://[::1]:11434",
+        "http://localhost:11434/",
+        "https://user@models.example:8443/v1",
+    ],
+)
 def test_a_well_formed_base_url_is_kept(home: Path, url: str) -> None:
     assert sleep_settings({"base_url": url}).values.base_url == url
 
@@ -301,7 +373,9 @@ def test_retries_and_call_timeout_layer_like_every_sleep_setting(home: Path, mon
     assert (s.values.retries, s.settings["retries"].source) == (0, "flag")
     assert (s.values.call_timeout, s.settings["call_timeout"].source) == (12.5, "env")
     assert s.settings["call_timeout"].layers == {"env": 12.5, "file": 30}
-    for flags, message in (({"retries": -1}, "--retries -1: expected a whole number ≥ 0"),
-                           ({"call_timeout": 0}, "--call-timeout 0: expected a number > 0")):
+    for flags, message in (
+        ({"retries": -1}, "--retries -1: expected a whole number ≥ 0"),
+        ({"call_timeout": 0}, "--call-timeout 0: expected a number > 0"),
+    ):
         with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
             sleep_settings(flags)

@@ -152,10 +152,14 @@ def three_check_judge(root: Path) -> None:
     """Every task judged by three checks: the answer line (only a skill holding RULE passes it),
     "Done." (always passes) and a sign-off no reply has (never passes). The candidate passes one
     check more than the live skill: soft 1/3 → 2/3, while hard stays 0 → 0."""
-    judge = {"rubric": "", "checks": [
-        {"type": "last_line_regex", "value": "^ANSWER: .+", "feedback": "the last line must be `ANSWER: <answer>`"},
-        {"type": "contains", "value": "Done.", "feedback": "the reply must say `Done.`"},
-        {"type": "contains", "value": "Reviewed-by:", "feedback": "the reply must carry a `Reviewed-by:` line"}]}
+    judge = {
+        "rubric": "",
+        "checks": [
+            {"type": "last_line_regex", "value": "^ANSWER: .+", "feedback": "the last line must be `ANSWER: <answer>`"},
+            {"type": "contains", "value": "Done.", "feedback": "the reply must say `Done.`"},
+            {"type": "contains", "value": "Reviewed-by:", "feedback": "the reply must carry a `Reviewed-by:` line"},
+        ],
+    }
     write_rules(root, replace_rule(optimizer_rules(), '"mine_judge"', judge))
 
 
@@ -187,7 +191,9 @@ def test_gate_metric_mixed_weighs_hard_and_soft(root: Path) -> None:
 # --- --rollouts-k, --preferences ---------------------------------------------------------------
 
 
-def test_rollouts_k_2_asks_the_target_for_two_samples_of_every_task(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rollouts_k_2_asks_the_target_for_two_samples_of_every_task(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rec = Recorder(monkeypatch)
     run_night(root, "--rollouts-k", "2", "--steps", "1")
     samples = target_samples(rec)
@@ -219,8 +225,9 @@ def test_budget_tokens_stops_the_night_cleanly(root: Path, budget: int, stage: s
     3000 stops while the tasks are mined, 15000 once training has begun. Either way the night
     ends cleanly (exit 1), with a report that says what to do and nothing staged or adopted."""
     skill = user_skill(root)
-    code, out, err = invoke(*run_args(root, "--skill", str(skill), "--budget-tokens", str(budget),
-                                      "--auto-adopt", "--json"))
+    code, out, err = invoke(
+        *run_args(root, "--skill", str(skill), "--budget-tokens", str(budget), "--auto-adopt", "--json")
+    )
     assert code == 1, err
     s = json.loads(out)
     assert s["outcome"] == "stopped-early"
@@ -239,26 +246,52 @@ def test_budget_tokens_stops_the_night_cleanly(root: Path, budget: int, stage: s
     assert night_record(root)["status"] == "stopped"
 
 
-def test_budget_usd_stops_a_priced_backend(root: Path, monkeypatch: pytest.MonkeyPatch,
-                                           fault_server: FaultServer) -> None:
+def test_budget_usd_stops_a_priced_backend(
+    root: Path, monkeypatch: pytest.MonkeyPatch, fault_server: FaultServer
+) -> None:
     """DeepSeek's default model has a price: the ledger reserves each call's pessimistic estimate
     before sending it, so the night stops before a call that could pass the cap."""
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test-dummy")
     monkeypatch.delenv("DEEPSEEK_BASE_URL", raising=False)
     # one JSON reply every role can read (each reads only its own keys)
-    fault_server.default = Action(text=json.dumps({
-        "groups": [], "checks": [{"type": "contains", "value": "ok", "feedback": "say ok"}], "rubric": "",
-        "relevant": list(range(1, 41)), "variants": [DREAM], "findings": [], "order": [1], "guidance": [],
-        "notes": []}))
+    fault_server.default = Action(
+        text=json.dumps(
+            {
+                "groups": [],
+                "checks": [{"type": "contains", "value": "ok", "feedback": "say ok"}],
+                "rubric": "",
+                "relevant": list(range(1, 41)),
+                "variants": [DREAM],
+                "findings": [],
+                "order": [1],
+                "guidance": [],
+                "notes": [],
+            }
+        )
+    )
     price = DEFAULT_PRICES["deepseek:deepseek-v4-flash"]
     assert price.input > 0 and price.output > 0
     # what a target call reserves at least: no text in, its 2048-token reply limit
-    target_call = price_of(DEFAULT_PRICES, "deepseek", "deepseek-v4-flash", estimate_usage(
-        CompletionRequest(model="deepseek-v4-flash", messages=[], max_tokens=2048)))
+    target_call = price_of(
+        DEFAULT_PRICES,
+        "deepseek",
+        "deepseek-v4-flash",
+        estimate_usage(CompletionRequest(model="deepseek-v4-flash", messages=[], max_tokens=2048)),
+    )
     # the mining calls (1024-token replies) fit; the first target call's estimate does not fit even alone
     budget = 0.75 * target_call
-    code, out, err = invoke("run", "--backend", "deepseek", "--base-url", f"{fault_server.url}/v1",
-                            "--since", "3650d", "--budget-usd", str(budget), "--json")
+    code, out, err = invoke(
+        "run",
+        "--backend",
+        "deepseek",
+        "--base-url",
+        f"{fault_server.url}/v1",
+        "--since",
+        "3650d",
+        "--budget-usd",
+        str(budget),
+        "--json",
+    )
     assert code == 1, err
     s = json.loads(out)
     assert s["outcome"] == "stopped-early" and s["stop"]["kind"] == "budget"
@@ -297,10 +330,20 @@ def chat_logs_by_age(folder: Path, tasks: list[str], days_ago: list[int], tag: s
     for rep, days in enumerate(days_ago):
         for i, t in enumerate(tasks):
             created = (now - timedelta(days=days, minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            lines.append(json.dumps({"id": f"{tag}{rep}-{i}", "created": created, "messages": [
-                {"role": "user", "content": t}, {"role": "assistant", "content": "Done."},
-                {"role": "user", "content": "no, put the answer on its own last line"},
-                {"role": "assistant", "content": "ok"}]}))
+            lines.append(
+                json.dumps(
+                    {
+                        "id": f"{tag}{rep}-{i}",
+                        "created": created,
+                        "messages": [
+                            {"role": "user", "content": t},
+                            {"role": "assistant", "content": "Done."},
+                            {"role": "user", "content": "no, put the answer on its own last line"},
+                            {"role": "assistant", "content": "ok"},
+                        ],
+                    }
+                )
+            )
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{tag}.jsonl").write_text("\n".join(lines) + "\n")
 
@@ -487,8 +530,18 @@ def test_target_model_defaults_to_the_optimizer_model(root: Path, monkeypatch: p
     both = optimizer_rules() + json.loads((root / "target.json").read_text())
     write_rules(root, both)
     rec = Recorder(monkeypatch)
-    code, _, err = invoke("run", "--backend", "scripted", "--optimizer-model", str(root / "opt.json"),
-                          "--since", "3650d", "--steps", "1", "--json")
+    code, _, err = invoke(
+        "run",
+        "--backend",
+        "scripted",
+        "--optimizer-model",
+        str(root / "opt.json"),
+        "--since",
+        "3650d",
+        "--steps",
+        "1",
+        "--json",
+    )
     assert code == 0, err
     assert {r.model for role, r in rec.seen if role == "target"} == {str(root / "opt.json")}
 
@@ -510,8 +563,9 @@ def test_rollouts_k_from_the_environment(root: Path, monkeypatch: pytest.MonkeyP
     assert samples and all(v == {0, 1} for v in samples.values())
 
 
-def test_rollouts_k_from_the_config_file_and_a_flag_beats_env_and_file(root: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rollouts_k_from_the_config_file_and_a_flag_beats_env_and_file(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = root / "config.toml"
     config.write_text("[sleep]\nrollouts_k = 2\nsteps = 1\n")
     monkeypatch.setenv("SKILLSLEEP_CONFIG", str(config))

@@ -25,11 +25,15 @@ def score(hard: float, soft: float = 0.5, feedback: list[str] | None = None) -> 
 
 def comparison(task_id: str, before: float, after: float, *, feedback: str = "") -> Comparison:
     b, a = score(before), score(after, feedback=[feedback] if feedback else [])
+
     def rollout(s: Score, text: str) -> Rollout:
         return Rollout(task_id=task_id, skill_hash="h", run=Run(response=text), score=s)
+
     return Comparison(
         task=Task(id=task_id, prompt=f"prompt of {task_id}"),
-        before=rollout(b, f"{task_id} before"), after=rollout(a, f"{task_id} after"), outcome=classify(b, a),
+        before=rollout(b, f"{task_id} before"),
+        after=rollout(a, f"{task_id} after"),
+        outcome=classify(b, a),
     )
 
 

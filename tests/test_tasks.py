@@ -29,9 +29,18 @@ def test_valid_file_with_comments_blank_lines_and_full_judge(tmp_path: Path) -> 
         tmp_path,
         "// a comment",
         "",
-        {"id": "a", "prompt": "2+2?", "split": "val", "context": "math",
-         "judge": {"checks": [{"type": "regex", "value": r"\d+", "feedback": "give a number"}],
-                   "answer": "4", "answer_match": "number", "answer_pattern": r"ANSWER:\s*(.+)$"}},
+        {
+            "id": "a",
+            "prompt": "2+2?",
+            "split": "val",
+            "context": "math",
+            "judge": {
+                "checks": [{"type": "regex", "value": r"\d+", "feedback": "give a number"}],
+                "answer": "4",
+                "answer_match": "number",
+                "answer_pattern": r"ANSWER:\s*(.+)$",
+            },
+        },
         {"id": "b", "prompt": "Say hi", "judge": {"rubric": "friendly greeting"}},
     )
     tasks = load_tasks(path)
@@ -42,8 +51,17 @@ def test_valid_file_with_comments_blank_lines_and_full_judge(tmp_path: Path) -> 
 
 
 def test_shorthand_judge_keys_move_into_judge(tmp_path: Path) -> None:
-    path = write_lines(tmp_path, {"id": "a", "prompt": "p", "answer": "42", "answer_match": "number",
-                                  "checks": [{"type": "contains", "value": "42"}], "rubric": "r"})
+    path = write_lines(
+        tmp_path,
+        {
+            "id": "a",
+            "prompt": "p",
+            "answer": "42",
+            "answer_match": "number",
+            "checks": [{"type": "contains", "value": "42"}],
+            "rubric": "r",
+        },
+    )
     (t,) = load_tasks(path)
     assert t.judge.answer == "42" and t.judge.answer_match == "number"
     assert t.judge.checks[0].type == "contains" and t.judge.rubric == "r"
@@ -54,7 +72,9 @@ def test_shorthand_and_judge_together_merge_but_conflicts_fail(tmp_path: Path) -
     (t,) = load_tasks(ok)
     assert t.judge.answer == "1" and t.judge.rubric == "r"
     bad = write_lines(tmp_path, {"id": "a", "prompt": "p", "answer": "1", "judge": {"answer": "2"}})
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:1: task 'a': 'answer' given both at the top level and inside 'judge'"):
+    with pytest.raises(
+        ConfigError, match=r"tasks\.jsonl:1: task 'a': 'answer' given both at the top level and inside 'judge'"
+    ):
         load_tasks(bad)
 
 
@@ -99,7 +119,10 @@ def test_unknown_check_type_lists_valid_types(tmp_path: Path) -> None:
 
 def test_invalid_regex_in_a_check_is_reported(tmp_path: Path) -> None:
     path = write_lines(tmp_path, task(1), task(2, checks=[{"type": "regex", "value": "(unclosed"}]))
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl:2: task 't2': check 1 \(regex\): the pattern '\(unclosed' is not a valid regular expression"):
+    with pytest.raises(
+        ConfigError,
+        match=r"tasks\.jsonl:2: task 't2': check 1 \(regex\): the pattern '\(unclosed' is not a valid regular expression",
+    ):
         load_tasks(path)
 
 
@@ -113,7 +136,9 @@ def test_answer_pattern_needs_a_valid_regex_with_a_group(tmp_path: Path) -> None
 
 
 def test_numeric_check_needs_an_integer_value(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"task 't1': check 1 \(max_chars\): needs a whole number ≥ 0 as its value, got \"10\""):
+    with pytest.raises(
+        ConfigError, match=r"task 't1': check 1 \(max_chars\): needs a whole number ≥ 0 as its value, got \"10\""
+    ):
         load_tasks(write_lines(tmp_path, task(1, checks=[{"type": "max_chars", "value": "10"}])))
 
 
@@ -246,15 +271,18 @@ def test_every_check_type_with_a_value_has_a_bad_value_case() -> None:
     assert {c["type"] for c, _ in BAD_CHECKS} == set(get_args(CheckType)) - {"json_valid"}
 
 
-@pytest.mark.parametrize(("judge", "words"), [
-    ({"answer": "4", "answer_pattern": "ANSWER: .+"}, "exactly one capture group"),
-    ({"answer": "4", "answer_pattern": "(ANSWER): (.+)"}, "exactly one capture group"),
-    ({"answer": "4", "answer_pattern": "[oops"}, "not a valid regular expression"),
-    ({"answer": "forty-two", "answer_match": "number"}, "not a number"),
-    ({"answer": "  "}, "answer is empty"),
-    ({"rubric": ""}, "rubric is empty"),
-    ({"rubric": "r", "rubric_pass": 5}, "rubric_pass"),
-])
+@pytest.mark.parametrize(
+    ("judge", "words"),
+    [
+        ({"answer": "4", "answer_pattern": "ANSWER: .+"}, "exactly one capture group"),
+        ({"answer": "4", "answer_pattern": "(ANSWER): (.+)"}, "exactly one capture group"),
+        ({"answer": "4", "answer_pattern": "[oops"}, "not a valid regular expression"),
+        ({"answer": "forty-two", "answer_match": "number"}, "not a number"),
+        ({"answer": "  "}, "answer is empty"),
+        ({"rubric": ""}, "rubric is empty"),
+        ({"rubric": "r", "rubric_pass": 5}, "rubric_pass"),
+    ],
+)
 def test_an_answer_or_rubric_the_scorer_cannot_use_is_refused(tmp_path: Path, judge: dict, words: str) -> None:
     path = write_lines(tmp_path, {"id": "q", "prompt": "p", "judge": judge})
     with pytest.raises(ConfigError) as info:
@@ -264,15 +292,26 @@ def test_an_answer_or_rubric_the_scorer_cannot_use_is_refused(tmp_path: Path, ju
 
 
 def test_json_valid_and_well_formed_checks_of_every_type_load(tmp_path: Path) -> None:
-    checks = [{"type": "contains", "value": "a"}, {"type": "regex", "value": r"\d"}, {"type": "max_chars", "value": 0},
-              {"type": "json_valid"}, {"type": "tool_called", "value": "Edit", "case_sensitive": False}]
+    checks = [
+        {"type": "contains", "value": "a"},
+        {"type": "regex", "value": r"\d"},
+        {"type": "max_chars", "value": 0},
+        {"type": "json_valid"},
+        {"type": "tool_called", "value": "Edit", "case_sensitive": False},
+    ]
     (t,) = load_tasks(write_lines(tmp_path, task(1, checks=checks, answer_pattern=r"(?:ANSWER|A): (\d+)")))
     assert [c.type for c in t.judge.checks] == [c["type"] for c in checks]
 
 
-@pytest.mark.parametrize(("tid", "words"), [
-    ("", "id is empty"), ("   ", "id is empty"), ("a\nb", "control character"), (7, "id: expected a string"),
-])
+@pytest.mark.parametrize(
+    ("tid", "words"),
+    [
+        ("", "id is empty"),
+        ("   ", "id is empty"),
+        ("a\nb", "control character"),
+        (7, "id: expected a string"),
+    ],
+)
 def test_a_degenerate_id_is_refused_with_its_line(tmp_path: Path, tid: object, words: str) -> None:
     path = write_lines(tmp_path, task(1), {"id": tid, "prompt": "p", "answer": "1"})
     with pytest.raises(ConfigError) as info:
@@ -304,16 +343,21 @@ def test_a_task_file_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: st
 def test_a_latin1_task_file_names_the_line_and_byte(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_bytes(json.dumps(task(1)).encode() + b'\n{"id": "t2", "prompt": "caf\xe9", "answer": "2"}\n')
-    with pytest.raises(ConfigError, match=r"tasks\.jsonl is not UTF-8 text: the byte 0xe9 at line 2 \(byte offset \d+\).*UTF-8"):
+    with pytest.raises(
+        ConfigError, match=r"tasks\.jsonl is not UTF-8 text: the byte 0xe9 at line 2 \(byte offset \d+\).*UTF-8"
+    ):
         load_tasks(path)
 
 
-@pytest.mark.parametrize(("content", "words"), [
-    ("folder", "is a folder, not a file; give a JSONL task file"),
-    ("/dev/zero", "is a device, not a regular file"),
-    (b"\x00\x01binary\xff", "not UTF-8 text"),
-    (b'{"id": "a", "prompt": "p\x00", "answer": "1"}\n', "NUL character at line 1"),
-])
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("folder", "is a folder, not a file; give a JSONL task file"),
+        ("/dev/zero", "is a device, not a regular file"),
+        (b"\x00\x01binary\xff", "not UTF-8 text"),
+        (b'{"id": "a", "prompt": "p\x00", "answer": "1"}\n', "NUL character at line 1"),
+    ],
+)
 def test_a_task_file_that_is_not_text_is_a_clean_error(tmp_path: Path, content: object, words: str) -> None:
     path = tmp_path / "tasks.jsonl"
     if content == "folder":
@@ -326,12 +370,15 @@ def test_a_task_file_that_is_not_text_is_a_clean_error(tmp_path: Path, content: 
         load_tasks(path)
 
 
-@pytest.mark.parametrize(("line", "words"), [
-    ("[" * 100_000, "nested too deeply"),
-    ('{"id": "a", "prompt": "p", "answer": ' + "1" * 5000 + "}", "invalid JSON"),
-    ('{"id": "\\ud800", "prompt": "p", "answer": "1"}', "lone surrogate"),
-    ('{"id": "a", "prompt": "' + "x" * 50_000_000 + '", "answer": "1"}', "line is 50,000,040 characters long"),
-])
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("[" * 100_000, "nested too deeply"),
+        ('{"id": "a", "prompt": "p", "answer": ' + "1" * 5000 + "}", "invalid JSON"),
+        ('{"id": "\\ud800", "prompt": "p", "answer": "1"}', "lone surrogate"),
+        ('{"id": "a", "prompt": "' + "x" * 50_000_000 + '", "answer": "1"}', "line is 50,000,040 characters long"),
+    ],
+)
 def test_a_hostile_line_is_a_problem_of_its_line(tmp_path: Path, line: str, words: str) -> None:
     path = write_lines(tmp_path, task(1), line)
     with pytest.raises(ConfigError) as info:
@@ -360,12 +407,16 @@ def test_an_empty_task_file_holds_no_tasks(tmp_path: Path, text: str) -> None:
 
 def test_a_line_separator_inside_a_json_string_does_not_split_the_line(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
-    path.write_text(json.dumps(task(1, context="a\u2028b\x0cc"), ensure_ascii=False) + "\n" + json.dumps(task(2)) + "\n")
+    path.write_text(
+        json.dumps(task(1, context="a\u2028b\x0cc"), ensure_ascii=False) + "\n" + json.dumps(task(2)) + "\n"
+    )
     assert [t.context for t in load_tasks(path)] == ["a\u2028b\x0cc", None]
 
 
 def test_a_huge_value_is_not_echoed_whole_in_the_error(tmp_path: Path) -> None:
-    path = write_lines(tmp_path, {"id": "a", "prompt": list(range(100_000)), "answer": "1"}, task(2, **{"x" * 10_000: 1}))
+    path = write_lines(
+        tmp_path, {"id": "a", "prompt": list(range(100_000)), "answer": "1"}, task(2, **{"x" * 10_000: 1})
+    )
     with pytest.raises(ConfigError) as info:
         load_tasks(path)
     msg = str(info.value)

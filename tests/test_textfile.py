@@ -15,8 +15,9 @@ from skillsleep.core.textfile import MAX_BYTES, read_text_file
 TEXT = 'première ligne\r\nsecond: "ok"\n'
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32",
-                                      "utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize(
+    "encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]
+)
 def test_text_is_read_by_its_byte_order_mark_and_line_endings_are_kept(tmp_path: Path, encoding: str) -> None:
     path = tmp_path / "f.txt"
     bom = {"utf-16-le": "\ufeff", "utf-16-be": "\ufeff", "utf-32-le": "\ufeff", "utf-32-be": "\ufeff"}.get(encoding, "")
@@ -40,11 +41,14 @@ def test_a_bad_byte_in_utf16_text_is_named_by_its_offset_in_the_file(tmp_path: P
         read_text_file(path, "task file")
 
 
-@pytest.mark.parametrize(("data", "line"), [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 1),
-    (b"ok\nstill ok\nnul \x00 here\n", 3),
-    ('{"id": "a"}\n'.encode("utf-16-le"), 1),  # UTF-16 without a byte-order mark
-])
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 1),
+        (b"ok\nstill ok\nnul \x00 here\n", 3),
+        ('{"id": "a"}\n'.encode("utf-16-le"), 1),  # UTF-16 without a byte-order mark
+    ],
+)
 def test_binary_or_nul_bytes_are_not_text(tmp_path: Path, data: bytes, line: int) -> None:
     path = tmp_path / "x.jsonl"
     path.write_bytes(data)

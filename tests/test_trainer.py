@@ -31,12 +31,20 @@ SEED = "---\nname: sums\ndescription: add numbers\n---\n# Sums\n\n- Read the que
 def make_tasks() -> list[Task]:
     judge = Judge(
         checks=[Check(type="last_line_regex", value=r"ANSWER: .+")],
-        answer_pattern=r"ANSWER:\s*(.+)$", answer_match="number",
+        answer_pattern=r"ANSWER:\s*(.+)$",
+        answer_match="number",
     )
     tasks = []
     for i in range(12):
         split = "train" if i < 6 else "val" if i < 10 else "test"
-        tasks.append(Task(id=f"t{i}", prompt=f"What is {i}+{i + 3}?", judge=judge.model_copy(update={"answer": str(2 * i + 3)}), split=split))
+        tasks.append(
+            Task(
+                id=f"t{i}",
+                prompt=f"What is {i}+{i + 3}?",
+                judge=judge.model_copy(update={"answer": str(2 * i + 3)}),
+                split=split,
+            )
+        )
     return tasks
 
 
@@ -62,7 +70,13 @@ class Optimizer:
         required = (request.json_schema or {}).get("required", [])
         if required == ["findings"]:
             content = BAD if RULE in text else RULE
-            return json.dumps({"findings": [{"kind": "skill_defect", "diagnosis": "d", "op": "add", "target": "", "content": content}]})
+            return json.dumps(
+                {
+                    "findings": [
+                        {"kind": "skill_defect", "diagnosis": "d", "op": "add", "target": "", "content": content}
+                    ]
+                }
+            )
         if required == ["groups"]:
             return json.dumps({"groups": []})
         if "order" in required:
@@ -82,25 +96,36 @@ def write_config(tmp_path: Path, extra: str = "") -> TrainConfig:
         '[run]\nname = "t"\nout_dir = "runs"\n'
         '[target]\nbackend = "scripted:target"\n[optimizer]\nbackend = "scripted:opt"\n'
         "[train]\nepochs = 2\nbatch_size = 3\nminibatch_size = 3\n"
-        "[lr]\nschedule = \"constant\"\nmax_edits = 1\nmin_edits = 1\n" + extra
+        '[lr]\nschedule = "constant"\nmax_edits = 1\nmin_edits = 1\n' + extra
     )
     return load_config(tmp_path / "run.toml")
 
 
-def build(cfg: TrainConfig, tmp_path: Path, opt: Optimizer, *, ledger: Ledger | None = None,
-          target_fn=target) -> tuple[Trainer, ScriptedBackend, ScriptedBackend]:  # type: ignore[no-untyped-def]
+def build(
+    cfg: TrainConfig, tmp_path: Path, opt: Optimizer, *, ledger: Ledger | None = None, target_fn=target
+) -> tuple[Trainer, ScriptedBackend, ScriptedBackend]:  # type: ignore[no-untyped-def]
     ledger = ledger or Ledger()
     store = Store(tmp_path / "state.db")
     tb = ScriptedBackend(BackendSettings(model="target"), target_fn)
     ob = ScriptedBackend(BackendSettings(model="opt"), opt)
     run_dir = RunDir(tmp_path / "runs" / "t")
-    ev = Evaluator(ChatHarness(LLM(tb, ledger=ledger, store=store, max_tokens=64)), judge_llm=None,
-                   gate=GateConfig(), log_path=run_dir.rollouts_path)
+    ev = Evaluator(
+        ChatHarness(LLM(tb, ledger=ledger, store=store, max_tokens=64)),
+        judge_llm=None,
+        gate=GateConfig(),
+        log_path=run_dir.rollouts_path,
+    )
     splits: dict[str, list[Task]] = {}
     for t in make_tasks():
         splits.setdefault(t.split or "train", []).append(t)
-    trainer = Trainer(cfg, splits=splits, seed_skill=Skill.parse(SEED), evaluator=ev,
-                      optimizer=LLM(ob, ledger=ledger, store=store), run_dir=run_dir)
+    trainer = Trainer(
+        cfg,
+        splits=splits,
+        seed_skill=Skill.parse(SEED),
+        evaluator=ev,
+        optimizer=LLM(ob, ledger=ledger, store=store),
+        run_dir=run_dir,
+    )
     return trainer, tb, ob
 
 
@@ -153,7 +178,7 @@ async def test_resume_after_a_crash_redoes_no_finished_call(tmp_path: Path) -> N
             raise BackendError("server went away")
         return target(request)
 
-    trainer, tb1, ob1 = build(cfg, tmp_path, Optimizer(), target_fn=flaky)
+    trainer, tb1, _ob1 = build(cfg, tmp_path, Optimizer(), target_fn=flaky)
     with pytest.raises(BackendError):
         await trainer.run()
     saved = trainer.run_dir.load("state.json", TrainState)
@@ -174,13 +199,19 @@ async def test_budget_stops_cleanly_and_never_writes_an_unaccepted_best(tmp_path
     assert 0 < len(st.steps) < 4
     assert st.stopped and st.stopped.startswith("budget") and not st.done
     best = tmp_path / "runs/t/best_skill.md"
-    accepted = {Skill.parse(SEED).text} | {
-        (tmp_path / f"runs/t/candidates/e{s.epoch}s{s.step}.md").read_text()
-        for s in st.steps if s.gate and s.gate.accepted
-    } | {
-        (tmp_path / f"runs/t/candidates/e{e['epoch']}-slow-update.md").read_text()
-        for e in st.epochs if (e.get("slow_update_gate") or {}).get("accepted")  # type: ignore[union-attr]
-    }
+    accepted = (
+        {Skill.parse(SEED).text}
+        | {
+            (tmp_path / f"runs/t/candidates/e{s.epoch}s{s.step}.md").read_text()
+            for s in st.steps
+            if s.gate and s.gate.accepted
+        }
+        | {
+            (tmp_path / f"runs/t/candidates/e{e['epoch']}-slow-update.md").read_text()
+            for e in st.epochs
+            if (e.get("slow_update_gate") or {}).get("accepted")  # type: ignore[union-attr]
+        }
+    )
     assert not best.exists() or best.read_text() in accepted
     assert ledger.spent_tokens <= 6000
     saved = trainer.run_dir.load("state.json", TrainState)

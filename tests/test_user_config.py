@@ -17,8 +17,10 @@ from skillsleep.slash_commands import wiring
 from skillsleep.slash_commands.cli import main
 
 SECRET = "acme-12345678"
-CONVO = {"id": "c1", "messages": [{"role": "user", "content": f"deploy with {SECRET}"},
-                                  {"role": "assistant", "content": "done"}]}
+CONVO = {
+    "id": "c1",
+    "messages": [{"role": "user", "content": f"deploy with {SECRET}"}, {"role": "assistant", "content": "done"}],
+}
 
 
 @pytest.fixture()
@@ -26,8 +28,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """SKILLSLEEP_HOME and agent roots in tmp; no config-related variable leaks in from outside."""
     for var in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
         monkeypatch.delenv(var, raising=False)
-    for var, name in (("SKILLSLEEP_HOME", "home"), ("HOME", "user"), ("CLAUDE_CONFIG_DIR", "claude"),
-                      ("CODEX_HOME", "codex"), ("OPENCLAW_STATE_DIR", "openclaw")):
+    for var, name in (
+        ("SKILLSLEEP_HOME", "home"),
+        ("HOME", "user"),
+        ("CLAUDE_CONFIG_DIR", "claude"),
+        ("CODEX_HOME", "codex"),
+        ("OPENCLAW_STATE_DIR", "openclaw"),
+    ):
         (tmp_path / name).mkdir()
         monkeypatch.setenv(var, str(tmp_path / name))
     monkeypatch.chdir(tmp_path)
@@ -51,7 +58,11 @@ def chat_log(folder: Path, *records: dict[str, object]) -> Path:
 
 
 def test_the_config_file_is_found_by_env_then_home_then_platform(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert wiring.config_file().model_dump() == {"path": home / "config.toml", "exists": False, "chosen_by": "SKILLSLEEP_HOME"}
+    assert wiring.config_file().model_dump() == {
+        "path": home / "config.toml",
+        "exists": False,
+        "chosen_by": "SKILLSLEEP_HOME",
+    }
     explicit = home.parent / "elsewhere.toml"
     explicit.write_text("")
     monkeypatch.setenv("SKILLSLEEP_CONFIG", str(explicit))
@@ -63,7 +74,9 @@ def test_the_config_file_is_found_by_env_then_home_then_platform(home: Path, mon
     assert (where.path, where.chosen_by) == (home.parent / "platform" / "skillsleep" / "config.toml", "default")
 
 
-def test_no_file_means_defaults_but_a_missing_explicit_file_is_an_error(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_file_means_defaults_but_a_missing_explicit_file_is_an_error(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert wiring.user_config() == UserConfig()
     monkeypatch.setenv("SKILLSLEEP_CONFIG", str(home / "typo.toml"))
     with pytest.raises(ConfigError, match="SKILLSLEEP_CONFIG=.*typo.toml does not exist: create that file or unset"):
@@ -76,7 +89,8 @@ def test_no_file_means_defaults_but_a_missing_explicit_file_is_an_error(home: Pa
 
 
 def test_the_config_file_is_read_by_byte_order_mark_and_a_folder_or_binary_one_is_named(
-    home: Path, monkeypatch: pytest.MonkeyPatch,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (home / "config.toml").write_bytes("[sleep]\r\npreferences = 'naïve'\r\n".encode("utf-16"))
     assert wiring.user_config().sleep.preferences == "naïve"
@@ -186,7 +200,7 @@ def test_bad_patterns_from_env_or_flag_name_where_they_came_from(home: Path, mon
 
 def test_harvest_reads_chat_dirs_and_redacts_with_patterns_from_the_file(home: Path) -> None:
     chat_log(home.parent / "chats", CONVO)
-    write_config(home, '[harvest]\nchat_dirs = ["../chats"]\nredact_patterns = [\'acme-[0-9]{8}\']\n')
+    write_config(home, "[harvest]\nchat_dirs = [\"../chats\"]\nredact_patterns = ['acme-[0-9]{8}']\n")
     result = CliRunner().invoke(main, ["harvest", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -240,8 +254,12 @@ def test_config_command_shows_each_setting_with_its_source(home: Path, monkeypat
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["config_file"] == {"path": str(path), "exists": True, "chosen_by": "SKILLSLEEP_HOME"}
-    assert data["harvest"]["chat_dirs"] == {"value": ["/env/chats"], "source": "env", "merge": "replace",
-                                            "layers": {"env": ["/env/chats"], "file": ["/data/chats"]}}
+    assert data["harvest"]["chat_dirs"] == {
+        "value": ["/env/chats"],
+        "source": "env",
+        "merge": "replace",
+        "layers": {"env": ["/env/chats"], "file": ["/data/chats"]},
+    }
     assert data["harvest"]["redact_patterns"]["value"] == ["acme-[0-9]{8}"]
     assert data["harvest"]["redact_patterns"]["source"] == "file"
     text = CliRunner().invoke(main, ["config"]).stdout
@@ -261,12 +279,18 @@ def test_toml_nested_too_deeply_is_a_clean_error(tmp_path: Path) -> None:
 # --- [harness.<name>] tables ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("table", "expected"), [
-    ('[harness.codex]\nsandbx = "read-only"\n', ["[harness.codex]", "unknown key 'sandbx'", "did you mean 'sandbox'"]),
-    ('[harness.codex]\nconcurrency = "two"\n', ["[harness.codex]", "concurrency"]),
-    ('[harness.cursor]\ncommand = "cursor"\n', ["[harness.cursor] is not a harness with settings", "codex"]),
-    ('[harness.openclaw]\nbase_url = "127.0.0.1:8080/v1"\n', ["[harness.openclaw]", "base_url", "no scheme"]),
-])
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        (
+            '[harness.codex]\nsandbx = "read-only"\n',
+            ["[harness.codex]", "unknown key 'sandbx'", "did you mean 'sandbox'"],
+        ),
+        ('[harness.codex]\nconcurrency = "two"\n', ["[harness.codex]", "concurrency"]),
+        ('[harness.cursor]\ncommand = "cursor"\n', ["[harness.cursor] is not a harness with settings", "codex"]),
+        ('[harness.openclaw]\nbase_url = "127.0.0.1:8080/v1"\n', ["[harness.openclaw]", "base_url", "no scheme"]),
+    ],
+)
 def test_config_checks_every_harness_table_and_names_the_problem(home: Path, table: str, expected: list[str]) -> None:
     path = write_config(home, table)
     for args in (["config"], ["config", "--json"]):

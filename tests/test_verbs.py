@@ -21,25 +21,56 @@ from skillsleep.slash_commands.cli import main
 # --- --format on every verb -----------------------------------------------------------------------
 
 
-def _nights(data: Path, live: Path, proposal_id: str) -> None:  # noqa: F811
+def _nights(data: Path, live: Path, proposal_id: str) -> None:
     """Night 1 accepted (with the proposal), night 2 running in this process, each with a ledger."""
     start = month_start()
     nights = Nights(data)
-    nights.save(NightRecord(
-        night=1, started=start, finished=start, status="finished", harness="codex", skill_path=str(live),
-        skill_name="fmt", outcome="accepted", reason="0.40 → 0.70", baseline=0.4, candidate=0.7, accepted=True,
-        proposal_id=proposal_id))
-    nights.save(NightRecord(night=2, started=start, status="running", pid=os.getpid(), harness="codex",
-                            skill_path=str(live), skill_name="fmt"))
+    nights.save(
+        NightRecord(
+            night=1,
+            started=start,
+            finished=start,
+            status="finished",
+            harness="codex",
+            skill_path=str(live),
+            skill_name="fmt",
+            outcome="accepted",
+            reason="0.40 → 0.70",
+            baseline=0.4,
+            candidate=0.7,
+            accepted=True,
+            proposal_id=proposal_id,
+        )
+    )
+    nights.save(
+        NightRecord(
+            night=2,
+            started=start,
+            status="running",
+            pid=os.getpid(),
+            harness="codex",
+            skill_path=str(live),
+            skill_name="fmt",
+        )
+    )
     for night, tokens in ((1, 300), (2, 40)):
-        RunDir(nights.folder(night)).append_ledger(LedgerEntry(
-            ts=start, role="reflect", provider="deepseek", model="m", usage=Usage(input_tokens=tokens),
-            cost_usd=0.01, latency_s=1.0))
+        RunDir(nights.folder(night)).append_ledger(
+            LedgerEntry(
+                ts=start,
+                role="reflect",
+                provider="deepseek",
+                model="m",
+                usage=Usage(input_tokens=tokens),
+                cost_usd=0.01,
+                latency_s=1.0,
+            )
+        )
 
 
-def test_status_format_md_is_a_short_table_with_what_to_type_next(data: Path, live: Path) -> None:  # noqa: F811
-    p = Proposals(data).stage(live, NEW, accepted=True, reason="0.40 → 0.70", baseline_score=0.4,
-                              candidate_score=0.7, night=1)
+def test_status_format_md_is_a_short_table_with_what_to_type_next(data: Path, live: Path) -> None:
+    p = Proposals(data).stage(
+        live, NEW, accepted=True, reason="0.40 → 0.70", baseline_score=0.4, candidate_score=0.7, night=1
+    )
     q = Proposals(data).stage(live, OLD + "- two\n", accepted=False, reason=HOSTILE)
     _nights(data, live, p.id)
     code, out, err = invoke("status", "--format", "md")
@@ -60,7 +91,8 @@ def test_status_format_md_is_a_short_table_with_what_to_type_next(data: Path, li
 
 
 def test_format_text_is_plain_even_off_a_terminal_and_json_is_the_same_as_dash_dash_json(
-        data: Path, live: Path) -> None:  # noqa: F811
+    data: Path, live: Path
+) -> None:
     Proposals(data).stage(live, NEW, accepted=True, reason=HOSTILE)
     code, out, err = invoke("status", "--format", "text")
     assert code == 0, err
@@ -73,7 +105,7 @@ def test_format_text_is_plain_even_off_a_terminal_and_json_is_the_same_as_dash_d
     assert code == 2 and out == "" and "--json is the same as --format json" in err
 
 
-def test_adopt_reject_and_rollback_print_one_markdown_line(data: Path, live: Path) -> None:  # noqa: F811
+def test_adopt_reject_and_rollback_print_one_markdown_line(data: Path, live: Path) -> None:
     props = Proposals(data)
     p = props.stage(live, NEW, accepted=True, reason="better")
     code, out, err = invoke("adopt", "--format", "md")
@@ -93,7 +125,7 @@ def test_adopt_reject_and_rollback_print_one_markdown_line(data: Path, live: Pat
     assert code == 2 and out == ""  # nothing pending: the error goes to stderr only
 
 
-def test_an_error_in_md_format_is_markdown_on_stdout_too(data: Path, live: Path) -> None:  # noqa: F811
+def test_an_error_in_md_format_is_markdown_on_stdout_too(data: Path, live: Path) -> None:
     code, out, err = invoke("adopt", "--format", "md")
     assert code == 2
     assert "there is no pending accepted proposal" in err  # stderr as always
@@ -125,7 +157,7 @@ def test_run_format_md_and_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 # --- `skillsleep sleep`: what the user typed after /sleep -----------------------------------------
 
 
-def test_sleep_alone_is_status_in_markdown_with_sleep_commands(data: Path, live: Path) -> None:  # noqa: F811
+def test_sleep_alone_is_status_in_markdown_with_sleep_commands(data: Path, live: Path) -> None:
     p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
     code, out, err = invoke("sleep")
     assert code == 0, err
@@ -139,7 +171,7 @@ def test_sleep_alone_is_status_in_markdown_with_sleep_commands(data: Path, live:
     assert code == 0 and out.startswith("## skillsleep status")
 
 
-def test_sleep_runs_the_verb_with_its_arguments_and_line_splits_like_a_shell(data: Path, live: Path) -> None:  # noqa: F811
+def test_sleep_runs_the_verb_with_its_arguments_and_line_splits_like_a_shell(data: Path, live: Path) -> None:
     props = Proposals(data)
     p = props.stage(live, NEW, accepted=False, reason="no gain")
     code, out, err = invoke("sleep", "--line", f"adopt '{p.id}'   --force")
@@ -150,11 +182,14 @@ def test_sleep_runs_the_verb_with_its_arguments_and_line_splits_like_a_shell(dat
     assert code == 0 and json.loads(out)["steps"] == 1 and live.read_text() == OLD
 
 
-def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, live: Path) -> None:  # noqa: F811
+def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, live: Path) -> None:
     p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
     cases = {
-        ("sleep", "stauts"): (2, "unknown /sleep verb 'stauts'. Did you mean 'status'? Known: adopt, cost, diff, "
-                                "help, reject, rollback, run, status."),
+        ("sleep", "stauts"): (
+            2,
+            "unknown /sleep verb 'stauts'. Did you mean 'status'? Known: adopt, cost, diff, "
+            "help, reject, rollback, run, status.",
+        ),
         ("sleep", "--line", f"adopt '{p.id}"): (2, "cannot split the /sleep line"),
         ("sleep", "adopt", "--bogus"): (2, "No such option '--bogus'"),
         ("sleep", "rollback", "0"): (2, "is not in the range x>=1"),
@@ -178,13 +213,20 @@ def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, liv
     assert code == 1 and "another skillsleep cycle is running" in out and live.read_text() == OLD
 
 
-def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:  # noqa: F811
+def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:
     code, out, err = invoke("sleep", "help")
     assert code == 0, err
     verbs = [line for line in out.splitlines() if line.startswith("- `/sleep ")]
     assert [v.split("`")[1] for v in verbs] == [
-        "/sleep status", "/sleep diff [ID]", "/sleep adopt [ID] [--edits N,M] [--force]", "/sleep reject [ID]",
-        "/sleep rollback [N] [--force]", "/sleep run [--detach] [flags…]", "/sleep cost", "/sleep help"]
+        "/sleep status",
+        "/sleep diff [ID]",
+        "/sleep adopt [ID] [--edits N,M] [--force]",
+        "/sleep reject [ID]",
+        "/sleep rollback [N] [--force]",
+        "/sleep run [--detach] [flags…]",
+        "/sleep cost",
+        "/sleep help",
+    ]
     assert all(" — " in v for v in verbs)
     listed = {v["verb"] for v in json.loads(invoke("help", "--json")[1])["verbs"]}
     assert listed <= set(main.commands)  # every /sleep verb is the skillsleep command of that name
@@ -192,7 +234,7 @@ def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:  # noqa: 
     assert code == 0 and "- `skillsleep diff [ID]`" in out
 
 
-def test_sleep_prefix_names_the_verbs_as_the_agent_types_them(data: Path, live: Path) -> None:  # noqa: F811
+def test_sleep_prefix_names_the_verbs_as_the_agent_types_them(data: Path, live: Path) -> None:
     """Codex's user types `$sleep status`: the commands the output suggests must read the same."""
     p = Proposals(data).stage(live, NEW, accepted=True, reason="better")
     code, out, err = invoke("sleep", "--prefix", "$sleep")
@@ -206,11 +248,21 @@ def test_sleep_prefix_names_the_verbs_as_the_agent_types_them(data: Path, live: 
     assert code == 2 and "--prefix" in out and live.read_text() == OLD
 
 
-def test_sleep_run_starts_the_night_in_the_background(tmp_path: Path, data: Path, live: Path) -> None:  # noqa: F811
+def test_sleep_run_starts_the_night_in_the_background(tmp_path: Path, data: Path, live: Path) -> None:
     """Inside an agent a night never blocks the agent's turn: `/sleep run` is `run --detach`, which
     refuses at once while a night runs (a foreground run would wait for the lock and fail otherwise)."""
-    Nights(data).save(NightRecord(night=3, started=month_start(), status="running", pid=os.getpid(), harness="chat",
-                                  skill_path=str(live), skill_name="fmt", log=str(data / "logs" / "night-0003.log")))
+    Nights(data).save(
+        NightRecord(
+            night=3,
+            started=month_start(),
+            status="running",
+            pid=os.getpid(),
+            harness="chat",
+            skill_path=str(live),
+            skill_name="fmt",
+            log=str(data / "logs" / "night-0003.log"),
+        )
+    )
     with StateLock(data, "skillsleep run"):
-        code, out, err = invoke("sleep", *run_args(tmp_path))
+        code, out, _err = invoke("sleep", *run_args(tmp_path))
     assert code == 1 and out.startswith("**Error:** night 3 is already running") and "nothing was started" in out

@@ -25,8 +25,13 @@ TIMEOUT = 5.0
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
         monkeypatch.delenv(var, raising=False)
-    for var, name in (("HOME", "home"), ("SKILLSLEEP_HOME", "skillsleep"), ("CLAUDE_CONFIG_DIR", "claude"),
-                      ("CODEX_HOME", "codex"), ("OPENCLAW_STATE_DIR", "openclaw")):
+    for var, name in (
+        ("HOME", "home"),
+        ("SKILLSLEEP_HOME", "skillsleep"),
+        ("CLAUDE_CONFIG_DIR", "claude"),
+        ("CODEX_HOME", "codex"),
+        ("OPENCLAW_STATE_DIR", "openclaw"),
+    ):
         (tmp_path / name).mkdir()
         monkeypatch.setenv(var, str(tmp_path / name))
     (tmp_path / "claude" / "projects" / "-home-me-proj").mkdir(parents=True)
@@ -69,11 +74,12 @@ def stored(env: Path) -> Callable[[], Any]:
             return store.session("claude-code", SID)
         finally:
             store.close()
+
     return get
 
 
 def test_a_new_transcript_is_harvested_and_an_append_reads_only_new_bytes(watching, env: Path) -> None:  # type: ignore[no-untyped-def]
-    watcher, reports, path = watching
+    _watcher, reports, path = watching
     assert watch_roots() == [("claude-code", env / "claude" / "projects")]
     path.write_bytes(user("fix the failing test", 1) + assistant("done", 1))
     [first] = reports.wait_for(1)
@@ -131,7 +137,9 @@ def test_cli_watch_reports_one_json_line_per_harvest(env: Path) -> None:
     assert [(r["harness"], r["bytes_read"]) for r in lines] == [("claude-code", path.stat().st_size)]
 
 
-def test_cli_watch_without_any_transcript_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_watch_without_any_transcript_folder_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for var in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS"):
         monkeypatch.delenv(var, raising=False)
     for var in ("HOME", "SKILLSLEEP_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
@@ -156,8 +164,12 @@ def test_cli_watch_first_catches_up_on_what_was_written_before_it_started(env: P
 
 
 def chat_line(cid: str, prompt: str) -> bytes:
-    return (json.dumps({"id": cid, "messages": [{"role": "user", "content": prompt},
-                                                {"role": "assistant", "content": "ok"}]}) + "\n").encode()
+    return (
+        json.dumps(
+            {"id": cid, "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": "ok"}]}
+        )
+        + "\n"
+    ).encode()
 
 
 def stored_chat(env: Path, cid: str) -> Any:
@@ -219,13 +231,17 @@ def test_cli_watch_chat_dir_catches_up_and_then_harvests_changes(env: Path) -> N
 
     writer = threading.Thread(target=write_soon)
     writer.start()
-    result = CliRunner().invoke(main, ["watch", "--chat-dir", str(chats), "--duration", "1.5", "--debounce", "0.1", "--json"])
+    result = CliRunner().invoke(
+        main, ["watch", "--chat-dir", str(chats), "--duration", "1.5", "--debounce", "0.1", "--json"]
+    )
     writer.join()
     assert result.exit_code == 0, result.output
     assert f"chat {chats}" in result.stderr
     lines = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
     assert [(r["harness"], r["bytes_read"]) for r in lines] == [
-        ("chat", early.stat().st_size), ("chat", late.stat().st_size)]
+        ("chat", early.stat().st_size),
+        ("chat", late.stat().st_size),
+    ]
     assert stored_chat(env, "l1").prompts() == ["written while watching"]
 
 

@@ -58,7 +58,9 @@ def shared_tmp() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def run_as_nobody(args: list[str], env: Mapping[str, str], *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_as_nobody(
+    args: list[str], env: Mapping[str, str], *, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """`skillsleep ARGS` as nobody, with a minimal environment plus `env`."""
     base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
     return subprocess.run(_command(args), env={**base, **env}, cwd=cwd, capture_output=True, text=True, timeout=120)
@@ -76,8 +78,14 @@ def crontab_skip_reason() -> str | None:
 
 def _crontab(*args: str, text: str | None = None) -> subprocess.CompletedProcess[str]:
     """`crontab -u nobody ARGS` as root (root may edit another user's table; cron.deny does not apply)."""
-    return subprocess.run(["crontab", "-u", "nobody", *args], input=text, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, timeout=60)
+    return subprocess.run(
+        ["crontab", "-u", "nobody", *args],
+        input=text,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+        timeout=60,
+    )
 
 
 def _set_crontab(text: str | None) -> None:

@@ -97,8 +97,12 @@ class AnthropicBackend(BaseBackend):
             message = await self._get_client().messages.create(**self._params(request))
         except sdk.APIStatusError as exc:
             raise status_error(
-                url, exc.status_code, exc.response.text, headers=exc.response.headers,
-                key_hint="Set ANTHROPIC_API_KEY to a valid key.", model=self.model,
+                url,
+                exc.status_code,
+                exc.response.text,
+                headers=exc.response.headers,
+                key_hint="Set ANTHROPIC_API_KEY to a valid key.",
+                model=self.model,
             ) from exc
         except sdk.APITimeoutError as exc:
             raise TransientError(f"no answer from {url} within {self.settings.retry.timeout_s:g} s") from exc

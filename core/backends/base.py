@@ -99,8 +99,10 @@ class RetryEvent(BaseModel):
     delay_s: float  # the wait before the next attempt
 
     def describe(self) -> str:
-        return (f"{self.backend} attempt {self.attempt} of {self.attempts} failed: {self.error}; "
-                f"retrying in {round(self.delay_s, 1):g} s")
+        return (
+            f"{self.backend} attempt {self.attempt} of {self.attempts} failed: {self.error}; "
+            f"retrying in {round(self.delay_s, 1):g} s"
+        )
 
 
 RetryListener = Callable[[RetryEvent], None]
@@ -176,7 +178,7 @@ class BaseBackend:
                     completion = await asyncio.wait_for(self._send(request), limit)
                 except TransientError as exc:
                     last = exc
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     where = f" from {self.endpoint}" if self.endpoint else ""
                     last = TransientError(f"no answer{where} within {limit:g} s")
                 else:
@@ -185,8 +187,15 @@ class BaseBackend:
             if attempt < policy.attempts:
                 delay = self._delay(attempt, last)
                 if self.on_retry is not None:
-                    self.on_retry(RetryEvent(backend=f"{self.name}:{self.model}", attempt=attempt,
-                                             attempts=policy.attempts, error=str(last), delay_s=delay))
+                    self.on_retry(
+                        RetryEvent(
+                            backend=f"{self.name}:{self.model}",
+                            attempt=attempt,
+                            attempts=policy.attempts,
+                            error=str(last),
+                            delay_s=delay,
+                        )
+                    )
                 await self._sleep(delay)
         advice = f", or {self.settings.retry_advice}" if self.settings.retry_advice else ""
         raise RetriesExhausted(

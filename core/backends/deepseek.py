@@ -19,9 +19,8 @@ MODELS = ["deepseek-v4-flash", "deepseek-v4-pro"]
 
 def schema_instruction(schema: dict[str, Any]) -> str:
     """The sentence that asks for a JSON object matching `schema` (for APIs without schema mode)."""
-    return (
-        "Reply with one JSON object only, no prose and no code fence, matching this JSON schema:\n"
-        + json.dumps(schema, sort_keys=True)
+    return "Reply with one JSON object only, no prose and no code fence, matching this JSON schema:\n" + json.dumps(
+        schema, sort_keys=True
     )
 
 

@@ -84,8 +84,12 @@ class OllamaBackend(BaseBackend):
                     f"{url} does not have model {self.model!r} ({exc.error}): run `ollama pull {self.model}`"
                 ) from exc
             raise status_error(
-                url, exc.status_code, str(exc.error), headers=None,
-                key_hint="Check the server's access settings.", model=self.model,
+                url,
+                exc.status_code,
+                str(exc.error),
+                headers=None,
+                key_hint="Check the server's access settings.",
+                model=self.model,
             ) from exc
         except ConnectionError as exc:  # the client's wording for httpx.ConnectError
             raise TransientError(f"could not connect to {url}; is `ollama serve` running there?") from exc

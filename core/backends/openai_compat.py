@@ -97,7 +97,7 @@ class OpenAIBackend(BaseBackend):
         base_url = settings.base_url or self.info.default_base_url
         if not base_url:
             raise BackendUnavailable(
-                f"the {self.name} backend needs a server URL: set base_url = \"http://HOST:PORT/v1\" in the config section (--base-url for eval)"
+                f'the {self.name} backend needs a server URL: set base_url = "http://HOST:PORT/v1" in the config section (--base-url for eval)'
                 + (f" or set {self.info.base_url_env}" if self.info.base_url_env else "")
             )
         if self.info.key_required and not settings.api_key:
@@ -148,8 +148,12 @@ class OpenAIBackend(BaseBackend):
             response = await client.chat.completions.create(**params)
         except sdk.APIStatusError as exc:
             raise status_error(
-                url, exc.status_code, exc.response.text, headers=exc.response.headers,
-                key_hint=self._key_hint(), model=self.model,
+                url,
+                exc.status_code,
+                exc.response.text,
+                headers=exc.response.headers,
+                key_hint=self._key_hint(),
+                model=self.model,
             ) from exc
         except sdk.APITimeoutError as exc:
             raise TransientError(f"no answer from {url} within {self.settings.retry.timeout_s:g} s") from exc

@@ -29,7 +29,7 @@ def load_rules(path: Path) -> list[tuple[re.Pattern[str], str]]:
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read the scripted backend's script {path}: {exc}") from exc
     if not isinstance(data, list):
-        raise ConfigError(f"{path} must hold a JSON list of {{\"match\": regex, \"reply\": text}} rules")
+        raise ConfigError(f'{path} must hold a JSON list of {{"match": regex, "reply": text}} rules')
     rules: list[tuple[re.Pattern[str], str]] = []
     for i, rule in enumerate(data):
         if not (isinstance(rule, dict) and isinstance(rule.get("match"), str) and isinstance(rule.get("reply"), str)):

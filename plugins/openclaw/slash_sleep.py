@@ -22,13 +22,20 @@ def skillsleep(args: list[str]) -> None:
     config = json.loads(Path(__file__).with_name("config.json").read_text(encoding="utf-8"))
     command = config.get("command") or "skillsleep"
     env = dict(os.environ)
-    env.update({f"SKILLSLEEP_{key.upper()}": str(value) for key, value in config.items()
-                if key != "command" and value not in ("", 0, None)})
+    env.update(
+        {
+            f"SKILLSLEEP_{key.upper()}": str(value)
+            for key, value in config.items()
+            if key != "command" and value not in ("", 0, None)
+        }
+    )
     try:
         os.execvpe(command, [command, *args], env)
     except OSError as exc:  # the one way this script fails: say what to do, never a traceback
-        sys.exit(f"cannot run skillsleep at {command!r} ({exc.strerror}); install skillsleep and run "
-                 "`skillsleep install openclaw`, or set \"command\" in config.json to its path")
+        sys.exit(
+            f"cannot run skillsleep at {command!r} ({exc.strerror}); install skillsleep and run "
+            '`skillsleep install openclaw`, or set "command" in config.json to its path'
+        )
 
 
 if __name__ == "__main__":
