@@ -111,9 +111,9 @@ Runner = Callable[[Sequence[str], Mapping[str, str]], subprocess.CompletedProces
 # agent → (module, function): the function is the agent's Installer; its CLI, to tell whether the
 # agent is on this machine
 INSTALLERS: dict[str, tuple[str, str, str]] = {
-    "claude-code": ("skillsleep.harnesses.claude_code_install", "install", "claude"),
-    "codex": ("skillsleep.harnesses.codex_install", "install", "codex"),
-    "openclaw": ("skillsleep.harnesses.openclaw_install", "install", "openclaw"),
+    "claude-code": ("skillsleep.harnesses.claude_code.install", "install", "claude"),
+    "codex": ("skillsleep.harnesses.codex.install", "install", "codex"),
+    "openclaw": ("skillsleep.harnesses.openclaw.install", "install", "openclaw"),
 }
 
 

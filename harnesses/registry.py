@@ -27,9 +27,9 @@ from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
 
 # name → (module, harness class, settings class)
 CLI_HARNESSES: dict[str, tuple[str, str, str]] = {
-    "claude-code": ("skillsleep.harnesses.claude_code_replay", "ClaudeCodeHarness", "ClaudeCodeSettings"),
-    "codex": ("skillsleep.harnesses.codex_replay", "CodexHarness", "CodexSettings"),
-    "openclaw": ("skillsleep.harnesses.openclaw_replay", "OpenClawHarness", "OpenClawSettings"),
+    "claude-code": ("skillsleep.harnesses.claude_code.replay", "ClaudeCodeHarness", "ClaudeCodeSettings"),
+    "codex": ("skillsleep.harnesses.codex.replay", "CodexHarness", "CodexSettings"),
+    "openclaw": ("skillsleep.harnesses.openclaw.replay", "OpenClawHarness", "OpenClawSettings"),
 }
 NAMES = ("chat", *CLI_HARNESSES)
 

@@ -17,9 +17,9 @@ from skillsleep.core.redact import Redactor
 from skillsleep.core.session import utc
 from skillsleep.core.store import Store
 from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
-from skillsleep.harnesses.claude_code import claude_session_files, parse_claude
-from skillsleep.harnesses.codex import codex_session_files, parse_codex
-from skillsleep.harnesses.openclaw import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
+from skillsleep.harnesses.claude_code.transcripts import claude_session_files, parse_claude
+from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_codex
+from skillsleep.harnesses.openclaw.transcripts import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label, state_db
 
 HARNESSES = ("claude-code", "codex", "openclaw")

@@ -30,7 +30,7 @@ from pydantic import Field
 from skillsleep.core.errors import ConfigError, SkillsleepError
 from skillsleep.core.records import Record
 from skillsleep.core.rundir import write_atomic
-from skillsleep.harnesses.openclaw_replay import user_state_dir
+from skillsleep.harnesses.openclaw.replay import user_state_dir
 from skillsleep.slash_commands.cron_table import BEGIN, END, When, cron_line, read_block, remove_block, set_block
 from skillsleep.slash_commands.wiring import data_dir
 

@@ -26,7 +26,7 @@ from skillsleep.core.harness import Harness
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses import agent_cli
-from skillsleep.harnesses.claude_code_replay import (
+from skillsleep.harnesses.claude_code.replay import (
     PLACEHOLDER_KEY,
     ClaudeCodeHarness,
     ClaudeCodeSettings,

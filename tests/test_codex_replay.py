@@ -23,7 +23,7 @@ from servers import free_port
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
-from skillsleep.harnesses.codex_replay import (
+from skillsleep.harnesses.codex.replay import (
     CodexHarness,
     CodexSettings,
     codex_skill,

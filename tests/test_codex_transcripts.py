@@ -11,7 +11,7 @@ import pytest
 from skillsleep.core.discovery import Found
 from skillsleep.core.records import Usage
 from skillsleep.core.session import Session
-from skillsleep.harnesses.codex import codex_session_files, parse_codex
+from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_codex
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 OLD = FIXTURES / "rollout-2025-12-01T10-00-00-11111111-1111-4111-8111-111111111111.jsonl"

@@ -582,8 +582,8 @@ async def test_nothing_to_mine_gives_an_empty_result_and_no_model_call() -> None
 
 
 def _real_sessions(root: Path) -> list[Session]:
-    from skillsleep.harnesses.claude_code import parse_claude
-    from skillsleep.harnesses.codex import parse_codex
+    from skillsleep.harnesses.claude_code.transcripts import parse_claude
+    from skillsleep.harnesses.codex.transcripts import parse_codex
 
     sessions: list[Session] = []
     for path in sorted(root.rglob("*.jsonl*")):

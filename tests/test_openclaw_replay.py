@@ -20,8 +20,7 @@ from servers import free_port
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
-from skillsleep.harnesses.openclaw import parse_openclaw_jsonl
-from skillsleep.harnesses.openclaw_replay import (
+from skillsleep.harnesses.openclaw.replay import (
     OpenClawHarness,
     OpenClawSettings,
     agent_deadline,
@@ -31,6 +30,7 @@ from skillsleep.harnesses.openclaw_replay import (
     tool_calls_from_sessions,
     user_config_path,
 )
+from skillsleep.harnesses.openclaw.transcripts import parse_openclaw_jsonl
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "openclaw" / "stdout"
 SKILL = Skill(

@@ -13,8 +13,8 @@ import pytest
 import zstandard
 
 from skillsleep.core.discovery import Found
-from skillsleep.harnesses import openclaw
-from skillsleep.harnesses.openclaw import (
+from skillsleep.harnesses.openclaw import transcripts as openclaw
+from skillsleep.harnesses.openclaw.transcripts import (
     agent_id,
     openclaw_sources,
     parse_openclaw_jsonl,

@@ -19,9 +19,9 @@ from skillsleep.core.harvest import Harvester, Source
 from skillsleep.core.redact import Redactor
 from skillsleep.core.session import Session
 from skillsleep.core.store import Store
-from skillsleep.harnesses.claude_code import claude_session_files, parse_claude
-from skillsleep.harnesses.codex import codex_session_files, parse_codex
-from skillsleep.harnesses.openclaw import openclaw_sources, read_openclaw_sqlite
+from skillsleep.harnesses.claude_code.transcripts import claude_session_files, parse_claude
+from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_codex
+from skillsleep.harnesses.openclaw.transcripts import openclaw_sources, read_openclaw_sqlite
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.harvest_cmd import DB_READERS, PARSERS
 

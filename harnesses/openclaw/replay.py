@@ -117,7 +117,7 @@ from skillsleep.harnesses.agent_cli import (
     task_text,
     workdir,
 )
-from skillsleep.harnesses.openclaw import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
+from skillsleep.harnesses.openclaw.transcripts import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
 
 __all__ = [
     "OPENCLAW",

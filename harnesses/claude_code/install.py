@@ -19,7 +19,7 @@ path, so /sleep and the hook work whatever PATH Claude Code runs with.
 
 from __future__ import annotations
 
-from skillsleep.harnesses.claude_code_replay import user_config_dir
+from skillsleep.harnesses.claude_code.replay import user_config_dir
 from skillsleep.harnesses.install import InstallContext, Plan
 from skillsleep.harnesses.plugin_bundle import bundle_file, pack_file
 

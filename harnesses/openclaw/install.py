@@ -22,7 +22,7 @@ import shlex
 from importlib import resources
 
 from skillsleep.harnesses.install import InstallContext, Plan, PlannedCommand, PlannedFile, which
-from skillsleep.harnesses.openclaw_replay import user_state_dir
+from skillsleep.harnesses.openclaw.replay import user_state_dir
 
 PLUGIN_ID = "skillsleep"
 FOLDER = "skillsleep-plugin"
