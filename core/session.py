@@ -62,7 +62,7 @@ class Turn(Record):
 class Session(Record):
     """One agent session as harvested (already redacted before it is stored)."""
 
-    harness: Literal["claude-code", "codex", "openclaw", "chat"]
+    harness: str  # the harness (agent) that wrote it: a name in harnesses/registry.py
     id: str
     project: str | None = None  # cwd / project directory
     started: datetime | None = None

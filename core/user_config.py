@@ -10,7 +10,7 @@ The file is TOML with one table per command family:
     command = "/opt/codex/bin/codex"           # its keys are checked by slash_commands.wiring
 
     [sleep]                                    # the nightly cycle, `skillsleep run`
-    harness = "codex"                          # chat | claude-code | codex | openclaw
+    harness = "codex"                          # chat or an agent (`skillsleep harnesses` lists them)
     backend = "deepseek"                       # provider or provider:model of the optimizer
     rollouts_k = 2
     since = "7d"                               # ISO date/time or a span: 30m, 24h, 7d, 2w
@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from skillsleep.core.backends.base import BaseUrl
@@ -113,9 +113,6 @@ def check_since(text: str) -> str | None:
     return None
 
 
-SleepHarness = Literal["chat", "claude-code", "codex", "openclaw"]
-
-
 class SleepSection(_Section):
     """`[sleep]`: the settings of the nightly cycle, `skillsleep run` (flag > env > file > default,
     layered by `skillsleep.slash_commands.wiring.sleep_settings`). Strict: TOML gives typed values,
@@ -123,7 +120,9 @@ class SleepSection(_Section):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    harness: SleepHarness = "chat"  # which agent replays the tasks
+    # which harness replays the tasks: `chat` or an agent's name (the caller passes the known names
+    # as validation context `harnesses`: core knows no agent)
+    harness: str = "chat"
     # "" → a managed learned skill; else a SKILL.md path, `PATH#Heading` (an AGENTS.md section)
     # or the name of a skill of the harness
     skill: str = ""
@@ -146,6 +145,15 @@ class SleepSection(_Section):
     dreams: int = Field(default=1, ge=0)  # dreamed paraphrases per training task
     min_recurrence: int = Field(default=2, ge=1)  # sessions a task must recur in to be mined
 
+    @field_validator("harness")
+    @classmethod
+    def _known_harness(cls, name: str, info: ValidationInfo) -> str:
+        known = list((info.context or {}).get("harnesses") or ())
+        if known and name not in known:  # the error pydantic gives a Literal, so it reads the same
+            expected = ", ".join(map(repr, known[:-1])) + f" or {known[-1]!r}" if len(known) > 1 else repr(known[0])
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return name
+
     @field_validator("since")
     @classmethod
     def _since_syntax(cls, text: str) -> str:
@@ -165,8 +173,9 @@ class UserConfig(_Section):
     sleep: SleepSection = Field(default_factory=SleepSection)  # `[sleep]`: the nightly cycle
 
 
-def parse_user_config(text: str, path: Path) -> UserConfig:
+def parse_user_config(text: str, path: Path, *, harnesses: Sequence[str] = ()) -> UserConfig:
     """Validate the text of the config file at `path`; ConfigError naming `path` on any problem.
+    `[sleep] harness` must be one of `harnesses` (when given: the caller knows the harnesses).
 
     `chat_dirs` come back absolute and resolved: `~` expanded, relative ones joined to `path`'s folder."""
     raw = load_toml(text, str(path), fix="fix the file or move it away")
@@ -174,7 +183,7 @@ def parse_user_config(text: str, path: Path) -> UserConfig:
     if problems:
         raise ConfigError(f"{path}: " + f"\n{path}: ".join(problems))
     try:
-        cfg = UserConfig.model_validate(raw)
+        cfg = UserConfig.model_validate(raw, context={"harnesses": harnesses})
     except ValidationError as exc:
         lines = describe_validation_error(exc, default_source=str(path))
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None

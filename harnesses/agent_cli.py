@@ -1,9 +1,10 @@
-"""What the CLI agent harnesses share: finding the CLI, its version, a throwaway working copy,
-a process group that dies with its timeout, and the status `skillsleep harnesses` prints.
+"""What the agent CLIs share below the replay itself (harnesses/replay.py): finding the CLI, its
+version, the status `skillsleep harnesses` prints, a throwaway working copy, a process group that
+dies with its timeout, and the skill document an agent loads.
 
 A replay must never touch the user's files: every run gets a fresh temporary copy of the task's
 working directory (or an empty one), and the agent's own state goes to a temporary home the
-harness prepares (see each harness); the copy is deleted afterwards.
+harness prepares; the copy is deleted afterwards.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.backends.base import BaseUrl
-from skillsleep.core.records import Record, Run, Task
+from skillsleep.core.records import Record, Task
 from skillsleep.core.skill import Skill
 
 KILL_GRACE_S = 3.0  # SIGTERM → SIGKILL
@@ -265,61 +266,6 @@ def skill_document(skill: Skill, name: str) -> str:
     inner = [ln for ln in inner if not re.match(r"name:|description:[ \t]*(\"\"|'')?[ \t]*$", ln)]
     head = [f"name: {name}"] + ([] if has_description else [f"description: {FALLBACK_DESCRIPTION}"])
     return "---\n" + "\n".join(head + inner) + "\n---\n" + skill.body
-
-
-# --- the shared run() of the CLI harnesses -----------------------------------------------------
-
-
-class CLIHarness:
-    """What every CLI harness's `run()` does before the agent starts: wait for one of
-    `settings.concurrency` slots, check the CLI (missing / too old → an error Run naming the
-    install), check that `api_key_env` is set when a `base_url` needs it, and turn a failure to
-    prepare the working copy or temporary state into an error Run. Subclasses set `name` and
-    `cli` and implement `replay()`; `env` is the base environment of the agent process (None →
-    this process's), with `settings.env` on top."""
-
-    name: str
-    cli: AgentCLI
-
-    def __init__(self, settings: AgentSettings, *, env: dict[str, str] | None = None) -> None:
-        self.settings = settings
-        self.env = env
-        self._slots = asyncio.Semaphore(settings.concurrency)
-
-    def base_env(self) -> dict[str, str]:
-        return agent_env(self.env, self.settings.env)
-
-    def status(self) -> HarnessStatus:
-        """Installed, version, usable (and why not) — `skillsleep harnesses`."""
-        return probe(self.cli, self.settings, self.base_env())
-
-    async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
-        """One episode; `timeout_s` bounds the agent process, not the wait for a slot. A failed
-        episode is `Run.error`, never an exception. (`sample` only keys the engine's memo: the
-        agent CLIs take no seed.)"""
-        async with self._slots:
-            status = await asyncio.to_thread(self.status)
-            if not status.usable or not status.command:
-                return Run(error=f"the {self.name} harness cannot run: {status.reason}")
-            base = self.base_env()
-            s = self.settings
-            if s.base_url and s.api_key_env and not base.get(s.api_key_env):
-                return Run(
-                    error=f"{self.name} harness: `api_key_env` names {s.api_key_env}, which is not set in the "
-                    f"environment; export {s.api_key_env}=<the key for {s.base_url}>, or set "
-                    f'`api_key_env` to "" for a server that needs no key.'
-                )
-            try:
-                return await self.replay(status.command, task, skill, base, timeout_s)
-            except OSError as exc:  # the working copy or the temporary agent state could not be made
-                return Run(
-                    error=f"{self.name} could not prepare the replay ({exc}); check disk space and that "
-                    f"the task's folder {task.workdir or '(none)'} is readable"
-                )
-
-    async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
-        """Run the agent once (`command` is the CLI's path, `base` the environment to start from)."""
-        raise NotImplementedError
 
 
 def tail(text: str, n: int = 600) -> str:

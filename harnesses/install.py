@@ -1,7 +1,7 @@
 """Putting skillsleep's own files into the agents (`skillsleep install`) and taking them out again.
 
-What "installed" means differs per agent, so each agent has an installer (registered in
-`INSTALLERS` by the agent's name) that describes it as a `Plan`: files to write (a user skill, a
+What "installed" means differs per agent, so each agent has an installer (its `Agent.installer`,
+found by the agent's name in the registry) that describes it as a `Plan`: files to write (a user skill, a
 plugin bundle, a hook) and agent commands to run, each with the command that undoes it.
 `install()` carries a plan out and records what it did in a manifest under the data folder;
 `uninstall()` undoes exactly what the manifest says, nothing else.
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib
 import os
 import shutil
 import subprocess
@@ -36,9 +35,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from skillsleep.core.errors import ConfigError, SkillsleepError, UnknownNameError
+from skillsleep.core.errors import ConfigError, SkillsleepError
 from skillsleep.core.records import Record, UtcDatetime
 from skillsleep.core.rundir import write_atomic
+from skillsleep.harnesses import registry
 
 
 class PlannedFile(Record):
@@ -108,26 +108,10 @@ class InstallContext(Record):
 Installer = Callable[[InstallContext], Plan]
 Runner = Callable[[Sequence[str], Mapping[str, str]], subprocess.CompletedProcess[str]]
 
-# agent → (module, function): the function is the agent's Installer; its CLI, to tell whether the
-# agent is on this machine
-INSTALLERS: dict[str, tuple[str, str, str]] = {
-    "claude-code": ("skillsleep.harnesses.claude_code.install", "install", "claude"),
-    "codex": ("skillsleep.harnesses.codex.install", "install", "codex"),
-    "openclaw": ("skillsleep.harnesses.openclaw.install", "install", "openclaw"),
-}
-
 
 def installer(agent: str) -> Installer:
-    """The installer of `agent`; ConfigError naming the known agents for any other name."""
-    if agent not in INSTALLERS:
-        raise UnknownNameError("agent", agent, list(INSTALLERS))
-    module, function, _ = INSTALLERS[agent]
-    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
-
-
-def agent_command(agent: str) -> str:
-    """The name of `agent`'s CLI (`claude`, `codex`, `openclaw`)."""
-    return INSTALLERS[agent][2]
+    """The installer of `agent`; UnknownNameError naming the known agents for any other name."""
+    return registry.get(agent).installer
 
 
 def _run(argv: Sequence[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,20 +1,21 @@
-"""Harnesses by name: which agents skillsleep can replay tasks in, their settings and status.
+"""Harnesses by name: the agents skillsleep replays tasks in and harvests from, and direct chat.
 
-    chat         the skill as system prompt, one completion through any backend of the engine
-    claude-code  `claude -p` (harnesses/claude_code_replay.py)
-    codex        `codex exec` (harnesses/codex_replay.py)
-    openclaw     `openclaw agent exec` (harnesses/openclaw_replay.py)
+    chat     the skill as system prompt, one completion through any backend of the engine
+    <agent>  an `Agent` (harnesses/agent.py): the built-in ones are the packages harnesses/<agent>/
 
-Settings for a CLI harness are a plain mapping (from a config file section) validated against
-that harness's settings model, so an unknown or mistyped key is an error, never ignored.
+Built-in agents are registered through the same `register()` that third-party packages reach
+through the `skillsleep.agents` entry-point group (an entry point names either an `Agent` or a
+`register_agents(register)` hook), in that order; tests switch third-party ones off with
+`LOAD_ENTRY_POINTS`. An unknown name is an `UnknownNameError` listing the known ones. Settings
+for an agent's harness are a plain mapping (a config file section) validated against its
+harness's settings model, so an unknown or mistyped key is an error, never ignored.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Mapping
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from typing import Any
 
@@ -22,34 +23,92 @@ from pydantic import ValidationError
 
 from skillsleep.core.errors import ConfigError, UnknownNameError
 from skillsleep.core.harness import Harness
+from skillsleep.core.harvest import DbReader, Parser
 from skillsleep.core.llm import LLM
+from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
+from skillsleep.harnesses.claude_code import AGENT as CLAUDE_CODE
+from skillsleep.harnesses.codex import AGENT as CODEX
+from skillsleep.harnesses.openclaw import AGENT as OPENCLAW
 
-# name → (module, harness class, settings class)
-CLI_HARNESSES: dict[str, tuple[str, str, str]] = {
-    "claude-code": ("skillsleep.harnesses.claude_code.replay", "ClaudeCodeHarness", "ClaudeCodeSettings"),
-    "codex": ("skillsleep.harnesses.codex.replay", "CodexHarness", "CodexSettings"),
-    "openclaw": ("skillsleep.harnesses.openclaw.replay", "OpenClawHarness", "OpenClawSettings"),
-}
-NAMES = ("chat", *CLI_HARNESSES)
+CHAT = "chat"  # the direct-chat harness: no agent CLI, no transcripts of its own
+ENTRY_POINT_GROUP = "skillsleep.agents"
+AGENTS: dict[str, Agent] = {}
+# Set to False (tests do) to skip third-party agents registered through entry points.
+LOAD_ENTRY_POINTS = True
+_entry_points_loaded = False
 
 
-def _load(name: str) -> tuple[type[Any], type[AgentSettings]]:
-    module_name, harness_cls, settings_cls = CLI_HARNESSES[name]
-    module = importlib.import_module(module_name)
-    return getattr(module, harness_cls), getattr(module, settings_cls)
+def register(agent: Agent, *, replace: bool = False) -> None:
+    """Make `agent` available by its name."""
+    if agent.name == CHAT or (agent.name in AGENTS and not replace and AGENTS[agent.name] is not agent):
+        raise ConfigError(f"an agent named {agent.name!r} is already registered; pick another name")
+    AGENTS[agent.name] = agent
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded or not LOAD_ENTRY_POINTS:
+        return
+    _entry_points_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin: name it instead of a bare traceback
+            raise ConfigError(
+                f"the agent plugin {ep.name!r} ({ep.value}) failed to load: {exc}; fix or uninstall it"
+            ) from exc
+        if isinstance(obj, Agent):
+            register(obj)
+        elif callable(obj):
+            obj(register)
+        else:
+            raise ConfigError(f"the agent plugin {ep.name!r} ({ep.value}) is neither an Agent nor a hook")
+
+
+def agents() -> list[Agent]:
+    """Every registered agent, in registration order (the built-ins first)."""
+    _load_entry_points()
+    return list(AGENTS.values())
+
+
+def agent_names() -> tuple[str, ...]:
+    return tuple(a.name for a in agents())
+
+
+def names() -> tuple[str, ...]:
+    """Every harness name: `chat`, then the agents."""
+    return (CHAT, *agent_names())
+
+
+def get(name: str) -> Agent:
+    """The agent registered as `name`, or UnknownNameError listing the known ones."""
+    _load_entry_points()
+    if name not in AGENTS:
+        raise UnknownNameError("agent", name, list(AGENTS))
+    return AGENTS[name]
 
 
 def check_name(name: str) -> str:
     """`name` if it is a known harness, else an error listing the known ones."""
-    if name not in NAMES:
-        raise UnknownNameError("harness", name, list(NAMES))
+    if name not in names():
+        raise UnknownNameError("harness", name, list(names()))
     return name
 
 
+def parsers() -> dict[str, Parser]:
+    """Each agent's transcript parser, by agent name."""
+    return {a.name: a.parser for a in agents()}
+
+
+def db_readers() -> dict[str, DbReader]:
+    """The database readers of the agents that keep transcripts in one, by agent name."""
+    return {a.name: a.db_reader for a in agents() if a.db_reader is not None}
+
+
 def settings_for(name: str, raw: Mapping[str, Any] | None, *, where: str = "") -> AgentSettings:
-    """Validate a CLI harness's settings mapping; errors name the section and the key."""
-    _, settings_cls = _load(check_name(name))
+    """Validate an agent harness's settings mapping; errors name the section and the key."""
+    settings_cls = get(check_name(name)).harness().settings_model
     try:
         return settings_cls.model_validate(dict(raw or {}))
     except ValidationError as exc:
@@ -76,10 +135,10 @@ def create_harness(
     env: dict[str, str] | None = None,
     chat_log_dir: Path | None = None,
 ) -> Harness:
-    """A harness by name. `chat` needs the target `llm`; CLI harnesses take `settings` and the
-    base environment for the agent process (`env`, None → this process's)."""
+    """A harness by name. `chat` needs the target `llm`; an agent's harness takes `settings` and
+    the base environment for the agent process (`env`, None → this process's)."""
     check_name(name)
-    if name == "chat":
+    if name == CHAT:
         from skillsleep.harnesses.chat import ChatHarness
 
         if llm is None:
@@ -87,7 +146,7 @@ def create_harness(
         if settings:
             raise ConfigError("the chat harness takes no [harness.chat] settings; configure the model in [target]")
         return ChatHarness(llm, log_dir=chat_log_dir)
-    harness_cls, _ = _load(name)
+    harness_cls = get(name).harness()
     parsed = settings if isinstance(settings, AgentSettings) else settings_for(name, settings)
     return harness_cls(parsed, env=env)
 
@@ -102,14 +161,18 @@ def statuses(
         own = None
     out = [
         HarnessStatus(
-            name="chat",
+            name=CHAT,
             installed=True,
             version=own,
             usable=True,
             reason="runs through the engine's backends; no agent CLI needed",
         )
     ]
-    for name in CLI_HARNESSES:
-        harness = create_harness(name, settings=(settings or {}).get(name), env=env)
-        out.append(harness.status())  # type: ignore[attr-defined]
+    for agent in agents():
+        harness = agent.harness()(settings_for(agent.name, (settings or {}).get(agent.name)), env=env)
+        out.append(harness.status())
     return out
+
+
+for _agent in (CLAUDE_CODE, CODEX, OPENCLAW):
+    register(_agent)

@@ -1,18 +1,10 @@
 """Which live file a night trains: `--skill PATH|PATH#Heading|NAME`, or skillsleep's own managed
 skill when the flag is empty.
 
-Where each agent keeps skills (first folder wins a name, as in the agent):
-
-    claude-code  ${CLAUDE_CONFIG_DIR:-~/.claude}/skills, then <cwd>/.claude/skills and its
-                 parents' up to the repository root (personal skills win over project ones)
-    codex        <cwd>/.agents/skills up to the repository root (nearest first),
-                 ~/.agents/skills, ${CODEX_HOME:-~/.codex}/skills
-    openclaw     <workspace>/skills, <workspace>/.agents/skills (the workspace: <cwd>, then
-                 ~/.openclaw/workspace), ~/.agents/skills, ${OPENCLAW_STATE_DIR:-~/.openclaw}/skills
-    chat         none (direct chat has no skill folders; pass a PATH)
-
-The managed skill (`skillsleep-learned`) lives where the agent loads it, or under skillsleep's
-data folder for direct chat; it may not exist before the first adopt.
+An agent's skill folders and the folder of its managed skill (`skillsleep-learned`) come from the
+agent (harnesses/<agent>/home.py; the table is in docs/agents.md); direct chat has no skill folders
+and keeps its managed skill under skillsleep's data folder. The managed skill may not exist before
+the first adopt.
 """
 
 from __future__ import annotations
@@ -30,7 +22,10 @@ from skillsleep.core.newlines import restore
 from skillsleep.core.sections import find_section, replace_section
 from skillsleep.core.skill import Skill
 from skillsleep.core.textfile import user_path
+from skillsleep.harnesses import registry
+from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME, frontmatter_value, skill_name
+from skillsleep.harnesses.home import with_home
 
 MANAGED_NAME = "skillsleep-learned"
 PACK_SKILL_NAME = "skillsleep"  # this pack's own skill; not `sleep`, which would shadow the plugins' /sleep
@@ -118,81 +113,29 @@ class SkillTarget(BaseModel):
 # --- where the agents keep skills --------------------------------------------------------------
 
 
-def _env_path(env: Mapping[str, str], key: str, cwd: Path) -> Path | None:
-    value = (env.get(key) or "").strip()
-    if not value:
-        return None
-    path = user_path(value, key)
-    return path if path.is_absolute() else cwd / path
-
-
-def _project_dirs(cwd: Path) -> list[Path]:
-    """`cwd` and its parents up to the repository root (the first one holding `.git`), nearest
-    first; just `cwd` outside a repository."""
-    chain = [cwd, *cwd.parents]
-    for i, folder in enumerate(chain):
-        if (folder / ".git").exists():
-            return chain[: i + 1]
-    return [cwd]
-
-
-def _openclaw_home(home: Path, env: Mapping[str, str], cwd: Path) -> Path:
-    return _env_path(env, "OPENCLAW_HOME", cwd) or home
-
-
-def _openclaw_profile(env: Mapping[str, str]) -> str:
-    profile = (env.get("OPENCLAW_PROFILE") or "").strip()
-    return "" if profile.lower() in ("", "default") else profile
-
-
-def _openclaw_state(home: Path, env: Mapping[str, str], cwd: Path) -> Path:
-    profile = _openclaw_profile(env)
-    return _env_path(env, "OPENCLAW_STATE_DIR", cwd) or _openclaw_home(home, env, cwd) / (
-        f".openclaw-{profile}" if profile else ".openclaw"
-    )
-
-
-def _claude_config(home: Path, env: Mapping[str, str], cwd: Path) -> Path:
-    return _env_path(env, "CLAUDE_CONFIG_DIR", cwd) or home / ".claude"
+def _agent(harness: str) -> Agent | None:
+    """The agent of `harness`, or None for direct chat (which has no skill folders)."""
+    return None if harness == registry.CHAT else registry.get(harness)
 
 
 def managed_path(harness: str, *, home: Path, data_dir: Path, env: Mapping[str, str] | None = None) -> Path:
     """Where the managed skill lives for `harness` (a folder the agent loads skills from).
-    `env` (optional) honours CLAUDE_CONFIG_DIR and OPENCLAW_STATE_DIR like the agents do."""
-    env = env or {}
+    `env` (optional) moves the agent's home as it moves the agent's (CLAUDE_CONFIG_DIR, …)."""
     rel = Path(MANAGED_NAME) / SKILL_FILE
-    if harness == "claude-code":
-        return _claude_config(home, env, home) / "skills" / rel
-    if harness == "codex":
-        return home / ".agents" / "skills" / rel
-    if harness == "openclaw":
-        return _openclaw_state(home, env, home) / "skills" / rel
-    return data_dir / "skills" / rel  # chat (and any harness without skill folders)
+    agent = _agent(harness)
+    if agent is None:
+        return data_dir / "skills" / rel
+    return agent.managed_skills(with_home(env or {}, home)) / rel
 
 
 def skill_dirs(harness: str, *, home: Path, cwd: Path, env: Mapping[str, str]) -> list[Path]:
-    """The agent's user and project skill folders, in its own lookup order (they may not exist)."""
-    if harness == "claude-code":
-        dirs = [_claude_config(home, env, cwd) / "skills", *(p / ".claude" / "skills" for p in _project_dirs(cwd))]
-    elif harness == "codex":
-        codex_home = _env_path(env, "CODEX_HOME", cwd) or home / ".codex"
-        dirs = [
-            *(p / ".agents" / "skills" for p in _project_dirs(cwd)),
-            home / ".agents" / "skills",
-            codex_home / "skills",
-        ]
-    elif harness == "openclaw":
-        profile = _openclaw_profile(env)
-        default_ws = _openclaw_home(home, env, cwd) / ".openclaw" / (f"workspace-{profile}" if profile else "workspace")
-        dirs = [d for ws in (cwd, default_ws) for d in (ws / "skills", ws / ".agents" / "skills")]
-        dirs += [home / ".agents" / "skills", _openclaw_state(home, env, cwd) / "skills"]
-    else:
+    """The agent's user and project skill folders, in its own lookup order (they may not exist);
+    a folder named relative to the environment is relative to `cwd`."""
+    agent = _agent(harness)
+    if agent is None:
         return []
-    unique: list[Path] = []
-    for d in dirs:
-        if d not in unique:
-            unique.append(d)
-    return unique
+    dirs = [d if d.is_absolute() else cwd / d for d in agent.skill_dirs(with_home(env, home), cwd)]
+    return list(dict.fromkeys(dirs))
 
 
 def _name_of(path: Path, text: str) -> str:

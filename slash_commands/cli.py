@@ -19,6 +19,7 @@ import click
 
 from skillsleep.core.display import visible
 from skillsleep.core.errors import ConfigError, SkillsleepError
+from skillsleep.slash_commands import choices
 
 
 class _Fail(click.ClickException):
@@ -231,7 +232,7 @@ def train(
 @main.command("run")
 @click.option(
     "--harness",
-    type=click.Choice(["chat", "claude-code", "codex", "openclaw"]),
+    type=choices.Names(choices.harnesses),
     help="Where tasks are replayed (default: chat, on the backend).",
 )
 @click.option(
@@ -527,9 +528,7 @@ def harnesses(as_json: bool) -> None:
 
 
 @main.command()
-@click.option(
-    "--harness", type=click.Choice(["claude-code", "codex", "openclaw", "chat"]), help="Only this agent's transcripts."
-)
+@click.option("--harness", type=choices.Names(choices.agents_then_chat), help="Only this agent's transcripts.")
 @click.option(
     "--chat-dir",
     "chat_dirs",
@@ -556,7 +555,7 @@ def harnesses(as_json: bool) -> None:
 )
 @click.option(
     "--hook",
-    type=click.Choice(["claude-code"]),
+    type=choices.Names(choices.hook_agents),
     help="As the agent's session-end hook: read the transcript named by the event JSON on stdin; prints "
     "nothing and always exits 0 (problems go to <data>/logs/hooks.log).",
 )

@@ -16,42 +16,22 @@ from skillsleep.core.harvest import DbReader, Harvester, Parser, Source
 from skillsleep.core.redact import Redactor
 from skillsleep.core.session import utc
 from skillsleep.core.store import Store
+from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
-from skillsleep.harnesses.claude_code.transcripts import claude_session_files, parse_claude
-from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_codex
-from skillsleep.harnesses.openclaw.transcripts import openclaw_sources, parse_openclaw_jsonl, read_openclaw_sqlite
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label, state_db
 
-HARNESSES = ("claude-code", "codex", "openclaw")
 LAST_HARVEST = "last_harvest"  # Store.meta key: {"time": ISO UTC, "sessions": {harness: n}, "errors": n}
 PARSERS: dict[str, Parser] = {
-    "claude-code": lambda data, source, offset: parse_claude(data, source=source, base_offset=offset),
-    "codex": lambda data, source, offset: parse_codex(data, source=source, base_offset=offset),
-    "openclaw": lambda data, source, offset: parse_openclaw_jsonl(data, source=source, base_offset=offset),
+    **registry.parsers(),
     "chat": lambda data, source, offset: parse_chat_log(data, source=source, base_offset=offset),
 }
-DB_READERS: dict[str, DbReader] = {
-    "openclaw": lambda path, seqs: read_openclaw_sqlite(path, after_seq=seqs, exclude_agents={"skillsleep-replay"}),
-}
-
-
-def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
+DB_READERS: dict[str, DbReader] = registry.db_readers()
 
 
 def discover(harness: str) -> Found:
-    """Every transcript of one harness on this machine (roots from the agents' own env vars), with
+    """Every transcript of one agent on this machine (its home from the agent's own env vars), with
     the folders that could not be read and the entries that are no transcript file."""
-    if harness == "claude-code":
-        return claude_session_files(Path(os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude"))
-    if harness == "codex":
-        return codex_session_files(Path(os.environ.get("CODEX_HOME") or _home() / ".codex"))
-    roots = (
-        [Path(os.environ["OPENCLAW_STATE_DIR"])]
-        if os.environ.get("OPENCLAW_STATE_DIR")
-        else [_home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
-    )
-    return sum((openclaw_sources(root, exclude_agents={"skillsleep-replay"}) for root in roots), Found())
+    return registry.get(harness).sources(os.environ)
 
 
 def parse_since(text: str) -> datetime:
@@ -98,9 +78,10 @@ def _source(harness: str, path: Path) -> Source:
 
 def _check_transcript(harness: str | None, path: Path) -> Source:
     """The one transcript `harvest --transcript` reads, once it is one; else a ConfigError."""
-    if harness not in HARNESSES:
+    agents = registry.agent_names()
+    if harness not in agents:
         raise ConfigError(
-            f"--transcript needs --harness {', '.join(HARNESSES[:-1])} or {HARNESSES[-1]}: the agent "
+            f"--transcript needs --harness {', '.join(agents[:-1])} or {agents[-1]}: the agent "
             "that wrote the file (its parser reads it)"
         )
     if path.is_dir():
@@ -136,7 +117,7 @@ def run_harvest(
             "SKILLSLEEP_CHAT_DIRS, or list them under [harvest] chat_dirs in the config file "
             "(`skillsleep config` shows where it is)"
         )
-    names = [harness] if harness and harness != "chat" else [] if harness else list(HARNESSES)
+    names = [harness] if harness and harness != "chat" else [] if harness else list(registry.agent_names())
     cutoff = parse_since(since) if since else None
     redactor = Redactor(redact_patterns)
     store = Store(state_db(), timeout_s=busy_timeout_s)

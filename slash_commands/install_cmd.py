@@ -1,6 +1,6 @@
 """`skillsleep install` / `uninstall`: skillsleep's bundles into the agents and out again.
 
-The agents' installers (harnesses/install.py `INSTALLERS`) say what install means for each; this
+The agents' installers (each `Agent.installer` in the registry) say what install means for each; this
 command picks the agents, gives them the user's home and environment and the `skillsleep`
 command of this installation, and renders what was done.
 
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.display import md_line
-from skillsleep.harnesses.install import INSTALLERS, InstallContext, Installs, Outcome, agent_command, installer
+from skillsleep.harnesses import registry
+from skillsleep.harnesses.install import InstallContext, Installs, Outcome, installer
 from skillsleep.slash_commands.wiring import data_dir
 
 Data = dict[str, Any]
@@ -47,11 +48,12 @@ def _agents(names: Sequence[str], env: dict[str, str]) -> tuple[list[str], list[
         for name in names:
             installer(name)  # an unknown name fails now, listing the known ones
         return list(dict.fromkeys(names)), []
-    here = [a for a in INSTALLERS if shutil.which(agent_command(a), path=env.get("PATH"))]
+    agents = registry.agents()
+    here = [a.name for a in agents if shutil.which(a.command, path=env.get("PATH"))]
     skipped = [
-        f"{a}: `{agent_command(a)}` is not on PATH, so it was skipped (name it to install anyway)"
-        for a in INSTALLERS
-        if a not in here
+        f"{a.name}: `{a.command}` is not on PATH, so it was skipped (name it to install anyway)"
+        for a in agents
+        if a.name not in here
     ]
     return here, skipped
 
@@ -67,8 +69,9 @@ def install(names: Sequence[str], *, force: bool = False) -> Data:
     done: list[Outcome] = []
     for agent, plan in zip(agents, plans, strict=True):
         outcome = installs.install(plan, force=force)
-        if not shutil.which(agent_command(agent), path=ctx.env.get("PATH")):
-            outcome.notes.append(f"`{agent_command(agent)}` is not on PATH here; the files are in place for when it is")
+        command = registry.get(agent).command
+        if not shutil.which(command, path=ctx.env.get("PATH")):
+            outcome.notes.append(f"`{command}` is not on PATH here; the files are in place for when it is")
         done.append(outcome)
     return {
         "action": "install",
@@ -87,7 +90,7 @@ def uninstall(names: Sequence[str], *, force: bool = False) -> Data:
             installer(name)
         agents = list(dict.fromkeys(names))
     else:
-        agents = [a for a in INSTALLERS if installs.manifest(a) is not None]
+        agents = [a for a in registry.agent_names() if installs.manifest(a) is not None]
     for agent in agents:  # one agent's refusal stops them all before anything is removed
         installs.check_uninstall(agent, force=force)
     done = [installs.uninstall(agent, force=force) for agent in agents]

@@ -13,7 +13,6 @@ only what it owns and says what to run by hand when it cannot do it itself (`Cha
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -23,14 +22,14 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import Field
 
 from skillsleep.core.errors import ConfigError, SkillsleepError
 from skillsleep.core.records import Record
 from skillsleep.core.rundir import write_atomic
-from skillsleep.harnesses.openclaw.replay import user_state_dir
+from skillsleep.harnesses.openclaw import cron as openclaw_cron
 from skillsleep.slash_commands.cron_table import BEGIN, END, When, cron_line, read_block, remove_block, set_block
 from skillsleep.slash_commands.wiring import data_dir
 
@@ -348,47 +347,27 @@ class OpenClawJob(Record):
 
 
 class OpenClawCron:
-    """A command job in OpenClaw's cron, through `openclaw cron list / add / rm` (they need its
-    gateway running): the job's argv run as it is (`--command-argv`; `--command` would run `sh -lc`,
-    whose login shell resets PATH), in its folder with its environment, with no time limit (a night
-    may take hours; the script never runs two at once) and nothing posted to a chat. One job named
-    `skillsleep-night`, marked as skillsleep's in its description; a job of that name without the mark
-    is never touched. What was added is noted in the data folder, so `status` asks no gateway."""
+    """A command job in OpenClaw's cron (harnesses/openclaw/cron.py runs `openclaw cron …`; the
+    script never runs two nights at once). One job named `skillsleep-night`, marked as skillsleep's
+    in its description; a job of that name without the mark is never touched. What was added is
+    noted in the data folder, so `status` asks no gateway."""
 
-    name = "openclaw"
+    name = "openclaw"  # the `--openclaw` switch of schedule / unschedule
     job = "skillsleep-night"
     mark = "Written by `skillsleep schedule --openclaw`; `skillsleep unschedule --openclaw` removes it."
 
     def where(self) -> str:
-        return f"OpenClaw's cron, in the gateway of {user_state_dir(os.environ)}"
+        return openclaw_cron.gateway()
 
     def note(self) -> Path:
-        return data_dir() / "schedule" / "openclaw.json"
+        return data_dir() / "schedule" / f"{self.name}.json"
 
     def add_argv(self, job: NightJob) -> list[str]:
         if not job.when.at:
             raise ConfigError("an OpenClaw cron job takes a time of day here: give --at HH:MM")
-        env = [arg for name, value in job.env.items() for arg in ("--command-env", f"{name}={value}")]
-        return [
-            "openclaw",
-            "cron",
-            "add",
-            "--name",
-            self.job,
-            "--cron",
-            job.when.fields,
-            "--description",
-            self.mark,
-            "--command-argv",
-            json.dumps(job.argv),
-            "--command-cwd",
-            str(job.cwd),
-            *env,
-            "--timeout-seconds",
-            "0",
-            "--no-deliver",
-            "--json",
-        ]
+        return openclaw_cron.add_argv(
+            name=self.job, expr=job.when.fields, description=self.mark, argv=job.argv, cwd=job.cwd, env=job.env
+        )
 
     def preview(self, job: NightJob) -> str:
         return shlex.join(self.add_argv(job))
@@ -396,9 +375,9 @@ class OpenClawCron:
     def install(self, job: NightJob) -> Change:
         argv = self.add_argv(job)
         old = self._ours()
-        added = self._openclaw(argv[1:])
+        added = openclaw_cron.cron(argv[1:])
         for stale in old:
-            self._openclaw(["cron", "rm", stale, "--json"])
+            openclaw_cron.cron(["cron", "rm", stale, "--json"])
         write_atomic(
             self.note(),
             OpenClawJob(id=str(added.get("id", "")), expr=job.when.fields, where=self.where()).model_dump_json() + "\n",
@@ -408,7 +387,7 @@ class OpenClawCron:
     def remove(self) -> Change:
         old = self._ours()
         for stale in old:
-            self._openclaw(["cron", "rm", stale, "--json"])
+            openclaw_cron.cron(["cron", "rm", stale, "--json"])
         self.note().unlink(missing_ok=True)
         return Change(via=self.name, where=self.where(), done=bool(old))
 
@@ -428,7 +407,7 @@ class OpenClawCron:
 
     def _ours(self) -> list[str]:
         """The ids of skillsleep's jobs; a job of that name that lacks the mark is a ConfigError."""
-        jobs = self._openclaw(["cron", "list", "--all", "--json"]).get("jobs", [])
+        jobs = openclaw_cron.cron(["cron", "list", "--all", "--json"]).get("jobs", [])
         named = [j for j in jobs if isinstance(j, dict) and j.get("name") == self.job]
         foreign = [str(j.get("id")) for j in named if j.get("description") != self.mark]
         if foreign:
@@ -438,40 +417,6 @@ class OpenClawCron:
                 "schedule with the crontab instead"
             )
         return [str(j.get("id")) for j in named]
-
-    def _openclaw(self, args: list[str]) -> dict[str, Any]:
-        """`openclaw ARGS` (JSON out); a missing CLI is a ConfigError, a refusal a SkillsleepError."""
-        exe = shutil.which("openclaw")
-        if exe is None:
-            raise ConfigError(
-                "`openclaw` is not on PATH, so no OpenClaw cron job can be written; install OpenClaw "
-                "(or put it on PATH), or schedule with the crontab or --systemd instead"
-            )
-        try:
-            done = subprocess.run([exe, *args], capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise SkillsleepError(
-                f"`openclaw {' '.join(args[:2])}` did not answer in 3 minutes; nothing was changed "
-                "by it: check the gateway (`openclaw gateway status`) and run this again"
-            ) from None
-        try:
-            out = json.loads(done.stdout)
-        except ValueError:
-            out = None
-        error = out.get("error") if isinstance(out, dict) else None
-        said = ((error.get("message") if isinstance(error, dict) else None) or done.stderr or done.stdout).strip()
-        if done.returncode == 0 and isinstance(out, dict):
-            return out
-        if "gateway not reachable" in said.lower():
-            raise SkillsleepError(
-                f"no OpenClaw gateway answers ({said.splitlines()[0]}); OpenClaw keeps its cron jobs in "
-                "its gateway: start it (`openclaw gateway run`, or `openclaw gateway start` for its "
-                "service) and run this again; nothing was changed"
-            )
-        raise SkillsleepError(
-            f"`openclaw {' '.join(args[:2])}` failed: {' '.join(said.split())[-600:] or done.returncode}"
-            "; nothing more was changed"
-        )
 
 
 SCHEDULERS: dict[str, type[Scheduler]] = {"crontab": Crontab, "systemd": SystemdTimer, "openclaw": OpenClawCron}

@@ -31,31 +31,24 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.slash_commands.harvest_cmd import HARNESSES, _home, chat_folders, left_out_lines, run_harvest
+from skillsleep.harnesses import registry
+from skillsleep.slash_commands.harvest_cmd import chat_folders, left_out_lines, run_harvest
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
 
 Report = dict[str, Any]
-WATCHED_HARNESSES = (*HARNESSES, "chat")  # the order harvests run in
 WATCHED_SUFFIXES = (".jsonl", ".sqlite", ".sqlite-wal")
 MAX_DELAY_FACTOR = 10  # a harvest runs at least every MAX_DELAY_FACTOR × debounce during nonstop writes
 
 
 def watch_roots() -> list[tuple[str, Path]]:
     """(harness, folder) for every transcript folder that exists, from the agents' env vars."""
-    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude")
-    codex = Path(os.environ.get("CODEX_HOME") or _home() / ".codex")
-    openclaw = (
-        [Path(os.environ["OPENCLAW_STATE_DIR"])]
-        if os.environ.get("OPENCLAW_STATE_DIR")
-        else [_home() / ".openclaw", _home() / ".clawdbot", _home() / ".moltbot"]
-    )
-    candidates = [
-        ("claude-code", claude / "projects"),
-        ("codex", codex / "sessions"),
-        ("codex", codex / "archived_sessions"),
-        *(("openclaw", root / "agents") for root in openclaw),
-    ]
+    candidates = [(agent.name, root) for agent in registry.agents() for root in agent.watch_roots(os.environ)]
     return [(harness, path) for harness, path in candidates if path.is_dir()]
+
+
+def _in_order(harnesses: set[str]) -> list[str]:
+    """The harnesses of `harnesses` in the order harvests run in: the agents, then chat."""
+    return [h for h in (*registry.agent_names(), "chat") if h in harnesses]
 
 
 def relevant(path: str) -> bool:
@@ -168,7 +161,7 @@ class Watcher:
         """Harvest every harness with pending events now; returns (and reports) one dict each."""
         with self._harvest_lock:
             with self._cond:
-                names = [h for h in WATCHED_HARNESSES if h in self._pending]
+                names = _in_order(set(self._pending))
                 self._pending.clear()
             reports = []
             for harness in names:
@@ -217,7 +210,7 @@ def catch_up(
     """Harvest what changed before the watch began (reported only when there was something new, or
     something it had to leave out: what cannot be read is said once at the start, not hidden)."""
     chat_dirs = [Path(root) for name, root in roots if name == "chat"]
-    for harness in [h for h in WATCHED_HARNESSES if h in {name for name, _ in roots}]:
+    for harness in _in_order({name for name, _ in roots}):
         at = datetime.now(UTC).isoformat(timespec="seconds")
         report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, redact_patterns, chat_dirs)}
         if report["bytes_read"] or any(report["sessions"].values()) or report["files_reset"] or left_out_lines(report):

@@ -35,8 +35,8 @@ from skillsleep.core.user_config import (
     UserConfig,
     check_redact_pattern,
     layer,
-    parse_user_config,
 )
+from skillsleep.core.user_config import parse_user_config as _parse_schema
 
 
 def data_dir() -> Path:
@@ -223,6 +223,13 @@ def user_config(where: ConfigFile | None = None) -> UserConfig:
     return parse_user_config(read_text_file(where.path, "config file", instead="a TOML settings file"), where.path)
 
 
+def parse_user_config(text: str, path: Path) -> UserConfig:
+    """The config file's text validated, `[sleep] harness` against the registry's harness names."""
+    from skillsleep.harnesses import registry
+
+    return _parse_schema(text, path, harnesses=registry.names())
+
+
 def effective_settings(
     chat_dirs: Sequence[Path | str] = (),
     redact_patterns: Sequence[str] = (),
@@ -282,10 +289,19 @@ def _expected(key: str) -> str:
         return f"a whole number{bound}"
     if kind is float:
         return f"a number{bound}"
-    choices = typing.get_args(kind) if typing.get_origin(kind) is Literal else ()
+    choices = typing.get_args(kind) if typing.get_origin(kind) is Literal else _named_choices(key)
     if choices:
         return "one of " + ", ".join(repr(c) for c in choices)
     return "a string"
+
+
+def _named_choices(key: str) -> tuple[str, ...]:
+    """The values of a text key that the registry knows, not its type: the harness names."""
+    if key != "harness":
+        return ()
+    from skillsleep.harnesses import registry
+
+    return registry.names()
 
 
 def _from_text(key: str, text: str) -> Scalar:
@@ -352,7 +368,7 @@ def sleep_settings(
     }
     chosen = {key: given[key][o] for key, o in sources.items() if o != "default" and key not in unreadable}
     try:
-        values = SleepSection.model_validate(chosen)
+        values = SleepSection.model_validate(chosen, context={"harnesses": _named_choices("harness")})
     except ValidationError as exc:
         problems += [_sleep_problem(err, sources, where) for err in exc.errors(include_url=False)]
     if problems:
@@ -404,8 +420,8 @@ def harness_settings(cfg: UserConfig | None = None) -> dict[str, dict[str, Any]]
     cfg = cfg if cfg is not None else user_config(where)
     out: dict[str, dict[str, Any]] = {}
     for name, table in cfg.harness.items():
-        if name not in registry.CLI_HARNESSES:
-            known = ", ".join(registry.CLI_HARNESSES)
+        if name not in registry.agent_names():
+            known = ", ".join(registry.agent_names())
             raise ConfigError(f"{where.path}: [harness.{name}] is not a harness with settings (known: {known})")
         registry.settings_for(name, table, where=f"{where.path}: [harness.{name}]")
         out[name] = dict(table)

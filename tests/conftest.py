@@ -28,10 +28,12 @@ from servers import FaultServer, free_port, ollama_proxy_exe, start_llama_server
 
 from skillsleep.core.backends import registry
 from skillsleep.core.backends.weights import ensure_weights, weights_installed
+from skillsleep.harnesses import registry as agents
 from skillsleep.slash_commands.wiring import SLEEP_ENVS
 
-# Tests see only the built-in backends, never whatever plugins the machine has installed.
+# Tests see only the built-in backends and agents, never whatever plugins the machine has installed.
 registry.LOAD_ENTRY_POINTS = False
+agents.LOAD_ENTRY_POINTS = False
 
 LOCAL_MODEL = "qwen2.5-coder-0.5b"
 

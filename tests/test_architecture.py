@@ -120,3 +120,33 @@ def test_help_imports_no_vendor_sdk() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+# Where an agent's name (or its CLI's, as in an argv) may be written as a value: its own package,
+# where it is defined once. Every other module asks the registry. The exceptions, with their reason:
+AGENT_NAME_EXCEPTIONS = {
+    # `skillsleep schedule --openclaw`: OpenClaw's cron is one of the places a schedule can live, a
+    # scheduler chosen by its own switch (like --crontab, --systemd), not a harness
+    ("slash_commands/cli.py", "openclaw"),
+    ("slash_commands/schedulers.py", "openclaw"),
+}
+
+
+def test_agent_names_are_written_only_in_their_own_package() -> None:
+    from skillsleep.harnesses import registry
+
+    owners: dict[str, set[Path]] = {}
+    for agent in registry.agents():
+        package = Path(sys.modules[agent.parser.__module__].__file__ or "").parent
+        for word in (agent.name, agent.command):
+            owners.setdefault(word, set()).add(package)
+    problems = []
+    for _, path in _modules():
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            word = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if word not in owners or (rel, word) in AGENT_NAME_EXCEPTIONS:
+                continue
+            if not any(path.is_relative_to(package) for package in owners[word]):
+                problems.append(f"{rel}:{node.lineno} names the agent {word!r}: ask harnesses/registry.py")
+    assert not problems, "\n".join(problems)

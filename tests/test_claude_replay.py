@@ -26,11 +26,11 @@ from skillsleep.core.harness import Harness
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses import agent_cli
+from skillsleep.harnesses.claude_code.output import parse_claude_output
 from skillsleep.harnesses.claude_code.replay import (
     PLACEHOLDER_KEY,
     ClaudeCodeHarness,
     ClaudeCodeSettings,
-    parse_claude_output,
     prepare_config_dir,
 )
 

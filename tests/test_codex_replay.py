@@ -23,12 +23,9 @@ from servers import free_port
 from skillsleep.core.records import Task
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
-from skillsleep.harnesses.codex.replay import (
-    CodexHarness,
-    CodexSettings,
-    codex_skill,
-    parse_codex_output,
-)
+from skillsleep.harnesses.codex.output import parse_codex_output
+from skillsleep.harnesses.codex.replay import CodexHarness, CodexSettings
+from skillsleep.harnesses.codex.skill import codex_skill
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "codex" / "stdout"
 MANGO = Skill.parse(

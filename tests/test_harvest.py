@@ -196,7 +196,7 @@ def test_a_transcript_under_a_folder_named_in_no_utf8_is_read_and_read_once(tmp_
 def test_an_openclaw_database_is_read_incrementally_by_seq(tmp_path: Path) -> None:
     from test_openclaw_transcripts import _db, _insert  # the real table shape
 
-    from skillsleep.harnesses.openclaw.transcripts import read_openclaw_sqlite
+    from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite
 
     store = Store(tmp_path / "state.db")
     h = Harvester(

@@ -13,13 +13,9 @@ import pytest
 import zstandard
 
 from skillsleep.core.discovery import Found
-from skillsleep.harnesses.openclaw import transcripts as openclaw
-from skillsleep.harnesses.openclaw.transcripts import (
-    agent_id,
-    openclaw_sources,
-    parse_openclaw_jsonl,
-    read_openclaw_sqlite,
-)
+from skillsleep.harnesses.openclaw import store as openclaw
+from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite
+from skillsleep.harnesses.openclaw.transcripts import agent_id, openclaw_sources, parse_openclaw_jsonl
 
 FIXTURES = Path(__file__).parent / "fixtures" / "openclaw"
 CHANNEL = FIXTURES / "channel_session.jsonl"

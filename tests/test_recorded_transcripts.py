@@ -21,7 +21,8 @@ from skillsleep.core.session import Session
 from skillsleep.core.store import Store
 from skillsleep.harnesses.claude_code.transcripts import claude_session_files, parse_claude
 from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_codex
-from skillsleep.harnesses.openclaw.transcripts import openclaw_sources, read_openclaw_sqlite
+from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite
+from skillsleep.harnesses.openclaw.transcripts import openclaw_sources
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.harvest_cmd import DB_READERS, PARSERS
 

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.user_config import SleepSection, UserConfig, check_since, parse_user_config
+from skillsleep.core.user_config import SleepSection, UserConfig, check_since
 from skillsleep.slash_commands import wiring
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.wiring import SLEEP_ENVS, SLEEP_FLAGS, sleep_settings
+from skillsleep.slash_commands.wiring import SLEEP_ENVS, SLEEP_FLAGS, parse_user_config, sleep_settings
 
 DEFAULTS = {
     "harness": "chat",

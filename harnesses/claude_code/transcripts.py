@@ -1,28 +1,9 @@
-"""Claude Code transcripts (`~/.claude/projects/**.jsonl`) read into sessions of turns.
+"""Claude Code transcripts (`<config dir>/projects/**.jsonl`) read into sessions of turns.
 
-Every record is keyed on `type`; a record whose type this module does not know is skipped and
-counted as `unknown_type:<t>`, bad lines are counted by `Reader`, and nothing here raises for bad
-input. Known metadata records (snapshots, titles, attachments, cost state, …) carry no turn and
-are ignored without being counted: `skipped` is for what could not be read.
-
-Choices the format leaves open:
-
-- Usage is counted once per `message.id`, taking the *last* line of a split reply: Claude Code
-  writes one line per content block and repeats `usage` on each, and only the last one carries
-  the final `output_tokens`. `Usage.input_tokens` is the whole prompt (`input_tokens` +
-  `cache_creation_input_tokens` + `cache_read_input_tokens`), `cached_tokens` the cache reads.
-- Not user prompts: `isMeta` / `isCompactSummary` / `isVisibleInTranscriptOnly` records, task
-  notifications, `Caveat: …`, `<local-command-stdout|stderr>`, `<bash-stdout|stderr>`,
-  compaction prompts and system-reminder-only text. A slash command is a `command` turn; a
-  `! cmd` bash-mode line is a `command` turn with tool `"!"`.
-- "[Request interrupted by user…]" is an `error` turn (the run was aborted, like Codex's
-  `turn_aborted`), never a prompt. A `<synthetic>` assistant message is an error only when it
-  says so (`isApiErrorMessage`, an `error` field, "API Error…"); otherwise the agent wrote it
-  (e.g. "No response requested.") and it is dropped.
-- Sidechain (subagent) records get their own session id, `agent-<agentId>` (else the file stem
-  or `<sessionId>:sidechain`), with `parent_id` the parent's session id (from `sessionId` when
-  it differs, else from the `<parent>/subagents/` path).
-- `byte_end` is the offset just past the session's last line, where an incremental read resumes.
+Records are keyed on `type`; an unknown type is skipped and counted (`unknown_type:<t>`), known
+metadata records are ignored, and nothing here raises for bad input. The choices the format
+leaves open (usage per message id, what is not a prompt, sidechains, `byte_end`) are listed in
+docs/agents.md.
 """
 
 from __future__ import annotations
@@ -37,8 +18,13 @@ from skillsleep.core.discovery import Found, Parts, walk
 from skillsleep.core.jsonl import Line, Reader
 from skillsleep.core.records import Usage
 from skillsleep.core.session import ParseResult, Session, Turn, utc
+from skillsleep.harnesses.agent import Env
+from skillsleep.harnesses.claude_code.cli import NAME
+from skillsleep.harnesses.claude_code.home import config_dir
+from skillsleep.harnesses.claude_code.wire import block_text, blocks
+from skillsleep.harnesses.claude_code.wire import usage as usage_of
 
-__all__ = ["claude_session_files", "parse_claude"]
+__all__ = ["claude_session_files", "parse", "parse_claude", "sources", "watch_roots"]
 
 # Understood records that hold no turn; prefixes cover families such as `api-request-blob`.
 _METADATA = frozenset(
@@ -137,7 +123,7 @@ def parse_claude(data: bytes, *, source: str, base_offset: int = 0, sidechain: b
         key, side, parent = _identity(rec, hints, sidechain, fallback=current or hints.stem)
         builder = builders.get(key)
         if builder is None:
-            session = Session(harness="claude-code", id=key, source=source, sidechain=side, parent_id=parent)
+            session = Session(harness=NAME, id=key, source=source, sidechain=side, parent_id=parent)
             builder = builders[key] = _Builder(session)
             session.byte_start = line.offset
         if not side:
@@ -152,6 +138,20 @@ def parse_claude(data: bytes, *, source: str, base_offset: int = 0, sidechain: b
     skipped.update(reader.skipped)
     sessions = [b.finish() for b in builders.values() if b.has_content]
     return ParseResult(sessions=sessions, skipped=skipped, bytes_read=reader.consumed - base_offset)
+
+
+def parse(data: bytes, source: str, offset: int) -> ParseResult:
+    """`parse_claude` as harvest calls a parser."""
+    return parse_claude(data, source=source, base_offset=offset)
+
+
+def sources(env: Env) -> Found:
+    """Every Claude Code transcript on this machine (under the config dir of `env`)."""
+    return claude_session_files(config_dir(env))
+
+
+def watch_roots(env: Env) -> list[Path]:
+    return [config_dir(env) / "projects"]
 
 
 def claude_session_files(root: Path) -> Found:
@@ -205,19 +205,15 @@ def _user(b: _Builder, rec: dict[str, Any], line: Line) -> None:
     message = rec["message"]
     if not isinstance(message, dict):
         raise TypeError("user message is not an object")
-    content = message.get("content")
-    if isinstance(content, str):
-        blocks: list[Any] = [{"type": "text", "text": content}]
-    elif isinstance(content, list):
-        blocks = content
-    else:
+    parts = blocks(message.get("content"))
+    if parts is None:
         raise TypeError("user content is neither text nor blocks")
-    results = [x for x in blocks if isinstance(x, dict) and x.get("type") == "tool_result"]
-    texts = [x["text"] for x in blocks if _is_text(x)]
+    results = [x for x in parts if isinstance(x, dict) and x.get("type") == "tool_result"]
+    texts = [x["text"] for x in parts if _is_text(x)]
     for result in results:
         call_id = _str(result.get("tool_use_id"))
         tool = b.tools.get(call_id) if call_id else None
-        text = _block_text(result.get("content"))
+        text = block_text(result.get("content"))
         failed = result.get("is_error") is True
         b.add(rec, Turn(kind="tool_result", call_id=call_id, tool=tool, text=text, is_error=failed))
     text = "\n".join(texts)
@@ -237,18 +233,18 @@ def _assistant(b: _Builder, rec: dict[str, Any], line: Line) -> None:
     msg_id = _str(message.get("id")) or _str(rec.get("uuid")) or f"@{line.offset}"
     usage = message.get("usage")
     if isinstance(usage, dict):
-        b.usage[msg_id] = _usage(usage)  # last line of a split reply wins: it has the final count
+        b.usage[msg_id] = usage_of(usage)  # last line of a split reply wins: it has the final count
         b.has_content = True
     content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
     if model == _SYNTHETIC or rec.get("isApiErrorMessage") is True:
-        text = "\n".join(x["text"] for x in blocks if _is_text(x))
+        text = "\n".join(x["text"] for x in parts if _is_text(x))
         if rec.get("isApiErrorMessage") is True or rec.get("error") or text.startswith("API Error"):
             b.add(rec, Turn(kind="error", text=text or _str(rec.get("error")) or "API error", model=model))
         return
     if model and model not in b.session.models:
         b.session.models.append(model)
-    for block in blocks:
+    for block in parts:
         turn = _assistant_turn(block, model)
         if turn is not None:
             b.add(rec, turn)
@@ -269,7 +265,7 @@ def _tool_use(b: _Builder, rec: dict[str, Any], line: Line) -> None:
 
 def _tool_result(b: _Builder, rec: dict[str, Any], line: Line) -> None:
     """A drifted shape: a tool result as its own top-level record."""
-    text = _block_text(rec.get("output", rec.get("content")))
+    text = block_text(rec.get("output", rec.get("content")))
     call_id = _str(rec.get("tool_use_id")) or _str(rec.get("id"))
     failed = rec.get("is_error") is True
     name = _str(rec.get("name"))
@@ -336,19 +332,6 @@ def _assistant_turn(block: Any, model: str | None) -> Turn | None:
     return None  # thinking, redacted_thinking and unknown blocks carry nothing to mine
 
 
-def _usage(raw: dict[str, Any]) -> Usage:
-    def n(key: str) -> int:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    cache_read = n("cache_read_input_tokens")
-    return Usage(
-        input_tokens=n("input_tokens") + n("cache_creation_input_tokens") + cache_read,
-        output_tokens=n("output_tokens"),
-        cached_tokens=cache_read,
-    )
-
-
 def _error_text(rec: dict[str, Any]) -> str:
     error = rec.get("error")
     parts: list[str] = []
@@ -367,22 +350,6 @@ def _error_text(rec: dict[str, Any]) -> str:
         if not parts and isinstance(rec.get(key), str) and rec[key]:
             parts.append(rec[key])
     return "; ".join(parts) or str(rec.get("subtype"))
-
-
-def _block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for block in content:
-            if isinstance(block, dict) and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif isinstance(block, dict) and block.get("type") == "image":
-                texts.append("[image]")
-            elif isinstance(block, str):
-                texts.append(block)
-        return "\n".join(texts)
-    return "" if content is None else str(content)
 
 
 def _tag(name: str, text: str) -> str | None:

@@ -1,19 +1,6 @@
-"""What `skillsleep install openclaw` puts into OpenClaw: the plugin of plugins/openclaw/ (the /sleep
-command, the `skillsleep` skill, the Python entry points) as a folder in OpenClaw's state directory,
-linked and enabled with OpenClaw's own commands.
-
-    <state>/skillsleep-plugin/     the plugin's files as shipped, config.json with the absolute path of
-                                   this installation's `skillsleep` (so /sleep works whatever PATH the
-                                   gateway has); <state> is $OPENCLAW_STATE_DIR, else ~/.openclaw
-    openclaw plugins install <folder> --link --force --accept-capabilities
-                                   (undo: `openclaw plugins uninstall skillsleep --force`)
-    openclaw plugins enable skillsleep
-                                   (an earlier uninstall leaves `enabled: false`, which a new install
-                                   keeps; uninstall disables it again)
-
-The held-out task files (plugins/openclaw/tests/) and run_sleep_cron.sh stay in the package: they
-belong to skillsleep, not to the agent.
-"""
+"""`skillsleep install openclaw`: the plugin of plugins/openclaw/ (the /sleep command, the `skillsleep`
+skill, the Python entry points) as a folder in OpenClaw's state dir, linked and enabled with OpenClaw's
+own commands (docs/agents.md has the layout)."""
 
 from __future__ import annotations
 
@@ -21,8 +8,10 @@ import json
 import shlex
 from importlib import resources
 
+from skillsleep.harnesses.home import with_home
 from skillsleep.harnesses.install import InstallContext, Plan, PlannedCommand, PlannedFile, which
-from skillsleep.harnesses.openclaw.replay import user_state_dir
+from skillsleep.harnesses.openclaw.cli import NAME
+from skillsleep.harnesses.openclaw.home import state_dir
 
 PLUGIN_ID = "skillsleep"
 FOLDER = "skillsleep-plugin"
@@ -40,7 +29,7 @@ def install(ctx: InstallContext) -> Plan:
     """The plugin folder and the commands that make OpenClaw load it (only when `openclaw` is on PATH;
     otherwise a note says what to run)."""
     source = resources.files("skillsleep.plugins") / "openclaw"
-    folder = user_state_dir(ctx.env) / FOLDER
+    folder = state_dir(with_home(ctx.env, ctx.home)) / FOLDER
     files = [
         PlannedFile(
             path=folder / name, text=(source / name).read_text(encoding="utf-8"), executable=name.endswith(".py")
@@ -68,4 +57,4 @@ def install(ctx: InstallContext) -> Plan:
             f"`openclaw plugins enable {PLUGIN_ID}`, or `skillsleep install openclaw` again once it is"
         )
         commands = []
-    return Plan(agent="openclaw", files=files, commands=commands, notes=notes)
+    return Plan(agent=NAME, files=files, commands=commands, notes=notes)

@@ -1,34 +1,15 @@
-"""Reading OpenClaw transcripts: pi-agent session JSONL (≤ 2026.8) and the SQLite store (2026.9+).
+"""OpenClaw transcripts: pi-agent session JSONL (≤ 2026.8) and the SQLite store (2026.9+, `store.py`).
 
-Both hold the same entries: a header `{"type":"session","id","timestamp","cwd"}` then
-`message` / `model_change` / `custom` / … entries keyed on `type`. One parser builds sessions
-from entries; the two readers only differ in where the entries come from.
-
-Choices (callers rely on them):
-- Usage follows the OpenAI convention of `Usage`: `input_tokens` is the whole prompt
-  (`input + cacheRead + cacheWrite`, since pi-ai's `input` excludes cached tokens) and
-  `cached_tokens = cacheRead`, a part of it; `output_tokens = output`.
-- `Session.byte_start`/`byte_end` are byte offsets for JSONL, and the first/last `seq` read
-  for SQLite (`source` is then the database path).
-- A user message `/name args` becomes a `command` turn (`tool="name"`); channel wrappers
-  (untrusted-metadata blocks, `[Telegram … 2026-…]` envelopes, timestamp and cron prefixes,
-  the cron preamble, a trailing `Current time: …` line) are stripped so a `user` turn holds
-  the user's own words.
-- The SQLite store is opened read-only (`mode=ro`) with a short busy timeout; the database file
-  is never written (SQLite may still create the `-wal`/`-shm` side files of a WAL store, as any
-  reader does). A locked database is skipped for now (`sqlite_locked`, cursor unchanged), an
-  unreadable one (corrupt, no `transcript_events`) is `sqlite_unreadable`. One bad row never makes
-  it unreadable: an event whose TEXT is not UTF-8 is read with U+FFFD (`bad_encoding_repaired`),
-  a row of another shape is a `bad_row`.
-- Sessions of an excluded agent (the replay agent) are never read: the agent id is the path
-  component after `agents/` (or the `agent:<id>:…` session key in `session_nodes`).
+Both hold the same entries (a `session` header, then `message` / `model_change` / `custom` / …
+entries keyed on `type`): one `Builder` makes sessions of them, the two readers only differ in
+where the entries come from. What is stripped from a prompt, how usage counts and which agents
+are never read: docs/agents.md.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections import Counter
 from collections.abc import Set
 from datetime import datetime
@@ -36,12 +17,25 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.discovery import Found, Parts, walk
-from skillsleep.core.jsonl import MAX_LINE_BYTES, Reader
-from skillsleep.core.records import Usage
-from skillsleep.core.session import ParseResult, Session, Turn, source_key, utc
+from skillsleep.core.jsonl import Reader
+from skillsleep.core.session import ParseResult, Session, Turn, utc
+from skillsleep.harnesses.agent import Env
+from skillsleep.harnesses.openclaw.cli import NAME, REPLAY_AGENT
+from skillsleep.harnesses.openclaw.home import state_dirs
+from skillsleep.harnesses.openclaw.wire import usage
+
+__all__ = [
+    "SQLITE_NAME",
+    "Builder",
+    "agent_id",
+    "openclaw_sources",
+    "parse",
+    "parse_openclaw_jsonl",
+    "sources",
+    "watch_roots",
+]
 
 SQLITE_NAME = "openclaw-agent.sqlite"
-BUSY_TIMEOUT_S = 0.5
 _QUIET_TYPES = {
     "model_change",
     "thinking_level_change",
@@ -102,7 +96,7 @@ def _text_of(content: Any) -> str:
 # --- entries → sessions -------------------------------------------------------------------------
 
 
-class _Builder:
+class Builder:
     """Turns a stream of entries into sessions; every `session` header starts a new one."""
 
     def __init__(self, *, source: str, default_id: str, split_on_header: bool = True) -> None:
@@ -115,7 +109,7 @@ class _Builder:
     def _session(self, start: int) -> Session:
         if self.current is None:
             self.current = Session(
-                harness="openclaw", id=self.default_id, source=self.source, byte_start=start, byte_end=start
+                harness=NAME, id=self.default_id, source=self.source, byte_start=start, byte_end=start
             )
             self.sessions.append(self.current)
         return self.current
@@ -229,7 +223,7 @@ class _Builder:
         if stop in _ERROR_STOPS:
             text = _str(msg.get("errorMessage")) or stop
             session.turns.append(Turn(kind="error", text=text, is_error=True, ts=ts, model=model))
-        session.usage = session.usage + _usage(msg.get("usage"))
+        session.usage = session.usage + usage(msg.get("usage"))
 
     @staticmethod
     def _flush(session: Session, texts: list[str], ts: Any, model: str | None) -> None:
@@ -264,21 +258,6 @@ def _arguments(value: Any) -> dict[str, Any]:
     return {}
 
 
-def _usage(raw: Any) -> Usage:
-    if not isinstance(raw, dict):
-        return Usage()
-
-    def n(key: str) -> int:
-        value = raw.get(key)
-        return int(value) if isinstance(value, (int, float)) and 0 < value < 2**53 else 0
-
-    return Usage(
-        input_tokens=n("input") + n("cacheRead") + n("cacheWrite"),
-        output_tokens=n("output"),
-        cached_tokens=n("cacheRead"),
-    )
-
-
 # --- JSONL --------------------------------------------------------------------------------------
 
 
@@ -287,7 +266,7 @@ def parse_openclaw_jsonl(data: bytes, *, source: str, base_offset: int = 0) -> P
     last line is left unread (`bytes_read` says how far to resume). Without a header in the
     chunk the session id is taken from the file name (`<id>.jsonl[.reset.<ts>]`)."""
     reader = Reader(data, base_offset=base_offset)
-    builder = _Builder(source=source, default_id=Path(source).name.split(".jsonl")[0] or source)
+    builder = Builder(source=source, default_id=Path(source).name.split(".jsonl")[0] or source)
     for line in reader.records():
         builder.add(line.value, line.offset, line.end)
     return ParseResult(
@@ -295,7 +274,12 @@ def parse_openclaw_jsonl(data: bytes, *, source: str, base_offset: int = 0) -> P
     )
 
 
-# --- SQLite -------------------------------------------------------------------------------------
+def parse(data: bytes, source: str, offset: int) -> ParseResult:
+    """`parse_openclaw_jsonl` as harvest calls a parser."""
+    return parse_openclaw_jsonl(data, source=source, base_offset=offset)
+
+
+# --- discovery ----------------------------------------------------------------------------------
 
 
 def agent_id(path: Path) -> str | None:
@@ -307,157 +291,13 @@ def agent_id(path: Path) -> str | None:
     return None
 
 
-def read_openclaw_sqlite(
-    db: Path, *, after_seq: dict[str, int] | None = None, exclude_agents: Set[str] = frozenset()
-) -> tuple[ParseResult, dict[str, int]]:
-    """Sessions with events after `after_seq[session_id]` (all events for unseen sessions), and
-    the new cursor: the last seq read per session. Never raises and never writes the database."""
-    cursor = dict(after_seq or {})
-    result = ParseResult()
-    if agent_id(db) in exclude_agents:
-        result.skipped["excluded_agent"] += 1
-        return result, cursor
-    try:
-        # as_uri() quotes the path: a `#`, `?` or `%` in a folder name stays part of it
-        conn = sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
-    except sqlite3.Error:
-        result.skipped["sqlite_unreadable"] += 1
-        return result, cursor
-    conn.text_factory = _text
-    try:
-        sessions, skipped, new_cursor = _read_store(conn, db, cursor, exclude_agents)
-    except sqlite3.OperationalError as exc:
-        locked = "locked" in str(exc) or "busy" in str(exc)
-        result.skipped["sqlite_locked" if locked else "sqlite_unreadable"] += 1
-        return result, cursor
-    except sqlite3.Error:  # "file is not a database", a damaged page, …
-        result.skipped["sqlite_unreadable"] += 1
-        return result, cursor
-    finally:
-        conn.close()
-    return ParseResult(sessions=sessions, skipped=skipped), new_cursor
+def sources(env: Env) -> Found:
+    """Every OpenClaw transcript on this machine, the replay agent's left out."""
+    return sum((openclaw_sources(root, exclude_agents={REPLAY_AGENT}) for root in state_dirs(env)), Found())
 
 
-def _read_store(
-    conn: sqlite3.Connection, db: Path, cursor: dict[str, int], exclude_agents: Set[str]
-) -> tuple[list[Session], Counter[str], dict[str, int]]:
-    keys = _session_keys(conn)
-    excluded = set(exclude_agents)
-    sessions: list[Session] = []
-    skipped: Counter[str] = Counter()
-    cursor = dict(cursor)
-    tops = conn.execute("SELECT session_id, MAX(seq) FROM transcript_events GROUP BY session_id").fetchall()
-    for sid, top in sorted(tops, key=lambda row: str(row[0])):
-        if not isinstance(sid, str) or not isinstance(top, int):
-            skipped["bad_row"] += 1
-            continue
-        key = keys.get(sid, "")
-        if key.startswith("agent:") and key.split(":")[1] in excluded:
-            skipped["excluded_agent"] += 1
-            continue
-        after = cursor.get(sid)
-        if after is not None and top < after:  # the session was rewritten: read it again
-            skipped["seq_reset"] += 1
-            after = None
-        if after is not None and top == after:
-            continue
-        session, last = _read_session(conn, db, sid, after, skipped)
-        cursor[sid] = last if last is not None else cursor.get(sid, top)
-        if session is not None:
-            session.sidechain = ":subagent:" in key
-            sessions.append(session)
-    return sessions, skipped, cursor
-
-
-def _text(data: bytes) -> str | bytes:
-    """A TEXT value as str, or as bytes when it is not UTF-8 (SQLite stores what it is given): an
-    event is then decoded with replacement characters and counted, any other value is a bad row."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
-
-
-def _read_session(
-    conn: sqlite3.Connection, db: Path, sid: str, after: int | None, skipped: Counter[str]
-) -> tuple[Session | None, int | None]:
-    builder = _Builder(source=source_key(db), default_id=sid, split_on_header=False)
-    if after is not None:  # an incremental read: take the header again for id, cwd and start
-        row = conn.execute(
-            "SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? ORDER BY seq LIMIT 1", (sid,)
-        ).fetchone()
-        event = _event(row[0], row[1], Counter()) if row else None
-        if event is not None and event.get("type") == "session":
-            builder.header(event, after + 1)
-    first: int | None = None
-    last: int | None = None
-    rows = conn.execute(
-        "SELECT seq, event_json, event_zstd FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq",
-        (sid, -(2**63) if after is None else after),
-    )
-    for seq, text, blob in rows:
-        if not isinstance(seq, int):
-            skipped["bad_row"] += 1
-            continue
-        first, last = seq if first is None else first, seq
-        event = _event(text, blob, skipped)
-        if event is not None:
-            builder.add(event, seq, seq)
-    skipped.update(builder.skipped)
-    if not builder.sessions or first is None or last is None:
-        return None, last
-    session = builder.sessions[0]
-    session.id, session.byte_start, session.byte_end = sid, first, last
-    return session, last
-
-
-def _event(text: Any, blob: Any, skipped: Counter[str]) -> dict[str, Any] | None:
-    raw: bytes | None = None
-    if isinstance(text, str) and text:
-        raw = text.encode("utf-8", errors="replace")
-    elif isinstance(text, bytes) and text:
-        raw = text
-    elif isinstance(blob, (bytes, memoryview)) and len(blob):
-        raw = _unzstd(bytes(blob), skipped)
-        if raw is None:
-            return None
-    if raw is None:
-        skipped["empty_event"] += 1
-        return None
-    reader = Reader(raw.replace(b"\n", b" ") + b"\n")
-    values = [line.value for line in reader.records()]
-    skipped.update(reader.skipped)
-    return values[0] if values else None
-
-
-def _unzstd(blob: bytes, skipped: Counter[str]) -> bytes | None:
-    import zstandard  # a declared dependency; imported here so JSONL-only users never load it
-
-    try:
-        with zstandard.ZstdDecompressor().stream_reader(blob) as stream:
-            data = stream.read(MAX_LINE_BYTES + 1)
-    except zstandard.ZstdError:
-        skipped["zstd_corrupt"] += 1
-        return None
-    if len(data) > MAX_LINE_BYTES:
-        skipped["huge_line"] += 1
-        return None
-    return data
-
-
-def _session_keys(conn: sqlite3.Connection) -> dict[str, str]:
-    """session_id → session key (`agent:main:main`, …) from `session_nodes`, when it has them."""
-    try:
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(session_nodes)")}
-        if not {"session_id", "session_key"} <= columns:
-            return {}
-        rows = conn.execute("SELECT session_id, session_key FROM session_nodes")
-        return {sid: key for sid, key in rows if isinstance(sid, str) and isinstance(key, str)}
-    except sqlite3.Error:
-        return {}
-
-
-# --- discovery ----------------------------------------------------------------------------------
+def watch_roots(env: Env) -> list[Path]:
+    return [root / "agents" for root in state_dirs(env)]
 
 
 def openclaw_sources(state_dir: Path, *, exclude_agents: Set[str] = frozenset()) -> Found:
