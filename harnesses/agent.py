@@ -3,18 +3,21 @@
 Each agent package (`harnesses/<agent>/`) builds its `Agent` and the registry lists them by name;
 nothing outside those packages branches on an agent's name. Paths come from the agent's own rule
 for its home (docs/agents.md), always read from an environment mapping that holds `HOME`. The
-replay harness and the installer are imported on first use, so reading transcripts never loads
-them.
+replay harness and the installer are named as "module:attribute" and imported on first use, so
+reading transcripts never loads them.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.discovery import Found
+from skillsleep.core.errors import ConfigError
 from skillsleep.core.harvest import DbReader, Parser
 
 if TYPE_CHECKING:
@@ -26,9 +29,10 @@ __all__ = ["Agent", "Env"]
 Env = Mapping[str, str]
 
 
-@dataclass(frozen=True)
-class Agent:
+class Agent(BaseModel):
     """Everything about one agent: its name, CLI, home, transcripts, skills, replay and install."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str  # the harness name: `--harness`, `Session.harness`, `[harness.<name>]`, `install <name>`
     command: str  # its CLI's name on PATH (`install` looks for it)
@@ -38,7 +42,27 @@ class Agent:
     parser: Parser  # a transcript file's bytes → sessions
     skill_dirs: Callable[[Env, Path], list[Path]]  # (env, cwd) → its skill folders, in its lookup order
     managed_skills: Callable[[Env], Path]  # the skill folder skillsleep's managed skill goes in
-    harness: Callable[[], type[CLIHarness]]  # its replay harness class (its `settings_model` too)
-    installer: Callable[[InstallContext], Plan]  # what `skillsleep install <name>` does
+    replay: str  # "module:Class" of its replay harness, a CLIHarness (imported on first use)
+    install: str  # "module:function" of its installer, what `skillsleep install <name>` does (the same)
     db_reader: DbReader | None = None  # for transcripts kept in a database instead of files
     hook: bool = False  # it runs `skillsleep harvest --hook <name>` when a session ends
+
+    def harness(self) -> type[CLIHarness]:
+        """Its replay harness class; its `settings_model` is the schema of `[harness.<name>]`."""
+        from skillsleep.harnesses.replay import CLIHarness
+
+        found = _imported(self.replay)
+        if not (isinstance(found, type) and issubclass(found, CLIHarness)):
+            raise ConfigError(f"the agent {self.name!r}: {self.replay} is not a replay harness (a CLIHarness)")
+        return found
+
+    def installer(self, ctx: InstallContext) -> Plan:
+        """What installing skillsleep into this agent means, for `ctx`."""
+        plan: Plan = _imported(self.install)(ctx)
+        return plan
+
+
+def _imported(ref: str) -> Any:
+    """What "module:attribute" names, imported."""
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(module), attribute)

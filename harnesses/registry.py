@@ -25,6 +25,7 @@ from skillsleep.core.errors import ConfigError, UnknownNameError
 from skillsleep.core.harness import Harness
 from skillsleep.core.harvest import DbReader, Parser
 from skillsleep.core.llm import LLM
+from skillsleep.core.plugins import register_plugins
 from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
 from skillsleep.harnesses.claude_code import AGENT as CLAUDE_CODE
@@ -51,19 +52,13 @@ def _load_entry_points() -> None:
     if _entry_points_loaded or not LOAD_ENTRY_POINTS:
         return
     _entry_points_loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = ep.load()
-        except Exception as exc:  # a broken plugin: name it instead of a bare traceback
-            raise ConfigError(
-                f"the agent plugin {ep.name!r} ({ep.value}) failed to load: {exc}; fix or uninstall it"
-            ) from exc
-        if isinstance(obj, Agent):
-            register(obj)
-        elif callable(obj):
-            obj(register)
-        else:
-            raise ConfigError(f"the agent plugin {ep.name!r} ({ep.value}) is neither an Agent nor a hook")
+    register_plugins(
+        entry_points(group=ENTRY_POINT_GROUP),
+        kind="agent",
+        item="an Agent",
+        is_item=lambda obj: isinstance(obj, Agent),
+        register=register,
+    )
 
 
 def agents() -> list[Agent]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -61,13 +60,21 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
 
 
 def test_a_plugin_agent_registers_through_the_same_path_as_the_builtins(plugins: list[Any]) -> None:
-    mine = replace(registry.AGENTS["codex"], name="my-agent", command="my-agent")
+    mine = registry.AGENTS["codex"].model_copy(update={"name": "my-agent", "command": "my-agent"})
     plugins.append(_EntryPoint(lambda register: register(mine)))
     assert registry.names()[-1] == "my-agent" and registry.get("my-agent") is mine
 
 
+def test_a_plugin_agent_names_its_replay_harness_and_installer_by_import_path(plugins: list[Any]) -> None:
+    mine = registry.AGENTS["codex"].model_copy(update={"name": "my-agent", "replay": "skillsleep.harnesses.wire:count"})
+    plugins.append(_EntryPoint(mine))
+    assert registry.get("my-agent").installer is not None
+    with pytest.raises(ConfigError, match="skillsleep.harnesses.wire:count is not a replay harness"):
+        registry.create_harness("my-agent")
+
+
 def test_a_plugin_may_not_take_a_builtin_name(plugins: list[Any]) -> None:
-    plugins.append(_EntryPoint(replace(registry.AGENTS["codex"], command="other")))
+    plugins.append(_EntryPoint(registry.AGENTS["codex"].model_copy(update={"command": "other"})))
     with pytest.raises(ConfigError, match="an agent named 'codex' is already registered"):
         registry.agents()
 

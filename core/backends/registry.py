@@ -25,6 +25,7 @@ from skillsleep.core.backends.openai_compat import OpenAIBackend
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.backends.weights import WEIGHTS, weights_installed
 from skillsleep.core.errors import ConfigError, UnknownNameError
+from skillsleep.core.plugins import register_plugins
 
 ENTRY_POINT_GROUP = "skillsleep.backends"
 Factory = Callable[[BackendSettings], Backend]
@@ -58,19 +59,13 @@ def _load_entry_points() -> None:
     if _entry_points_loaded or not LOAD_ENTRY_POINTS:
         return
     _entry_points_loaded = True
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = ep.load()
-        except Exception as exc:  # a broken plugin: name it instead of a bare traceback
-            raise ConfigError(
-                f"the backend plugin {ep.name!r} ({ep.value}) failed to load: {exc}; fix or uninstall it"
-            ) from exc
-        if isinstance(obj, type) and issubclass(obj, BaseBackend):
-            register(obj)
-        elif callable(obj):
-            obj(register)
-        else:
-            raise ConfigError(f"the backend plugin {ep.name!r} ({ep.value}) is neither a backend class nor a hook")
+    register_plugins(
+        entry_points(group=ENTRY_POINT_GROUP),
+        kind="backend",
+        item="a backend class",
+        is_item=lambda obj: isinstance(obj, type) and issubclass(obj, BaseBackend),
+        register=register,
+    )
 
 
 def _providers() -> dict[str, Provider]:
