@@ -4,48 +4,43 @@ First an exact de-duplication by `Edit.key()`. Then a hierarchical merge by the 
 (role "merge"): chunks of `group_size` edits are merged concurrently, then the outputs are
 chunked and merged again, until one chunk was merged or a level reduces nothing. A bad reply
 or an invalid group never loses an edit: the edits concerned are kept unmerged, and why is
-recorded in `failures`.
+recorded in `problems`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import describe_edit, render
-from skillsleep.core.records import Edit, Message, Record
+from skillsleep.core.records import Edit, EditKind, EditOp, Message, Record, UnusableReply
+from skillsleep.core.replies import Lenient, Reply, Text, Unfit, given, item_numbers, raw
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "groups": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "members": {"type": "array", "items": {"type": "integer"}},
-                    "op": {"type": "string", "enum": ["add", "delete", "replace"]},
-                    "target": {"type": "string"},
-                    "content": {"type": "string"},
-                    "rationale": {"type": "string"},
-                },
-                "required": ["members", "op", "target", "content", "rationale"],
-            },
-        }
-    },
-    "required": ["groups"],
-}
+
+class MergeGroup(Reply):
+    """Edits the optimizer says are one (numbered from 1), and the edit that replaces them."""
+
+    members: list[Lenient[StrictInt]]
+    op: EditOp
+    target: Text = ""
+    content: Text = ""
+    rationale: Text = ""
+
+
+class MergeReply(Reply):
+    """The optimizer's merge groups for one chunk of edits."""
+
+    groups: list[Lenient[MergeGroup]]
 
 
 class AggregateResult(Record):
     """The merged edits, and what went wrong on the way (recorded, never fatal)."""
 
     edits: list[Edit]
-    failures: list[str] = Field(default_factory=list)
+    problems: list[UnusableReply] = Field(default_factory=list)
 
 
 def dedup(edits: list[Edit]) -> list[Edit]:
@@ -62,23 +57,23 @@ async def aggregate(llm: LLM, edits: list[Edit], *, group_size: int = 8) -> Aggr
     if group_size < 2:
         raise ValueError(f"group_size must be at least 2, got {group_size}")
     current = dedup(edits)
-    failures: list[str] = []
+    problems: list[UnusableReply] = []
     level = 1
     while len(current) > 1:
         chunks = [current[i : i + group_size] for i in range(0, len(current), group_size)]
         labels = [f"merge level {level} chunk {n}/{len(chunks)}" for n in range(1, len(chunks) + 1)]
         results = await asyncio.gather(*(_merge_chunk(llm, c, label) for c, label in zip(chunks, labels, strict=True)))
         merged = dedup([edit for chunk_edits, _ in results for edit in chunk_edits])
-        failures += [failure for _, chunk_failures in results for failure in chunk_failures]
+        problems += [problem for _, chunk_problems in results for problem in chunk_problems]
         reduced = len(merged) < len(current)
         current = merged
         if len(chunks) == 1 or not reduced:
             break
         level += 1
-    return AggregateResult(edits=current, failures=failures)
+    return AggregateResult(edits=current, problems=problems)
 
 
-async def _merge_chunk(llm: LLM, chunk: list[Edit], where: str) -> tuple[list[Edit], list[str]]:
+async def _merge_chunk(llm: LLM, chunk: list[Edit], where: str) -> tuple[list[Edit], list[UnusableReply]]:
     if len(chunk) < 2:
         return chunk, []
     listing = "\n\n".join(describe_edit(edit, n) for n, edit in enumerate(chunk, 1))
@@ -87,58 +82,60 @@ async def _merge_chunk(llm: LLM, chunk: list[Edit], where: str) -> tuple[list[Ed
         Message(role="user", content=render("merge_user", count=len(chunk), edits=listing)),
     ]
     try:
-        reply = await llm.ask_json("merge", messages, SCHEMA, cache_system=True)
+        reply = await llm.ask_model("merge", messages, MergeReply, cache_system=True)
     except ParseError as exc:
-        return chunk, [f"{where}: malformed reply, edits kept unmerged: {exc}"]
-    groups = reply.get("groups")
-    if not isinstance(groups, list):
-        return chunk, [f"{where}: the reply has no list under 'groups', edits kept unmerged"]
+        return chunk, [UnusableReply(role="merge", where=where, error=f"malformed reply, edits kept unmerged: {exc}")]
     used: set[int] = set()
     merged_at: dict[int, Edit] = {}
-    failures: list[str] = []
-    for n, group in enumerate(groups, 1):
-        members, problem = _members(group, len(chunk), used)
-        edit = None
-        if members:
-            edit, problem = _merged_edit(group, [chunk[i] for i in members])
+    problems: list[UnusableReply] = []
+    for n, group in enumerate(reply.groups, 1):
+        edit, members, problem = _merged_group(group, chunk, used)
         if edit is None:
-            failures.append(f"{where}: group {n} ignored: {problem}")
+            problems.append(UnusableReply(role="merge", where=where, error=f"group {n} ignored: {problem}"))
             continue
         used.update(members)
         merged_at[min(members)] = edit
     out = [merged_at.get(i, edit) for i, edit in enumerate(chunk) if i in merged_at or i not in used]
-    return out, failures
+    return out, problems
 
 
-def _members(group: object, size: int, used: set[int]) -> tuple[list[int], str]:
-    """Validated 0-based member indexes of a group (the prompt numbers edits from 1)."""
-    if not isinstance(group, dict) or not isinstance(group.get("members"), list):
-        return [], "no list of members"
-    raw = group["members"]
-    if not all(isinstance(m, int) and not isinstance(m, bool) for m in raw):
-        return [], f"members are not all edit numbers: {raw}"
-    if any(m < 1 or m > size for m in raw):
-        return [], f"member numbers out of range 1..{size}: {raw}"
-    if len(set(raw)) != len(raw):
-        return [], f"duplicate members: {raw}"
-    if len(raw) < 2:
-        return [], f"a group needs at least two members: {raw}"
-    indexes = [m - 1 for m in raw]
-    if used.intersection(indexes):
-        return [], f"members already merged in an earlier group: {raw}"
-    return indexes, ""
+def _merged_group(group: MergeGroup | Unfit, chunk: list[Edit], used: set[int]) -> tuple[Edit | None, list[int], str]:
+    """A group's merged edit and its members' indexes, or None and why the group is ignored."""
+    if isinstance(group, Unfit):
+        return None, [], group.error
+    members, problem = _members(group, len(chunk), used)
+    if not members:
+        return None, [], problem
+    edit, problem = _merged_edit(group, [chunk[i] for i in members])
+    return edit, members, problem
 
 
-def _merged_edit(group: dict[str, Any], members: list[Edit]) -> tuple[Edit | None, str]:
+def _members(group: MergeGroup, size: int, used: set[int]) -> tuple[list[int], str]:
+    """Validated 0-based member indexes of a group: a group naming anything but distinct edits
+    1..size is ignored whole (its merged text was written for the edits it named)."""
+    numbers = item_numbers(group.members, size)
+    written = [raw(m) for m in group.members]
+    if numbers.not_numbers:
+        return [], f"members are not all edit numbers: {written}"
+    if numbers.out_of_range:
+        return [], f"member numbers out of range 1..{size}: {written}"
+    if numbers.repeated:
+        return [], f"duplicate members: {written}"
+    if len(numbers.indexes) < 2:
+        return [], f"a group needs at least two members: {written}"
+    if used.intersection(numbers.indexes):
+        return [], f"members already merged in an earlier group: {written}"
+    return numbers.indexes, ""
+
+
+def _merged_edit(group: MergeGroup, members: list[Edit]) -> tuple[Edit | None, str]:
     """The group's merged edit, or None when it is invalid (its targets must be the members')."""
-    op = group.get("op")
-    if op not in ("add", "delete", "replace"):
-        return None, f"unknown op {op!r}"
-    target, content = _text(group.get("target")), _text(group.get("content"))
+    op = group.op
+    target, content = given(group.target), given(group.content)
     support = sum(m.support for m in members)
     lapse = sum(m.support for m in members if m.kind == "execution_lapse")
-    kind = "execution_lapse" if lapse * 2 > support else "skill_defect"
-    rationale = _text(group.get("rationale")) or "; ".join(dict.fromkeys(m.rationale for m in members if m.rationale))
+    kind: EditKind = "execution_lapse" if lapse * 2 > support else "skill_defect"
+    rationale = given(group.rationale) or "; ".join(dict.fromkeys(m.rationale for m in members if m.rationale))
     if kind == "execution_lapse":
         if content is None:
             return None, "a merged reminder needs content"
@@ -162,7 +159,3 @@ def _member_target(target: str, members: list[Edit]) -> str | None:
         if member.target is not None and norm(member.target) == norm(target):
             return member.target
     return None
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None

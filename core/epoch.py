@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from skillsleep.core.gate import decide
 from skillsleep.core.meta_skill import EpochSummary, update_meta_skill
+from skillsleep.core.records import UnusableReply
 from skillsleep.core.skill import Skill
 from skillsleep.core.slow_update import Comparison, classify, slow_update
 
@@ -35,7 +36,7 @@ async def end_epoch(tr: Trainer, st: TrainState) -> None:
         )
         result = await update_meta_skill(tr.optimizer, st.meta_skill, summary, max_lines=tr.cfg.meta.max_lines)
         st.meta_skill = tr.redactor.text(result.meta)  # the notes reach every later reflection
-        record["meta_failure"] = result.failure
+        record["meta_failure"] = _failure(result.problems)
     record["end_score"] = st.current_score
     st.epochs.append(record)
     tr.run_dir.write_json(f"epochs/e{st.epoch}.json", record)
@@ -60,7 +61,7 @@ async def _slow_update(
     )
     record["slow_update"] = {
         "counts": result.counts,
-        "failure": result.failure,
+        "failure": _failure(result.problems),
         "guidance": result.guidance,
         "refused": [r.model_dump(mode="json") for r in result.refused],
     }
@@ -78,3 +79,8 @@ async def _slow_update(
     if decision.accepted:
         tr.accept(st, candidate, decision.candidate, tie_ok=True)
     return result.counts
+
+
+def _failure(problems: list[UnusableReply]) -> str | None:
+    """What the epoch record keeps of a boundary stage's unusable reply: its line, or None."""
+    return "; ".join(p.line() for p in problems) or None

@@ -1,22 +1,30 @@
 """`LLM`: the one door every model call goes through — budget, response cache, backend, ledger.
 
 Each stage asks for a completion in a *role* (target, judge, reflect, merge, rank, slow_update,
-meta, schedule). The request is checked against the budget, answered from the persistent
-response cache when the identical request (model, messages, parameters, sample index) was
-answered before, otherwise sent to the backend; either way the ledger records it.
+meta, schedule, mine, relevance, dream). The request is checked against the budget, answered from
+the persistent response cache when the identical request (model, messages, parameters, sample
+index) was answered before, otherwise sent to the backend; either way the ledger records it.
+A stage that wants structured data calls `ask_model` with its reply model (`core/replies.py`):
+the request carries the model's JSON schema and the reply comes back validated, or as a
+`ParseError` saying what was wrong.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from skillsleep.core.backends.base import Backend
 from skillsleep.core.errors import BackendError, ParseError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.records import Completion, CompletionRequest, LedgerEntry, Message, Role, Usage
+from skillsleep.core.replies import Reply, short_error
 from skillsleep.core.store import Store
+
+R = TypeVar("R", bound=Reply)
 
 RESERVE_POLL_S = 0.02
 
@@ -133,19 +141,23 @@ class LLM:
         req = self.request(messages, sample=sample, max_tokens=max_tokens, cache_system=cache_system)
         return await self.complete(role, req)
 
-    async def ask_json(
+    async def ask_model(
         self,
         role: Role,
         messages: list[Message],
-        schema: dict[str, Any],
+        reply: type[R],
         *,
         max_tokens: int | None = None,
         cache_system: bool = False,
-    ) -> dict[str, Any]:
-        """Structured completion, parsed strictly; a truncated or malformed reply is a ParseError."""
-        req = self.request(messages, json_schema=schema, max_tokens=max_tokens, cache_system=cache_system)
-        completion = await self.complete(role, req)
-        return parse_json_reply(completion)
+    ) -> R:
+        """A reply of the shape `reply`, whose JSON schema the request sends. A reply cut off at the
+        token limit, not a JSON object, or not of that shape is a ParseError saying why."""
+        req = self.request(messages, json_schema=reply.json_schema(), max_tokens=max_tokens, cache_system=cache_system)
+        data = parse_json_reply(await self.complete(role, req))
+        try:
+            return reply.model_validate(data)
+        except ValidationError as exc:
+            raise ParseError(short_error(exc)) from exc
 
     def _record(self, role: Role, c: Completion, *, cache_hit: bool, error: str | None = None) -> None:
         cost = 0.0 if cache_hit else self.ledger.cost(self.backend.name, self.backend.model, c.usage)

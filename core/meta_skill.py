@@ -5,20 +5,19 @@ written into the deployed skill.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from pydantic import Field, StrictStr
 
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import as_bullets, bullet_lines, describe_edit, describe_rejected, or_none, render
-from skillsleep.core.records import Edit, Message, Record, RejectedEdit
+from skillsleep.core.records import Edit, Message, Record, RejectedEdit, UnusableReply
+from skillsleep.core.replies import Lenient, Reply
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"notes": {"type": "array", "items": {"type": "string"}}},
-    "required": ["notes"],
-}
+
+class NotesReply(Reply):
+    """The optimizer's notes (a reply without any keeps the old notes)."""
+
+    notes: list[Lenient[StrictStr]] = Field(default_factory=list)
 
 
 class EpochSummary(Record):
@@ -36,7 +35,7 @@ class MetaResult(Record):
     """The updated notes ("- " bullet lines), or the old ones and why."""
 
     meta: str
-    failure: str | None = None
+    problems: list[UnusableReply] = Field(default_factory=list)
 
 
 async def update_meta_skill(llm: LLM, meta: str, summary: EpochSummary, *, max_lines: int = 12) -> MetaResult:
@@ -55,10 +54,14 @@ async def update_meta_skill(llm: LLM, meta: str, summary: EpochSummary, *, max_l
     )
     messages = [Message(role="system", content=render("meta_system")), Message(role="user", content=user)]
     try:
-        reply = await llm.ask_json("meta", messages, SCHEMA, cache_system=True)
+        reply = await llm.ask_model("meta", messages, NotesReply, cache_system=True)
     except ParseError as exc:
-        return MetaResult(meta=meta, failure=f"meta skill: malformed reply, old notes kept: {exc}")
-    lines = bullet_lines(reply.get("notes"), max_lines=max_lines)
+        return MetaResult(meta=meta, problems=[_kept(f"malformed reply, old notes kept: {exc}")])
+    lines = bullet_lines(reply.notes, max_lines=max_lines)
     if not lines:
-        return MetaResult(meta=meta, failure="meta skill: the reply held no note lines, old notes kept")
+        return MetaResult(meta=meta, problems=[_kept("the reply held no note lines, old notes kept")])
     return MetaResult(meta=as_bullets(lines))
+
+
+def _kept(error: str) -> UnusableReply:
+    return UnusableReply(role="meta", where="meta skill", error=error)

@@ -1,10 +1,11 @@
 """One night of the sleep cycle, inside the engine: plan it, train one epoch, judge the result.
 
-    plan_night()   mined tasks → only the recurring ones → only those the skill is about (one
-                   optimizer call, "relevance"; every task for the managed learned skill) → the
-                   top `max_tasks` get judges → split by cluster (val and test real only, never a
-                   near-duplicate across splits, a task keeps its split across nights, test tasks
-                   never reach the optimizer) → dreamed paraphrases of train tasks ("dream")
+    plan_night()   mined tasks (`mine`) → only the recurring ones → only those the skill is about
+                   (`relevance`; every task for the managed learned skill) → the top `max_tasks`
+                   get judges (`judge_writing`) → split by cluster (`splits`: val and test real
+                   only, never a near-duplicate across splits, a task keeps its split across
+                   nights, test tasks never reach the optimizer) → dreamed paraphrases of train
+                   tasks (`dream`)
     train_night()  one epoch of the ordinary `Trainer` (rollout → reflect → safety screen →
                    clip → gate; slow update and meta skill at its end) numbered as the night, with
                    the skill's memory (rejected edits, meta skill) carried in; then the night's
@@ -19,8 +20,6 @@ user's skill.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -29,15 +28,16 @@ from pydantic import Field
 
 from skillsleep.core.changes import Change
 from skillsleep.core.config import TrainConfig
-from skillsleep.core.errors import BudgetExceeded, ParseError
+from skillsleep.core.dream import dream
+from skillsleep.core.errors import BudgetExceeded
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
-from skillsleep.core.mine import RELATED_THRESHOLD, MinedTask, MineResult, judge_tasks, mine, similarity
+from skillsleep.core.mine import MineResult, judge_tasks, mine
 from skillsleep.core.nights import SkillMemory
-from skillsleep.core.prompts import data_block, render, truncate
-from skillsleep.core.records import Edit, GateDecision, Message, Record, Split, Task
+from skillsleep.core.records import Edit, GateDecision, Record, Split, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
+from skillsleep.core.relevance import relevant_tasks
 from skillsleep.core.report import (
     GateRejection,
     HistoryPoint,
@@ -50,19 +50,12 @@ from skillsleep.core.report import (
     StopReason,
 )
 from skillsleep.core.rundir import RunDir
-from skillsleep.core.safety import screen
 from skillsleep.core.session import Session
 from skillsleep.core.skill import Skill
+from skillsleep.core.splits import split_tasks
 from skillsleep.core.trainer import Trainer, TrainState
 
 Progress = Callable[[str], None]
-
-RELEVANCE_BATCH = 40  # tasks shown per relevance call
-RELEVANCE_CHARS = 300
-SKILL_CHARS = 6000
-DREAM_CHARS = 2000
-DREAM_TOKENS = 1024
-_PROTECTION: dict[str, int] = {"train": 0, "val": 1, "test": 2}  # a task only moves towards test
 
 
 class NightSettings(Record):
@@ -85,7 +78,7 @@ class NightPlan(Record):
     cut: list[str] = Field(default_factory=list)  # relevant tasks beyond max_tasks
     splits: dict[str, Split] = Field(default_factory=dict)  # real task id → split
     dreams: list[Task] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)
+    problems: list[UnusableReply] = Field(default_factory=list)  # optimizer replies that could not be used
     not_ready: str = ""  # why this night cannot train (too few tasks …); "" when it can
 
     def tasks(self) -> dict[str, list[Task]]:
@@ -130,7 +123,9 @@ async def plan_night(
         relevant = recurring
     else:
         progress(f"asking which of {len(recurring)} recurring tasks {skill_name} is about")
-        relevant = await relevant_tasks(optimizer, skill, skill_name, recurring, plan.problems)
+        relevance = await relevant_tasks(optimizer, skill, skill_name, recurring)
+        relevant = relevance.tasks
+        plan.problems += relevance.problems
         kept = {m.task.id for m in relevant}
         plan.unrelated = [m.task.id for m in recurring if m.task.id not in kept]
     chosen, cut = relevant[: settings.max_tasks], relevant[settings.max_tasks :]
@@ -142,7 +137,9 @@ async def plan_night(
     mined.clusters = {c: ids for c, ids in mined.clusters.items() if ids}
     if chosen:
         progress(f"writing judges for {len(chosen)} tasks")
-        mined.dropped_checks += await judge_tasks(optimizer, chosen, plan.problems)
+        judged = await judge_tasks(optimizer, chosen)
+        mined.dropped_checks += judged.dropped_checks
+        plan.problems += judged.problems
     plan.splits = split_tasks(
         chosen, memory.splits, val_fraction=settings.val_fraction, test_fraction=settings.test_fraction
     )
@@ -154,10 +151,9 @@ async def plan_night(
         held_out = [t.prompt for t in split["val"] + split["test"]]
         train = [m for m in chosen if plan.splits[m.task.id] == "train"]
         progress(f"dreaming {settings.dreams} variant(s) of {len(train)} training tasks")
-        batches = await asyncio.gather(
-            *(dream(optimizer, m, settings.dreams, held_out, plan.problems, redactor) for m in train)
-        )
-        plan.dreams = [t for batch in batches for t in batch]
+        dreams = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, redactor) for m in train))
+        plan.dreams = [t for d in dreams for t in d.tasks]
+        plan.problems += [p for d in dreams for p in d.problems]
     return plan
 
 
@@ -178,186 +174,6 @@ def _too_few(recurring: int, relevant: int, clusters: int, settings: NightSettin
     )
 
 
-def split_tasks(
-    tasks: list[MinedTask],
-    previous: dict[str, Split],
-    *,
-    val_fraction: float = 0.3,
-    test_fraction: float = 0.2,
-) -> dict[str, Split]:
-    """Task id → split, one split per cluster (near-duplicates never straddle splits).
-
-    A task keeps the split an earlier night gave it; a cluster with members in several splits
-    takes the most protected one (test > val > train), so a test task never becomes training
-    data. New clusters fill the splits towards the wanted sizes in a stable order (a hash of
-    the cluster). At least one cluster trains and one validates; the test split needs three.
-    Returns {} when there are fewer than two clusters."""
-    clusters: dict[str, list[str]] = {}
-    for m in tasks:
-        clusters.setdefault(m.cluster or m.task.id, []).append(m.task.id)
-    n = len(clusters)
-    if n < 2:
-        return {}
-    want_test = max(1, round(n * test_fraction)) if n >= 3 and test_fraction > 0 else 0
-    want_val = max(1, round(n * val_fraction))
-    while want_val + want_test > n - 1:
-        if want_test > 1 or (want_test == 1 and want_val == 1):
-            want_test -= 1
-        else:
-            want_val -= 1
-    want = {"val": want_val, "test": want_test, "train": n - want_val - want_test}
-    given: dict[str, Split] = {}
-    for cid, ids in clusters.items():
-        earlier = [previous[t] for t in ids if t in previous]
-        if earlier:
-            given[cid] = max(earlier, key=lambda s: _PROTECTION[s])
-    for cid in sorted((c for c in clusters if c not in given), key=lambda c: hashlib.sha256(c.encode()).hexdigest()):
-        have = Counter(given.values())
-        deficit = {s: want[s] - have[s] for s in ("val", "test", "train")}
-        best = max(deficit, key=lambda s: deficit[s])
-        given[cid] = best if deficit[best] > 0 else "train"  # type: ignore[assignment]
-    have = Counter(given.values())
-    if not have["train"] and have["val"] >= 2:  # validation tasks were never shown to the reflection
-        given[_stable_first(c for c, s in given.items() if s == "val")] = "train"
-    elif not have["val"] and have["train"] >= 2:
-        given[_stable_first(c for c, s in given.items() if s == "train")] = "val"
-    have = Counter(given.values())
-    if not have["train"] or not have["val"]:
-        return {}
-    return {t: given[cid] for cid, ids in clusters.items() for t in ids}
-
-
-def _stable_first(cids: Iterable[str]) -> str:
-    return min(cids, key=lambda c: hashlib.sha256(c.encode()).hexdigest())
-
-
-RELEVANCE_SCHEMA: dict[str, Any] = {
-    "title": "relevance",
-    "type": "object",
-    "properties": {"relevant": {"type": "array", "items": {"type": "integer"}}},
-    "required": ["relevant"],
-}
-
-
-def relevance_messages(skill: Skill, name: str, prompts: list[str]) -> list[Message]:
-    tasks = "\n".join(
-        f"Task {n}:\n" + data_block(f"TASK {n}", p, limit=RELEVANCE_CHARS) for n, p in enumerate(prompts, 1)
-    )
-    user = render("relevance_user", name=name, skill=data_block("SKILL", skill.text, limit=SKILL_CHARS), tasks=tasks)
-    return [Message(role="system", content=render("relevance_system")), Message(role="user", content=user)]
-
-
-async def relevant_tasks(
-    llm: LLM, skill: Skill, name: str, tasks: list[MinedTask], problems: list[str]
-) -> list[MinedTask]:
-    """The tasks the skill is about, in their order. A reply that cannot be read keeps its whole
-    batch (the gate still guards the result) and is named in `problems`."""
-    batches = [tasks[i : i + RELEVANCE_BATCH] for i in range(0, len(tasks), RELEVANCE_BATCH)]
-
-    async def one(batch: list[MinedTask]) -> list[MinedTask]:
-        messages = relevance_messages(skill, name, [m.task.prompt for m in batch])
-        try:
-            reply = await llm.ask_json("relevance", messages, RELEVANCE_SCHEMA, max_tokens=512, cache_system=True)
-        except ParseError as exc:
-            problems.append(f"relevance: the optimizer's reply could not be read ({exc}); kept all {len(batch)} tasks")
-            return batch
-        numbers = reply.get("relevant")
-        if not isinstance(numbers, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in numbers):
-            problems.append(
-                f"relevance: 'relevant' is not a list of task numbers ({numbers!r}); kept all {len(batch)} tasks"
-            )
-            return batch
-        bad = sorted({x for x in numbers if not 1 <= x <= len(batch)})
-        if bad:
-            problems.append(f"relevance: the reply names tasks that do not exist ({bad}); those ignored")
-        keep = {x - 1 for x in numbers if 1 <= x <= len(batch)}
-        return [m for i, m in enumerate(batch) if i in keep]
-
-    results = await asyncio.gather(*(one(b) for b in batches))
-    return [m for r in results for m in r]
-
-
-DREAM_SCHEMA: dict[str, Any] = {
-    "title": "dream",
-    "type": "object",
-    "properties": {"variants": {"type": "array", "items": {"type": "string"}}},
-    "required": ["variants"],
-}
-
-
-def dream_messages(mined: MinedTask, count: int) -> list[Message]:
-    others = mined.wordings[1:3]
-    wordings = (
-        (
-            "Other wordings the user used:\n"
-            + "\n".join(data_block(f"WORDING {n}", w, limit=RELEVANCE_CHARS) for n, w in enumerate(others, 2))
-        )
-        if others
-        else ""
-    )
-    user = render(
-        "dream_user",
-        request=data_block("REQUEST", mined.task.prompt, limit=DREAM_CHARS),
-        wordings=wordings,
-        count=count,
-    )
-    return [Message(role="system", content=render("dream_system")), Message(role="user", content=user)]
-
-
-async def dream(
-    llm: LLM, mined: MinedTask, count: int, held_out: list[str], problems: list[str], redactor: Redactor | None = None
-) -> list[Task]:
-    """Up to `count` paraphrased training variants of a real training task (origin "dream"), redacted
-    like harvested text (`redactor`; None → the built-in rules). A variant is dropped when it is
-    empty, unsafe, the same request again, or close to a held-out task (it would leak that task
-    into training)."""
-    redactor = redactor or Redactor()
-    where = f"dream for {mined.task.id}"
-    try:
-        reply = await llm.ask_json(
-            "dream", dream_messages(mined, count), DREAM_SCHEMA, max_tokens=DREAM_TOKENS, cache_system=True
-        )
-    except ParseError as exc:
-        problems.append(f"{where}: the optimizer's reply could not be read ({exc}); no variants")
-        return []
-    raw = reply.get("variants")
-    if not isinstance(raw, list):
-        problems.append(f"{where}: 'variants' is not a list; no variants")
-        return []
-    out: list[Task] = []
-    seen = {" ".join(mined.task.prompt.split()).lower()}
-    for text in raw:
-        if len(out) >= count:
-            break
-        if not isinstance(text, str) or not text.strip():
-            continue
-        text = redactor.text(truncate(text.strip(), DREAM_CHARS))
-        norm = " ".join(text.split()).lower()
-        refusal = screen(Edit(op="add", content=text))
-        if refusal is not None:
-            problems.append(
-                f"{where}: a variant was refused by the safety screen ({refusal.rule}: “{refusal.matched}”)"
-            )
-            continue
-        if norm in seen:
-            continue
-        if any(similarity(text, h) >= RELATED_THRESHOLD for h in held_out):
-            problems.append(f"{where}: a variant was dropped because it is close to a held-out task")
-            continue
-        seen.add(norm)
-        out.append(
-            mined.task.model_copy(
-                update={
-                    "id": f"{mined.task.id}~dream{len(out) + 1}",
-                    "prompt": text,
-                    "split": "train",
-                    "origin": "dream",
-                }
-            )
-        )
-    return out
-
-
 # --- train ---------------------------------------------------------------------------------------
 
 
@@ -373,7 +189,7 @@ class NightOutcome(Record):
     accepted_edits: list[Edit] = Field(default_factory=list)
     rejected: list[GateRejection] = Field(default_factory=list)
     refused: list[SafetyRefusal] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)  # optimizer replies of the night that could not be used
+    problems: list[UnusableReply] = Field(default_factory=list)  # optimizer replies of the night that could not be used
     stop: StopReason | None = None
     state: TrainState
 
@@ -501,10 +317,10 @@ def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
     return [SafetyRefusal.model_validate(x) for s in slow if isinstance(s, dict) for x in s.get("refused", [])]
 
 
-def _no_candidate_reason(steps: list[Any]) -> str:
+def _no_candidate_reason(steps: list[StepRecord]) -> str:
     proposed = sum(s.proposed for s in steps)
     refused = sum(len(s.refused) for s in steps)
-    unread = sum(1 for s in steps for f in s.failures if f.startswith("reflect ") and "nothing used" in f)
+    unread = sum(1 for s in steps for f in s.failures if f.role == "reflect" and "nothing used" in f.error)
     if not proposed and unread:
         return f"the optimizer proposed no edit: {unread} of its reflect replies could not be read (see Problems)"
     if not proposed:
@@ -553,7 +369,7 @@ def night_report(
         "history": history,
         "diff": diff,
         "changes": list(changes),
-        "problems": [*(plan.problems if plan is not None else []), *(outcome.problems if outcome else [])],
+        "problems": [p.line() for p in [*(plan.problems if plan else []), *(outcome.problems if outcome else [])]],
     }
     if outcome is not None:
         common.update(

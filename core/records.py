@@ -10,7 +10,16 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -265,15 +274,19 @@ class Rollout(Record):
 # --- edits, gate, steps -------------------------------------------------------------------------
 
 
+EditOp = Literal["add", "delete", "replace"]
+EditKind = Literal["skill_defect", "execution_lapse"]
+
+
 class Edit(Record):
     """A bounded edit: ADD a line (after `target` when given, else at the end of the body),
     DELETE the line equal to `target`, or REPLACE the line equal to `target` by `content`."""
 
-    op: Literal["add", "delete", "replace"]
+    op: EditOp
     target: str | None = None
     content: str | None = None
     rationale: str = ""
-    kind: Literal["skill_defect", "execution_lapse"] = "skill_defect"
+    kind: EditKind = "skill_defect"
     support: int = 1
 
     def key(self) -> str:
@@ -325,6 +338,41 @@ class Refusal(Record):
         return f"refused before the gate ({self.rule}): {self.why} — “{self.matched}”"
 
 
+class UnusableReply(Record):
+    """A model reply, or a part of one, that a stage could not use: its role, `where` (the stage
+    and the part: "reflect minibatch 1/2", "judge for mine-…") and `error` (what was wrong and what
+    was done instead). In files it is the line "<where>: <error>"; the role is read back from the
+    stage's first word."""
+
+    role: Role
+    where: str
+    error: str
+
+    def line(self) -> str:
+        return f"{self.where}: {self.error}"
+
+    def at(self, context: str) -> UnusableReply:
+        """The same problem placed in a run ("step 2", "end of the night")."""
+        return self.model_copy(update={"where": f"{context}: {self.where}"})
+
+    @model_serializer
+    def _as_line(self) -> str:
+        return self.line()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_line(cls, data: object) -> object:
+        if not isinstance(data, str):
+            return data
+        where, _, error = data.partition(": ")
+        first = where.split(" ", 1)[0]
+        return {"role": _STAGE_ROLES.get(first, first), "where": where, "error": error}
+
+
+# A stage's first word → its role where the two differ ("reflect minibatch 1/2" is role "reflect").
+_STAGE_ROLES = {"slow": "slow_update", "meta": "meta", "paraphrase": "mine", "judge": "mine"}
+
+
 class StepRecord(Record):
     """Everything one training step did, for the run directory and the summary."""
 
@@ -338,6 +386,6 @@ class StepRecord(Record):
     selected: list[Edit]
     applied: list[Edit]
     skipped: list[str] = Field(default_factory=list)
-    failures: list[str] = Field(default_factory=list)
+    failures: list[UnusableReply] = Field(default_factory=list)  # optimizer replies it could not use
     refused: list[Refusal] = Field(default_factory=list)  # by the safety screen, before ranking
     gate: GateDecision | None = None

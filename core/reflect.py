@@ -3,7 +3,7 @@
 Each minibatch mixes failed and passed trajectories, so the optimizer sees what went wrong and
 what already works. Every finding is classified: a `skill_defect` edits the skill body; an
 `execution_lapse` (the skill already says it, the agent lapsed) becomes a reminder note for the
-protected appendix. A malformed reply or an invalid finding is recorded in `failures`, never
+protected appendix. A malformed reply or an invalid finding is recorded in `problems`, never
 applied.
 """
 
@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any
 
 from pydantic import Field
 
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, describe_rejected, editable_text, or_none, render, truncate
-from skillsleep.core.records import Edit, Message, Record, RejectedEdit, Rollout, Task
+from skillsleep.core.records import (
+    Edit,
+    EditKind,
+    EditOp,
+    Message,
+    Record,
+    RejectedEdit,
+    Rollout,
+    Task,
+    UnusableReply,
+)
+from skillsleep.core.replies import Lenient, Reply, Text, Unfit, given
 from skillsleep.core.skill import Skill
 
 RESPONSE_CHARS = 1000  # longer responses are cut in the middle: the head and the end matter most
@@ -27,29 +37,24 @@ FEEDBACK_CHARS = 400  # one requirement line in the feedback summary
 SUMMARY_LINES = 5
 REPLY_TOKENS = 2048  # a minibatch of findings; a reply cut off at the limit is a ParseError
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "findings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                # Field order is generation order under a grammar: the requirement first (read off
-                # the feedback), the new line last, so a small model writes it from the evidence.
-                # (Measured with Qwen2.5-Coder-0.5B: with "kind" last it copied agent replies.)
-                "properties": {
-                    "diagnosis": {"type": "string"},
-                    "kind": {"type": "string", "enum": ["skill_defect", "execution_lapse"]},
-                    "op": {"type": "string", "enum": ["add", "delete", "replace"]},
-                    "target": {"type": "string"},
-                    "content": {"type": "string"},
-                },
-                "required": ["diagnosis", "kind", "op", "target", "content"],
-            },
-        }
-    },
-    "required": ["findings"],
-}
+
+class Finding(Reply):
+    """One finding of the optimizer: what the feedback requires, and the edit that follows."""
+
+    # Field order is generation order under a grammar: the requirement first (read off the
+    # feedback), the new line last, so a small model writes it from the evidence.
+    # (Measured with Qwen2.5-Coder-0.5B: with "kind" last it copied agent replies.)
+    diagnosis: Text = ""
+    kind: EditKind
+    op: EditOp
+    target: Text = ""
+    content: Text = ""
+
+
+class ReflectReply(Reply):
+    """The optimizer's findings on one minibatch."""
+
+    findings: list[Lenient[Finding]]
 
 
 class Trajectory(Record):
@@ -77,7 +82,7 @@ class ReflectResult(Record):
     """Proposed edits, plus what could not be used (malformed replies, invalid findings)."""
 
     edits: list[Edit]
-    failures: list[str] = Field(default_factory=list)
+    problems: list[UnusableReply] = Field(default_factory=list)
 
 
 def minibatches(trajectories: list[Trajectory], size: int) -> list[list[Trajectory]]:
@@ -106,13 +111,13 @@ async def reflect(
         *(_reflect_one(llm, system, shared, batch, i, len(batches)) for i, batch in enumerate(batches))
     )
     edits = [edit for batch_edits, _ in replies for edit in batch_edits]
-    failures = [failure for _, batch_failures in replies for failure in batch_failures]
-    return ReflectResult(edits=edits, failures=failures)
+    problems = [problem for _, batch_problems in replies for problem in batch_problems]
+    return ReflectResult(edits=edits, problems=problems)
 
 
 async def _reflect_one(
     llm: LLM, system: Message, shared: dict[str, str], batch: list[Trajectory], index: int, total: int
-) -> tuple[list[Edit], list[str]]:
+) -> tuple[list[Edit], list[UnusableReply]]:
     where = f"reflect minibatch {index + 1}/{total}"
     failed = sum(1 for t in batch if not t.passed)
     user = render(
@@ -126,34 +131,27 @@ async def _reflect_one(
     )
     messages = [system, Message(role="user", content=user)]
     try:
-        reply = await llm.ask_json("reflect", messages, SCHEMA, max_tokens=REPLY_TOKENS, cache_system=True)
+        reply = await llm.ask_model("reflect", messages, ReflectReply, max_tokens=REPLY_TOKENS, cache_system=True)
     except ParseError as exc:
-        return [], [f"{where}: malformed reply, nothing used: {exc}"]
-    findings = reply.get("findings")
-    if not isinstance(findings, list):
-        return [], [f"{where}: the reply has no list under 'findings', nothing used"]
+        return [], [UnusableReply(role="reflect", where=where, error=f"malformed reply, nothing used: {exc}")]
     edits: list[Edit] = []
-    failures: list[str] = []
-    for n, finding in enumerate(findings, 1):
-        edit, problem = parse_finding(finding)
+    problems: list[UnusableReply] = []
+    for n, finding in enumerate(reply.findings, 1):
+        edit, why = as_edit(finding)
         if edit is not None:
             edits.append(edit)
         else:
-            failures.append(f"{where}: finding {n} dropped: {problem}")
-    return edits, failures
+            problems.append(UnusableReply(role="reflect", where=where, error=f"finding {n} dropped: {why}"))
+    return edits, problems
 
 
-def parse_finding(finding: object) -> tuple[Edit | None, str]:
+def as_edit(finding: Finding | Unfit) -> tuple[Edit | None, str]:
     """One finding → an Edit, or None and the reason it is invalid."""
-    if not isinstance(finding, dict):
-        return None, "not an object"
-    kind, op = finding.get("kind"), finding.get("op")
-    target, content = _text(finding.get("target")), _text(finding.get("content"))
-    rationale = _text(finding.get("diagnosis")) or ""
-    if kind not in ("skill_defect", "execution_lapse"):
-        return None, f"unknown kind {kind!r}"
-    if op not in ("add", "delete", "replace"):
-        return None, f"unknown op {op!r}"
+    if isinstance(finding, Unfit):
+        return None, finding.error
+    kind, op = finding.kind, finding.op
+    target, content = given(finding.target), given(finding.content)
+    rationale = given(finding.diagnosis) or ""
     if kind == "execution_lapse":
         # A lapse note goes to the appendix: it never targets or removes a body line.
         if content is None:
@@ -164,11 +162,6 @@ def parse_finding(finding: object) -> tuple[Edit | None, str]:
     if op in ("add", "replace") and content is None:
         return None, f"{op} needs the new line as content"
     return Edit(op=op, target=target, content=None if op == "delete" else content, rationale=rationale, kind=kind), ""
-
-
-def _text(value: object) -> str | None:
-    """A non-blank string, or None (blank strings and other types mean "not given")."""
-    return value if isinstance(value, str) and value.strip() else None
 
 
 def _shared_sections(skill: Skill, ctx: ReflectContext) -> dict[str, str]:

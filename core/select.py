@@ -8,13 +8,32 @@ autonomous mode the optimizer also proposes the next step's budget, clamped to `
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field, StrictFloat, StrictInt, WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
 
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, describe_edit, editable_text, render
-from skillsleep.core.records import Edit, Message, Record
+from skillsleep.core.records import Edit, Message, Record, UnusableReply
+from skillsleep.core.replies import Lenient, Reply, Unfit, item_numbers, raw
 from skillsleep.core.skill import Skill
+
+# A whole number is asked for; a number with a fraction is taken too, rounded.
+WholeNumber = Annotated[StrictInt | StrictFloat, WithJsonSchema({"type": "integer"})]
+
+
+class RankReply(Reply):
+    """The optimizer's order of the edits (numbered from 1), most impact first."""
+
+    order: list[Lenient[StrictInt]]
+
+
+class AutonomousRankReply(RankReply):
+    """The order, and how many edits the next step should apply."""
+
+    next_budget: Lenient[WholeNumber | SkipJsonSchema[None]] = None
 
 
 class Selection(Record):
@@ -23,7 +42,7 @@ class Selection(Record):
     selected: list[Edit]
     ranked: list[Edit]
     next_budget: int | None = None
-    failure: str | None = None
+    problems: list[UnusableReply] = Field(default_factory=list)
 
 
 def by_support(edits: list[Edit]) -> list[Edit]:
@@ -47,50 +66,38 @@ async def rank_and_clip(
         return Selection(selected=ranked[:budget], ranked=ranked)
     messages = _messages(skill, edits, budget=budget, autonomous=autonomous, bounds=bounds)
     try:
-        reply = await llm.ask_json("rank", messages, _schema(autonomous), cache_system=True)
+        reply = await llm.ask_model(
+            "rank", messages, AutonomousRankReply if autonomous else RankReply, cache_system=True
+        )
     except ParseError as exc:
         ranked = by_support(edits)
-        failure = f"rank: malformed reply, ranked by support: {exc}"
-        return Selection(selected=ranked[:budget], ranked=ranked, failure=failure)
-    ranked, problem = _validated_order(reply.get("order"), edits)
+        problem = UnusableReply(role="rank", where="rank", error=f"malformed reply, ranked by support: {exc}")
+        return Selection(selected=ranked[:budget], ranked=ranked, problems=[problem])
+    ranked, note = _validated_order(reply.order, edits)
+    notes = [note]
     next_budget = None
-    if autonomous:
-        next_budget, budget_problem = _next_budget(reply.get("next_budget"), bounds)
-        problem = "; ".join(p for p in (problem, budget_problem) if p)
-    failure = f"rank: {problem}" if problem else None
-    return Selection(selected=ranked[:budget], ranked=ranked, next_budget=next_budget, failure=failure)
+    if isinstance(reply, AutonomousRankReply):
+        next_budget, budget_note = _next_budget(reply.next_budget, bounds)
+        notes.append(budget_note)
+    problems = [UnusableReply(role="rank", where="rank", error="; ".join(n for n in notes if n))] if any(notes) else []
+    return Selection(selected=ranked[:budget], ranked=ranked, next_budget=next_budget, problems=problems)
 
 
-def _validated_order(order: object, edits: list[Edit]) -> tuple[list[Edit], str]:
+def _validated_order(order: list[int | Unfit], edits: list[Edit]) -> tuple[list[Edit], str]:
     """The optimizer's order (numbers from 1); invalid numbers ignored, missing edits appended
     by support. Returns the ranking and a note on what was ignored ('' when nothing was)."""
-    if not isinstance(order, list):
-        return by_support(edits), "the reply has no list under 'order'; ranked by support"
-    seen: list[int] = []
-    ignored: list[str] = []
-    for item in order:
-        valid = isinstance(item, int) and not isinstance(item, bool) and 1 <= item <= len(edits)
-        if valid and item - 1 not in seen:
-            seen.append(item - 1)
-        else:
-            ignored.append(repr(item))
-    rest = by_support([e for i, e in enumerate(edits) if i not in seen])
-    note = f"ignored invalid or repeated edit numbers {', '.join(ignored)}" if ignored else ""
-    return [edits[i] for i in seen] + rest, note
+    numbers = item_numbers(order, len(edits))
+    rest = by_support([e for i, e in enumerate(edits) if i not in numbers.indexes])
+    ignored = ", ".join(map(repr, numbers.ignored))
+    note = f"ignored invalid or repeated edit numbers {ignored}" if ignored else ""
+    return [edits[i] for i in numbers.indexes] + rest, note
 
 
-def _next_budget(value: object, bounds: tuple[int, int]) -> tuple[int | None, str]:
+def _next_budget(value: float | Unfit | None, bounds: tuple[int, int]) -> tuple[int | None, str]:
     low, high = min(bounds), max(bounds)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None, f"no usable next_budget ({value!r}); the schedule falls back to its maximum"
+    if value is None or isinstance(value, Unfit):
+        return None, f"no usable next_budget ({raw(value)!r}); the schedule falls back to its maximum"
     return max(low, min(high, round(value))), ""
-
-
-def _schema(autonomous: bool) -> dict[str, Any]:
-    properties: dict[str, Any] = {"order": {"type": "array", "items": {"type": "integer"}}}
-    if autonomous:
-        properties["next_budget"] = {"type": "integer"}
-    return {"type": "object", "properties": properties, "required": list(properties)}
 
 
 def _messages(

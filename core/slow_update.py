@@ -8,15 +8,16 @@ it (`Skill.with_region("slow-update", guidance)`) and gates it like any other ch
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, StrictStr
 
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import as_bullets, bullet_lines, data_block, or_none, render
-from skillsleep.core.records import Edit, Message, Record, Refusal, Rollout, Score, Task
+from skillsleep.core.records import Edit, Message, Record, Refusal, Rollout, Score, Task, UnusableReply
 from skillsleep.core.redact import Redactor
+from skillsleep.core.replies import Lenient, Reply
 from skillsleep.core.safety import screen_all
 from skillsleep.core.skill import Skill
 
@@ -26,11 +27,11 @@ OUTCOMES: tuple[Outcome, ...] = ("improved", "regressed", "persistent_fail", "st
 EXAMPLES: dict[Outcome, int] = {"regressed": 3, "persistent_fail": 3, "improved": 2, "stable_success": 1}
 RESPONSE_CHARS = 800
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"guidance": {"type": "array", "items": {"type": "string"}}},
-    "required": ["guidance"],
-}
+
+class GuidanceReply(Reply):
+    """The optimizer's guidance lines (a reply without any keeps the old guidance)."""
+
+    guidance: list[Lenient[StrictStr]] = Field(default_factory=list)
 
 
 def classify(before: Score, after: Score) -> Outcome:
@@ -51,12 +52,12 @@ class Comparison(Record):
 
 
 class SlowUpdateResult(Record):
-    """New guidance ("- " bullet lines), the outcome counts, a failure note if any, and the guidance
-    lines the safety screen refused (redacted)."""
+    """New guidance ("- " bullet lines), the outcome counts, what of the reply could not be used,
+    and the guidance lines the safety screen refused (redacted)."""
 
     guidance: str
     counts: dict[str, int] = Field(default_factory=dict)
-    failure: str | None = None
+    problems: list[UnusableReply] = Field(default_factory=list)
     refused: list[Refusal] = Field(default_factory=list)
 
 
@@ -86,21 +87,26 @@ async def slow_update(
     )
     messages = [Message(role="system", content=render("slow_update_system")), Message(role="user", content=user)]
     try:
-        reply = await llm.ask_json("slow_update", messages, SCHEMA, cache_system=True)
+        reply = await llm.ask_model("slow_update", messages, GuidanceReply, cache_system=True)
     except ParseError as exc:
-        failure = f"slow update: malformed reply, old guidance kept: {exc}"
-        return SlowUpdateResult(guidance=old, counts=counts, failure=failure)
-    lines = bullet_lines(reply.get("guidance"), max_lines=max_lines)
+        return SlowUpdateResult(
+            guidance=old, counts=counts, problems=[_kept(f"malformed reply, old guidance kept: {exc}")]
+        )
+    lines = bullet_lines(reply.guidance, max_lines=max_lines)
     if not lines:
-        failure = "slow update: the reply held no guidance lines, old guidance kept"
-        return SlowUpdateResult(guidance=old, counts=counts, failure=failure)
+        problem = _kept("the reply held no guidance lines, old guidance kept")
+        return SlowUpdateResult(guidance=old, counts=counts, problems=[problem])
     safe, refused = screen_all(
         [Edit(op="add", content=line, rationale="slow update guidance") for line in lines], redactor
     )
     if not safe:
-        failure = "slow update: every guidance line was refused by the safety screen, old guidance kept"
-        return SlowUpdateResult(guidance=old, counts=counts, failure=failure, refused=refused)
+        problem = _kept("every guidance line was refused by the safety screen, old guidance kept")
+        return SlowUpdateResult(guidance=old, counts=counts, problems=[problem], refused=refused)
     return SlowUpdateResult(guidance=as_bullets([e.content or "" for e in safe]), counts=counts, refused=refused)
+
+
+def _kept(error: str) -> UnusableReply:
+    return UnusableReply(role="slow_update", where="slow update", error=error)
 
 
 def _diff(previous: Skill, current: Skill) -> str:

@@ -23,7 +23,7 @@ from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
-from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task
+from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
@@ -61,13 +61,13 @@ class TrainState(Record):
     stopped: str | None = None
     done: bool = False
 
-    def problems(self, epoch: int | None = None) -> list[str]:
+    def problems(self, epoch: int | None = None) -> list[UnusableReply]:
         """What the optimizer wrote that could not be used (unreadable replies, invalid findings,
         merge groups, rankings), each with the role, where and the error: "epoch 1 step 2: reflect
         minibatch 1/2: malformed reply, nothing used: …", "end of epoch 1: slow update: …". With
         `epoch` (a night is one epoch), only that epoch's, as "step 2: …" / "end of the night: …"."""
         out = [
-            f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}: {failure}"
+            failure.at(f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}")
             for s in self.steps
             if epoch is None or s.epoch == epoch
             for failure in s.failures
@@ -79,7 +79,7 @@ class TrainState(Record):
             slow = record.get("slow_update")
             failures = [slow.get("failure") if isinstance(slow, dict) else None, record.get("meta_failure")]
             end = "end of the night" if epoch is not None else f"end of epoch {_number(number)}"
-            out += [f"{end}: {failure}" for failure in failures if failure]
+            out += [UnusableReply.model_validate(failure).at(end) for failure in failures if failure]
         return out
 
 
@@ -248,9 +248,9 @@ class Trainer:
         )
         st.next_budget = selection.next_budget
         result = apply_edits(current, selection.selected, self.limits)
-        failures = [*reflected.failures, *merged.failures, *([selection.failure] if selection.failure else [])]
+        failures = [*reflected.problems, *merged.problems, *selection.problems]
         for failure in failures:
-            self.progress(f"{label}: {failure}")
+            self.progress(f"{label}: {failure.line()}")
         record = StepRecord(
             epoch=st.epoch,
             step=st.step,

@@ -341,7 +341,8 @@ def demo_(folder: Path | None, backend: str | None, as_json: bool) -> None:
 
 
 def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
-    from skillsleep.core.report import read_json, render_markdown
+    from skillsleep.core.report_files import read_json
+    from skillsleep.core.report_markdown import render_markdown
 
     report = (
         s["markdown"]

@@ -51,7 +51,9 @@ from skillsleep.core.night import (
 from skillsleep.core.nights import NightRecord, Nights
 from skillsleep.core.proposals import Proposals, unified_diff
 from skillsleep.core.redact import Redactor
-from skillsleep.core.report import NightUsage, StopReason, render_markdown, report_files
+from skillsleep.core.report import NightUsage, StopReason
+from skillsleep.core.report_files import report_files
+from skillsleep.core.report_markdown import render_markdown
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store

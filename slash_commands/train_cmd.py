@@ -234,7 +234,7 @@ def _summary(
         "tokens": ledger.spent_tokens,
         "cost_usd": round(ledger.spent_usd, 6),
         "calls_by_role": roles,
-        "problems": st.problems(),
+        "problems": [p.line() for p in st.problems()],
         "gate": [
             {"epoch": s.epoch, "step": s.step, **s.gate.model_dump(mode="json", exclude={"deltas"})}
             for s in gated

@@ -53,7 +53,7 @@ async def test_llm_merge_sums_support_and_keeps_ungrouped_edits():
     result = await aggregate(llm, edits)
     assert len(backend.requests) == 1 and backend.requests[0].cache_system
     assert [(e.content, e.support) for e in result.edits] == [("End with ANSWER: and the answer.", 5), ("Be brief.", 1)]
-    assert result.failures == []
+    assert result.problems == []
     prompt = backend.requests[0].messages[-1].content
     assert '"Finish with ANSWER."' in prompt and "Edit 3" in prompt
 
@@ -63,7 +63,7 @@ async def test_bad_indices_are_ignored_and_recorded():
     llm, _ = make_llm(lambda r: json.dumps(reply))
     result = await aggregate(llm, [add("a"), add("b"), add("c")])
     assert [(e.content, e.support) for e in result.edits] == [("a", 1), ("Merged.", 2)]
-    assert len(result.failures) == 4 and all("ignored" in f for f in result.failures)
+    assert len(result.problems) == 4 and all("ignored" in p.line() for p in result.problems)
 
 
 async def test_a_member_is_merged_at_most_once():
@@ -71,7 +71,7 @@ async def test_a_member_is_merged_at_most_once():
     llm, _ = make_llm(lambda r: json.dumps(reply))
     result = await aggregate(llm, [add("a"), add("b"), add("c")])
     assert [(e.content, e.support) for e in result.edits] == [("Merged.", 2), ("c", 1)]
-    assert len(result.failures) == 1
+    assert len(result.problems) == 1
 
 
 async def test_merged_replace_keeps_a_members_target_and_never_invents_one():
@@ -92,7 +92,7 @@ async def test_merged_replace_keeps_a_members_target_and_never_invents_one():
     merged = result.edits[0]
     assert (merged.op, merged.target, merged.support) == ("replace", "Answer in one word.", 2)
     assert [e.target for e in result.edits[1:]] == ["Be polite.", "Be nice."]
-    assert len(result.failures) == 1 and "not the target of any member" in result.failures[0]
+    assert len(result.problems) == 1 and "not the target of any member" in result.problems[0].line()
 
 
 async def test_parse_error_keeps_edits_unmerged():
@@ -100,7 +100,7 @@ async def test_parse_error_keeps_edits_unmerged():
     edits = [add("a"), add("b")]
     result = await aggregate(llm, edits)
     assert result.edits == edits
-    assert len(result.failures) == 1 and "malformed" in result.failures[0]
+    assert len(result.problems) == 1 and "malformed" in result.problems[0].line()
 
 
 async def test_hierarchical_merge_goes_level_by_level():
@@ -116,7 +116,7 @@ async def test_hierarchical_merge_goes_level_by_level():
     assert [edit_count(r) for r in backend.requests] == [8, 8, 4, 8, 8, 8, 7, 8, 5, 8, 3, 8, 8]
     assert len(result.edits) == 7
     assert sum(e.support for e in result.edits) == 20
-    assert result.failures == []
+    assert result.problems == []
 
 
 async def test_hierarchy_stops_when_a_level_reduces_nothing():

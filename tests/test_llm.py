@@ -13,6 +13,7 @@ from skillsleep.core.errors import BackendError, BudgetExceeded, ParseError
 from skillsleep.core.ledger import Budget, Ledger, Price, price_of
 from skillsleep.core.llm import LLM, parse_json_reply
 from skillsleep.core.records import Completion, CompletionRequest, Message, Usage
+from skillsleep.core.reflect import ReflectReply
 from skillsleep.core.store import Store
 
 MSG = [Message(role="user", content="hello")]
@@ -118,9 +119,9 @@ async def test_truncated_reply_is_not_cached_and_is_a_parse_error(tmp_path: Path
 
     backend._send = cut  # type: ignore[method-assign]
     with pytest.raises(ParseError, match="cut off"):
-        await llm.ask_json("reflect", MSG, {"type": "object"})
+        await llm.ask_model("reflect", MSG, ReflectReply)
     assert llm.store is not None
-    key = llm.request(MSG, json_schema={"type": "object"}).cache_key("scripted")
+    key = llm.request(MSG, json_schema=ReflectReply.json_schema()).cache_key("scripted")
     assert llm.store.cached(key) is None
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from skillsleep.core.mine import MinedTask, Outcomes
-from skillsleep.core.night import split_tasks
+from skillsleep.core.intents import Outcomes
+from skillsleep.core.mine import MinedTask
 from skillsleep.core.records import Task
+from skillsleep.core.splits import split_tasks
 
 
 def mined(tid: str, cluster: str | None = None) -> MinedTask:

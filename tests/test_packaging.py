@@ -33,6 +33,8 @@ def test_wheel_ships_every_prompt_and_module(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     for prompt in (ROOT / "core" / "prompts").glob("*.md"):
         assert f"skillsleep/core/prompts/{prompt.name}" in names
+    styles = list((ROOT / "core" / "styles").glob("*.css"))  # report.html's style sheet
+    assert styles and all(f"skillsleep/core/styles/{style.name}" in names for style in styles)
     for layer in ("core", "harnesses", "slash_commands"):
         for module in (ROOT / layer).rglob("*.py"):
             assert f"skillsleep/{module.relative_to(ROOT).as_posix()}" in names
@@ -60,6 +62,13 @@ def test_prompt_templates_load_from_the_package() -> None:
     folder = resources.files("skillsleep.core") / "prompts"
     names = {p.name for p in folder.iterdir()}
     assert {"reflect_system.md", "reflect_user.md", "merge_system.md", "rank_system.md"} <= names
+
+
+def test_the_report_style_sheet_loads_from_the_package() -> None:
+    from importlib import resources
+
+    css = (resources.files("skillsleep.core") / "styles" / "report.css").read_text(encoding="utf-8")
+    assert css.startswith("body{") and "svg.chart" in css
 
 
 def test_the_cron_script_is_found_in_the_package() -> None:

@@ -146,7 +146,7 @@ async def test_findings_become_edits_with_kind_preserved():
     }
     llm, _ = make_llm(lambda r: json.dumps(reply))
     result = await reflect(llm, SKILL, [traj(1, False)], ReflectContext())
-    assert result.failures == []
+    assert result.problems == []
     replace, lapse, delete = result.edits
     assert (replace.op, replace.target, replace.content) == ("replace", "Answer in one word.", "End with ANSWER: x.")
     assert (replace.rationale, replace.kind) == ("format", "skill_defect")
@@ -170,8 +170,8 @@ async def test_invalid_findings_are_dropped_and_noted():
     llm, _ = make_llm(lambda r: json.dumps(reply))
     result = await reflect(llm, SKILL, [traj(1, False)], ReflectContext())
     assert [e.content for e in result.edits] == ["Valid line."]
-    assert len(result.failures) == 6
-    assert all("dropped" in f for f in result.failures)
+    assert len(result.problems) == 6
+    assert all("dropped" in p.line() for p in result.problems)
 
 
 async def test_malformed_reply_is_a_failure_not_an_edit():
@@ -179,7 +179,7 @@ async def test_malformed_reply_is_a_failure_not_an_edit():
     llm, _ = make_llm(lambda r: next(replies))
     result = await reflect(llm, SKILL, [traj(1, False), traj(2, False)], ReflectContext(), minibatch_size=1)
     assert len(result.edits) == 1
-    assert len(result.failures) == 1 and "malformed" in result.failures[0]
+    assert len(result.problems) == 1 and "malformed" in result.problems[0].line()
 
 
 async def test_no_trajectories_means_no_call():

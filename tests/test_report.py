@@ -26,13 +26,10 @@ from skillsleep.core.report import (
     SplitResult,
     StopReason,
     chart_points,
-    read_json,
-    render_chart,
-    render_html,
-    render_json,
-    render_markdown,
-    report_files,
 )
+from skillsleep.core.report_files import read_json, render_json, report_files
+from skillsleep.core.report_html import render_chart, render_html
+from skillsleep.core.report_markdown import render_markdown
 from skillsleep.core.safety import screen
 
 UTC = dt.UTC

@@ -32,7 +32,7 @@ async def test_no_call_when_edits_fit_the_budget_and_ranked_by_support():
     assert backend.requests == []
     assert names(selection.ranked) == ["rule 1", "rule 3", "rule 0", "rule 2"]  # stable on ties
     assert selection.selected == selection.ranked
-    assert selection.next_budget is None and selection.failure is None
+    assert selection.next_budget is None and selection.problems == []
 
 
 async def test_optimizer_order_is_clipped_to_the_budget():
@@ -51,14 +51,14 @@ async def test_invalid_numbers_are_ignored_and_missing_edits_appended_by_support
     selection = await rank_and_clip(llm, SKILL, edits(1, 1, 5, 2), budget=3)
     assert names(selection.ranked) == ["rule 1", "rule 2", "rule 3", "rule 0"]
     assert names(selection.selected) == ["rule 1", "rule 2", "rule 3"]
-    assert selection.failure is not None and "9" in selection.failure
+    assert selection.problems and "9" in selection.problems[0].line()
 
 
 async def test_parse_error_falls_back_to_support_order():
     llm, _ = make_llm(lambda r: "[broken")
     selection = await rank_and_clip(llm, SKILL, edits(1, 4, 2), budget=2)
     assert names(selection.selected) == ["rule 1", "rule 2"]
-    assert selection.failure is not None and "malformed" in selection.failure
+    assert selection.problems and "malformed" in selection.problems[0].line()
 
 
 async def test_autonomous_asks_even_under_budget_and_clamps_next_budget():
@@ -77,7 +77,7 @@ async def test_autonomous_next_budget_clamped_up_and_missing_is_none():
     low = await rank_and_clip(llm, SKILL, edits(1), budget=1, autonomous=True, bounds=(2, 6))
     assert low.next_budget == 2
     missing = await rank_and_clip(llm, SKILL, edits(1), budget=1, autonomous=True, bounds=(2, 6))
-    assert missing.next_budget is None and missing.failure is not None
+    assert missing.next_budget is None and missing.problems
     broken = await rank_and_clip(llm, SKILL, edits(1), budget=1, autonomous=True, bounds=(2, 6))
     assert broken.next_budget is None and names(broken.selected) == ["rule 0"]
 

@@ -44,7 +44,7 @@ from skillsleep.core.backends.base import BaseBackend
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.lock import StateLock
 from skillsleep.core.proposals import Proposals
-from skillsleep.core.report import read_json
+from skillsleep.core.report_files import read_json
 from skillsleep.core.trainer import Trainer
 
 LIVE = (

@@ -33,11 +33,11 @@ from sleep_kit import (
     write_scripts,
 )
 
-from skillsleep.core.mine import normalize, task_id
 from skillsleep.core.night import NightPlan
 from skillsleep.core.nights import Nights
 from skillsleep.core.proposals import ABSENT
-from skillsleep.core.report import read_json
+from skillsleep.core.report_files import read_json
+from skillsleep.core.similarity import normalize, task_id
 from skillsleep.core.store import Store
 from skillsleep.harnesses.skills import MANAGED_NAME
 

@@ -55,7 +55,7 @@ async def test_prompt_shows_diff_counts_examples_and_old_guidance():
     result = await slow_update(llm, PREVIOUS, CURRENT, comparisons, max_lines=5)
     assert result.counts == {"improved": 1, "regressed": 1, "persistent_fail": 1, "stable_success": 1}
     assert result.guidance == "- Keep the ANSWER line.\n- Do not drop brevity."
-    assert result.failure is None
+    assert result.problems == []
     request = backend.requests[0]
     assert llm.ledger.by_role()["slow_update"]["calls"] == 1
     text = request.messages[-1].content
@@ -77,14 +77,14 @@ async def test_parse_error_keeps_old_guidance():
     llm, _ = make_llm(lambda r: "no json here")
     result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 1, 0)])
     assert result.guidance == "- Old guidance."
-    assert result.failure is not None and "malformed" in result.failure
+    assert result.problems and "malformed" in result.problems[0].line()
     assert result.counts["regressed"] == 1
 
 
 async def test_empty_guidance_reply_keeps_old_guidance():
     llm, _ = make_llm(lambda r: json.dumps({"guidance": ["", 3]}))
     result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 0, 1)])
-    assert result.guidance == "- Old guidance." and result.failure is not None
+    assert result.guidance == "- Old guidance." and result.problems
 
 
 async def test_result_is_not_applied_to_the_skill():

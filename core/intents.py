@@ -1,0 +1,360 @@
+"""Intents (mining, step 1): the requests a user gives the agent, each with how that attempt ended.
+
+Per session that is not a subagent/sidechain (`Session.sidechain`; those are never mined), user
+prompts and slash commands ("/cmd args", with or without args) are read in order. Not intents:
+- acknowledgements: every word in a small vocabulary ("ok", "thanks", "continue", "yes", "looks
+  good", ...; at most 8 words) or a one-character answer to a menu ("p", "2", "a)"). A positive
+  one ("thanks", "great", "works") is a success signal for the open instance;
+- housekeeping commands (/clear, /exit, /compact, /model, ...) and shell escapes ("! ls");
+- skillsleep's own verbs: /sleep and /skillsleep:sleep (Claude Code, OpenClaw), $sleep and
+  $skillsleep:sleep (Codex). The user is talking to skillsleep, not asking the agent for work, so
+  the agent's reply to them (the verb's output, its shell call) belongs to no instance either;
+- a text that is only a bracketed marker ("[Image #1]") or empty;
+- a request that the safety screen of `core.safety` flags (sending data out, fetch-and-run,
+  disabling safety, revealing secrets): a replay would do it for real, so it is never a task.
+- follow-ups of an open instance that correct the agent ("no, use X", "that's wrong", "don't ...",
+  "revert", "still failing", "again", "instead", "great, but ..."), /undo or /rewind, and a repeated
+  ask (a follow-up lexically as close to the open request as a near-duplicate is): they become
+  `Evidence` of that instance, never new intents. With no open instance such a text is an intent.
+Each kind of skip is counted in `Intake.prompts_skipped`, each kind of evidence in `Intake.evidence`.
+
+Outcome of an instance (its span runs up to the next intent or the session's end):
+- "failure" when it has any evidence: a correction, a repeated ask, a revert, a user interrupt
+  (an error turn saying "interrupted"/"aborted"), or a span whose last turn is an error (an error
+  turn or a tool result with is_error, i.e. the agent stopped on an API or tool error);
+  failure signals win over success signals;
+- "success" when the user acknowledged positively, or moved on to a new intent after the agent
+  did something (assistant text or tool use) without any correction;
+- "unknown" otherwise: the session ends after it with no signal, the agent did nothing, or only
+  neutral acknowledgements ("ok", "continue") followed.
+
+Every text taken from a session passes through a `Redactor` again (sessions are redacted at
+harvest; it is idempotent and cheap) before it reaches an instance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import Field
+
+from skillsleep.core.prompts import truncate
+from skillsleep.core.records import Edit, Record
+from skillsleep.core.redact import Redactor
+from skillsleep.core.safety import screen
+from skillsleep.core.session import Session, Turn
+from skillsleep.core.similarity import GROUP_THRESHOLD, feature_similarity, features, normalize, vocabulary
+
+EVIDENCE_CHARS = 400
+
+Outcome = Literal["success", "failure", "unknown"]
+EvidenceKind = Literal["correction", "repeat", "revert", "interrupt", "error"]
+
+
+class Evidence(Record):
+    """A sign that an attempt went wrong; `text` is the user's (redacted) words or the error."""
+
+    kind: EvidenceKind
+    text: str = ""
+
+    def line(self) -> str:
+        """Plain words, for reports."""
+        what = {
+            "correction": "the user corrected the agent",
+            "repeat": "the user asked again",
+            "revert": "the user reverted the agent's work",
+            "interrupt": "the user interrupted the agent",
+            "error": "the agent's work ended in an error",
+        }[self.kind]
+        return f"{what}: {truncate(self.text, EVIDENCE_CHARS)}" if self.text else what
+
+
+class Instance(Record):
+    """One time the user asked for something, with how that attempt ended."""
+
+    harness: str
+    session_id: str
+    project: str | None = None
+    prompt: str  # the redacted request; a slash command as "/cmd args"
+    key: str  # normalize(prompt)
+    at: datetime | None = None
+    outcome: Outcome = "unknown"
+    evidence: list[Evidence] = Field(default_factory=list)
+    acknowledged: bool = False  # the user acknowledged it positively
+
+    @property
+    def source(self) -> str:
+        return f"{self.harness}:{self.session_id}"
+
+    @property
+    def when(self) -> datetime:
+        """When it was asked; the earliest time when that is unknown (for sorting)."""
+        return self.at or datetime.min.replace(tzinfo=UTC)
+
+
+class Outcomes(Record):
+    """How the instances of a task ended."""
+
+    success: int = 0
+    failure: int = 0
+    unknown: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.success + self.failure + self.unknown
+
+    @property
+    def failure_rate(self) -> float:
+        return self.failure / self.total if self.total else 0.0
+
+
+class Intake(Record):
+    """What extraction read, used and skipped (by reason)."""
+
+    sessions: int = 0
+    sessions_mined: int = 0  # sessions that gave at least one intent
+    sessions_skipped: dict[str, int] = Field(default_factory=dict)
+    prompts: int = 0  # user prompts and commands read in non-subagent sessions
+    intents: int = 0
+    prompts_skipped: dict[str, int] = Field(default_factory=dict)
+    evidence: dict[str, int] = Field(default_factory=dict)  # follow-ups / signals used as evidence
+
+
+# --- reading sessions ----------------------------------------------------------------------------
+
+_HOUSEKEEPING = vocabulary(
+    "clear exit quit compact help model resume cost status config login logout doctor memory permissions vim "
+    "theme terminal-setup mcp agents hooks ide bug release-notes upgrade usage context export add-dir statusline "
+    "output-style privacy-settings new approvals mention feedback fast settings plugin plugins continue fork "
+    "rename tasks todos"
+)
+_REVERT_COMMANDS = frozenset({"undo", "rewind"})
+_SKILLSLEEP_COMMANDS = frozenset({"sleep", "skillsleep:sleep"})  # /sleep in an agent, by the pack's own name too
+_SKILL_MENTION = re.compile(r"^\$(sleep|skillsleep:sleep)(?:\s|$)")  # Codex: $sleep status
+_COMMAND_TEXT = re.compile(r"^/([A-Za-z][\w:.\-]*)(?:\s+(.*))?$", re.S)
+_MARKER_ONLY = re.compile(r"^\[[^\]\n]{0,200}\]$")
+
+_POSITIVE = vocabulary(
+    "thanks thank thx ty great perfect nice cool awesome excellent lgtm works worked good correct exactly "
+    "appreciated approved brilliant amazing wonderful fantastic 👍 🎉 ✅"
+)
+_NEUTRAL = vocabulary(
+    "ok okay k kk yes y yep yeah yup sure fine alright all right you it that this is now go on ahead continue "
+    "proceed please pls do next keep going carry done sounds well job looks look much very so ship approve "
+    "that's thats it's"
+)
+_NEUTRAL_PHRASES = frozenset({"what else", "and", "more", "go", "next step", "what next"})
+
+_CORRECTION_START = re.compile(
+    r"^(?:no\b|nope\b|nah\b|wrong\b|incorrect\b|not\b|that'?s not\b|that is not\b|this is not\b|it'?s not\b|"
+    r"that'?s wrong|this is wrong|it'?s wrong|still\b|again\b|try again|revert|undo\b|roll ?back|stop\b|"
+    r"wait\b|actually\b|instead\b|don'?t\b|do not\b|never\b|why did you|why are you|why did it|you forgot|"
+    r"you missed|you didn'?t|you did not|you broke|you should have|i said|i asked|i told you|as i said|"
+    r"please fix|fix (?:it|this|that)\b|it'?s bad|bad idea|same (?:error|problem|issue|thing)|"
+    r"(?:ok|okay|good|great|nice|fine|cool|thanks|yes|yeah|sure|almost|it'?s good|looks good|that'?s good|"
+    r"the (?:main )?idea is (?:fine|good))\b[^.!?\n]{0,40}?\b(?:but|however)\b)",
+    re.I,
+)
+_CORRECTION_ANYWHERE = re.compile(
+    r"\b(?:still (?:fail\w*|broken|wrong|not\b|doesn'?t|does not|the same|getting|seeing|crash\w*|error\w*)|"
+    r"(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|won'?t) work\w*|not working|"
+    r"(?:is|was|are|were) (?:wrong|incorrect|broken)|not what i (?:asked|wanted|meant|said)|you broke|"
+    r"(?:revert|undo|roll ?back) (?:it|that|this|the|your|those|these|everything|all)\b|"
+    r"(?:use|try|do) \S+(?: \S+)? instead\b|instead of\b|not acceptable|unacceptable|bad idea|"
+    r"i (?:said|told you|already asked)|(?:do it|try) again\b)",
+    re.I,
+)
+_INTERRUPT = re.compile(r"interrupt|abort", re.I)
+_CHOICE = re.compile(r"^[a-z0-9][.)]?$", re.I)  # an answer to a menu: "p", "2", "a)"
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w'’👍🎉✅]+", text.lower().replace("’", "'"))
+
+
+def _acknowledgement(text: str) -> Literal["positive", "neutral"] | None:
+    """'positive' / 'neutral' when the text only acknowledges or continues, else None."""
+    stripped = text.strip()
+    words = _words(stripped)
+    if not words:
+        return None
+    if _CORRECTION_START.match(stripped) or _CORRECTION_ANYWHERE.search(stripped):
+        return None
+    if len(words) <= 8 and all(w in _POSITIVE or w in _NEUTRAL for w in words):
+        return "positive" if any(w in _POSITIVE for w in words) else "neutral"
+    if _CHOICE.match(stripped) or " ".join(words) in _NEUTRAL_PHRASES:
+        return "neutral"
+    return None
+
+
+def _is_correction(text: str) -> bool:
+    stripped = text.strip()
+    return bool(_CORRECTION_START.match(stripped) or _CORRECTION_ANYWHERE.search(stripped))
+
+
+def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "revert", "skillsleep"], str]:
+    """What a user or command turn asks: a request text, or a command that is not one."""
+    if turn.kind == "command":
+        parts = turn.text.strip().split(maxsplit=1)
+        name = turn.tool or (parts[0] if parts else "")
+        args = (turn.arguments or {}).get("args")
+        if not isinstance(args, str):
+            args = parts[1] if len(parts) > 1 else ""
+        if name.startswith("!"):
+            return "shell", ""
+        name = name if name.startswith("/") else f"/{name}"
+    else:
+        if _SKILL_MENTION.match(turn.text.strip()):
+            return "skillsleep", ""
+        found = _COMMAND_TEXT.match(turn.text.strip())
+        if not found:
+            return "text", turn.text
+        name, args = f"/{found.group(1)}", found.group(2) or ""
+    bare = name.lstrip("/").lower()
+    text = f"{name} {args.strip()}".strip()
+    if bare in _SKILLSLEEP_COMMANDS:
+        return "skillsleep", text
+    if bare in _HOUSEKEEPING:
+        return "housekeeping", text
+    if bare in _REVERT_COMMANDS:
+        return "revert", text
+    return "text", text
+
+
+class _Open:
+    """An instance being read: the request and what followed it."""
+
+    def __init__(self, session: Session, prompt: str, key: str, at: datetime | None) -> None:
+        self.session, self.prompt, self.key, self.at = session, prompt, key, at
+        self.features = features(key)
+        self.evidence: list[Evidence] = []
+        self.active = False  # the agent did something
+        self.positive = False  # the user acknowledged positively
+        self.last: Turn | None = None  # the last agent-side turn since the last user turn
+
+    def attach(self, kind: EvidenceKind, text: str) -> None:
+        """A sign that this attempt went wrong: a follow-up of the user's, or an interrupt."""
+        self.evidence.append(Evidence(kind=kind, text=truncate(text, EVIDENCE_CHARS)))
+        self.last = None
+
+    def observe(self, turn: Turn) -> None:
+        """An agent-side turn (assistant text, tool use or result, error) after the request."""
+        if turn.kind == "error" and _INTERRUPT.search(turn.text):
+            self.attach("interrupt", "")
+            return
+        self.active = self.active or turn.kind != "error"
+        self.last = turn
+
+    def close(self, moved_on: bool, redactor: Redactor) -> Instance:
+        last = self.last
+        if last is not None and (last.kind == "error" or (last.kind == "tool_result" and last.is_error)):
+            self.evidence.append(Evidence(kind="error", text=truncate(redactor.text(last.text), EVIDENCE_CHARS)))
+        if self.evidence:
+            outcome: Outcome = "failure"
+        elif self.positive or (moved_on and self.active):
+            outcome = "success"
+        else:
+            outcome = "unknown"
+        return Instance(
+            harness=self.session.harness,
+            session_id=self.session.id,
+            project=self.session.project,
+            prompt=self.prompt,
+            key=self.key,
+            at=self.at,
+            outcome=outcome,
+            evidence=self.evidence,
+            acknowledged=self.positive,
+        )
+
+
+def extract_instances(
+    sessions: Iterable[Session], *, redactor: Redactor | None = None
+) -> tuple[list[Instance], Intake]:
+    """Every intent instance in `sessions` (subagent sessions skipped), with outcome and evidence."""
+    redactor = redactor or Redactor()
+    intake = Intake()
+    skipped_sessions: Counter[str] = Counter()
+    skipped: Counter[str] = Counter()
+    evidence: Counter[str] = Counter()
+    instances: list[Instance] = []
+    for session in sessions:
+        intake.sessions += 1
+        if session.sidechain:
+            skipped_sessions["subagent"] += 1
+            continue
+        found = _session_instances(session, redactor, skipped, evidence)
+        intake.prompts += sum(1 for t in session.turns if t.kind in ("user", "command"))
+        if found:
+            intake.sessions_mined += 1
+            instances += found
+        else:
+            skipped_sessions["no_intents"] += 1
+    intake.intents = len(instances)
+    intake.sessions_skipped = dict(sorted(skipped_sessions.items()))
+    intake.prompts_skipped = dict(sorted(skipped.items()))
+    intake.evidence = dict(sorted(evidence.items()))
+    return instances, intake
+
+
+def _session_instances(
+    session: Session, redactor: Redactor, skipped: Counter[str], evidence: Counter[str]
+) -> list[Instance]:
+    out: list[Instance] = []
+    current: _Open | None = None
+    aside = False  # after a skillsleep verb: the agent's reply to it belongs to no instance
+    for turn in session.turns:
+        if turn.kind not in ("user", "command"):
+            if current is not None and not aside:
+                current.observe(turn)
+            continue
+        kind, raw = _request(turn)
+        aside = kind == "skillsleep"
+        if kind in ("housekeeping", "shell", "skillsleep"):
+            skipped[f"{kind}_command"] += 1
+            continue
+        text = redactor.text(raw).strip()
+        if kind == "revert":
+            if current is not None:
+                current.attach("revert", text)
+            else:
+                skipped["revert_without_request"] += 1
+            continue
+        if not text or _MARKER_ONLY.match(text):
+            skipped["empty"] += 1
+            continue
+        ack = _acknowledgement(text)
+        if ack is not None:
+            skipped["acknowledgement"] += 1
+            if current is not None:
+                current.positive = current.positive or ack == "positive"
+                current.last = None
+            continue
+        key = normalize(text)
+        if not key:
+            skipped["empty"] += 1
+            continue
+        if current is not None:
+            if _is_correction(text):
+                current.attach("correction", text)
+                continue
+            if key == current.key or feature_similarity(features(key), current.features) >= GROUP_THRESHOLD:
+                current.attach("repeat", text)
+                continue
+        if screen(Edit(op="add", content=text)) is not None:
+            skipped["unsafe_intent"] += 1
+            if current is not None:
+                out.append(current.close(True, redactor))
+                current = None
+            continue
+        if current is not None:
+            out.append(current.close(True, redactor))
+        current = _Open(session, text, key, turn.ts or session.started)
+    if current is not None:
+        out.append(current.close(False, redactor))
+    evidence.update(e.kind for instance in out for e in instance.evidence)
+    return out
