@@ -1,4 +1,4 @@
-"""The one-way dependency rule of DESIGN.md, enforced by walking every import."""
+"""The one-way dependency rule of docs/ARCHITECTURE.md, enforced by walking every import."""
 
 from __future__ import annotations
 
