@@ -6,7 +6,7 @@ The file is TOML with one table per command family:
     chat_dirs = ["~/chat-logs", "exports"]     # ~ expanded; relative → relative to the file
     redact_patterns = ['acme-[0-9]{8}']        # extra secret regexes; each must compile
 
-    [harness.codex]                            # one table per replay harness (README: Harnesses);
+    [harness.codex]                            # one table per replay harness (docs/agents.md, Harnesses);
     command = "/opt/codex/bin/codex"           # its keys are checked by slash_commands.wiring
 
     [sleep]                                    # the nightly cycle, `skillsleep run`
