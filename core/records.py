@@ -278,6 +278,11 @@ EditOp = Literal["add", "delete", "replace"]
 EditKind = Literal["skill_defect", "execution_lapse"]
 
 
+def folded(text: str | None) -> str:
+    """Whitespace and case folded, for comparing edits."""
+    return " ".join((text or "").split()).lower()
+
+
 class Edit(Record):
     """A bounded edit: ADD a line (after `target` when given, else at the end of the body),
     DELETE the line equal to `target`, or REPLACE the line equal to `target` by `content`."""
@@ -291,8 +296,7 @@ class Edit(Record):
 
     def key(self) -> str:
         """Identity for exact de-duplication (whitespace and case folded)."""
-        norm = lambda s: " ".join((s or "").split()).lower()  # noqa: E731
-        return f"{self.op}|{norm(self.target)}|{norm(self.content)}"
+        return f"{self.op}|{folded(self.target)}|{folded(self.content)}"
 
 
 class TaskDelta(Record):

@@ -84,7 +84,10 @@ class TrainState(Record):
 
 
 # how long and how often a model call is waited for shapes no answer: a run goes on with other values
-_NOT_SHAPING = {"budget": True, **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")}}
+_NOT_SHAPING: dict[str, bool | set[str]] = {
+    "budget": True,
+    **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")},
+}
 
 
 def config_hash(cfg: TrainConfig) -> str:

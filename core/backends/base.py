@@ -135,10 +135,14 @@ class Backend(Protocol):
     cut off by the token limit keeps `finish_reason="length"` so callers can reject it.
     """
 
-    name: str
     model: str
     endpoint: str
     concurrency: int
+
+    @property
+    def name(self) -> str:
+        """The provider's name ("deepseek", "local", …); a class attribute in `BaseBackend`."""
+        ...
 
     async def complete(self, request: CompletionRequest, *, timeout_s: float | None = None) -> Completion: ...
 
@@ -207,7 +211,7 @@ class BaseBackend:
         policy = self.settings.retry
         if last is not None and last.retry_after is not None:
             return min(last.retry_after, policy.max_delay_s)
-        delay = min(policy.base_delay_s * 2 ** (attempt - 1), policy.max_delay_s)
+        delay = min(policy.base_delay_s * 2.0 ** (attempt - 1), policy.max_delay_s)
         return delay * (0.5 + random.random() / 2)
 
     async def aclose(self) -> None:
