@@ -23,13 +23,13 @@ from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
+from skillsleep.core.ranking import rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import screen_all
 from skillsleep.core.schedule import budget_at
-from skillsleep.core.select import rank_and_clip
 from skillsleep.core.skill import Skill
 
 Progress = Callable[[str], None]
