@@ -1,6 +1,8 @@
 """Typed records shared by every stage: model calls, tasks, rollouts, edits, gate decisions.
 
-They are pydantic models, versioned through `SCHEMA_VERSION`, and written to disk as JSON.
+They are pydantic models written to disk as JSON; an unknown field is an error (`Record`).
+`SCHEMA_VERSION` is written into the trainer's resumable state (`TrainState.version`); nothing
+reads it back yet.
 """
 
 from __future__ import annotations

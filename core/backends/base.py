@@ -5,7 +5,8 @@ HTTP/SDK call and raises `TransientError` for a retryable failure (429, 5xx, tim
 connection), `BackendUnavailable` / `BackendError` for a permanent one. `complete()` adds the
 semaphore, the retry loop with exponential backoff and jitter, and latency measurement.
 Backends read no environment variables: the command line resolves keys and URLs into
-`BackendSettings` and hands them over. `on_retry`, when set, is called with a `RetryEvent` before
+`BackendSettings` and hands them over (the local backend, given no `cache_dir` option, asks
+platformdirs for the user's cache folder, which on Linux follows `$XDG_CACHE_HOME`). `on_retry`, when set, is called with a `RetryEvent` before
 each retry (the command line shows it as a progress line; the engine never prints).
 """
 
