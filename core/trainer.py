@@ -1,5 +1,6 @@
-"""The training loop: epochs of steps (rollout → reflect → aggregate → clip → update → gate),
-an epoch boundary (slow update, meta skill), and a final test-split report.
+"""The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
+screen → clip → update → gate), an epoch boundary (slow update, meta skill), and a final
+test-split report.
 
 State is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
 work of an interrupted step is redone from the response cache and the rollout log, so no
