@@ -16,7 +16,7 @@ from pydantic import Field, StrictInt
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import describe_edit, render
-from skillsleep.core.records import Edit, EditKind, EditOp, Message, Record, UnusableReply
+from skillsleep.core.records import Edit, EditKind, EditOp, Message, Record, UnusableReply, folded
 from skillsleep.core.replies import Lenient, Reply, Text, Unfit, given, item_numbers, raw
 
 
@@ -154,8 +154,7 @@ def _merged_edit(group: MergeGroup, members: list[Edit]) -> tuple[Edit | None, s
 
 def _member_target(target: str, members: list[Edit]) -> str | None:
     """The member's exact target that `target` names (whitespace and case folded), or None."""
-    norm = lambda s: " ".join(s.split()).lower()  # noqa: E731
     for member in members:
-        if member.target is not None and norm(member.target) == norm(target):
+        if member.target is not None and folded(member.target) == folded(target):
             return member.target
     return None

@@ -290,7 +290,7 @@ def _q(text: str, limit: int = 120) -> str:
 def _describe(edit: Edit) -> str:
     if edit.kind == "execution_lapse":
         return f"note {_q(edit.content or '', 60)}"
-    parts = [edit.op]
+    parts: list[str] = [edit.op]
     if edit.target:
         parts.append(_q(edit.target, 60))
     if edit.content and edit.op != "delete":

@@ -1,7 +1,9 @@
 """The gate: a candidate skill is accepted only if it strictly improves the selection split.
 
 Each rule is a small strategy; `decide()` applies the configured ones in order. Ties are
-rejected. With `no_regress`, a candidate that lowers any single task is rejected too.
+rejected, except with `allow_ties` (slow-update guidance, which only must not lower the score).
+With `no_regress`, a candidate that lowers any single task is rejected too. With the gate off
+(`enabled = false`) every candidate is accepted unchecked.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def _without_lone_surrogates(raw: bytes, value: dict[str, Any], skipped: Counter
         return node
 
     try:
-        repaired = fix(value)
+        repaired: dict[str, Any] = fix(value)
     except RecursionError:  # nested almost as deep as the decoder allows
         skipped["too_deep"] += 1
         return None

@@ -230,10 +230,8 @@ def _checks(written: list[CheckReply | Unfit], copied: _Copied) -> tuple[list[Ch
     for n, item in enumerate(written, 1):
         check, why = validate_check(item.model_dump() if isinstance(item, CheckReply) else raw(item))
         if check is not None and isinstance(check.value, str) and copied(check.value):
-            check, why = (
-                None,
-                f"its value {check.value!r} is copied from the judge-writing instructions, not the user's words",
-            )
+            why = f"its value {check.value!r} is copied from the judge-writing instructions, not the user's words"
+            check = None
             copies.append(f"check {n}")
         if check is not None and check.feedback and copied(check.feedback):
             check = check.model_copy(update={"feedback": None})  # the scorer's own feedback names the requirement

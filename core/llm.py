@@ -1,12 +1,14 @@
 """`LLM`: the one door every model call goes through — budget, response cache, backend, ledger.
 
-Each stage asks for a completion in a *role* (target, judge, reflect, merge, rank, slow_update,
-meta, schedule, mine, relevance, dream). The request is checked against the budget, answered from
-the persistent response cache when the identical request (model, messages, parameters, sample
-index) was answered before, otherwise sent to the backend; either way the ledger records it.
-A stage that wants structured data calls `ask_model` with its reply model (`core/replies.py`):
-the request carries the model's JSON schema and the reply comes back validated, or as a
-`ParseError` saying what was wrong.
+Each stage asks for a completion in a *role*: target (the chat harness's replies), judge (the
+rubric judge), reflect, merge, rank (it also proposes the autonomous schedule's next budget),
+slow_update, meta, mine (paraphrase grouping and judge writing), relevance, dream; `Role` also
+allows "schedule", which no stage asks in. The request is checked against the budget, answered
+from the persistent response cache when the identical request (model, messages, parameters,
+sample index) was answered before, otherwise sent to the backend; either way the ledger records
+it. A stage that wants structured data calls `ask_model` with its reply model
+(`core/replies.py`): the request carries the model's JSON schema and the reply comes back
+validated, or as a `ParseError` saying what was wrong.
 """
 
 from __future__ import annotations

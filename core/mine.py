@@ -197,7 +197,7 @@ def _clusters(kept: list[MinedTask], total: int, links: list[tuple[int, int]]) -
 
 
 def _mined(group: Group, merged_from: int, min_recurrence: int) -> MinedTask:
-    outcomes = Outcomes(**Counter(i.outcome for i in group.instances))
+    outcomes = Outcomes.model_validate(Counter(i.outcome for i in group.instances))
     evidence: list[Evidence] = []
     for instance in sorted(group.instances, key=lambda i: (i.when, i.session_id), reverse=True):
         for e in instance.evidence:

@@ -31,11 +31,12 @@ def first_ending(text: str) -> str:
 
 def usual_ending(text: str) -> str:
     """The most common line ending in `text` (the first one on a tie; "\\n" when it has none)."""
-    counts = Counter(_ENDING.findall(text))
+    endings: list[str] = _ENDING.findall(text)
+    counts = Counter(endings)
     if not counts:
         return "\n"
     top = max(counts.values())
-    return next(e for e in _ENDING.findall(text) if counts[e] == top)
+    return next(e for e in endings if counts[e] == top)
 
 
 def style(text: str) -> str:

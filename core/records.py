@@ -1,6 +1,8 @@
 """Typed records shared by every stage: model calls, tasks, rollouts, edits, gate decisions.
 
-They are pydantic models, versioned through `SCHEMA_VERSION`, and written to disk as JSON.
+They are pydantic models written to disk as JSON; an unknown field is an error (`Record`).
+`SCHEMA_VERSION` is written into the trainer's resumable state (`TrainState.version`); nothing
+reads it back yet.
 """
 
 from __future__ import annotations
@@ -278,6 +280,11 @@ EditOp = Literal["add", "delete", "replace"]
 EditKind = Literal["skill_defect", "execution_lapse"]
 
 
+def folded(text: str | None) -> str:
+    """Whitespace and case folded, for comparing edits."""
+    return " ".join((text or "").split()).lower()
+
+
 class Edit(Record):
     """A bounded edit: ADD a line (after `target` when given, else at the end of the body),
     DELETE the line equal to `target`, or REPLACE the line equal to `target` by `content`."""
@@ -291,8 +298,7 @@ class Edit(Record):
 
     def key(self) -> str:
         """Identity for exact de-duplication (whitespace and case folded)."""
-        norm = lambda s: " ".join((s or "").split()).lower()  # noqa: E731
-        return f"{self.op}|{norm(self.target)}|{norm(self.content)}"
+        return f"{self.op}|{folded(self.target)}|{folded(self.content)}"
 
 
 class TaskDelta(Record):

@@ -536,7 +536,7 @@ class Redactor:
         if not s:
             return s
         for pattern in self._custom:
-            s = self._outside_markers(s, lambda piece, p=pattern: p.sub(self._custom_repl, piece))
+            s = self._outside_markers(s, functools.partial(pattern.sub, self._custom_repl))
         low = s.lower()  # the gates are looked up before redacting: redacting never adds one
         present = {g for g in _CASE_GATES if g in s} | {g for g in _FOLD_GATES if g in low}
         if not present:
@@ -544,12 +544,12 @@ class Redactor:
         self._lowered = {s: low}  # lower() of each piece the fold rules search, reused across rules
         for rule in _TOKEN_RULES:
             if rule.gate in present:
-                s = self._outside_markers(s, lambda piece, r=rule: self._apply(r, piece))
+                s = self._outside_markers(s, functools.partial(self._apply, rule))
         if not present.isdisjoint(_KEY_WORDS):
             s = self._outside_markers(s, self._keyed)
         for rule in _PROSE_RULES:
             if rule.gate in present:
-                s = self._outside_markers(s, lambda piece, r=rule: self._apply(r, piece))
+                s = self._outside_markers(s, functools.partial(self._apply, rule))
         self._lowered = {}
         return s
 

@@ -29,7 +29,7 @@ from skillsleep.core.records import (
     UnusableReply,
 )
 from skillsleep.core.replies import Lenient, Reply, Text, Unfit, given
-from skillsleep.core.skill import Skill
+from skillsleep.core.skill import RegionName, Skill
 
 RESPONSE_CHARS = 1000  # longer responses are cut in the middle: the head and the end matter most
 PROMPT_CHARS = 1500
@@ -164,11 +164,12 @@ def as_edit(finding: Finding | Unfit) -> tuple[Edit | None, str]:
     return Edit(op=op, target=target, content=None if op == "delete" else content, rationale=rationale, kind=kind), ""
 
 
+_PROTECTED_LABELS: tuple[tuple[RegionName, str], ...] = (("slow-update", "GUIDANCE"), ("appendix", "REMINDERS"))
+
+
 def _shared_sections(skill: Skill, ctx: ReflectContext) -> dict[str, str]:
     protected = [
-        data_block(label, skill.region(name))
-        for name, label in (("slow-update", "GUIDANCE"), ("appendix", "REMINDERS"))
-        if skill.region(name).strip()
+        data_block(label, skill.region(name)) for name, label in _PROTECTED_LABELS if skill.region(name).strip()
     ]
     return {
         "skill": data_block("SKILL", editable_text(skill)),

@@ -161,5 +161,8 @@ def screen_all(edits: list[Edit], redactor: Redactor | None = None) -> tuple[lis
         markers = redaction_markers(edit.content or "") if edit.op != "delete" else []
         credential = Refusal(edit=edit, rule=CREDENTIAL, why=_CREDENTIAL_WHY, matched=", ".join(markers))
         r = credential if markers else screen(edit)
-        (refused.append(r) if r else safe.append(edit))  # type: ignore[func-returns-value]
+        if r:
+            refused.append(r)
+        else:
+            safe.append(edit)
     return safe, refused

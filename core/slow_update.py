@@ -73,7 +73,7 @@ async def slow_update(
     """Ask the optimizer (role "slow_update") for updated guidance; the old one on failure. Each
     guidance line goes into the skill, so each is screened like an edit (`screen_all`)."""
     old = current.region("slow-update")
-    counts = {outcome: sum(1 for c in comparisons if c.outcome == outcome) for outcome in OUTCOMES}
+    counts: dict[str, int] = {outcome: sum(1 for c in comparisons if c.outcome == outcome) for outcome in OUTCOMES}
     if not comparisons:
         return SlowUpdateResult(guidance=old, counts=counts)
     user = render(

@@ -168,7 +168,8 @@ class Store:
 
     def sessions(self, harness: str | None = None) -> list[Session]:
         """Stored sessions, oldest end first."""
-        query, args = "SELECT data FROM sessions", ()
+        query = "SELECT data FROM sessions"
+        args: tuple[str, ...] = ()
         if harness is not None:
             query, args = query + " WHERE harness=?", (harness,)
         with self._use():

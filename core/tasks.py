@@ -253,7 +253,7 @@ def _fill(out: list[Task], auto: list[int], needed: str, seed: int) -> None:
     if any(t.split == needed for t in out):
         return
     protected = {"train", "val"} - {needed}
-    sizes = {s: sum(1 for t in out if t.split == s) for s in SPLITS}
+    sizes: dict[str | None, int] = {s: sum(1 for t in out if t.split == s) for s in SPLITS}
     donors = [i for i in auto if out[i].split not in protected or sizes[out[i].split] > 1]
     if not donors:
         return

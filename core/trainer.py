@@ -1,5 +1,6 @@
-"""The training loop: epochs of steps (rollout → reflect → aggregate → clip → update → gate),
-an epoch boundary (slow update, meta skill), and a final test-split report.
+"""The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
+screen → clip → update → gate), an epoch boundary (slow update, meta skill), and a final
+test-split report.
 
 State is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
 work of an interrupted step is redone from the response cache and the rollout log, so no
@@ -23,13 +24,13 @@ from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
+from skillsleep.core.ranking import rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import screen_all
 from skillsleep.core.schedule import budget_at
-from skillsleep.core.select import rank_and_clip
 from skillsleep.core.skill import Skill
 
 Progress = Callable[[str], None]
@@ -84,7 +85,10 @@ class TrainState(Record):
 
 
 # how long and how often a model call is waited for shapes no answer: a run goes on with other values
-_NOT_SHAPING = {"budget": True, **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")}}
+_NOT_SHAPING: dict[str, bool | set[str]] = {
+    "budget": True,
+    **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")},
+}
 
 
 def config_hash(cfg: TrainConfig) -> str:

@@ -93,7 +93,8 @@ def _conversation(line: Line, source: str, skipped: Counter[str]) -> Session | N
             turns.append(Turn(kind="tool_result", text=text, tool=tool, call_id=call_id, ts=ts))
         else:
             skipped[f"unknown_role:{str(role)[:40]}"] += 1
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    metadata = rec.get("metadata")
+    meta = metadata if isinstance(metadata, dict) else {}
     project = _str(meta.get("project")) or _str(meta.get("cwd"))
     rid = rec.get("id")
     sid = (

@@ -33,7 +33,9 @@ def _verdict(n: Data, prefix: str) -> str:
         return f"died (`{prefix} run` resumes it)"
     if n["status"] == "running":
         return "running"
-    verdict = VERDICT.get(n["outcome"] or "", n["outcome"] or n["status"])
+    outcome: str | None = n["outcome"]
+    status: str = n["status"]
+    verdict = VERDICT.get(outcome or "", outcome or status)
     if n["stop"]:
         verdict += f" ({n['stop']['kind']})"
     if n["adopted"]:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, overload
 
 import click
 
@@ -30,7 +30,7 @@ class _Fail(click.ClickException):
 
     def __init__(self, message: str, code: int, *, md: bool = False, agent: bool = False) -> None:
         super().__init__(message)
-        self.exit_code = code
+        self.exit_code = code  # type: ignore[misc]  # click types ClickException.exit_code a ClassVar; click reads the instance's
         self.md = md
         self.agent = agent
 
@@ -49,14 +49,22 @@ def _via_sleep() -> bool:
     return ctx is not None and ctx.find_object(Caller) is not None
 
 
-def _guard(fn: Any = None, *, state: bool = True) -> Any:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+@overload
+def _guard(fn: Callable[_P, _R], *, state: bool = True) -> Callable[_P, _R]: ...
+@overload
+def _guard(fn: None = None, *, state: bool = True) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]: ...
+def _guard(fn: Callable[_P, _R] | None = None, *, state: bool = True) -> Any:
     """Turn skillsleep errors into clean messages and exit codes (the CLI is the boundary); with
     `state` (`@_guard`), the data folder is checked first, before any work (`@_guard(state=False)`
     for the verbs that never touch it)."""
     if fn is None:
         return lambda f: _guard(f, state=state)
 
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         md = kwargs.get("fmt") == "md"
         try:
             if state:
@@ -942,7 +950,7 @@ def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
         if not md or getattr(exc, "md", False):
             raise
         verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
-        click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, prefix))
+        click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb or "", prefix))
         sys.exit(exc.exit_code)
     if code:  # --help and the like
         sys.exit(code)

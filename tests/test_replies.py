@@ -17,11 +17,11 @@ from skillsleep.core.judges import RubricReply
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.meta_skill import NotesReply
+from skillsleep.core.ranking import AutonomousRankReply, RankReply
 from skillsleep.core.records import Message, StepRecord, UnusableReply
 from skillsleep.core.reflect import Finding, ReflectReply
 from skillsleep.core.relevance import RelevanceReply
 from skillsleep.core.replies import Reply, Unfit, item_numbers
-from skillsleep.core.select import AutonomousRankReply, RankReply
 from skillsleep.core.slow_update import GuidanceReply
 
 # What each stage sent before its reply became a model: the response cache's keys, the tokens of

@@ -5,7 +5,8 @@ HTTP/SDK call and raises `TransientError` for a retryable failure (429, 5xx, tim
 connection), `BackendUnavailable` / `BackendError` for a permanent one. `complete()` adds the
 semaphore, the retry loop with exponential backoff and jitter, and latency measurement.
 Backends read no environment variables: the command line resolves keys and URLs into
-`BackendSettings` and hands them over. `on_retry`, when set, is called with a `RetryEvent` before
+`BackendSettings` and hands them over (the local backend, given no `cache_dir` option, asks
+platformdirs for the user's cache folder, which on Linux follows `$XDG_CACHE_HOME`). `on_retry`, when set, is called with a `RetryEvent` before
 each retry (the command line shows it as a progress line; the engine never prints).
 """
 
@@ -135,10 +136,14 @@ class Backend(Protocol):
     cut off by the token limit keeps `finish_reason="length"` so callers can reject it.
     """
 
-    name: str
     model: str
     endpoint: str
     concurrency: int
+
+    @property
+    def name(self) -> str:
+        """The provider's name ("deepseek", "local", …); a class attribute in `BaseBackend`."""
+        ...
 
     async def complete(self, request: CompletionRequest, *, timeout_s: float | None = None) -> Completion: ...
 
@@ -207,7 +212,7 @@ class BaseBackend:
         policy = self.settings.retry
         if last is not None and last.retry_after is not None:
             return min(last.retry_after, policy.max_delay_s)
-        delay = min(policy.base_delay_s * 2 ** (attempt - 1), policy.max_delay_s)
+        delay = min(policy.base_delay_s * 2.0 ** (attempt - 1), policy.max_delay_s)
         return delay * (0.5 + random.random() / 2)
 
     async def aclose(self) -> None:

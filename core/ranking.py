@@ -1,4 +1,4 @@
-"""Select (gradient clipping): rank the merged edits and keep at most `budget` of them.
+"""Ranking (the clip step of the loop): rank the merged edits and keep at most `budget` of them.
 
 `budget` is the textual learning rate of this step (see `schedule.py`). When the edits fit in
 the budget, no model is asked: they are ordered by support. Otherwise the optimizer (role

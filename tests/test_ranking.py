@@ -6,8 +6,8 @@ from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
+from skillsleep.core.ranking import rank_and_clip
 from skillsleep.core.records import Edit
-from skillsleep.core.select import rank_and_clip
 from skillsleep.core.skill import Skill
 
 SKILL = Skill("# Answering\nAnswer in one word.\n")
