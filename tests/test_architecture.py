@@ -127,7 +127,7 @@ def test_help_imports_no_vendor_sdk() -> None:
 AGENT_NAME_EXCEPTIONS = {
     # `skillsleep schedule --openclaw`: OpenClaw's cron is one of the places a schedule can live, a
     # scheduler chosen by its own switch (like --crontab, --systemd), not a harness
-    ("slash_commands/cli.py", "openclaw"),
+    ("slash_commands/schedule_cmd.py", "openclaw"),
     ("slash_commands/schedulers.py", "openclaw"),
 }
 
