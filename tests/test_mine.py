@@ -15,9 +15,9 @@ import pytest
 
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
+from skillsleep.core.checks import run_checks
 from skillsleep.core.intents import Outcomes, extract_instances
 from skillsleep.core.judge_writing import CHECK_HELP, DEFAULT_RUBRIC, judge_messages, validate_check
-from skillsleep.core.judges import run_checks
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MINE_ROLE, mine
