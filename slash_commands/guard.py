@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import errno
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, overload
 
 import click
 
@@ -17,6 +19,9 @@ from skillsleep.slash_commands.progress import progress
 
 __all__ = ["Fail", "guard", "via_sleep"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 class Fail(click.ClickException):
     """An error with a chosen exit code (1 runtime, 2 usage); with `md` (`--format md`) it is also
@@ -26,7 +31,7 @@ class Fail(click.ClickException):
 
     def __init__(self, message: str, code: int, *, md: bool = False, agent: bool = False) -> None:
         super().__init__(message)
-        self.exit_code = code
+        self.exit_code = code  # type: ignore[misc]  # click sets it per class; this error is 1 or 2 per instance
         self.md = md
         self.agent = agent
 
@@ -45,21 +50,30 @@ def via_sleep() -> bool:
     return ctx is not None and ctx.find_object(Caller) is not None
 
 
-def guard(fn: Any = None, *, state: bool = True) -> Any:
+@overload
+def guard(fn: Callable[P, R], *, state: bool = True) -> Callable[P, R]: ...
+
+
+@overload
+def guard(*, state: bool = True) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+
+def guard(fn: Callable[P, R] | None = None, *, state: bool = True) -> Any:
     """Turn skillsleep errors into clean messages and exit codes (the CLI is the boundary); with
     `state` (`@guard`), the data folder is checked first, before any work (`@guard(state=False)`
     for the verbs that never touch it)."""
     if fn is None:
         return lambda f: guard(f, state=state)
+    verb = fn
 
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         md = kwargs.get("fmt") == "md"
         try:
             if state:
                 from skillsleep.slash_commands.wiring import check_data_dir
 
                 check_data_dir()
-            return fn(*args, **kwargs)
+            return verb(*args, **kwargs)
         except ConfigError as exc:
             raise Fail(visible(str(exc)), 2, md=md, agent=via_sleep()) from exc
         except SkillsleepError as exc:
@@ -73,9 +87,7 @@ def guard(fn: Any = None, *, state: bool = True) -> Any:
         finally:
             progress.stop()  # the error message (printed by click after this) starts on a clean line
 
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
+    return functools.update_wrapper(wrapper, verb, assigned=("__name__", "__doc__"), updated=())
 
 
 def _refused(exc: OSError) -> str:

@@ -45,7 +45,7 @@ def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
     except click.ClickException as exc:  # click's own (a bad option or value): shown as markdown instead
         if not md or getattr(exc, "md", False):
             raise
-        verb = exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else argv[0]
+        verb = (exc.ctx.info_name if isinstance(exc, click.UsageError) and exc.ctx else None) or argv[0]
         click.echo(agent_md.error_md(visible(exc.format_message())) + "\n\n" + verbs.usage_md(verb, prefix))
         sys.exit(exc.exit_code)
     if code:  # --help and the like
