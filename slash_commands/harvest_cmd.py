@@ -12,6 +12,7 @@ from skillsleep.core.errors import ConfigError
 from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
+from skillsleep.slash_commands.options import chat_dir_option, redact_pattern_option
 from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.session_hook import session_end
 from skillsleep.slash_commands.wiring import check_data_dir, effective_settings
@@ -21,25 +22,13 @@ __all__ = ["harvest"]
 
 @click.command()
 @click.option("--harness", type=choices.Names(choices.agents_then_chat), help="Only this agent's transcripts.")
-@click.option(
-    "--chat-dir",
-    "chat_dirs",
-    multiple=True,
-    type=click.Path(path_type=Path, readable=False),
-    help="Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder "
-    "(repeatable; replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).",
-)
+@chat_dir_option("Read direct-chat logs (*.jsonl, OpenAI messages, one conversation a line) under this folder")
 @click.option(
     "--since",
     help="Count only sessions that ended after this as new (older ones are stored too, counted "
     "apart): ISO date/time or a span (24h, 7d).",
 )
-@click.option(
-    "--redact-pattern",
-    "redact_patterns",
-    multiple=True,
-    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
-)
+@redact_pattern_option
 @click.option(
     "--transcript",
     type=click.Path(path_type=Path, dir_okay=True, exists=False),

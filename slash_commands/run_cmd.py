@@ -14,6 +14,7 @@ from skillsleep.core.report_markdown import render_markdown
 from skillsleep.slash_commands import choices
 from skillsleep.slash_commands import detach as background
 from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.options import chat_dir_option
 from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
 from skillsleep.slash_commands.sleep_cmd import run_sleep
@@ -56,14 +57,7 @@ __all__ = ["run_"]
 @click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")
 @click.option("--max-tasks", type=click.IntRange(min=1), help="Most recurring tasks used tonight.")
 @click.option("--since", help="Mine sessions that ended after this: ISO date/time or a span (30d).")
-@click.option(
-    "--chat-dir",
-    "chat_dirs",
-    multiple=True,
-    type=click.Path(path_type=Path, readable=False),
-    help="Harvest direct-chat logs under this folder (repeatable; replaces SKILLSLEEP_CHAT_DIRS and "
-    "the config file's chat_dirs).",
-)
+@chat_dir_option("Harvest direct-chat logs under this folder")
 @click.option("--auto-adopt/--no-auto-adopt", default=None, help="Adopt the proposal when the gate accepted it.")
 @click.option("--steps", type=click.IntRange(min=1), help="Training steps tonight.")
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")

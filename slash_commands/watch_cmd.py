@@ -36,6 +36,7 @@ from skillsleep.core.errors import ConfigError
 from skillsleep.harnesses import registry
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
+from skillsleep.slash_commands.options import chat_dir_option, redact_pattern_option
 from skillsleep.slash_commands.progress import progress
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, effective_settings
 
@@ -276,20 +277,8 @@ def run_watch(
     type=click.FloatRange(min=0),
     help="Stop after this many seconds (default: until Ctrl-C).",
 )
-@click.option(
-    "--chat-dir",
-    "chat_dirs",
-    multiple=True,
-    type=click.Path(path_type=Path, readable=False),
-    help="Watch this folder of direct-chat logs too, besides the agents' transcripts (repeatable; "
-    "replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).",
-)
-@click.option(
-    "--redact-pattern",
-    "redact_patterns",
-    multiple=True,
-    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
-)
+@chat_dir_option("Watch this folder of direct-chat logs too, besides the agents' transcripts")
+@redact_pattern_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per harvest, one per line.")
 @guard
 def watch(
