@@ -65,7 +65,8 @@ def _score_here(task: Task, response: str) -> bool:
 def _judge() -> tuple[str, Callable[[Task, str], bool]]:
     """The project's rule judge when it is importable, else the mirror above."""
     try:
-        from skillsleep.core.judges import match_answer, run_checks
+        from skillsleep.core.answers import match_answer
+        from skillsleep.core.checks import run_checks
         from skillsleep.core.records import Run
     except ImportError:
         return "bench re-implementation", _score_here

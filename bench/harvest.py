@@ -36,7 +36,7 @@ from pathlib import Path
 from skillsleep.core.harvest import Harvester, Source
 from skillsleep.core.redact import Redactor
 from skillsleep.core.store import Store
-from skillsleep.slash_commands.harvest_cmd import DB_READERS, PARSERS
+from skillsleep.slash_commands.harvester import DB_READERS, PARSERS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"  # ../shared beside the repo
 MB = 1024 * 1024

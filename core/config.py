@@ -12,13 +12,12 @@ scalars, falling back to a plain string.
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import math
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
@@ -28,6 +27,7 @@ from skillsleep.core.gate import GateConfig
 from skillsleep.core.ledger import Budget, Price
 from skillsleep.core.schedule import LRSchedule
 from skillsleep.core.textfile import load_toml, read_text_file, user_path
+from skillsleep.core.validation import describe_validation_error, location, source_of, unknown_keys
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -244,7 +244,7 @@ def _build(
         _absolutize(parsed, base_dir, f"override {text!r}")
         _merge(merged, parsed, origin, f"override {text!r}", ())
     lines = [
-        f"{_source_of(loc, origin, source)}: {_where(loc, True)}expected a finite number, got {value}"
+        f"{source_of(loc, origin, source)}: {location(loc, True)}expected a finite number, got {value}"
         for loc, value in _non_finite(merged, ())
     ]  # TOML has inf and nan; no setting means them
     try:
@@ -276,7 +276,7 @@ def _read_chain(path: Path, seen: list[Path]) -> list[tuple[Path, dict[str, Any]
     by = f" (extended by {_label(seen[-1])})" if seen else ""
     text = read_text_file(path, "config file", shown=_label(path) + by, instead="a TOML run config")
     raw = load_toml(text, _label(path))
-    problems = [f"{_label(path)}: {p}" for p in _unknown_keys(TrainConfig, raw, (), allow={"extends"})]
+    problems = [f"{_label(path)}: {p}" for p in unknown_keys(TrainConfig, raw, (), allow={"extends"})]
     if problems:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     parent = raw.pop("extends", None)
@@ -346,126 +346,7 @@ def _parse_override(text: str) -> dict[str, Any]:
             parsed = tomllib.loads(f"{key} = {json.dumps(value)}")
         except tomllib.TOMLDecodeError:
             raise ConfigError(f"invalid override {text!r}: {key!r} is not a valid key path") from None
-    problems = _unknown_keys(TrainConfig, parsed, ())
+    problems = unknown_keys(TrainConfig, parsed, ())
     if problems:
         raise ConfigError(f"override {text!r}: {problems[0]}")
     return parsed
-
-
-def _unknown_keys(model: type[BaseModel], data: Any, prefix: tuple[str, ...], allow: Iterable[str] = ()) -> list[str]:
-    """Messages for keys the schema does not know, with the closest known key."""
-    if not isinstance(data, dict):
-        return []
-    problems: list[str] = []
-    fields = model.model_fields
-    for key, value in data.items():
-        if key in allow:
-            continue
-        if key not in fields:
-            close = difflib.get_close_matches(key, list(fields), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(fields)})"
-            where = f"[{_section(prefix)}] unknown key" if prefix else "unknown top-level key"
-            problems.append(f"{where} {key!r}{hint}")
-            continue
-        sub, is_map = _submodel(fields[key].annotation)
-        if sub is None or not isinstance(value, dict):
-            continue
-        if is_map:
-            for name, item in value.items():
-                problems += _unknown_keys(sub, item, (*prefix, key, name))
-        else:
-            problems += _unknown_keys(sub, value, (*prefix, key))
-    return problems
-
-
-def _submodel(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
-    """(model class, is a dict of them) for a field annotation, or (None, False)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation, False
-    if get_origin(annotation) is dict:
-        value = get_args(annotation)[1]
-        if isinstance(value, type) and issubclass(value, BaseModel):
-            return value, True
-    return None, False
-
-
-def _section(path: Sequence[str | int]) -> str:
-    parts = [str(p) if str(p).replace("_", "").isalnum() else json.dumps(str(p)) for p in path]
-    return ".".join(parts)
-
-
-_EXPECTED = {
-    "int": "an integer",
-    "float": "a number",
-    "bool": "true or false",
-    "string": "a string",
-    "dict": "a table",
-    "model": "a table",
-    "list": "a list",
-}
-
-
-def describe_validation_error(
-    exc: ValidationError,
-    *,
-    origin: dict[tuple[str, ...], str] | None = None,
-    default_source: str = "",
-    section_style: bool = True,
-) -> list[str]:
-    """Plain one-line messages for a pydantic error: where, what was expected, what was found.
-
-    With `section_style`, locations read `[train] epochs`; otherwise `judge.checks[0].type`, in
-    JSON's words (an object, not a table).
-    `origin` maps key paths to the file (or override) that set them, to prefix each line.
-    """
-    lines: list[str] = []
-    for err in exc.errors(include_url=False):
-        loc = tuple(str(p) for p in err["loc"])
-        where = _where(err["loc"], section_style, whole_table=err["type"] == "value_error")
-        source = _source_of(loc, origin or {}, default_source)
-        prefix = f"{source}: " if source else ""
-        lines.append(f"{prefix}{where}{_what(err, json_words=not section_style)}")
-    return lines
-
-
-def _where(loc: tuple[Any, ...], section_style: bool, *, whole_table: bool = False) -> str:
-    if not loc:
-        return ""
-    if not section_style:
-        text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-        return f"{text}: "
-    if whole_table:  # a validator on a whole section, e.g. [lr] min_edits above max_edits
-        return f"[{_section(loc)}] "
-    *table, key = loc
-    return f"[{_section(table)}] {key}: " if table else f"{key}: "
-
-
-def _source_of(loc: tuple[str, ...], origin: dict[tuple[str, ...], str], default: str) -> str:
-    for n in range(len(loc), 0, -1):
-        if loc[:n] in origin:
-            return origin[loc[:n]]
-    return default
-
-
-def _what(err: Any, *, json_words: bool = False) -> str:
-    kind: str = err["type"]
-    got = err.get("input")
-    shown = repr(got) if isinstance(got, str) else json.dumps(got, default=str)
-    shown = shown if len(shown) <= 120 else shown[:119] + "…"  # never echo a huge value whole
-    if kind == "missing":
-        return "missing (required)"
-    if kind == "extra_forbidden":
-        return "unknown key"
-    if kind == "literal_error":
-        return f"expected {err['ctx']['expected']}, got {shown}"
-    base = kind.split("_")[0]
-    if base in _EXPECTED and kind.endswith(("_type", "_parsing", "_from_float", "_fraction")):
-        expected = "an object" if json_words and base in ("dict", "model") else _EXPECTED[base]
-        return f"expected {expected}, got {shown}"
-    if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
-        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
-        limit = next(iter(err["ctx"].values()))
-        limit = f"{limit:g}" if isinstance(limit, float) else limit
-        return f"must be {op} {limit}, got {shown}"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return msg[0].lower() + msg[1:] if msg else kind

@@ -64,16 +64,8 @@ def walk(
     `enter` accepts, none inside an `exclude` folder; see the module docstring for the rest."""
     found = Found()
     skip = [Path(p).resolve() for p in exclude]
-    try:
-        st = os.stat(root)
-    except FileNotFoundError:
-        return found
-    except OSError as exc:
-        _unreadable(found, root, exc, "folder")
-        return found
-    if not stat.S_ISDIR(st.st_mode):
-        found.unreadable.append(f"{root}: not a folder")
-        found.skipped["unreadable_folder:NotADirectoryError"] += 1
+    st = _root_stat(root, found)
+    if st is None:
         return found
     seen: set[tuple[int, int]] = set()  # files, by (device, inode)
     stack: list[tuple[Path, Parts, frozenset[tuple[int, int]]]] = [(Path(root), (), frozenset({_key(st)}))]
@@ -115,6 +107,22 @@ def walk(
         stack += reversed(below)
     found.files.sort()
     return found
+
+
+def _root_stat(root: Path, found: Found) -> os.stat_result | None:
+    """The stat of `root` when it is a folder; else None, with why in `found` (a missing root: nothing)."""
+    try:
+        st = os.stat(root)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _unreadable(found, root, exc, "folder")
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        found.unreadable.append(f"{root}: not a folder")
+        found.skipped["unreadable_folder:NotADirectoryError"] += 1
+        return None
+    return st
 
 
 def _key(st: os.stat_result) -> tuple[int, int]:

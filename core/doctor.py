@@ -73,19 +73,7 @@ class Repair(Record):
 
 def check(root: Path, db: Path) -> list[Finding]:
     """Every problem under the data directory `root` (state database `db`), each with its fix."""
-    found: list[Finding] = []
-    if db.is_file():
-        problem, repairable = check_database(db)
-        if problem:
-            fix = (
-                (
-                    "`skillsleep doctor --repair` backs it up, salvages what it can read and rebuilds the rest "
-                    f"(it holds {HOLDS})"
-                )
-                if repairable
-                else "upgrade skillsleep"
-            )
-            found.append(Finding(kind="state.db", path=str(db), problem=problem, fix=fix, repairable=repairable))
+    found = _database_findings(db)
     nights = Nights(root)
     nights.list()
     found += [
@@ -132,6 +120,21 @@ def check(root: Path, db: Path) -> list[Finding]:
         for path, why in nights.unreadable_memories()
     ]
     return found
+
+
+def _database_findings(db: Path) -> list[Finding]:
+    """The state database's problem, if it has one (none when there is no database yet)."""
+    if not db.is_file():
+        return []
+    problem, repairable = check_database(db)
+    if not problem:
+        return []
+    fix = (
+        f"`skillsleep doctor --repair` backs it up, salvages what it can read and rebuilds the rest (it holds {HOLDS})"
+        if repairable
+        else "upgrade skillsleep"
+    )
+    return [Finding(kind="state.db", path=str(db), problem=problem, fix=fix, repairable=repairable)]
 
 
 def repair(root: Path, db: Path, findings: list[Finding]) -> Repair:

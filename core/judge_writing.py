@@ -4,7 +4,7 @@ the user asked and corrected.
 One optimizer call per task (role "mine") reads the wordings, the corrections and the outcome
 counts (as data) and returns rule checks and/or a rubric. Each check is validated: a type
 `core.judges` supports (`records.CheckType`), a value of the right kind by the scorer's own rules
-(`judges.check_problem`: text, a compiling regex, a whole number ≥ 0, none for json_valid; a
+(`checks.check_problem`: text, a compiling regex, a whole number ≥ 0, none for json_valid; a
 quoted number is taken as one), at most MAX_CHECKS; a check or a rubric that the safety screen
 flags is dropped too, and so is a check value, a feedback or a rubric copied from the
 judge-writing instructions rather than the user's words (a small model echoes the prompt's
@@ -22,9 +22,9 @@ from typing import Literal, get_args
 
 from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from skillsleep.core.checks import COUNT_CHECKS, check_problem
 from skillsleep.core.errors import ParseError
 from skillsleep.core.intents import EVIDENCE_CHARS, Evidence, Outcomes
-from skillsleep.core.judges import COUNT_CHECKS, check_problem
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, render, truncate
 from skillsleep.core.records import Check, CheckType, Edit, Judge, Message, Record, UnusableReply

@@ -174,7 +174,7 @@ class Check(Record):
     """One rule check on a response; `value` is text, a pattern or a number depending on type."""
 
     type: CheckType
-    value: str | int | None = None  # what each type needs: `skillsleep.core.judges.check_problem`
+    value: str | int | None = None  # what each type needs: `skillsleep.core.checks.check_problem`
     case_sensitive: bool = True
     feedback: str | None = None  # the task author's own wording of what was required
 

@@ -195,7 +195,7 @@ def _budget_note(skill: Skill, limit: int | None) -> str:
 def feedback_summary(batch: list[Trajectory]) -> str:
     """The judge's requirements across the failed trajectories, most frequent first.
 
-    A feedback line reads "requirement; what this reply did" (see judges.py), so lines are grouped
+    A feedback line reads "requirement; what this reply did" (see checks.py), so lines are grouped
     by the part before the first "; ": the requirement the failures share stands out, once,
     right before the model answers.
     """

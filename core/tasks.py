@@ -33,11 +33,12 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from skillsleep.core.config import describe_validation_error
+from skillsleep.core.checks import check_problem
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.judges import check_problem, judge_problems
+from skillsleep.core.judges import judge_problems
 from skillsleep.core.records import Check, CheckType, Split, Task
 from skillsleep.core.textfile import read_text_file
+from skillsleep.core.validation import describe_validation_error
 
 __all__ = ["SPLITS", "assign_splits", "by_split", "load_tasks"]
 

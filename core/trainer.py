@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from pydantic import Field
 
-from skillsleep.core.aggregate import aggregate
+from skillsleep.core.aggregate import AggregateResult, aggregate
 from skillsleep.core.config import TrainConfig
 from skillsleep.core.edits import EditLimits, apply_edits
 from skillsleep.core.epoch import end_epoch
@@ -29,7 +29,7 @@ from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, 
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.rundir import RunDir
-from skillsleep.core.safety import screen_all
+from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
 from skillsleep.core.skill import Skill
 
@@ -225,23 +225,11 @@ class Trainer:
         by_id = {t.id: t for t in batch}
         trajectories = [Trajectory(task=by_id[r.task_id], rollout=r) for r in rollouts]
         train_score = sum(self.ev.value(r) for r in rollouts) / len(rollouts)
-        ctx = ReflectContext(
-            earlier_steps=st.earlier_steps,
-            rejected=st.rejected,
-            meta_skill=st.meta_skill,
-            preferences=cfg.reflect.preferences,
-            max_skill_chars=cfg.edits.max_skill_chars or None,
-        )
         self.progress(f"{label}: reflect (train score {train_score:.3f}, learning rate {lr})")
-        reflected = await reflect(self.optimizer, current, trajectories, ctx, minibatch_size=cfg.train.minibatch_size)
-        # screened before the merge too: an unsafe proposal (often an instruction lifted from a
-        # transcript) never reaches the merge prompt, nor gets reworded there past the screen
-        proposed, refused = screen_all(reflected.edits, self.redactor)
-        merged = await aggregate(self.optimizer, proposed, group_size=cfg.train.merge_group_size)
-        safe, refused_merged = screen_all(merged.edits, self.redactor)
-        refused += refused_merged
-        for r in refused:
-            self.progress(f"{label}: {r.reason()}")
+        reflected = await reflect(
+            self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
+        )
+        merged, safe, refused = await self._merge_screened(reflected.edits, label)
         selection = await rank_and_clip(
             self.optimizer,
             current,
@@ -285,6 +273,28 @@ class Trainer:
             await self._gate_candidate(st, record, current, result.skill, label)
         self.run_dir.write_json(step_dir / "step.json", record)
         st.steps.append(record)
+
+    def _reflect_context(self, st: TrainState) -> ReflectContext:
+        """What the optimizer reads besides the trajectories: earlier steps, rejected edits, meta skill."""
+        return ReflectContext(
+            earlier_steps=st.earlier_steps,
+            rejected=st.rejected,
+            meta_skill=st.meta_skill,
+            preferences=self.cfg.reflect.preferences,
+            max_skill_chars=self.cfg.edits.max_skill_chars or None,
+        )
+
+    async def _merge_screened(self, edits: list[Edit], label: str) -> tuple[AggregateResult, list[Edit], list[Refusal]]:
+        """The proposed edits merged, the safe ones among them, and those the safety screen refused."""
+        # screened before the merge too: an unsafe proposal (often an instruction lifted from a
+        # transcript) never reaches the merge prompt, nor gets reworded there past the screen
+        proposed, refused = screen_all(edits, self.redactor)
+        merged = await aggregate(self.optimizer, proposed, group_size=self.cfg.train.merge_group_size)
+        safe, refused_merged = screen_all(merged.edits, self.redactor)
+        refused += refused_merged
+        for r in refused:
+            self.progress(f"{label}: {r.reason()}")
+        return merged, safe, refused
 
     async def _gate_candidate(
         self, st: TrainState, record: StepRecord, current: Skill, cand: Skill, label: str

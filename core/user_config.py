@@ -41,9 +41,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic_core import PydanticCustomError
 
 from skillsleep.core.backends.base import BaseUrl
-from skillsleep.core.config import describe_validation_error
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.textfile import load_toml, user_path
+from skillsleep.core.validation import describe_validation_error
 
 __all__ = [
     "ORIGINS",

@@ -9,10 +9,10 @@ it cannot become markup or a link, and its control characters are shown as symbo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from skillsleep.core.display import fence, md_line, visible
-from skillsleep.slash_commands.proposals_cmd import adopted
 
 Data = dict[str, Any]
 
@@ -22,6 +22,15 @@ VERDICT = {
     "no-candidate": "no candidate",
     "stopped-early": "stopped early",
 }
+
+
+def adopted(r: Data, code: Callable[[str], str] = str) -> str:
+    """ "proposal ID", or "changes 1, 3 of 4 of proposal ID" for an adopt of some of its changes
+    (`code` marks up the id)."""
+    which = f"proposal {code(r['proposal']['id'])}"
+    if r["edits"] is None:
+        return which
+    return f"change{'s' if len(r['edits']) > 1 else ''} {', '.join(map(str, r['edits']))} of {r['changes']} of {which}"
 
 
 def _score(v: float | None) -> str:

@@ -11,10 +11,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import click
+
 from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.nights import Nights, month_start
-from skillsleep.slash_commands.proposals_cmd import night_state
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.liveness import night_state
+from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.wiring import data_dir
 
 Data = dict[str, Any]
@@ -104,3 +108,14 @@ def cost_text(c: Data, plain: bool) -> str:
             for role, u in sorted(m["by_role"].items())
         ]
     return "\n".join([*out, "", f"Counted: {c['counted']}."])
+
+
+@click.command("cost")
+@output_options("Print the spend as one JSON object.")
+@guard
+def cost_(as_json: bool, fmt: str | None) -> None:
+    """What the nights spent: this month in all and by role, and by night (from their ledgers).
+
+    Reads only: needs no config file, backend or lock."""
+    out = resolve(fmt, as_json)
+    show(cost(), out, cost_text, lambda c, _prefix: cost_text(c, False))

@@ -37,6 +37,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+import click
 from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.backends.local import import_xllamacpp
@@ -44,6 +45,9 @@ from skillsleep.core.backends.registry import parse_spec
 from skillsleep.core.backends.weights import WEIGHTS, ensure_weights
 from skillsleep.core.errors import BackendUnavailable, ConfigError, SkillsleepError
 from skillsleep.harnesses.skills import managed_path, managed_seed
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.output import emit
+from skillsleep.slash_commands.progress import progress
 from skillsleep.slash_commands.wiring import cache_dir
 
 DEFAULT_BACKEND = "local:qwen2.5-coder-0.5b"
@@ -296,3 +300,19 @@ def demo_text(s: dict[str, Any]) -> str:
     width = max(len(s["next"][k]) for k in notes)
     lines += [f"  {s['next'][k]:<{width}}  # {note}" for k, note in notes.items()]
     return "\n".join(lines)
+
+
+@click.command("demo")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(path_type=Path),
+    help="The demo folder: a new or empty one (default: a new temporary folder).",
+)
+@click.option("--backend", help="The model of every role (default: local:qwen2.5-coder-0.5b, the embedded one).")
+@click.option("--json", "as_json", is_flag=True, help="Print what happened and the next commands as JSON.")
+@guard(state=False)  # the demo works in its own folder (it reads and fills only the model cache here)
+def demo_(folder: Path | None, backend: str | None, as_json: bool) -> None:
+    """A whole night on recorded sample sessions, in a scratch folder of its own, ending in a proposal
+    to diff and adopt there."""
+    emit(run_demo(folder, backend, progress=progress, echo=lambda line: click.echo(line, err=True)), as_json, demo_text)

@@ -7,12 +7,17 @@ transcript again after the state database was rebuilt, which brings the sessions
 
 from __future__ import annotations
 
+import sys
 from typing import Any
+
+import click
 
 from skillsleep.core.doctor import Finding, Repair, check, repair
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.lock import StateLock
-from skillsleep.slash_commands.harvest_cmd import run_harvest
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.harvester import run_harvest
+from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.wiring import data_dir, effective_settings, state_db
 
 Data = dict[str, Any]
@@ -71,4 +76,21 @@ def doctor_text(d: Data) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["doctor", "doctor_text"]
+__all__ = ["doctor", "doctor_", "doctor_text"]
+
+
+@click.command("doctor")
+@click.option(
+    "--repair",
+    "fix",
+    is_flag=True,
+    help="Repair what can be: back up first, salvage what is readable, rebuild the rest; never delete.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the problems and what was repaired as JSON.")
+@guard
+def doctor_(fix: bool, as_json: bool) -> None:
+    """Check the state directory (state.db, nights, proposals, history, skill memories); exit 1 on problems."""
+    report = doctor(fix=fix)
+    emit(report, as_json, doctor_text)
+    if not report["healthy"]:
+        sys.exit(1)

@@ -18,9 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import click
+
 from skillsleep.core.display import md_line
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.install import InstallContext, Installs, Outcome, installer
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.wiring import data_dir
 
 Data = dict[str, Any]
@@ -127,3 +131,36 @@ def install_md(r: Data, prefix: str = "skillsleep") -> str:
         )
     out += [f"- skipped {md_line(s)}" for s in r["skipped"]]
     return "\n".join(out) or "nothing to do"
+
+
+@click.command("install")
+@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.option("--force", is_flag=True, help="Replace files you changed (your versions are backed up first).")
+@output_options("Print what was written and run, per agent, as JSON.")
+@guard
+def install_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | None) -> None:
+    """Put skillsleep into your agents (/sleep, its skill, hooks): every agent on PATH, or the ones named.
+
+    Idempotent; a file you changed is never replaced without --force; `skillsleep uninstall` removes
+    exactly what this wrote."""
+    show(
+        install(agents, force=force),
+        resolve(fmt, as_json),
+        install_text,
+        install_md,
+    )
+
+
+@click.command("uninstall")
+@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.option("--force", is_flag=True, help="Remove files you changed since install (backed up first).")
+@output_options("Print what was removed and undone, per agent, as JSON.")
+@guard
+def uninstall_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | None) -> None:
+    """Take out what `skillsleep install` put into your agents, and only that (default: every agent)."""
+    show(
+        uninstall(agents, force=force),
+        resolve(fmt, as_json),
+        install_text,
+        install_md,
+    )

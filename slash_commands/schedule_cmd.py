@@ -25,14 +25,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import click
+
 from skillsleep.core.backends.registry import provider_infos
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.user_config import SleepSection
 from skillsleep.slash_commands import cron_log
 from skillsleep.slash_commands.cron_table import When
-from skillsleep.slash_commands.schedulers import SCHEDULERS, NightJob
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.models import agent_harness
+from skillsleep.slash_commands.night_job import NightJob
+from skillsleep.slash_commands.output import emit
+from skillsleep.slash_commands.schedulers import SCHEDULERS
 from skillsleep.slash_commands.sleep_cmd import check_night
-from skillsleep.slash_commands.train_cmd import agent_harness
 from skillsleep.slash_commands.wiring import (
     CHAT_DIRS_ENV,
     REDACT_PATTERNS_ENV,
@@ -288,3 +293,68 @@ def unschedule_text(s: Data) -> str:
 
 def _todo_lines(todo: list[str]) -> list[str]:
     return ["still to do, by hand (skillsleep could not do it here):", *(f"  {c}" for c in todo)] if todo else []
+
+
+def _where(fn: Any) -> Any:
+    """`--crontab` (default) / `--systemd` / `--openclaw`: where `schedule` and `unschedule` keep the
+    night (one switch per class in schedulers.SCHEDULERS)."""
+    fn = click.option(
+        "--openclaw",
+        "via",
+        flag_value="openclaw",
+        help="An OpenClaw cron job (`openclaw cron add`; its gateway must be running).",
+    )(fn)
+    fn = click.option(
+        "--systemd",
+        "via",
+        flag_value="systemd",
+        help="A systemd user timer and service (~/.config/systemd/user) instead of the crontab.",
+    )(fn)
+    return click.option(
+        "--crontab", "via", flag_value="crontab", default=True, help="The current user's crontab (the default)."
+    )(fn)
+
+
+@click.command("schedule", context_settings={"ignore_unknown_options": True})
+@click.option("--at", metavar="HH:MM", help="Run the night every day at this time (the machine's local time).")
+@click.option("--cron", "cron_expr", metavar="EXPR", help="Five cron fields instead of --at, e.g. '0 3 * * 1-5'.")
+@_where
+@click.option("--print", "preview", is_flag=True, help="Show what would be installed; install nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was scheduled as JSON.")
+@click.argument("run_flags", nargs=-1, type=click.UNPROCESSED, metavar="[RUN FLAGS]...")
+@guard
+def schedule_(
+    at: str | None, cron_expr: str | None, via: str, preview: bool, as_json: bool, run_flags: tuple[str, ...]
+) -> None:
+    """Run `skillsleep run [RUN FLAGS]` every night by itself: `skillsleep schedule --at 03:00 --backend deepseek`.
+
+    Every option but these is a `run` flag, checked now by `run`'s own settings code and kept on
+    the line; a second `schedule` replaces the first. API keys go in night.env beside config.toml."""
+    try:  # `run`'s own parser: a typo fails now, not at 3 a.m.
+        params = _run_command().make_context("run", list(run_flags)).params
+    except click.UsageError as exc:
+        raise ConfigError(
+            f"{exc.format_message()} (the flags after `schedule`'s own are `skillsleep run` "
+            "flags: `skillsleep run --help` lists them)"
+        ) from None
+    result = schedule(at, cron_expr, via=via, run_flags=run_flags, params=params, preview=preview)
+    emit(result, as_json, schedule_text)
+
+
+@click.command("unschedule")
+@_where
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@guard
+def unschedule_(via: str, as_json: bool) -> None:
+    """Remove the night `skillsleep schedule` installed (only its own lines or files)."""
+    emit(unschedule(via), as_json, unschedule_text)
+
+
+def _run_command() -> click.Command:
+    """`skillsleep run` as the command group has it: its own options check the flags of the night."""
+    ctx = click.get_current_context()
+    group = ctx.find_root().command
+    command = group.get_command(ctx, "run") if isinstance(group, click.Group) else None
+    if command is None:
+        raise RuntimeError("`schedule` runs only as a verb of the skillsleep command group, which has `run`")
+    return command

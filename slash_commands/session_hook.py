@@ -39,7 +39,7 @@ def session_end(agent: str, stdin: bytes) -> None:
 
 def _harvest(agent: str, stdin: bytes) -> str | None:
     """Harvest; a problem in words when there was nothing to harvest or it was unreadable."""
-    from skillsleep.slash_commands.harvest_cmd import run_harvest
+    from skillsleep.slash_commands.harvester import run_harvest
     from skillsleep.slash_commands.wiring import check_data_dir, effective_settings
 
     check_data_dir()

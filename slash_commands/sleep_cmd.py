@@ -62,9 +62,9 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
-from skillsleep.slash_commands.harvest_cmd import chat_folders, parse_since, run_harvest
-from skillsleep.slash_commands.proposals_cmd import pid_alive
-from skillsleep.slash_commands.train_cmd import Models, agent_harness
+from skillsleep.slash_commands.harvester import chat_folders, parse_since, run_harvest
+from skillsleep.slash_commands.liveness import pid_alive
+from skillsleep.slash_commands.models import Models, agent_harness
 from skillsleep.slash_commands.wiring import (
     SLEEP_ENVS,
     SLEEP_FLAGS,

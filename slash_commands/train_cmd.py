@@ -1,4 +1,4 @@
-"""`train`, `eval` and `backends`: assemble config, backends, harness and engine, then run."""
+"""`skillsleep train`: assemble config, backends and engine, then optimize a skill on a task set."""
 
 from __future__ import annotations
 
@@ -8,94 +8,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+import click
 
-from skillsleep.core.backends.base import Backend, check_base_url
-from skillsleep.core.backends.registry import check_provider, parse_spec, provider_infos
-from skillsleep.core.config import ModelSection, TrainConfig, load_config
+from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.gate import mean
-from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
 from skillsleep.core.records import Rollout
 from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
-from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
-from skillsleep.core.textfile import read_text_file
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
-from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.harnesses.skills import SKILL_FILE
-from skillsleep.slash_commands.wiring import (
-    backend_settings,
-    chat_log_dir,
-    effective_settings,
-    harness_settings,
-    make_backend,
-    state_db,
-)
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.models import Models, Progress, read_skill
+from skillsleep.slash_commands.output import emit
+from skillsleep.slash_commands.progress import progress
+from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db
 
-Progress = Callable[[str], None]
-
-
-def _read_skill(path: Path) -> Skill:
-    inside = path / SKILL_FILE
-    instead = (
-        f"the skill file itself, e.g. {inside}" if inside.is_file() else f"a markdown skill file such as {SKILL_FILE}"
-    )
-    return Skill.parse(read_text_file(path, "skill file", instead=instead))
-
-
-def config_retry_advice(role: str) -> str:
-    """How to allow a role more attempts or a longer wait, where the settings are a run config's."""
-    return f"raise [{role}] retry.attempts / retry.timeout_s in the run config (--config)"
-
-
-class Models:
-    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry is
-    shown through `progress`; `retry_advice(role)` names the settings that allow more of them."""
-
-    def __init__(
-        self,
-        cfg: TrainConfig,
-        ledger: Ledger,
-        store: Store | None,
-        run_id: str,
-        *,
-        progress: Progress | None = None,
-        retry_advice: Callable[[str], str] = config_retry_advice,
-    ) -> None:
-        self.backends: list[Backend] = []
-        self.progress = progress
-        self.retry_advice = retry_advice
-        self.target = self._llm("target", cfg.target, ledger, store, run_id, cfg.run.seed)
-        self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
-        self.judge = self._llm("judge", cfg.judge_model, ledger, store, run_id, cfg.run.seed)
-
-    def _llm(
-        self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int
-    ) -> LLM:
-        show = self.progress
-        on_retry = (lambda event: show(f"{role} {event.describe()}")) if show else None
-        backend = make_backend(section, retry_advice=self.retry_advice(role), on_retry=on_retry)
-        self.backends.append(backend)
-        return LLM(
-            backend,
-            ledger=ledger,
-            store=store,
-            run_id=run_id,
-            temperature=section.temperature,
-            max_tokens=section.max_tokens,
-            seed=seed,
-        )
-
-    async def aclose(self) -> None:
-        for b in self.backends:
-            await b.aclose()
+__all__ = ["run_training", "train"]
 
 
 async def run_training(
@@ -112,24 +44,9 @@ async def run_training(
     redactor = Redactor(effective_settings().harvest.redact_patterns.value)
     tasks = load_tasks(Path(cfg.data.tasks))
     splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
-    seed_skill = _read_skill(Path(cfg.data.skill))
-    folder = Path(cfg.run.out_dir) / cfg.run.name
-    try:
-        run_dir = RunDir(folder)
-    except OSError as exc:
-        raise ConfigError(
-            f"the run folder {folder} cannot be created ({exc.strerror or exc}); "
-            "set run.out_dir or run.name so that it is a folder you can write to"
-        ) from None
-    state = None if fresh else run_dir.load("state.json", TrainState)
-    if fresh:
-        for name in ("state.json", "rollouts.jsonl", "ledger.jsonl", "best_skill.md", "summary.json"):
-            (run_dir.path / name).unlink(missing_ok=True)
-    if state is not None and state.config_hash != config_hash(cfg):
-        raise ConfigError(
-            f"{run_dir.path} holds a run made with other settings; pass --fresh to start over "
-            "or set run.name to train in a new directory."
-        )
+    seed_skill = read_skill(Path(cfg.data.skill))
+    run_dir = _run_dir(cfg)
+    state = _state(run_dir, cfg, fresh=fresh)
     earlier = _read_summary(run_dir) if state is not None and state.done else None
     if earlier is not None and not earlier.get("failed"):
         progress(f"{run_dir.path} already finished; showing its summary (--fresh trains again)")
@@ -163,40 +80,71 @@ async def run_training(
             progress=progress,
             redactor=redactor,
         )
-        if state is not None and not state.done:
-            progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
-        final = await trainer.run(state)
-        test, failed = None, None
-        if final.done:
-            progress(f"scoring seed, best and final skill on {len(trainer.test)} test tasks")
-            try:
-                test = await trainer.score_test(final)
-            except BudgetExceeded as exc:
-                final.stopped = f"budget: {exc} (test split not scored)"
-            except BaseException as exc:  # whatever it is, the paid-for training is written first
-                failed = exc
-        run_dir.write_text("best_skill.md", final.best)
-        summary = _summary(
-            run_dir,
-            final,
-            test,
-            len(trainer.test),
-            failed=f"scoring the test split: {failed}" if failed is not None else None,
-        )
-        run_dir.write_json("summary.json", summary)
-        if isinstance(failed, Exception):
-            raise FinalScoringFailed(
-                f"training finished, but scoring the test split failed: {failed}. The best skill is in "
-                f"{run_dir.best_path}, the summary in {run_dir.path / 'summary.json'}; run the same command "
-                "again to score the test split (the training is not redone)."
-            ) from failed
-        if failed is not None:
-            raise failed  # Ctrl-C and the like end the command as they would anywhere else
-        return summary
+        return await _train(trainer, run_dir, state, progress)
     finally:
         await models.aclose()
         if store is not None:
             store.close()
+
+
+def _run_dir(cfg: TrainConfig) -> RunDir:
+    """The run's folder (run.out_dir / run.name), created; a ConfigError when it cannot be."""
+    folder = Path(cfg.run.out_dir) / cfg.run.name
+    try:
+        return RunDir(folder)
+    except OSError as exc:
+        raise ConfigError(
+            f"the run folder {folder} cannot be created ({exc.strerror or exc}); "
+            "set run.out_dir or run.name so that it is a folder you can write to"
+        ) from None
+
+
+def _state(run_dir: RunDir, cfg: TrainConfig, *, fresh: bool) -> TrainState | None:
+    """The run's saved state to resume (None: start anew; `fresh` removes what an earlier run left)."""
+    state = None if fresh else run_dir.load("state.json", TrainState)
+    if fresh:
+        for name in ("state.json", "rollouts.jsonl", "ledger.jsonl", "best_skill.md", "summary.json"):
+            (run_dir.path / name).unlink(missing_ok=True)
+    if state is not None and state.config_hash != config_hash(cfg):
+        raise ConfigError(
+            f"{run_dir.path} holds a run made with other settings; pass --fresh to start over "
+            "or set run.name to train in a new directory."
+        )
+    return state
+
+
+async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, progress: Progress) -> dict[str, Any]:
+    """Run (or resume) the training, score the test split, write best_skill.md and summary.json."""
+    if state is not None and not state.done:
+        progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
+    final = await trainer.run(state)
+    test, failed = None, None
+    if final.done:
+        progress(f"scoring seed, best and final skill on {len(trainer.test)} test tasks")
+        try:
+            test = await trainer.score_test(final)
+        except BudgetExceeded as exc:
+            final.stopped = f"budget: {exc} (test split not scored)"
+        except BaseException as exc:  # whatever it is, the paid-for training is written first
+            failed = exc
+    run_dir.write_text("best_skill.md", final.best)
+    summary = _summary(
+        run_dir,
+        final,
+        test,
+        len(trainer.test),
+        failed=f"scoring the test split: {failed}" if failed is not None else None,
+    )
+    run_dir.write_json("summary.json", summary)
+    if isinstance(failed, Exception):
+        raise FinalScoringFailed(
+            f"training finished, but scoring the test split failed: {failed}. The best skill is in "
+            f"{run_dir.best_path}, the summary in {run_dir.path / 'summary.json'}; run the same command "
+            "again to score the test split (the training is not redone)."
+        ) from failed
+    if failed is not None:
+        raise failed  # Ctrl-C and the like end the command as they would anywhere else
+    return summary
 
 
 def _read_summary(run_dir: RunDir) -> dict[str, Any] | None:
@@ -243,157 +191,49 @@ def _summary(
     }
 
 
-class EvalOptions(BaseModel):
-    """What `skillsleep eval` was asked to do."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    skill: Path
-    tasks: Path
-    config: Path | None = None
-    target: str | None = None
-    base_url: str | None = None
-    judge: str | None = None
-    metric: str | None = None
-    split: str = "all"
-    rollouts_k: int | None = None
-    harness: str = "chat"
-    target_model: str | None = None
-
-
-def _eval_config(opts: EvalOptions) -> TrainConfig:
-    if opts.base_url and (problem := check_base_url(opts.base_url)):
-        raise ConfigError(f"--base-url {opts.base_url!r}: {problem}")
-    overrides: list[str] = [f"data.tasks={str(opts.tasks.resolve())!r}", f"data.skill={str(opts.skill.resolve())!r}"]
-    if opts.target:
-        overrides.append(f"target.backend={opts.target!r}")
-    if opts.base_url:
-        overrides.append(f"target.base_url={opts.base_url!r}")
-    if opts.judge:
-        overrides.append(f"judge.backend={opts.judge!r}")
-    if opts.metric:
-        overrides.append(f"gate.metric={opts.metric!r}")
-    if opts.rollouts_k:
-        overrides.append(f"train.rollouts_k={opts.rollouts_k}")
-    if opts.config is not None:
-        return load_config(opts.config, overrides)
-    return TrainConfig.from_overrides(overrides)
+@click.command()
+@click.option("--config", "config_path", required=True, type=click.Path(path_type=Path), help="Run config (TOML).")
+@click.argument("overrides", nargs=-1)
+@click.option("--fresh", is_flag=True, help="Start over even if the run directory holds a resumable run.")
+@click.option("--budget-tokens", type=click.IntRange(min=1), help="Hard cap on tokens for this run.")
+@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Hard cap on money (USD).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout.")
+@guard
+def train(
+    config_path: Path,
+    overrides: tuple[str, ...],
+    fresh: bool,
+    budget_tokens: int | None,
+    budget_usd: float | None,
+    as_json: bool,
+) -> None:
+    """Optimize a skill on a task set: `skillsleep train --config run.toml [section.key=value ...]`."""
+    extra = list(overrides)
+    if budget_tokens is not None:
+        extra.append(f"budget.tokens={budget_tokens}")
+    if budget_usd is not None:
+        extra.append(f"budget.usd={budget_usd}")
+    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, progress=progress, on_rollout=progress.tick))
+    emit(summary, as_json, _train_text)
 
 
-def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress: Progress) -> tuple[Any, str, float]:
-    """(harness, label, per-run timeout) for `eval`: the chat harness on the [target] backend, or
-    an agent CLI with its `[harness.<name>]` settings, `--target-model` and `--base-url` on top."""
-    registry.check_name(opts.harness)
-    if opts.harness == "chat":
-        if opts.target_model:
-            raise ConfigError(
-                "--target-model picks an agent's model; with the chat harness use --target provider:model"
-            )
-        harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
-        return harness, models.target.label, cfg.target.timeout_s
-    if opts.target:
-        raise ConfigError(
-            f"--target picks a backend for the chat harness; for {opts.harness} use --target-model MODEL "
-            "(and --base-url URL for another model server)"
-        )
-    return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
-
-
-def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> tuple[Any, str, float]:
-    """(harness, label, per-run timeout) of an agent CLI: its `[harness.<name>]` settings with
-    `target_model` and `base_url` on top; an agent that is not usable here is a ConfigError."""
-    table = dict(harness_settings().get(name, {}))
-    if target_model:
-        table["target_model"] = target_model
-    if base_url:
-        table["base_url"] = base_url
-    settings = registry.settings_for(name, table)
-    harness = registry.create_harness(name, settings=settings)
-    status = harness.status()  # type: ignore[attr-defined]
-    if not status.usable:
-        raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
-    model = settings.target_model or "its configured model"
-    return harness, f"{name} {status.version} ({model})", settings.timeout_s
-
-
-async def run_eval(
-    opts: EvalOptions, *, progress: Progress, on_rollout: Callable[[Rollout], None] | None = None
-) -> dict[str, Any]:
-    """Score one skill on a task file."""
-    cfg = _eval_config(opts)
-    skill = _read_skill(opts.skill)
-    tasks = load_tasks(opts.tasks)
-    if opts.split != "all":
-        tasks = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed)).get(opts.split, [])
-        if not tasks:
-            raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
-    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
-    store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id="", progress=progress)
-    gate = cfg.gate
-    try:
-        harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)
-        ev = Evaluator(
-            harness,
-            judge_llm=models.judge,
-            gate=gate,
-            rollouts_k=cfg.train.rollouts_k,
-            timeout_s=timeout_s,
-            on_rollout=on_rollout,
-        )
-        progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {label}")
-        rollouts = await ev.rollouts(skill, tasks)
-    finally:
-        await models.aclose()
-        if store is not None:
-            store.close()
-    per_task: dict[str, list[Any]] = {}
-    for r in rollouts:
-        per_task.setdefault(r.task_id, []).append(r)
-    rows = [
-        {
-            "id": tid,
-            "score": sum(metric_of(r.score, gate.metric, gate.mixed_weight) for r in rs) / len(rs),
-            "hard": sum(r.score.hard for r in rs) / len(rs),
-            "soft": sum(r.score.soft for r in rs) / len(rs),
-            "feedback": "; ".join(rs[0].score.feedback),
-            "error": rs[0].run.error,
-        }
-        for tid, rs in per_task.items()
+def _train_text(s: dict[str, Any]) -> str:
+    lines = [
+        f"run: {s['run_dir']}",
+        f"selection score: seed {s['seed_score']:.3f} → best {s['best_score']:.3f} (final {s['final_score']:.3f})",
+        f"steps: {s['steps']}, candidates accepted {s['accepted']}, rejected {s['rejected']}",
     ]
-    return {
-        "skill": str(opts.skill),
-        "tasks": str(opts.tasks),
-        "harness": opts.harness,
-        "n": len(rows),
-        "metric": gate.metric,
-        "score": mean({r["id"]: r["score"] for r in rows}),
-        "per_task": rows,
-        "calls_made": ledger.calls_made,
-        "tokens": ledger.spent_tokens,
-        "cost_usd": round(ledger.spent_usd, 6),
-    }
-
-
-async def list_backends() -> list[dict[str, Any]]:
-    """Every provider with whether it is usable here and how to configure it."""
-    infos = provider_infos()
-
-    async def row(info: Any) -> dict[str, Any]:
-        model = info.default_model or (info.models[0] if info.models else "")
-        settings = backend_settings(info.name, model)
-        configured, reason = await check_provider(info.name, settings)
-        return {
-            "name": info.name,
-            "configured": configured,
-            "reason": reason,
-            "how_to_configure": info.how_to_configure,
-            "models": info.models,
-            "default_model": info.default_model,
-            "key_env": info.key_env,
-        }
-
-    return list(await asyncio.gather(*(row(i) for i in infos)))
-
-
-__all__ = ["EvalOptions", "list_backends", "parse_spec", "run_eval", "run_training"]
+    if s.get("test"):
+        t = s["test"]
+        lines.append(f"test split: seed {t['seed']:.3f}, best {t['best']:.3f}, final {t['final']:.3f}")
+    lines.append(
+        f"calls: {s['calls_made']} made, {s['cache_hits']} from cache; tokens {s['tokens']}; cost ${s['cost_usd']:.4f}"
+    )
+    if s.get("stopped"):
+        lines.append(f"stopped early: {s['stopped']} — run the same command again (with a larger budget) to resume")
+    if s.get("problems"):
+        lines.append(f"optimizer replies that could not be used ({len(s['problems'])}; the run went on without them):")
+        lines += [f"  {p}" for p in s["problems"][:5]]
+        lines += ["  … (--json lists them all)"] if len(s["problems"]) > 5 else []
+    lines.append(f"best skill: {s['best_skill']}")
+    return "\n".join(lines)

@@ -1,12 +1,12 @@
 """`skillsleep watch`: harvest a session's new bytes shortly after its transcript changes.
 
-A watchdog observer watches the transcript roots (the folders `harvest_cmd.discover()` reads
+A watchdog observer watches the transcript roots (the folders `harvester.discover()` reads
 from, plus the direct-chat log folders: `--chat-dir`, `SKILLSLEEP_CHAT_DIRS` or `[harvest]
 chat_dirs`, layered as for `harvest`) and notes which harness had a `*.jsonl`, `*.sqlite` or
 `*.sqlite-wal` file created, modified or moved in. Events inside skillsleep's own data
 directory are ignored (its chat logs are never harvested). After the last event of a burst has
 been quiet for `debounce_s` seconds, each harness that changed is harvested once through
-`harvest_cmd.run_harvest()` — the same code path as `skillsleep harvest` (discover, cursors,
+`harvester.run_harvest()` — the same code path as `skillsleep harvest` (discover, cursors,
 redaction, store). If an agent writes without pause, a harvest still runs at least every
 `10 × debounce_s` seconds.
 
@@ -19,6 +19,7 @@ changed before the watcher started are read by the next harvest of their harness
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -27,13 +28,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import click
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.harnesses import registry
-from skillsleep.slash_commands.harvest_cmd import chat_folders, left_out_lines, run_harvest
-from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
+from skillsleep.slash_commands.options import chat_dir_option, redact_pattern_option
+from skillsleep.slash_commands.progress import progress
+from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, effective_settings
 
 Report = dict[str, Any]
 WATCHED_SUFFIXES = (".jsonl", ".sqlite", ".sqlite-wal")
@@ -219,7 +224,7 @@ def catch_up(
 
 def chat_roots(settings: EffectiveSettings) -> list[tuple[str, Path]]:
     """("chat", folder) for each effective chat-log folder outside skillsleep's data directory
-    (one that cannot be read is an error naming where it was set: `harvest_cmd.chat_folders()`)."""
+    (one that cannot be read is an error naming where it was set: `harvester.chat_folders()`)."""
     own = data_dir().resolve()
     return [("chat", folder) for folder in chat_folders(settings) if not folder.resolve().is_relative_to(own)]
 
@@ -255,3 +260,40 @@ def run_watch(
         pass
     finally:
         watcher.stop()
+
+
+@click.command()
+@click.option(
+    "--debounce",
+    "debounce_s",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    help="Seconds of quiet after a transcript changes before it is harvested.",
+)
+@click.option(
+    "--duration",
+    "duration_s",
+    type=click.FloatRange(min=0),
+    help="Stop after this many seconds (default: until Ctrl-C).",
+)
+@chat_dir_option("Watch this folder of direct-chat logs too, besides the agents' transcripts")
+@redact_pattern_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per harvest, one per line.")
+@guard
+def watch(
+    debounce_s: float,
+    duration_s: float | None,
+    chat_dirs: tuple[Path, ...],
+    redact_patterns: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Harvest new transcript bytes shortly after an agent writes them (same path as `harvest`)."""
+
+    def on_report(r: dict[str, Any]) -> None:
+        click.echo(json.dumps(r, ensure_ascii=False) if as_json else report_line(r))
+
+    def on_start(roots: list[tuple[str, Path]]) -> None:
+        progress("watching " + ", ".join(f"{h} {p}" for h, p in roots) + " (Ctrl-C to stop)")
+
+    run_watch(debounce_s, duration_s, effective_settings(chat_dirs, redact_patterns), on_report, on_start)

@@ -1,8 +1,10 @@
-"""The one-way dependency rule of docs/ARCHITECTURE.md, enforced by walking every import."""
+"""The rules of docs/ARCHITECTURE.md, enforced by walking the code: imports flow one way, no command
+module imports another, files and functions stay short."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,7 +129,7 @@ def test_help_imports_no_vendor_sdk() -> None:
 AGENT_NAME_EXCEPTIONS = {
     # `skillsleep schedule --openclaw`: OpenClaw's cron is one of the places a schedule can live, a
     # scheduler chosen by its own switch (like --crontab, --systemd), not a harness
-    ("slash_commands/cli.py", "openclaw"),
+    ("slash_commands/schedule_cmd.py", "openclaw"),
     ("slash_commands/schedulers.py", "openclaw"),
 }
 
@@ -149,4 +151,107 @@ def test_agent_names_are_written_only_in_their_own_package() -> None:
                 continue
             if not any(path.is_relative_to(package) for package in owners[word]):
                 problems.append(f"{rel}:{node.lineno} names the agent {word!r}: ask harnesses/registry.py")
+    assert not problems, "\n".join(problems)
+
+
+# --- the command layer and the size of things (docs/ARCHITECTURE.md) ---------------------------------
+
+MAX_FILE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+# Each exception with its reason; a stale one (now within the rule, or gone) fails the tests below,
+# so these lists only shrink.
+COMMAND_IMPORT_EXCEPTIONS = {
+    "slash_commands/run_cmd.py": "imports sleep_cmd.run_sleep: being restructured by the night engine change",
+    "slash_commands/schedule_cmd.py": "imports sleep_cmd.check_night: being restructured by the night engine change",
+}
+LONG_FILE_EXCEPTIONS = {
+    "core/proposals.py": "being restructured by the night engine change",
+    "core/redact.py": "issue 15 replaces the rule set",
+    "slash_commands/sleep_cmd.py": "being restructured by the night engine change",
+    "slash_commands/wiring.py": "being restructured by the night engine change",
+}
+LONG_FUNCTION_EXCEPTIONS = {
+    "core/night.py::train_night": "being restructured by the night engine change",
+    "slash_commands/sleep_cmd.py::_night": "being restructured by the night engine change",
+}
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _command_modules() -> list[Path]:
+    return sorted((ROOT / "slash_commands").glob("*_cmd.py"))
+
+
+def _commands_imported(path: Path) -> list[str]:
+    """The command modules (`*_cmd`) that the module at `path` imports."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            module = node.module if node.level == 0 else f"skillsleep.slash_commands.{node.module}"
+            found += [module] + [f"{module}.{a.name}" for a in node.names]
+    return sorted(
+        {
+            n.removeprefix("skillsleep.slash_commands.")
+            for n in found
+            if re.fullmatch(r"skillsleep\.slash_commands\.\w+_cmd", n)
+        }
+    )
+
+
+def _functions() -> list[tuple[str, int]]:
+    """`path::name` and length in lines of every function and method, nested ones included."""
+    out = []
+    for _, path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append((f"{_rel(path)}::{node.name}", (node.end_lineno or node.lineno) - node.lineno + 1))
+    return out
+
+
+def _stale(exceptions: dict[str, str], breaking: set[str]) -> list[str]:
+    return [
+        f"{key}: no longer breaks the rule; remove it from the exceptions" for key in exceptions if key not in breaking
+    ]
+
+
+def test_no_command_module_imports_another() -> None:
+    """What command modules share lives in a non-command module (output.py, guard.py, harvester.py, …)."""
+    breaking = {}
+    for path in _command_modules():
+        others = [m for m in _commands_imported(path) if m != path.stem]
+        if others:
+            breaking[_rel(path)] = others
+    problems = [
+        f"{rel} imports the command module(s) {', '.join(others)}: move what they share into a non-command module"
+        for rel, others in breaking.items()
+        if rel not in COMMAND_IMPORT_EXCEPTIONS
+    ]
+    problems += _stale(COMMAND_IMPORT_EXCEPTIONS, set(breaking))
+    assert not problems, "\n".join(problems)
+
+
+def test_every_package_file_is_at_most_400_lines() -> None:
+    lengths = {_rel(path): len(path.read_text().splitlines()) for _, path in _modules()}
+    breaking = {rel for rel, n in lengths.items() if n > MAX_FILE_LINES}
+    problems = [
+        f"{rel} has {lengths[rel]} lines (at most {MAX_FILE_LINES}): split it by concept"
+        for rel in sorted(breaking - set(LONG_FILE_EXCEPTIONS))
+    ]
+    problems += _stale(LONG_FILE_EXCEPTIONS, breaking)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_function_is_at_most_60_lines() -> None:
+    long = {key: n for key, n in _functions() if n > MAX_FUNCTION_LINES}
+    problems = [
+        f"{key} has {n} lines (at most {MAX_FUNCTION_LINES}): extract well-named helpers"
+        for key, n in sorted(long.items())
+        if key not in LONG_FUNCTION_EXCEPTIONS
+    ]
+    problems += _stale(LONG_FUNCTION_EXCEPTIONS, set(long))
     assert not problems, "\n".join(problems)

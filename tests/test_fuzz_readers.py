@@ -64,7 +64,7 @@ from skillsleep.harnesses.claude_code.transcripts import parse_claude
 from skillsleep.harnesses.codex.transcripts import parse_codex
 from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite
 from skillsleep.harnesses.openclaw.transcripts import parse_openclaw_jsonl
-from skillsleep.slash_commands.harvest_cmd import DB_READERS, PARSERS
+from skillsleep.slash_commands.harvester import DB_READERS, PARSERS
 from skillsleep.slash_commands.wiring import ConfigFile, user_config
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -4,10 +4,12 @@ import json
 
 import pytest
 
+from skillsleep.core.answers import match_answer
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
+from skillsleep.core.checks import CheckResult, run_checks
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.judges import CheckResult, match_answer, metric, run_checks, score
+from skillsleep.core.judges import metric, score
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Check, CompletionRequest, Judge, Run, Score, Task, ToolCall

@@ -15,9 +15,9 @@ import pytest
 
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
+from skillsleep.core.checks import run_checks
 from skillsleep.core.intents import Outcomes, extract_instances
 from skillsleep.core.judge_writing import CHECK_HELP, DEFAULT_RUBRIC, judge_messages, validate_check
-from skillsleep.core.judges import run_checks
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MINE_ROLE, mine
@@ -354,7 +354,7 @@ async def test_a_secret_left_in_a_session_is_redacted_before_it_reaches_a_task_o
 
 
 def test_the_judge_prompt_lists_every_supported_check_type() -> None:
-    assert set(CHECK_HELP) == set(get_args(CheckType)), "describe every check type core/judges.py runs in CHECK_HELP"
+    assert set(CHECK_HELP) == set(get_args(CheckType)), "describe every check type core/checks.py runs in CHECK_HELP"
     system = judge_messages(["tidy the imports"], [], Outcomes())[0].content
     assert all(f"- {name}: {CHECK_HELP[name]}" in system for name in get_args(CheckType))
 

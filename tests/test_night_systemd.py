@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.schedulers import systemd_quote
+from skillsleep.slash_commands.systemd_timer import systemd_quote
 
 UNIT = "skillsleep-night"
 

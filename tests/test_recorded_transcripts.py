@@ -24,7 +24,7 @@ from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_co
 from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite
 from skillsleep.harnesses.openclaw.transcripts import openclaw_sources
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.harvest_cmd import DB_READERS, PARSERS
+from skillsleep.slash_commands.harvester import DB_READERS, PARSERS
 
 REC = Path(__file__).parent / "fixtures" / "recorded"
 MANIFEST = json.loads((REC / "manifest.json").read_text())

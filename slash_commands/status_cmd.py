@@ -1,0 +1,306 @@
+"""`skillsleep status`: nights, gate history, pending proposals, recent actions, last harvest, spend,
+schedule, problems. It only reads: it needs no config file, no backend and no lock, and works on an
+empty data directory.
+
+Text that came from a model or a transcript (a gate's reason, a stop message, a skill name) is
+shown as one line: escaped as markdown that cannot become markup or a link, or as it is for a
+terminal (`plain`); its control characters are made visible either way (core/display.py).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from skillsleep.core.display import md_line, plain_line
+from skillsleep.core.errors import SkillsleepError
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.proposals import Proposal, Proposals, file_hash
+from skillsleep.core.store import Store
+from skillsleep.slash_commands import agent_md
+from skillsleep.slash_commands.cron_log import last_run
+from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.harvester import LAST_HARVEST
+from skillsleep.slash_commands.liveness import night_state
+from skillsleep.slash_commands.output import Data, Inline, output_options, resolve, show
+from skillsleep.slash_commands.schedulers import installed
+from skillsleep.slash_commands.wiring import data_dir, state_db
+
+__all__ = ["status", "status_", "status_text"]
+
+
+RECENT_NIGHTS = 5  # nights shown in detail
+GATE_HISTORY = 10  # nights on the gate history
+RECENT_ACTIONS = 10  # lines of the action history
+DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the skill or settings changed)"
+
+
+def _night(r: NightRecord, spent: Ledger, nights: Nights) -> Data:
+    """A night for `status`; its spend from its own ledger (the record misses a killed process's);
+    a running one's progress from the files it writes as it goes."""
+    state = night_state(r)
+    return {
+        "night": r.night,
+        "date": r.started.date().isoformat(),
+        "started": r.started.isoformat(),
+        "finished": r.finished.isoformat() if r.finished else None,
+        "status": state,
+        "pid": r.pid,
+        "harness": r.harness,
+        "skill": r.skill_name or r.skill_path,
+        "skill_path": r.skill_path,
+        "dry_run": r.dry_run,
+        "outcome": r.outcome,
+        "baseline": r.baseline,
+        "candidate": r.candidate,
+        "accepted": r.accepted,
+        "reason": r.reason,
+        "test_before": r.test_before,
+        "test_after": r.test_after,
+        "proposal_id": r.proposal_id,
+        "adopted": r.adopted,
+        "stop": r.stop.model_dump(mode="json") if r.stop else None,
+        "calls": spent.calls_made,
+        "cache_hits": spent.cache_hits,
+        "tokens": spent.spent_tokens,
+        "cost_usd": round(spent.spent_usd, 6),
+        "log": r.log,
+        "progress": nights.progress(r).model_dump(mode="json") if state == "running" else None,
+    }
+
+
+def next_commands(p: Proposal) -> list[str]:
+    """What the user can type about a pending proposal."""
+    adopt = f"skillsleep adopt {p.id}" + ("" if p.accepted else " --force")
+    return [f"skillsleep diff {p.id}", adopt, f"skillsleep reject {p.id}"]
+
+
+def _pending(p: Proposal) -> Data:
+    return {
+        "id": p.id,
+        "created": p.created.isoformat(),
+        "skill_path": p.skill_path,
+        "night": p.night,
+        "accepted": p.accepted,
+        "reason": p.reason,
+        "baseline": p.baseline_score,
+        "candidate": p.candidate_score,
+        "test_before": p.test_before,
+        "test_after": p.test_after,
+        "live_changed": file_hash(Path(p.skill_path)) != p.base_hash,
+        "next": next_commands(p),
+    }
+
+
+def _last_harvest(problems: list[str]) -> Data | None:
+    db = state_db()
+    if not db.is_file():  # never create the state database just to look at it
+        return None
+    try:
+        store = Store(db)
+        try:
+            raw = store.meta(LAST_HARVEST)
+        finally:
+            store.close()
+    except SkillsleepError as exc:  # a damaged or unusable database is one of the problems status lists
+        problems.append(str(exc))
+        return None
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    problems.append(f"the last harvest's record in {db} cannot be read; the next `skillsleep harvest` rewrites it")
+    return None
+
+
+def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
+    """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
+    root = Path(data) if data is not None else data_dir()
+    nights, props = Nights(root), Proposals(root)
+    records = nights.list()
+    problems = list(nights.problems) + nights.memory_problems()
+    proposals = props.list()
+    problems += props.problems
+    actions = props.history()
+    problems += props.history_problems()
+    month = month_start(now)
+    month_tokens, month_cost = nights.spend_since(month)
+    recent = [_night(r, nights.ledger(r.night), nights) for r in records[-RECENT_NIGHTS:]]
+    scheduled, schedule_problems = installed()  # the crontab, systemd timers: read, never written
+    problems += schedule_problems
+    last = last_run(root)
+    return {
+        "data_dir": str(root),
+        "nights": {"count": len(records), "recent": recent},
+        "gate_history": [
+            {
+                "night": r.night,
+                "date": r.started.date().isoformat(),
+                "skill": r.skill_name or r.skill_path,
+                "baseline": r.baseline,
+                "candidate": r.candidate,
+                "accepted": r.accepted,
+                "reason": r.reason,
+            }
+            for r in records
+            if r.status != "running"
+        ][-GATE_HISTORY:],
+        "pending": [_pending(p) for p in proposals if p.status == "staged"],
+        "actions": [a.model_dump(mode="json") for a in actions[-RECENT_ACTIONS:]],
+        "last_harvest": _last_harvest(problems),
+        "spend": {
+            "night": {k: recent[-1][k] for k in ("night", "tokens", "cost_usd")} if recent else None,
+            "month": {"since": month.isoformat(), "tokens": month_tokens, "cost_usd": float(month_cost)},
+        },
+        "schedule": {
+            "scheduled": [x.model_dump() for x in scheduled],
+            "last_run": last.model_dump(mode="json") if last else None,
+        },
+        "problems": problems,
+    }
+
+
+def _score(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def _scores(before: float | None, after: float | None) -> str:
+    return f"{_score(before)} → {_score(after)}"
+
+
+def _when(iso: str, md: Inline) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return md(iso)
+
+
+def _verdict(accepted: bool, reason: str, md: Inline) -> str:
+    if accepted:
+        return "accepted" + (f" ({md(reason)})" if reason else "")
+    return "not accepted" + (f": {md(reason)}" if reason else "")
+
+
+def _night_line(n: Data, md: Inline) -> str:
+    head = f"- night {n['night']} · {n['date']} · {md(n['harness'])} · {md(n['skill'])}"
+    if n["dry_run"]:
+        head += " (dry run)"
+    log = f"log: {md(n['log'])}" if n["log"] else ""
+    if n["status"] == "died":
+        return f"{head}: {DIED}" + (f"\n  {log}" if log else "")
+    if n["status"] == "running":
+        so_far = f"{n['progress']['stage']}; {n['calls']} calls, {n['tokens']:,} tokens so far"
+        so_far += f"; {log}" if log else ""
+        return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "") + f"\n  {so_far}"
+    parts = (
+        [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]
+    )  # else: the verdict says it
+    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
+    if n["test_before"] is not None or n["test_after"] is not None:
+        parts.append(f"test {_scores(n['test_before'], n['test_after'])}")
+    if n["proposal_id"]:
+        parts.append(f"proposal {n['proposal_id']}" + (" (auto-adopted)" if n["adopted"] else ""))
+    line = f"{head}: " + "; ".join(parts)
+    if n["stop"]:
+        line += f"\n  stopped ({n['stop']['kind']}): {md(n['stop']['message'])} — {md(n['stop']['advice'])}"
+    return line
+
+
+def status_text(s: Data, *, plain: bool = False) -> str:
+    """The status as markdown for an agent; `plain` (a terminal) shows untrusted text as it is
+    instead of escaping it. Control characters are made visible either way."""
+    md: Inline = plain_line if plain else md_line
+    nights = s["nights"]
+    out = ["## skillsleep status", ""]
+    if not nights["count"]:
+        out += ["no nights yet; run `skillsleep run`", ""]
+    else:
+        shown = len(nights["recent"])
+        more = f", the last {shown} shown" if shown < nights["count"] else ""
+        out += [f"### Nights ({nights['count']} run{more})", "", *(_night_line(n, md) for n in nights["recent"]), ""]
+        if s["gate_history"]:
+            out += ["### Gate history (held-out baseline → candidate)", ""]
+            out += [
+                f"- night {g['night']} · {g['date']} · {md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
+                f"{_verdict(g['accepted'], g['reason'], md)}"
+                for g in s["gate_history"]
+            ]
+            out.append("")
+    out.append(f"### Pending proposals ({len(s['pending'])})")
+    out.append("")
+    if not s["pending"]:
+        out.append("none")
+    for p in s["pending"]:
+        tests = f", test {_scores(p['test_before'], p['test_after'])}" if p["test_before"] is not None else ""
+        out.append(
+            f"- {p['id']} for {md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'], md)}; "
+            f"held-out {_scores(p['baseline'], p['candidate'])}{tests}"
+        )
+        if p["live_changed"]:
+            out.append("  the live file changed since this was staged: adopt will refuse unless --force")
+        out.append("  next: " + " · ".join(f"`{c}`" for c in p["next"]))
+    out.append("")
+    if s["actions"]:
+        out += ["### Recent actions", ""]
+        for a in s["actions"]:
+            what = a["proposal_id"] or (Path(a["skill_path"]).name if a["skill_path"] else "")
+            detail = f" — {md(a['detail'])}" if a["detail"] else ""
+            out.append(f"- {_when(a['time'], md)} {a['kind']} {md(what)}{detail}")
+        out.append("")
+    h = s["last_harvest"]
+    if h is None:
+        out.append("last harvest: never (`skillsleep harvest` reads new transcripts)")
+    else:
+        sessions = ", ".join(f"{md(k)} {v}" for k, v in (h.get("sessions") or {}).items()) or "none"
+        out.append(
+            f"last harvest: {_when(str(h.get('time', '?')), md)}; new sessions: {sessions}; errors {h.get('errors', 0)}"
+        )
+    night, month = s["spend"]["night"], s["spend"]["month"]
+    tonight = f"night {night['night']} {night['tokens']:,} tokens ${night['cost_usd']:.4f}" if night else "no night yet"
+    out.append(f"spend: {tonight}; this month {month['tokens']:,} tokens ${month['cost_usd']:.4f}")
+    out.append(_schedule_line(s["schedule"], md))
+    if s["problems"]:
+        out += ["", f"### Problems ({len(s['problems'])})", ""]
+        out += [f"- {md(p)}" for p in s["problems"]]
+    return "\n".join(out)
+
+
+def _schedule_line(s: Data, md: Inline) -> str:
+    """ "scheduled: 03:00 daily via crontab — last ran 2026-12-01 03:00 UTC (accepted)"."""
+    where = "; ".join(f"{x['when']} via {x['via']}" for x in s["scheduled"]) or "nothing"
+    last = s["last_run"]
+    if last is None:
+        return f"scheduled: {where}" + (
+            " — never ran yet"
+            if s["scheduled"]
+            else " (`skillsleep schedule --at 03:00` runs the night every day by itself)"
+        )
+    if last["outcome"] == "unfinished":
+        what = "no end line yet: still running, or it was killed"
+    elif last["outcome"] == "skipped":
+        what = f"skipped: {md(last['message'])}"
+    elif last["exit"]:  # failed or stopped early: the script's one line says why
+        what = f"{md(last['message'] or last['outcome'])}; exit {last['exit']}"
+    else:
+        what = last["outcome"]
+    when = _when(last["started"], md) if last["started"] else "at an unknown time"
+    return f"scheduled: {where} — last ran {when} ({what})"
+
+
+@click.command("status")
+@output_options("Print the status as one JSON object.")
+@guard
+def status_(as_json: bool, fmt: str | None) -> None:
+    """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems.
+
+    Reads only: needs no config file, backend or lock."""
+    out = resolve(fmt, as_json)
+    show(status(), out, lambda s, plain: status_text(s, plain=plain), agent_md.status_md)
