@@ -14,7 +14,6 @@ terminal (`plain`); its control characters are made visible either way (core/dis
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +23,7 @@ from skillsleep.core.changes import render as render_changes
 from skillsleep.core.display import fence, md_line, plain_line, visible
 from skillsleep.core.errors import SkillsleepError
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.lock import StateLock
+from skillsleep.core.lock import StateLock, pid_alive
 from skillsleep.core.nights import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposal, Proposals, file_hash
 from skillsleep.core.store import Store
@@ -43,19 +42,6 @@ DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the
 
 
 # --- status -------------------------------------------------------------------------------------
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (one of another user counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, ValueError, OSError):
-        return False
-    return True
 
 
 def night_state(r: NightRecord) -> str:
@@ -460,7 +446,6 @@ __all__ = [
     "diff",
     "diff_text",
     "night_state",
-    "pid_alive",
     "reject",
     "reject_text",
     "rollback",

@@ -38,7 +38,7 @@ from skillsleep.core.errors import BackendError, BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.lock import StateLock
+from skillsleep.core.lock import StateLock, pid_alive
 from skillsleep.core.night import (
     NightOutcome,
     NightPlan,
@@ -55,6 +55,7 @@ from skillsleep.core.report import NightUsage, StopReason
 from skillsleep.core.report_files import report_files
 from skillsleep.core.report_markdown import render_markdown
 from skillsleep.core.rundir import RunDir
+from skillsleep.core.since import parse_since
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.trainer import TrainState, config_hash
@@ -62,9 +63,8 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
-from skillsleep.slash_commands.harvest_cmd import chat_folders, parse_since, run_harvest
-from skillsleep.slash_commands.proposals_cmd import pid_alive
-from skillsleep.slash_commands.train_cmd import Models, agent_harness
+from skillsleep.slash_commands.harvest_cmd import chat_folders, run_harvest
+from skillsleep.slash_commands.runtime import Models, agent_harness
 from skillsleep.slash_commands.wiring import (
     SLEEP_ENVS,
     SLEEP_FLAGS,
@@ -176,10 +176,6 @@ def _harness(s: SleepSection, models: Models, progress: Progress) -> tuple[Any, 
     return agent_harness(s.harness, target_model=s.target_model, base_url=None)
 
 
-def _alive(pid: int | None) -> bool:
-    return bool(pid) and pid_alive(pid)  # type: ignore[arg-type]
-
-
 def _resumable(
     nights: Nights, key: str, cfg_for: Callable[[Path], TrainConfig], seed: str
 ) -> tuple[NightRecord, NightPlan, TrainState] | None:
@@ -189,7 +185,9 @@ def _resumable(
     if not mine:
         return None
     last = mine[-1]
-    if last.status == "finished" or (last.status == "running" and _alive(last.pid)):
+    if last.status == "finished" or (
+        last.status == "running" and last.pid is not None and last.pid != 0 and pid_alive(last.pid)
+    ):
         return None
     folder = nights.folder(last.night)
     run_dir = RunDir(folder)
@@ -280,7 +278,7 @@ async def _night(
             on_rollout=on_rollout,
         )
         if plan is None:
-            cutoff = parse_since(s.since)
+            cutoff = parse_since(s.since, now=_now())
             sessions = [
                 x for x in store.sessions() if (x.ended or x.started) is None or (x.ended or x.started) >= cutoff
             ]

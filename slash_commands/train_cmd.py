@@ -10,15 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.backends.base import Backend, check_base_url
+from skillsleep.core.backends.base import check_base_url
 from skillsleep.core.backends.registry import check_provider, parse_spec, provider_infos
-from skillsleep.core.config import ModelSection, TrainConfig, load_config
+from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import mean
 from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
 from skillsleep.core.records import Rollout
 from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
@@ -30,12 +29,11 @@ from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SKILL_FILE
+from skillsleep.slash_commands.runtime import Models, agent_harness
 from skillsleep.slash_commands.wiring import (
     backend_settings,
     chat_log_dir,
     effective_settings,
-    harness_settings,
-    make_backend,
     state_db,
 )
 
@@ -48,54 +46,6 @@ def _read_skill(path: Path) -> Skill:
         f"the skill file itself, e.g. {inside}" if inside.is_file() else f"a markdown skill file such as {SKILL_FILE}"
     )
     return Skill.parse(read_text_file(path, "skill file", instead=instead))
-
-
-def config_retry_advice(role: str) -> str:
-    """How to allow a role more attempts or a longer wait, where the settings are a run config's."""
-    return f"raise [{role}] retry.attempts / retry.timeout_s in the run config (--config)"
-
-
-class Models:
-    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry is
-    shown through `progress`; `retry_advice(role)` names the settings that allow more of them."""
-
-    def __init__(
-        self,
-        cfg: TrainConfig,
-        ledger: Ledger,
-        store: Store | None,
-        run_id: str,
-        *,
-        progress: Progress | None = None,
-        retry_advice: Callable[[str], str] = config_retry_advice,
-    ) -> None:
-        self.backends: list[Backend] = []
-        self.progress = progress
-        self.retry_advice = retry_advice
-        self.target = self._llm("target", cfg.target, ledger, store, run_id, cfg.run.seed)
-        self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
-        self.judge = self._llm("judge", cfg.judge_model, ledger, store, run_id, cfg.run.seed)
-
-    def _llm(
-        self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int
-    ) -> LLM:
-        show = self.progress
-        on_retry = (lambda event: show(f"{role} {event.describe()}")) if show else None
-        backend = make_backend(section, retry_advice=self.retry_advice(role), on_retry=on_retry)
-        self.backends.append(backend)
-        return LLM(
-            backend,
-            ledger=ledger,
-            store=store,
-            run_id=run_id,
-            temperature=section.temperature,
-            max_tokens=section.max_tokens,
-            seed=seed,
-        )
-
-    async def aclose(self) -> None:
-        for b in self.backends:
-            await b.aclose()
 
 
 async def run_training(
@@ -297,23 +247,6 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress:
             "(and --base-url URL for another model server)"
         )
     return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
-
-
-def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> tuple[Any, str, float]:
-    """(harness, label, per-run timeout) of an agent CLI: its `[harness.<name>]` settings with
-    `target_model` and `base_url` on top; an agent that is not usable here is a ConfigError."""
-    table = dict(harness_settings().get(name, {}))
-    if target_model:
-        table["target_model"] = target_model
-    if base_url:
-        table["base_url"] = base_url
-    settings = registry.settings_for(name, table)
-    harness = registry.create_harness(name, settings=settings)
-    status = harness.status()  # type: ignore[attr-defined]
-    if not status.usable:
-        raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
-    model = settings.target_model or "its configured model"
-    return harness, f"{name} {status.version} ({model})", settings.timeout_s
 
 
 async def run_eval(

@@ -1,0 +1,84 @@
+"""What a run is built from: its models (target, optimizer, judge, on one ledger and store)
+and an agent's replay harness with its `[harness.<name>]` settings. `train`, `eval` and a
+night (`run`) build theirs here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from skillsleep.core.backends.base import Backend
+from skillsleep.core.config import ModelSection, TrainConfig
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.llm import LLM
+from skillsleep.core.store import Store
+from skillsleep.harnesses import registry
+from skillsleep.slash_commands.wiring import harness_settings, make_backend
+
+Progress = Callable[[str], None]
+
+
+def config_retry_advice(role: str) -> str:
+    """How to allow a role more attempts or a longer wait, where the settings are a run config's."""
+    return f"raise [{role}] retry.attempts / retry.timeout_s in the run config (--config)"
+
+
+class Models:
+    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry is
+    shown through `progress`; `retry_advice(role)` names the settings that allow more of them."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        ledger: Ledger,
+        store: Store | None,
+        run_id: str,
+        *,
+        progress: Progress | None = None,
+        retry_advice: Callable[[str], str] = config_retry_advice,
+    ) -> None:
+        self.backends: list[Backend] = []
+        self.progress = progress
+        self.retry_advice = retry_advice
+        self.target = self._llm("target", cfg.target, ledger, store, run_id, cfg.run.seed)
+        self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
+        self.judge = self._llm("judge", cfg.judge_model, ledger, store, run_id, cfg.run.seed)
+
+    def _llm(
+        self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int
+    ) -> LLM:
+        show = self.progress
+        on_retry = (lambda event: show(f"{role} {event.describe()}")) if show else None
+        backend = make_backend(section, retry_advice=self.retry_advice(role), on_retry=on_retry)
+        self.backends.append(backend)
+        return LLM(
+            backend,
+            ledger=ledger,
+            store=store,
+            run_id=run_id,
+            temperature=section.temperature,
+            max_tokens=section.max_tokens,
+            seed=seed,
+        )
+
+    async def aclose(self) -> None:
+        for b in self.backends:
+            await b.aclose()
+
+
+def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> tuple[Any, str, float]:
+    """(harness, label, per-run timeout) of an agent CLI: its `[harness.<name>]` settings with
+    `target_model` and `base_url` on top; an agent that is not usable here is a ConfigError."""
+    table = dict(harness_settings().get(name, {}))
+    if target_model:
+        table["target_model"] = target_model
+    if base_url:
+        table["base_url"] = base_url
+    settings = registry.settings_for(name, table)
+    harness = registry.create_harness(name, settings=settings)
+    status = harness.status()  # type: ignore[attr-defined]
+    if not status.usable:
+        raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
+    model = settings.target_model or "its configured model"
+    return harness, f"{name} {status.version} ({model})", settings.timeout_s
