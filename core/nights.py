@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 from datetime import UTC, datetime
@@ -122,7 +123,7 @@ class Nights:
         return sorted(out, key=lambda r: r.night)
 
     @property
-    def problems(self) -> list[str]:
+    def problems(self) -> builtins.list[str]:
         """The records the last list() skipped, each with what to do, for `status`."""
         return [
             f"{path}: unreadable night record ({why}); `skillsleep doctor --repair` moves it aside"
@@ -133,7 +134,7 @@ class Nights:
         """One more than the highest night folder (readable or not), so numbers are never reused."""
         return max((int(p.name) for p in self.folders()), default=0) + 1
 
-    def folders(self) -> list[Path]:
+    def folders(self) -> builtins.list[Path]:
         """Every night's folder, whether its record can be read or not."""
         return sorted(p for p in self.nights_dir.iterdir() if p.name.isdigit()) if self.nights_dir.is_dir() else []
 
@@ -175,7 +176,7 @@ class Nights:
             return NightProgress(stage="end of the night: slow update and notes", steps_done=done, steps=steps)
         return NightProgress(stage=f"step {done + 1} of {steps or '?'}", steps_done=done, steps=steps)
 
-    def history(self, skill_path: str) -> list[HistoryPoint]:
+    def history(self, skill_path: str) -> builtins.list[HistoryPoint]:
         """Chart points of the finished nights that trained `skill_path` (dry runs included)."""
         return [r.point() for r in self.list() if r.skill_path == skill_path and r.status != "running"]
 
@@ -193,7 +194,7 @@ class Nights:
             return SkillMemory(skill_path=skill_path)
         return _read_memory(path, skill_path)
 
-    def unreadable_memories(self) -> list[tuple[Path, str]]:
+    def unreadable_memories(self) -> builtins.list[tuple[Path, str]]:
         """(path, why) of every skill memory that cannot be read."""
         out = []
         for path in sorted(self.memory_dir.glob("*.json")) if self.memory_dir.is_dir() else []:
@@ -203,7 +204,7 @@ class Nights:
                 out.append((path, why_unreadable(exc)))
         return out
 
-    def memory_problems(self) -> list[str]:
+    def memory_problems(self) -> builtins.list[str]:
         """Every skill memory that cannot be read, each with what to do, for `status`."""
         return [memory_problem(path, why) for path, why in self.unreadable_memories()]
 

@@ -96,14 +96,16 @@ class NightUsage(Record):
         fields = RoleUsage.model_fields
         return cls(
             by_role={
-                role: RoleUsage(**{k: (float(v) if k == "cost_usd" else int(v)) for k, v in row.items() if k in fields})
+                role: RoleUsage.model_validate(
+                    {k: (float(v) if k == "cost_usd" else int(v)) for k, v in row.items() if k in fields}
+                )
                 for role, row in by_role.items()
             }
         )
 
     def total(self) -> RoleUsage:
         rows = self.by_role.values()
-        return RoleUsage(**{k: sum(getattr(r, k) for r in rows) for k in RoleUsage.model_fields})
+        return RoleUsage.model_validate({k: sum(getattr(r, k) for r in rows) for k in RoleUsage.model_fields})
 
 
 class StopReason(Record):
