@@ -19,8 +19,6 @@ import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
-from pydantic import Field
-
 from skillsleep.core.changes import changes, unified_diff
 from skillsleep.core.config import TrainConfig
 from skillsleep.core.errors import BackendError, BudgetExceeded, ConfigError
@@ -32,7 +30,6 @@ from skillsleep.core.llm import LLM
 from skillsleep.core.night import (
     NightOutcome,
     NightPlan,
-    NightSettings,
     night_config,
     night_report,
     plan_night,
@@ -40,11 +37,10 @@ from skillsleep.core.night import (
 )
 from skillsleep.core.night_deps import NightDeps, NightModels
 from skillsleep.core.night_settings import train_config
-from skillsleep.core.nights import NightRecord, Nights, SkillMemory
+from skillsleep.core.nights import NightRecord, Nights, PlanCounts, SkillMemory
 from skillsleep.core.proposals import Proposal
-from skillsleep.core.records import Record
 from skillsleep.core.redact import Redactor
-from skillsleep.core.report import NightReport, NightUsage, StopReason
+from skillsleep.core.report import NightResult, NightUsage, StopReason
 from skillsleep.core.report_files import report_files
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.session import Session
@@ -52,20 +48,6 @@ from skillsleep.core.since import parse_since
 from skillsleep.core.skill import Skill
 from skillsleep.core.trainer import TrainState, config_hash
 from skillsleep.core.user_config import SleepSection
-
-
-class NightResult(Record):
-    """What a night did: its record (as saved), its report, its plan, and what became of the proposal."""
-
-    record: NightRecord
-    report: NightReport
-    plan: NightPlan | None = None
-    resumed: bool = False
-    proposal: str | None = None
-    adopted: bool = False
-    adopt_error: str = ""
-    files: dict[str, str] = Field(default_factory=dict)  # report file name → where the night's folder holds it
-    calls_by_role: dict[str, dict[str, float]] = Field(default_factory=dict)
 
 
 @dataclass
@@ -228,14 +210,13 @@ async def plan(n: _Night, optimizer: LLM) -> NightPlan:
     """The night's tasks from the stored sessions that ended (or began) since `[sleep] since`."""
     cutoff = parse_since(n.settings.since, now=n.deps.clock())
     sessions = [x for x in n.deps.store.sessions() if _since(x, cutoff)]
-    s = n.settings
     return await plan_night(
         sessions,
         skill=Skill.parse(n.seed),
         skill_name=n.skill.name,
         managed=n.skill.managed,
         optimizer=optimizer,
-        settings=NightSettings(max_tasks=s.max_tasks, min_recurrence=s.min_recurrence, dreams=s.dreams),
+        settings=n.settings,
         memory=n.memory,
         redactor=Redactor(n.deps.redact_patterns),
         progress=n.deps.progress,
@@ -253,31 +234,29 @@ def finish(n: _Night, run_dir: RunDir) -> NightResult:
     finished = n.deps.clock()
     candidate = composed(n)
     spent = run_dir.ledger()  # the whole night: every process that worked on it, a killed one too
-    report = _report(n, candidate, NightUsage.from_ledger(spent.by_role()), finished)
-    files = report_files(report)
+    result = _report(n, candidate, NightUsage.from_ledger(spent.by_role()), finished)
+    files = report_files(result)
     for name, text in files.items():
         run_dir.write_text(name, text)
-    stopped = report.outcome == "stopped-early"
-    proposal, adopted, adopt_error = None, False, ""
-    if not n.dry_run and not stopped and n.outcome is not None and report.diff:
-        proposal = stage(n, n.outcome, candidate, files)
+    stopped = result.outcome == "stopped-early"
+    if not n.dry_run and not stopped and n.outcome is not None and result.diff:
+        proposal = stage(n, result, candidate, files)
+        result = result.model_copy(update={"proposal": proposal.id})
         if n.settings.auto_adopt and proposal.accepted:
             adopted, adopt_error = auto_adopt(n, proposal)
+            result = result.model_copy(update={"adopted": adopted, "adopt_error": adopt_error})
     if n.outcome is not None and not stopped and not n.dry_run:
         remember(n.deps.nights, n.memory, n.outcome, n.plan, n.record.night)
-    record = night_record(n.record, report, n.plan, spent, finished=finished)
-    record = record.model_copy(update={"proposal_id": proposal.id if proposal else None, "adopted": adopted})
-    n.deps.nights.save(record)
-    return NightResult(
-        record=record,
-        report=report,
-        plan=n.plan,
-        proposal=proposal.id if proposal else None,
-        adopted=adopted,
-        adopt_error=adopt_error,
-        files={name: str(run_dir.path / name) for name in files},
-        calls_by_role=spent.by_role(),
-    )
+    n.deps.nights.save(n.record.summarise(result, _counts(n.plan), spent))
+    return result
+
+
+def _counts(plan: NightPlan | None) -> PlanCounts:
+    """What the night's record keeps of its plan."""
+    if plan is None:
+        return PlanCounts()
+    tasks = {**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)}
+    return PlanCounts(sessions=plan.sessions, mined=plan.recurring, tasks=tasks)
 
 
 def composed(n: _Night) -> str:
@@ -289,7 +268,7 @@ def composed(n: _Night) -> str:
     return n.skill.compose(n.outcome.candidate, n.live)
 
 
-def _report(n: _Night, candidate: str, usage: NightUsage, finished: datetime) -> NightReport:
+def _report(n: _Night, candidate: str, usage: NightUsage, finished: datetime) -> NightResult:
     name = n.skill.path.name
     diff = unified_diff(n.live, candidate, f"a/{name}", f"b/{name}") if candidate != n.live else ""
     return night_report(
@@ -310,26 +289,22 @@ def _report(n: _Night, candidate: str, usage: NightUsage, finished: datetime) ->
     )
 
 
-def stage(n: _Night, outcome: NightOutcome, candidate: str, files: dict[str, str]) -> Proposal:
+def stage(n: _Night, result: NightResult, candidate: str, files: dict[str, str]) -> Proposal:
     """The night's proposal: staged with its report files, or the same one already pending."""
-    proposals, path, accepted = n.deps.proposals, n.skill.path, outcome.outcome == "accepted"
+    proposals, path, accepted = n.deps.proposals, n.skill.path, result.outcome == "accepted"
     pending = proposals.find_pending(path, candidate, base_text=n.live, accepted=accepted)
     if pending is not None:
         n.deps.progress(f"the same proposal is already pending: {pending.id} (`skillsleep adopt {pending.id}`)")
         return pending
-    gate, test = outcome.gate, outcome.test
     proposal = proposals.stage(
         path,
         candidate,
         accepted=accepted,
-        reason=outcome.reason,
+        reason=result.reason,
         files=files,
         base_text=n.live,
         night=n.record.night,
-        baseline_score=gate.baseline if gate else None,
-        candidate_score=gate.candidate if gate else None,
-        test_before=test.before if test else None,
-        test_after=test.after if test else None,
+        **result.scores(),
         details={"harness": n.settings.harness, "section": n.skill.section, "managed": n.skill.managed},
     )
     verdict = "accepted" if proposal.accepted else "not accepted"
@@ -355,32 +330,3 @@ def remember(nights: Nights, memory: SkillMemory, outcome: NightOutcome, plan: N
     memory.splits.update(plan.splits if plan else {})
     memory.nights = [*memory.nights, night]
     nights.save_memory(memory)
-
-
-def night_record(
-    record: NightRecord, report: NightReport, plan: NightPlan | None, spent: Ledger, *, finished: datetime
-) -> NightRecord:
-    """The night's record at its end, from its report, plan and ledger."""
-    stopped = report.outcome == "stopped-early"
-    tasks = {**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)} if plan else {}
-    return record.model_copy(
-        update={
-            "finished": finished,
-            "status": "stopped" if stopped else "finished",
-            "outcome": report.outcome,
-            "reason": report.reason,
-            "stop": report.stop,
-            "sessions": plan.sessions if plan else 0,
-            "mined": plan.recurring if plan else 0,
-            "tasks": tasks,
-            "baseline": report.baseline_score(),
-            "candidate": report.gate.candidate if report.gate else None,
-            "accepted": report.outcome == "accepted",
-            "test_before": report.test.before if report.test else None,
-            "test_after": report.test.after if report.test else None,
-            "calls": spent.calls_made,
-            "cache_hits": spent.cache_hits,
-            "tokens": spent.spent_tokens,
-            "cost_usd": round(spent.spent_usd, 6),
-        }
-    )

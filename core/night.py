@@ -10,11 +10,10 @@
                    clip → gate; slow update and meta skill at its end) numbered as the night, with
                    the skill's memory (rejected edits, meta skill) carried in; then the night's
                    verdict on the held-out split and the test split's before → after
-    night_report() the NightReport for the proposal
+    night_report() the NightResult the report renders
 
-The caller (slash_commands/sleep_cmd.py) harvests, holds the lock, builds backends and the
-harness, stages the proposal and saves memory and the night record. Nothing here writes a
-user's skill.
+`core/cycle.run_night` runs these in order and stages the proposal, saves the memory and the
+night record. Nothing here writes a user's skill.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from skillsleep.core.relevance import relevant_tasks
 from skillsleep.core.report import (
     GateRejection,
     HistoryPoint,
-    NightReport,
+    NightResult,
     NightUsage,
     Outcome,
     ReportTask,
@@ -54,18 +53,9 @@ from skillsleep.core.session import Session
 from skillsleep.core.skill import Skill
 from skillsleep.core.splits import split_tasks
 from skillsleep.core.trainer import Trainer, TrainState
+from skillsleep.core.user_config import SleepSection
 
 Progress = Callable[[str], None]
-
-
-class NightSettings(Record):
-    """What shapes a night's plan."""
-
-    max_tasks: int = Field(default=20, ge=1)
-    min_recurrence: int = Field(default=2, ge=1)
-    dreams: int = Field(default=1, ge=0)
-    val_fraction: float = Field(default=0.3, gt=0, lt=1)
-    test_fraction: float = Field(default=0.2, ge=0, lt=1)
 
 
 class NightPlan(Record):
@@ -105,7 +95,7 @@ async def plan_night(
     skill_name: str,
     managed: bool,
     optimizer: LLM,
-    settings: NightSettings,
+    settings: SleepSection,
     memory: SkillMemory,
     redactor: Redactor | None = None,
     progress: Progress = lambda _: None,
@@ -140,9 +130,7 @@ async def plan_night(
         judged = await judge_tasks(optimizer, chosen)
         mined.dropped_checks += judged.dropped_checks
         plan.problems += judged.problems
-    plan.splits = split_tasks(
-        chosen, memory.splits, val_fraction=settings.val_fraction, test_fraction=settings.test_fraction
-    )
+    plan.splits = split_tasks(chosen, memory.splits)
     if not plan.splits:
         plan.not_ready = _too_few(len(recurring), len(relevant), len({m.cluster for m in chosen}), settings)
         return plan
@@ -157,7 +145,7 @@ async def plan_night(
     return plan
 
 
-def _too_few(recurring: int, relevant: int, clusters: int, settings: NightSettings) -> str:
+def _too_few(recurring: int, relevant: int, clusters: int, settings: SleepSection) -> str:
     if recurring == 0:
         return (
             f"no task recurred {settings.min_recurrence}+ times in the harvested sessions yet; keep working "
@@ -349,7 +337,7 @@ def night_report(
     history: list[HistoryPoint],
     stop: StopReason | None = None,
     reason: str = "",
-) -> NightReport:
+) -> NightResult:
     """The report of a night; `stop` (with no outcome, or overriding it) makes it stopped-early."""
     tasks: list[ReportTask] = []
     if plan is not None:
@@ -381,7 +369,7 @@ def night_report(
             baseline=outcome.baseline if outcome.gate is None else None,
         )
     if stop is not None:
-        return NightReport(outcome="stopped-early", stop=stop, reason=reason or stop.message, **common)
+        return NightResult(outcome="stopped-early", stop=stop, reason=reason or stop.message, **common)
     if outcome is None:
-        return NightReport(outcome="no-candidate", reason=reason or "nothing to train on", **common)
-    return NightReport(outcome=outcome.outcome, reason=outcome.reason, **common)
+        return NightResult(outcome="no-candidate", reason=reason or "nothing to train on", **common)
+    return NightResult(outcome=outcome.outcome, reason=outcome.reason, **common)

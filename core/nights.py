@@ -27,12 +27,20 @@ from pydantic import Field, ValidationError
 from skillsleep.core.errors import StateDamaged
 from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.records import Record, RejectedEdit, Split, UtcDatetime, why_unreadable
-from skillsleep.core.report import HistoryPoint, Outcome, StopReason
+from skillsleep.core.report import HistoryPoint, NightResult, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
 
 NightStatus = Literal["running", "finished", "stopped"]
 
 MAX_REJECTED = 60  # rejected edits a skill's memory keeps (newest); the reflection sees them all
+
+
+class PlanCounts(Record):
+    """What a night's record keeps of its plan."""
+
+    sessions: int = 0  # sessions mined
+    mined: int = 0  # recurring tasks mined
+    tasks: dict[str, int] = Field(default_factory=dict)  # split → tasks (dreamed ones in "dream")
 
 
 class NightRecord(Record):
@@ -67,6 +75,31 @@ class NightRecord(Record):
     cache_hits: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+
+    def summarise(self, result: NightResult, counts: PlanCounts, spent: Ledger) -> NightRecord:
+        """This night's record at its end: its result, what its plan held, what its ledger spent."""
+        gate, test = result.gate, result.test
+        return self.model_copy(
+            update={
+                "finished": result.finished,
+                "status": "stopped" if result.outcome == "stopped-early" else "finished",
+                "outcome": result.outcome,
+                "reason": result.reason,
+                "stop": result.stop,
+                **counts.model_dump(),
+                "baseline": result.baseline_score(),
+                "candidate": gate.candidate if gate else None,
+                "accepted": result.outcome == "accepted",
+                "test_before": test.before if test else None,
+                "test_after": test.after if test else None,
+                "proposal_id": result.proposal,
+                "adopted": result.adopted,
+                "calls": spent.calls_made,
+                "cache_hits": spent.cache_hits,
+                "tokens": spent.spent_tokens,
+                "cost_usd": round(spent.spent_usd, 6),
+            }
+        )
 
     def point(self) -> HistoryPoint:
         return HistoryPoint(
@@ -137,6 +170,16 @@ class Nights:
     def folders(self) -> builtins.list[Path]:
         """Every night's folder, whether its record can be read or not."""
         return sorted(p for p in self.nights_dir.iterdir() if p.name.isdigit()) if self.nights_dir.is_dir() else []
+
+    def get(self, night: int) -> NightRecord:
+        """The record of night `night` (a StateDamaged error when it cannot be read)."""
+        path = self.folder(night) / "night.json"
+        try:
+            return NightRecord.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError) as exc:
+            raise StateDamaged(
+                f"{path}: unreadable night record ({why_unreadable(exc)}); `skillsleep doctor --repair` moves it aside"
+            ) from None
 
     def save(self, record: NightRecord) -> None:
         write_atomic(self.folder(record.night) / "night.json", record.model_dump_json(indent=2) + "\n")

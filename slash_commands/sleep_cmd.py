@@ -20,14 +20,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.cycle import NightResult, run_night
+from skillsleep.core.cycle import run_night
 from skillsleep.core.lock import StateLock
+from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
 from skillsleep.core.night_settings import model_specs
 from skillsleep.core.nights import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Rollout
+from skillsleep.core.report import NightResult
+from skillsleep.core.report_files import REPORT_FILES
 from skillsleep.core.report_markdown import render_markdown
+from skillsleep.core.rundir import RunDir
 from skillsleep.core.store import Store
 from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
@@ -123,8 +127,9 @@ async def _night(
     patterns = tuple(eff.harvest.redact_patterns.value)
     harvested = run_harvest(None, None, patterns, folders)
     store = Store(state_db())
+    nights = Nights(data)
     deps = NightDeps(
-        nights=Nights(data),
+        nights=nights,
         proposals=Proposals(data),
         store=store,
         open_models=lambda cfg, ledger, run_id: Models(
@@ -142,21 +147,23 @@ async def _night(
         result = await run_night(s, target, deps, dry_run=dry_run)
     finally:
         store.close()
-    return _summary(result, target, harvested, dry_run=dry_run)
+    return _summary(result, nights, target, harvested, dry_run=dry_run)
 
 
 def _summary(
-    result: NightResult, target: SkillTarget, harvested: Mapping[str, Any], *, dry_run: bool
+    result: NightResult, nights: Nights, target: SkillTarget, harvested: Mapping[str, Any], *, dry_run: bool
 ) -> dict[str, Any]:
-    """What `skillsleep run --json` prints (and the text and markdown are rendered from)."""
-    record, report, plan = result.record, result.report, result.plan
+    """What `skillsleep run --json` prints (and the text and markdown are rendered from): the night's
+    result, with the record, plan and ledger the night keeps in its folder."""
+    record, folder = nights.get(result.night), nights.folder(result.night)
+    plan = RunDir(folder).load("plan.json", NightPlan)
     return {
-        "night": record.night,
-        "outcome": report.outcome,
-        "reason": report.reason,
-        "stop": report.stop.model_dump(mode="json") if report.stop else None,
+        "night": result.night,
+        "outcome": result.outcome,
+        "reason": result.reason,
+        "stop": result.stop.model_dump(mode="json") if result.stop else None,
         "skill": {"path": str(target.path), "section": target.section, "name": target.name, "managed": target.managed},
-        "harness": record.harness,
+        "harness": result.harness,
         "dry_run": dry_run,
         "resumed": result.resumed,
         "harvest": {
@@ -171,19 +178,19 @@ def _summary(
         "splits": plan.splits if plan else {},
         "baseline": record.baseline,
         "candidate": record.candidate,
-        "test": report.test.model_dump(mode="json") if report.test else None,
-        "accepted_edits": len(report.accepted_edits),
-        "rejected_edits": len(report.rejected_edits),
-        "refused_edits": [r.reason() for r in report.refused_edits],
+        "test": result.test.model_dump(mode="json") if result.test else None,
+        "accepted_edits": len(result.accepted_edits),
+        "rejected_edits": len(result.rejected_edits),
+        "refused_edits": [r.reason() for r in result.refused_edits],
         "proposal": result.proposal,
         "adopted": result.adopted,
         "adopt_error": result.adopt_error or None,
-        "report": result.files,
-        "problems": report.problems,
+        "report": {name: str(folder / name) for name in REPORT_FILES},
+        "problems": result.problems,
         "calls_made": record.calls,
         "cache_hits": record.cache_hits,
         "tokens": record.tokens,
         "cost_usd": record.cost_usd,
-        "calls_by_role": result.calls_by_role,
-        "markdown": render_markdown(report),
+        "calls_by_role": nights.ledger(result.night).by_role(),
+        "markdown": render_markdown(result),
     }

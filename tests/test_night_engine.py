@@ -9,7 +9,6 @@ failures that must leave a recorded (or no) night behind.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,14 +18,17 @@ import pytest
 
 from skillsleep.core.backends.registry import create_backend
 from skillsleep.core.config import ModelSection, TrainConfig
-from skillsleep.core.cycle import NightResult, resumable, run_night
+from skillsleep.core.cycle import resumable, run_night
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
+from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
 from skillsleep.core.nights import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Run, Task
+from skillsleep.core.report import NightResult
+from skillsleep.core.report_files import REPORT_FILES
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.user_config import SleepSection
@@ -152,7 +154,11 @@ def night(
 
 
 def record_of(root: Path, n: int = 1) -> NightRecord:
-    return NightRecord.model_validate_json((root / "data" / "nights" / f"{n:04d}" / "night.json").read_bytes())
+    return Nights(root / "data").get(n)
+
+
+def plan_of(root: Path, n: int = 1) -> NightPlan:
+    return NightPlan.model_validate_json((root / "data" / "nights" / f"{n:04d}" / "plan.json").read_bytes())
 
 
 # --- a first night ---------------------------------------------------------------------------------
@@ -160,29 +166,31 @@ def record_of(root: Path, n: int = 1) -> NightRecord:
 
 def test_a_first_night_plans_trains_stages_and_records_the_night(root: Path) -> None:
     result = night(root, settings(root), managed(root))
-    assert result.report.outcome == "accepted" and result.record.night == 1 and not result.resumed
-    assert result.plan is not None and result.plan.sessions == 3 * len(TASKS)
-    assert sorted(m.task.prompt for m in result.plan.mined.tasks) == sorted(TASKS)
+    assert result.outcome == "accepted" and result.night == 1 and not result.resumed
+    plan = plan_of(root)
+    assert plan.sessions == 3 * len(TASKS) and sorted(m.task.prompt for m in plan.mined.tasks) == sorted(TASKS)
     folder = root / "data" / "nights" / "0001"
-    assert json.loads((folder / "plan.json").read_text())["sessions"] == 3 * len(TASKS)
-    for name, path in result.files.items():
-        assert Path(path) == folder / name and Path(path).is_file()
+    assert all((folder / name).is_file() for name in REPORT_FILES)
     saved = record_of(root)
-    assert saved == result.record
     assert saved.status == "finished" and saved.outcome == "accepted" and saved.accepted
     assert saved.pid == 4242 and saved.started == NOW == saved.finished
     assert saved.proposal_id == result.proposal and saved.calls > 0 and saved.tokens > 0
-    assert saved.tasks == {**{k: len(v) for k, v in result.plan.tasks().items()}, "dream": len(result.plan.dreams)}
+    assert (saved.baseline, saved.candidate) == (
+        result.baseline_score(),
+        result.gate.candidate if result.gate else None,
+    )
+    assert saved.tasks == {**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)}
+    assert saved.point() == result.point()
 
 
 def test_the_session_filter_keeps_only_sessions_since_the_cutoff(root: Path) -> None:
     # the chat log's sessions are from 2026-11-21 … 2026-11-23: a day back from NOW reads none
     result = night(root, settings(root, since="1d"), managed(root))
-    assert result.plan is not None and result.plan.sessions == 0
-    assert result.report.outcome == "no-candidate" and "no task recurred 2+ times" in result.report.reason
+    assert plan_of(root).sessions == 0
+    assert result.outcome == "no-candidate" and "no task recurred 2+ times" in result.reason
     assert result.proposal is None and record_of(root).status == "finished"
     only_last = night(root, settings(root, since="2026-11-23"), managed(root))
-    assert only_last.plan is not None and only_last.plan.sessions == len(TASKS)
+    assert plan_of(root, only_last.night).sessions == len(TASKS)
 
 
 # --- the candidate and its proposal ----------------------------------------------------------------
@@ -191,7 +199,7 @@ def test_the_session_filter_keeps_only_sessions_since_the_cutoff(root: Path) -> 
 def test_the_candidate_is_composed_into_the_live_file_and_staged_against_it(root: Path) -> None:
     skill = live_file(root, LIVE.replace("\n", "\r\n"))
     result = night(root, settings(root), skill)
-    assert result.report.outcome == "accepted" and result.proposal
+    assert result.outcome == "accepted" and result.proposal
     proposals = Proposals(root / "data")
     proposal = proposals.get(result.proposal)
     staged = proposals.candidate(proposal)
@@ -199,7 +207,7 @@ def test_the_candidate_is_composed_into_the_live_file_and_staged_against_it(root
     assert proposals.base(proposal) == LIVE.replace("\n", "\r\n")
     assert (proposal.baseline_score, proposal.candidate_score) == (0.0, 1.0) and proposal.night == 1
     assert proposal.details == {"harness": "chat", "section": None, "managed": False}
-    assert f"+{RULE}" in result.report.diff and skill.path.read_bytes() == LIVE.replace("\n", "\r\n").encode()
+    assert f"+{RULE}" in result.diff and skill.path.read_bytes() == LIVE.replace("\n", "\r\n").encode()
 
 
 def test_a_night_that_relearns_a_pending_proposal_stages_nothing_new(root: Path) -> None:
@@ -212,8 +220,8 @@ def test_a_night_that_relearns_a_pending_proposal_stages_nothing_new(root: Path)
 def test_a_dry_run_stages_nothing_and_keeps_no_memory(root: Path) -> None:
     skill = live_file(root)
     result = night(root, settings(root), skill, dry_run=True)
-    assert result.report.outcome == "accepted" and result.proposal is None
-    assert Proposals(root / "data").list() == [] and result.record.dry_run
+    assert result.outcome == "accepted" and result.proposal is None
+    assert Proposals(root / "data").list() == [] and record_of(root).dry_run
     assert not (root / "data" / "sleep").exists()  # no memory written
 
 
@@ -242,14 +250,15 @@ def test_auto_adopt_refuses_a_live_file_edited_during_the_night(root: Path) -> N
 
 def test_memory_carries_splits_rejected_edits_and_nights_to_the_next_night(root: Path) -> None:
     skill = live_file(root)
-    first = night(root, settings(root), skill)
+    night(root, settings(root), skill)
+    first = plan_of(root, 1)
     memory = Nights(root / "data").memory(skill.key())
-    assert first.plan is not None and memory.splits == first.plan.splits and memory.nights == [1]
+    assert memory.splits == first.splits and memory.nights == [1]
     second = night(root, settings(root), skill)
-    assert second.record.night == 2 and second.plan is not None
-    assert {k: second.plan.splits[k] for k in first.plan.splits} == first.plan.splits  # a task keeps its split
+    assert second.night == 2
+    assert {k: plan_of(root, 2).splits[k] for k in first.splits} == first.splits  # a task keeps its split
     assert Nights(root / "data").memory(skill.key()).nights == [1, 2]
-    assert [p.night for p in second.report.history] == [1]
+    assert [p.night for p in second.history] == [1]
 
 
 def test_an_interrupted_night_is_recorded_stopped_and_the_next_one_resumes_it(root: Path) -> None:
@@ -260,7 +269,7 @@ def test_an_interrupted_night_is_recorded_stopped_and_the_next_one_resumes_it(ro
     assert stopped.status == "stopped" and stopped.stop is not None and stopped.stop.kind == "interrupted"
     assert Proposals(root / "data").list() == []
     resumed = night(root, settings(root), skill)
-    assert resumed.resumed and resumed.record.night == 1 and resumed.report.outcome == "accepted"
+    assert resumed.resumed and resumed.night == 1 and resumed.outcome == "accepted"
     assert not (root / "data" / "nights" / "0002").exists() and record_of(root).status == "finished"
 
 
