@@ -343,7 +343,7 @@ def night_report(
     if plan is not None:
         rec = plan.recurrence()
         for _split, items in plan.tasks().items():
-            tasks += [ReportTask.from_task(t, recurrence=rec.get(t.id.split("~dream")[0], 1)) for t in items]
+            tasks += [ReportTask.from_task(t, recurrence=rec.get(t.parent or t.id, 1)) for t in items]
     stop = stop or (outcome.stop if outcome else None)
     common: dict[str, Any] = {
         "night": night,

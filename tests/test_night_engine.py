@@ -171,6 +171,11 @@ def test_a_first_night_plans_trains_stages_and_records_the_night(root: Path) -> 
     assert plan.sessions == 3 * len(TASKS) and sorted(m.task.prompt for m in plan.mined.tasks) == sorted(TASKS)
     folder = root / "data" / "nights" / "0001"
     assert all((folder / name).is_file() for name in REPORT_FILES)
+    # a dreamed task links to its real training task; plan.json keeps only the id that says so
+    assert plan.dreams and all(d.parent is not None and plan.splits[d.parent] == "train" for d in plan.dreams)
+    assert '"parent"' not in (folder / "plan.json").read_text()
+    recurrence = {t.id: t.recurrence for t in result.tasks}
+    assert all(recurrence[d.id] == recurrence[d.parent] == 3 for d in plan.dreams if d.parent)
     saved = record_of(root)
     assert saved.status == "finished" and saved.outcome == "accepted" and saved.accepted
     assert saved.pid == 4242 and saved.started == NOW == saved.finished
