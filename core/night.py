@@ -227,20 +227,16 @@ async def train_night(
         if state is None:
             raise
         state.stopped = f"budget: {exc}"
-    epoch = night - 1
+    return await _verdict(cfg, plan, state, evaluator, epoch=night - 1, progress=progress)
+
+
+async def _verdict(
+    cfg: TrainConfig, plan: NightPlan, state: TrainState, evaluator: Evaluator, *, epoch: int, progress: Progress
+) -> NightOutcome:
+    """The night's verdict once its epoch is trained (or stopped): the candidate against the live
+    skill on the held-out split, then both on the test split."""
     steps = [s for s in state.steps if s.epoch == epoch]
-    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
-    rejected = [
-        GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
-        for r in state.rejected
-        if r.epoch == epoch
-    ]
-    common: dict[str, Any] = {
-        "refused": refused,
-        "rejected": rejected,
-        "state": state,
-        "problems": state.problems(epoch),
-    }
+    common = _leftovers(state, steps, epoch)
     if state.stopped:
         message = state.stopped.removeprefix("budget: ")
         return NightOutcome(
@@ -257,36 +253,11 @@ async def train_night(
     base_scores = await evaluator.task_scores(seed, val)
     gated = [s for s in steps if s.gate is not None]
     if candidate == seed:
-        if not gated:
-            return NightOutcome(
-                outcome="no-candidate",
-                candidate=seed.text,
-                baseline=mean(base_scores),
-                reason=_no_candidate_reason(steps),
-                **common,
-            )
-        best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
-        assert best.gate is not None
-        return NightOutcome(
-            outcome="rejected",
-            candidate=seed.text,
-            gate=best.gate,
-            reason=f"no candidate passed the gate; the best one: {best.gate.reason}",
-            **common,
-        )
+        return _unchanged(seed, steps, gated, base_scores, common)
     cand_scores = await evaluator.task_scores(candidate, val)
     decision = decide(cfg.gate, base_scores, cand_scores, baseline_hash=seed.hash, candidate_hash=candidate.hash)
     accepted_edits = [e for s in gated if s.gate and s.gate.accepted for e in s.applied]
-    test_tasks = plan.tasks()["test"]
-    test = None
-    if test_tasks:
-        progress(f"scoring the live skill and the candidate on {len(test_tasks)} test tasks")
-        try:
-            before = mean(await evaluator.task_scores(seed, test_tasks))
-            after = mean(await evaluator.task_scores(candidate, test_tasks))
-            test = SplitResult(before=before, after=after, tasks=len(test_tasks))
-        except BudgetExceeded as exc:
-            common["state"].stopped = f"budget: {exc} (test split not scored)"
+    test = await _test_split(plan, seed, candidate, evaluator, state, progress)
     return NightOutcome(
         outcome="accepted" if decision.accepted else "rejected",
         reason=decision.reason,
@@ -296,6 +267,58 @@ async def train_night(
         accepted_edits=accepted_edits,
         **common,
     )
+
+
+def _leftovers(state: TrainState, steps: list[StepRecord], epoch: int) -> dict[str, Any]:
+    """What every verdict carries: refused and rejected edits, the state, the unusable replies."""
+    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
+    rejected = [
+        GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
+        for r in state.rejected
+        if r.epoch == epoch
+    ]
+    return {"refused": refused, "rejected": rejected, "state": state, "problems": state.problems(epoch)}
+
+
+def _unchanged(
+    seed: Skill, steps: list[StepRecord], gated: list[StepRecord], base_scores: dict[str, float], common: dict[str, Any]
+) -> NightOutcome:
+    """The verdict when the candidate is the live skill: no candidate, or none passed the gate."""
+    if not gated:
+        return NightOutcome(
+            outcome="no-candidate",
+            candidate=seed.text,
+            baseline=mean(base_scores),
+            reason=_no_candidate_reason(steps),
+            **common,
+        )
+    best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
+    assert best.gate is not None
+    return NightOutcome(
+        outcome="rejected",
+        candidate=seed.text,
+        gate=best.gate,
+        reason=f"no candidate passed the gate; the best one: {best.gate.reason}",
+        **common,
+    )
+
+
+async def _test_split(
+    plan: NightPlan, seed: Skill, candidate: Skill, evaluator: Evaluator, state: TrainState, progress: Progress
+) -> SplitResult | None:
+    """The live skill and the candidate on the test split; None without test tasks, or when the
+    budget ends it (noted on `state`)."""
+    test_tasks = plan.tasks()["test"]
+    if not test_tasks:
+        return None
+    progress(f"scoring the live skill and the candidate on {len(test_tasks)} test tasks")
+    try:
+        before = mean(await evaluator.task_scores(seed, test_tasks))
+        after = mean(await evaluator.task_scores(candidate, test_tasks))
+    except BudgetExceeded as exc:
+        state.stopped = f"budget: {exc} (test split not scored)"
+        return None
+    return SplitResult(before=before, after=after, tasks=len(test_tasks))
 
 
 def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
