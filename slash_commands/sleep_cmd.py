@@ -24,7 +24,6 @@ from skillsleep.core.cycle import run_night
 from skillsleep.core.lock import StateLock
 from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
-from skillsleep.core.night_settings import model_specs
 from skillsleep.core.nights import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Rollout
@@ -34,26 +33,20 @@ from skillsleep.core.report_markdown import render_markdown
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.store import Store
 from skillsleep.core.user_config import SleepSection
-from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvest_cmd import chat_folders, run_harvest
-from skillsleep.slash_commands.runtime import Models, agent_harness
+from skillsleep.slash_commands.runtime import RUN, Models, agent_harness, check_night
 from skillsleep.slash_commands.wiring import (
     SLEEP_ENVS,
     SLEEP_FLAGS,
     chat_log_dir,
     data_dir,
     effective_settings,
-    harness_settings,
-    sleep_settings,
     state_db,
 )
 
 Progress = Callable[[str], None]
-
-
-RUN = "skillsleep run"  # what a night's process records in the state lock
 
 
 def run_sleep(
@@ -80,16 +73,6 @@ def run_sleep(
                 on_start=on_start,
             )
         )
-
-
-def check_night(flags: Mapping[str, object | None]) -> SleepSection:
-    """The night's `[sleep]` settings layered flag > env > file > default and checked before any
-    work (also by `schedule`, so a typo fails there and not at 3 a.m.)."""
-    settings = sleep_settings(flags).values
-    registry.check_name(settings.harness)
-    harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
-    model_specs(settings)  # names a missing default model now, not mid-night
-    return settings
 
 
 def _retry_advice(_role: str) -> str:
