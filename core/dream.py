@@ -15,7 +15,7 @@ from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MinedTask
 from skillsleep.core.prompts import data_block, render, truncate
-from skillsleep.core.records import Edit, Message, Record, Task, UnusableReply
+from skillsleep.core.records import DREAM_MARK, Edit, Message, Record, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.replies import Lenient, Reply
 from skillsleep.core.safety import screen
@@ -95,7 +95,8 @@ async def dream(
             continue
         seen.add(norm)
         update = {
-            "id": f"{mined.task.id}~dream{len(out.tasks) + 1}",
+            "id": f"{mined.task.id}{DREAM_MARK}{len(out.tasks) + 1}",
+            "parent": mined.task.id,
             "prompt": text,
             "split": "train",
             "origin": "dream",

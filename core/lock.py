@@ -3,7 +3,8 @@
 The lock is an advisory `flock` on `<data>/cycle.lock`, so it is released by the kernel when
 the holder exits in any way (kill -9 included): a stale lock file never blocks the next night.
 The file records who holds it, for the message the second process prints; `held_by()` only
-looks (for `run --detach`, which must refuse before it starts anything).
+looks (for `run --detach`, which must refuse before it starts anything); `pid_alive()` tells
+whether a recorded process still runs (a "running" night whose process is gone died).
 """
 
 from __future__ import annotations
@@ -70,6 +71,19 @@ def held_by(data_dir: Path) -> dict[str, object] | None:
         return None
     finally:
         os.close(fd)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, ValueError, OSError):
+        return False
+    return True
 
 
 def who(holder: dict[str, object]) -> str:

@@ -10,11 +10,10 @@
                    clip → gate; slow update and meta skill at its end) numbered as the night, with
                    the skill's memory (rejected edits, meta skill) carried in; then the night's
                    verdict on the held-out split and the test split's before → after
-    night_report() the NightReport for the proposal
+    night_report() the NightResult the report renders
 
-The caller (slash_commands/sleep_cmd.py) harvests, holds the lock, builds backends and the
-harness, stages the proposal and saves memory and the night record. Nothing here writes a
-user's skill.
+`core/cycle.run_night` runs these in order and stages the proposal, saves the memory and the
+night record. Nothing here writes a user's skill.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from skillsleep.core.relevance import relevant_tasks
 from skillsleep.core.report import (
     GateRejection,
     HistoryPoint,
-    NightReport,
+    NightResult,
     NightUsage,
     Outcome,
     ReportTask,
@@ -54,18 +53,9 @@ from skillsleep.core.session import Session
 from skillsleep.core.skill import Skill
 from skillsleep.core.splits import split_tasks
 from skillsleep.core.trainer import Trainer, TrainState
+from skillsleep.core.user_config import SleepSection
 
 Progress = Callable[[str], None]
-
-
-class NightSettings(Record):
-    """What shapes a night's plan."""
-
-    max_tasks: int = Field(default=20, ge=1)
-    min_recurrence: int = Field(default=2, ge=1)
-    dreams: int = Field(default=1, ge=0)
-    val_fraction: float = Field(default=0.3, gt=0, lt=1)
-    test_fraction: float = Field(default=0.2, ge=0, lt=1)
 
 
 class NightPlan(Record):
@@ -105,7 +95,7 @@ async def plan_night(
     skill_name: str,
     managed: bool,
     optimizer: LLM,
-    settings: NightSettings,
+    settings: SleepSection,
     memory: SkillMemory,
     redactor: Redactor | None = None,
     progress: Progress = lambda _: None,
@@ -140,9 +130,7 @@ async def plan_night(
         judged = await judge_tasks(optimizer, chosen)
         mined.dropped_checks += judged.dropped_checks
         plan.problems += judged.problems
-    plan.splits = split_tasks(
-        chosen, memory.splits, val_fraction=settings.val_fraction, test_fraction=settings.test_fraction
-    )
+    plan.splits = split_tasks(chosen, memory.splits)
     if not plan.splits:
         plan.not_ready = _too_few(len(recurring), len(relevant), len({m.cluster for m in chosen}), settings)
         return plan
@@ -157,7 +145,7 @@ async def plan_night(
     return plan
 
 
-def _too_few(recurring: int, relevant: int, clusters: int, settings: NightSettings) -> str:
+def _too_few(recurring: int, relevant: int, clusters: int, settings: SleepSection) -> str:
     if recurring == 0:
         return (
             f"no task recurred {settings.min_recurrence}+ times in the harvested sessions yet; keep working "
@@ -239,20 +227,16 @@ async def train_night(
         if state is None:
             raise
         state.stopped = f"budget: {exc}"
-    epoch = night - 1
+    return await _verdict(cfg, plan, state, evaluator, epoch=night - 1, progress=progress)
+
+
+async def _verdict(
+    cfg: TrainConfig, plan: NightPlan, state: TrainState, evaluator: Evaluator, *, epoch: int, progress: Progress
+) -> NightOutcome:
+    """The night's verdict once its epoch is trained (or stopped): the candidate against the live
+    skill on the held-out split, then both on the test split."""
     steps = [s for s in state.steps if s.epoch == epoch]
-    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
-    rejected = [
-        GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
-        for r in state.rejected
-        if r.epoch == epoch
-    ]
-    common: dict[str, Any] = {
-        "refused": refused,
-        "rejected": rejected,
-        "state": state,
-        "problems": state.problems(epoch),
-    }
+    common = _leftovers(state, steps, epoch)
     if state.stopped:
         message = state.stopped.removeprefix("budget: ")
         return NightOutcome(
@@ -269,36 +253,11 @@ async def train_night(
     base_scores = await evaluator.task_scores(seed, val)
     gated = [s for s in steps if s.gate is not None]
     if candidate == seed:
-        if not gated:
-            return NightOutcome(
-                outcome="no-candidate",
-                candidate=seed.text,
-                baseline=mean(base_scores),
-                reason=_no_candidate_reason(steps),
-                **common,
-            )
-        best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
-        assert best.gate is not None
-        return NightOutcome(
-            outcome="rejected",
-            candidate=seed.text,
-            gate=best.gate,
-            reason=f"no candidate passed the gate; the best one: {best.gate.reason}",
-            **common,
-        )
+        return _unchanged(seed, steps, gated, base_scores, common)
     cand_scores = await evaluator.task_scores(candidate, val)
     decision = decide(cfg.gate, base_scores, cand_scores, baseline_hash=seed.hash, candidate_hash=candidate.hash)
     accepted_edits = [e for s in gated if s.gate and s.gate.accepted for e in s.applied]
-    test_tasks = plan.tasks()["test"]
-    test = None
-    if test_tasks:
-        progress(f"scoring the live skill and the candidate on {len(test_tasks)} test tasks")
-        try:
-            before = mean(await evaluator.task_scores(seed, test_tasks))
-            after = mean(await evaluator.task_scores(candidate, test_tasks))
-            test = SplitResult(before=before, after=after, tasks=len(test_tasks))
-        except BudgetExceeded as exc:
-            common["state"].stopped = f"budget: {exc} (test split not scored)"
+    test = await _test_split(plan, seed, candidate, evaluator, state, progress)
     return NightOutcome(
         outcome="accepted" if decision.accepted else "rejected",
         reason=decision.reason,
@@ -308,6 +267,58 @@ async def train_night(
         accepted_edits=accepted_edits,
         **common,
     )
+
+
+def _leftovers(state: TrainState, steps: list[StepRecord], epoch: int) -> dict[str, Any]:
+    """What every verdict carries: refused and rejected edits, the state, the unusable replies."""
+    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
+    rejected = [
+        GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
+        for r in state.rejected
+        if r.epoch == epoch
+    ]
+    return {"refused": refused, "rejected": rejected, "state": state, "problems": state.problems(epoch)}
+
+
+def _unchanged(
+    seed: Skill, steps: list[StepRecord], gated: list[StepRecord], base_scores: dict[str, float], common: dict[str, Any]
+) -> NightOutcome:
+    """The verdict when the candidate is the live skill: no candidate, or none passed the gate."""
+    if not gated:
+        return NightOutcome(
+            outcome="no-candidate",
+            candidate=seed.text,
+            baseline=mean(base_scores),
+            reason=_no_candidate_reason(steps),
+            **common,
+        )
+    best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
+    assert best.gate is not None
+    return NightOutcome(
+        outcome="rejected",
+        candidate=seed.text,
+        gate=best.gate,
+        reason=f"no candidate passed the gate; the best one: {best.gate.reason}",
+        **common,
+    )
+
+
+async def _test_split(
+    plan: NightPlan, seed: Skill, candidate: Skill, evaluator: Evaluator, state: TrainState, progress: Progress
+) -> SplitResult | None:
+    """The live skill and the candidate on the test split; None without test tasks, or when the
+    budget ends it (noted on `state`)."""
+    test_tasks = plan.tasks()["test"]
+    if not test_tasks:
+        return None
+    progress(f"scoring the live skill and the candidate on {len(test_tasks)} test tasks")
+    try:
+        before = mean(await evaluator.task_scores(seed, test_tasks))
+        after = mean(await evaluator.task_scores(candidate, test_tasks))
+    except BudgetExceeded as exc:
+        state.stopped = f"budget: {exc} (test split not scored)"
+        return None
+    return SplitResult(before=before, after=after, tasks=len(test_tasks))
 
 
 def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
@@ -349,13 +360,13 @@ def night_report(
     history: list[HistoryPoint],
     stop: StopReason | None = None,
     reason: str = "",
-) -> NightReport:
+) -> NightResult:
     """The report of a night; `stop` (with no outcome, or overriding it) makes it stopped-early."""
     tasks: list[ReportTask] = []
     if plan is not None:
         rec = plan.recurrence()
         for _split, items in plan.tasks().items():
-            tasks += [ReportTask.from_task(t, recurrence=rec.get(t.id.split("~dream")[0], 1)) for t in items]
+            tasks += [ReportTask.from_task(t, recurrence=rec.get(t.parent or t.id, 1)) for t in items]
     stop = stop or (outcome.stop if outcome else None)
     common: dict[str, Any] = {
         "night": night,
@@ -381,7 +392,7 @@ def night_report(
             baseline=outcome.baseline if outcome.gate is None else None,
         )
     if stop is not None:
-        return NightReport(outcome="stopped-early", stop=stop, reason=reason or stop.message, **common)
+        return NightResult(outcome="stopped-early", stop=stop, reason=reason or stop.message, **common)
     if outcome is None:
-        return NightReport(outcome="no-candidate", reason=reason or "nothing to train on", **common)
-    return NightReport(outcome=outcome.outcome, reason=outcome.reason, **common)
+        return NightResult(outcome="no-candidate", reason=reason or "nothing to train on", **common)
+    return NightResult(outcome=outcome.outcome, reason=outcome.reason, **common)

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 from datetime import UTC, datetime
@@ -26,12 +27,20 @@ from pydantic import Field, ValidationError
 from skillsleep.core.errors import StateDamaged
 from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.records import Record, RejectedEdit, Split, UtcDatetime, why_unreadable
-from skillsleep.core.report import HistoryPoint, Outcome, StopReason
+from skillsleep.core.report import HistoryPoint, NightResult, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
 
 NightStatus = Literal["running", "finished", "stopped"]
 
 MAX_REJECTED = 60  # rejected edits a skill's memory keeps (newest); the reflection sees them all
+
+
+class PlanCounts(Record):
+    """What a night's record keeps of its plan."""
+
+    sessions: int = 0  # sessions mined
+    mined: int = 0  # recurring tasks mined
+    tasks: dict[str, int] = Field(default_factory=dict)  # split → tasks (dreamed ones in "dream")
 
 
 class NightRecord(Record):
@@ -66,6 +75,31 @@ class NightRecord(Record):
     cache_hits: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
+
+    def summarise(self, result: NightResult, counts: PlanCounts, spent: Ledger) -> NightRecord:
+        """This night's record at its end: its result, what its plan held, what its ledger spent."""
+        gate, test = result.gate, result.test
+        return self.model_copy(
+            update={
+                "finished": result.finished,
+                "status": "stopped" if result.outcome == "stopped-early" else "finished",
+                "outcome": result.outcome,
+                "reason": result.reason,
+                "stop": result.stop,
+                **counts.model_dump(),
+                "baseline": result.baseline_score(),
+                "candidate": gate.candidate if gate else None,
+                "accepted": result.outcome == "accepted",
+                "test_before": test.before if test else None,
+                "test_after": test.after if test else None,
+                "proposal_id": result.proposal,
+                "adopted": result.adopted,
+                "calls": spent.calls_made,
+                "cache_hits": spent.cache_hits,
+                "tokens": spent.spent_tokens,
+                "cost_usd": round(spent.spent_usd, 6),
+            }
+        )
 
     def point(self) -> HistoryPoint:
         return HistoryPoint(
@@ -122,7 +156,7 @@ class Nights:
         return sorted(out, key=lambda r: r.night)
 
     @property
-    def problems(self) -> list[str]:
+    def problems(self) -> builtins.list[str]:
         """The records the last list() skipped, each with what to do, for `status`."""
         return [
             f"{path}: unreadable night record ({why}); `skillsleep doctor --repair` moves it aside"
@@ -133,9 +167,19 @@ class Nights:
         """One more than the highest night folder (readable or not), so numbers are never reused."""
         return max((int(p.name) for p in self.folders()), default=0) + 1
 
-    def folders(self) -> list[Path]:
+    def folders(self) -> builtins.list[Path]:
         """Every night's folder, whether its record can be read or not."""
         return sorted(p for p in self.nights_dir.iterdir() if p.name.isdigit()) if self.nights_dir.is_dir() else []
+
+    def get(self, night: int) -> NightRecord:
+        """The record of night `night` (a StateDamaged error when it cannot be read)."""
+        path = self.folder(night) / "night.json"
+        try:
+            return NightRecord.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError) as exc:
+            raise StateDamaged(
+                f"{path}: unreadable night record ({why_unreadable(exc)}); `skillsleep doctor --repair` moves it aside"
+            ) from None
 
     def save(self, record: NightRecord) -> None:
         write_atomic(self.folder(record.night) / "night.json", record.model_dump_json(indent=2) + "\n")
@@ -175,7 +219,7 @@ class Nights:
             return NightProgress(stage="end of the night: slow update and notes", steps_done=done, steps=steps)
         return NightProgress(stage=f"step {done + 1} of {steps or '?'}", steps_done=done, steps=steps)
 
-    def history(self, skill_path: str) -> list[HistoryPoint]:
+    def history(self, skill_path: str) -> builtins.list[HistoryPoint]:
         """Chart points of the finished nights that trained `skill_path` (dry runs included)."""
         return [r.point() for r in self.list() if r.skill_path == skill_path and r.status != "running"]
 
@@ -193,7 +237,7 @@ class Nights:
             return SkillMemory(skill_path=skill_path)
         return _read_memory(path, skill_path)
 
-    def unreadable_memories(self) -> list[tuple[Path, str]]:
+    def unreadable_memories(self) -> builtins.list[tuple[Path, str]]:
         """(path, why) of every skill memory that cannot be read."""
         out = []
         for path in sorted(self.memory_dir.glob("*.json")) if self.memory_dir.is_dir() else []:
@@ -203,7 +247,7 @@ class Nights:
                 out.append((path, why_unreadable(exc)))
         return out
 
-    def memory_problems(self) -> list[str]:
+    def memory_problems(self) -> builtins.list[str]:
         """Every skill memory that cannot be read, each with what to do, for `status`."""
         return [memory_problem(path, why) for path, why in self.unreadable_memories()]
 

@@ -22,6 +22,7 @@ cannot read (that line may be the very change it would skip over).
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import secrets
@@ -224,7 +225,7 @@ class Proposals:
         """The live file as the proposal was staged against it."""
         return read_text(self.staging / p.id / "base.md")
 
-    def changes(self, p: Proposal) -> list[Change]:
+    def changes(self, p: Proposal) -> builtins.list[Change]:
         """The proposal's numbered changes against the file it was staged against."""
         return numbered.changes(self.base(p), self.candidate(p))
 
@@ -288,7 +289,7 @@ class Proposals:
         )
         return p
 
-    def _partial(self, p: Proposal, found: list[Change], chosen: list[int]) -> bytes:
+    def _partial(self, p: Proposal, found: builtins.list[Change], chosen: builtins.list[int]) -> bytes:
         """The base with only the `chosen` changes, checked like the night checked the whole
         candidate, and kept as adopted.md (what the adopt wrote, for rollback)."""
         base, candidate = self.base(p), self.candidate(p)
@@ -378,14 +379,14 @@ class Proposals:
         self._record(action)
         return action
 
-    def history(self) -> list[Action]:
+    def history(self) -> builtins.list[Action]:
         """Every readable action, oldest first. A line that cannot be read (not UTF-8, not an
         action, torn by a kill) is skipped and named in `bad_history`."""
         out, self.bad_history = read_records(self.history_path, Action)
         return out
 
     @property
-    def problems(self) -> list[str]:
+    def problems(self) -> builtins.list[str]:
         """The proposals the last list() skipped, each with what to do, for `status`."""
         return [
             f"{path} cannot be read ({why}); `skillsleep doctor --repair` moves it aside (the staged skill "
@@ -393,7 +394,7 @@ class Proposals:
             for path, why in self.unreadable
         ]
 
-    def history_problems(self) -> list[str]:
+    def history_problems(self) -> builtins.list[str]:
         """The lines the last history() skipped, each with what to do, for `status`."""
         return [
             f"{self.history_path} {line_label(n)} cannot be read ({why}); rollback refuses until "

@@ -202,6 +202,9 @@ class Judge(Record):
 Split = Literal["train", "val", "test"]
 
 
+DREAM_MARK = "~dream"  # a dreamed task's id: its real task's id, DREAM_MARK and a number
+
+
 class Task(Record):
     """One unit of work the target runs; `split` is optional in task files (assigned by seed)."""
 
@@ -213,6 +216,14 @@ class Task(Record):
     split: Split | None = None
     origin: Literal["real", "dream"] = "real"
     provenance: list[str] = Field(default_factory=list)
+    # a dreamed task's real task; not written (the id carries it, so plan.json keeps its bytes)
+    parent: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _parent_of_a_dream(self) -> Task:
+        if self.origin == "dream" and self.parent is None:
+            self.parent = self.id.split(DREAM_MARK)[0]
+        return self
 
     @field_validator("id")
     @classmethod

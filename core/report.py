@@ -1,4 +1,4 @@
-"""The night's report: the record (`NightReport`) every renderer reads.
+"""A night's result: the one record (`NightResult`) every renderer reads and the store summarises.
 
     report_markdown.render_markdown(r)  what an agent shows after `/sleep` (and report.md)
     report_files.render_json(r)         the record as JSON with a top-level "version" (report.json)
@@ -96,14 +96,16 @@ class NightUsage(Record):
         fields = RoleUsage.model_fields
         return cls(
             by_role={
-                role: RoleUsage(**{k: (float(v) if k == "cost_usd" else int(v)) for k, v in row.items() if k in fields})
+                role: RoleUsage.model_validate(
+                    {k: (float(v) if k == "cost_usd" else int(v)) for k, v in row.items() if k in fields}
+                )
                 for role, row in by_role.items()
             }
         )
 
     def total(self) -> RoleUsage:
         rows = self.by_role.values()
-        return RoleUsage(**{k: sum(getattr(r, k) for r in rows) for k in RoleUsage.model_fields})
+        return RoleUsage.model_validate({k: sum(getattr(r, k) for r in rows) for k in RoleUsage.model_fields})
 
 
 class StopReason(Record):
@@ -161,8 +163,11 @@ class HistoryPoint(Record):
     accepted: bool = False
 
 
-class NightReport(Record):
-    """Everything one night's report shows."""
+class NightResult(Record):
+    """One night's result: everything its report shows (report.json is this record), and what
+    became of it after the report was written (not in report.json). The night's record
+    (`NightRecord.summarise`), a proposal's scores (`scores()`) and a chart point (`point()`) are
+    derived from it."""
 
     night: int = Field(ge=1)
     started: AwareDatetime
@@ -185,6 +190,11 @@ class NightReport(Record):
     usage: NightUsage = Field(default_factory=NightUsage)
     history: list[HistoryPoint] = Field(default_factory=list)  # previous nights
     problems: list[str] = Field(default_factory=list)  # model replies that could not be used, and what was done
+    # what became of the night after its report was written
+    resumed: bool = Field(default=False, exclude=True)  # it went on from a night that stopped
+    proposal: str | None = Field(default=None, exclude=True)  # the proposal staged (or already pending)
+    adopted: bool = Field(default=False, exclude=True)  # put live by auto-adopt
+    adopt_error: str = Field(default="", exclude=True)  # why auto-adopt did not put it live
 
     @field_validator("started", "finished")
     @classmethod
@@ -192,7 +202,7 @@ class NightReport(Record):
         return value.astimezone(dt.UTC)
 
     @model_validator(mode="after")
-    def _consistent(self) -> NightReport:
+    def _consistent(self) -> NightResult:
         if (self.outcome == "stopped-early") != (self.stop is not None):
             raise ValueError("a stopped-early night needs `stop` (why and what to do), and only it has one")
         if self.outcome in ("accepted", "rejected"):
@@ -207,6 +217,16 @@ class NightReport(Record):
     def baseline_score(self) -> float | None:
         return self.gate.baseline if self.gate else self.baseline
 
+    def scores(self) -> dict[str, float | None]:
+        """The held-out and test scores a proposal of this night carries."""
+        gate, test = self.gate, self.test
+        return {
+            "baseline_score": gate.baseline if gate else None,
+            "candidate_score": gate.candidate if gate else None,
+            "test_before": test.before if test else None,
+            "test_after": test.after if test else None,
+        }
+
     def point(self) -> HistoryPoint:
         """This night as a chart point."""
         return HistoryPoint(
@@ -218,7 +238,7 @@ class NightReport(Record):
         )
 
 
-def chart_points(r: NightReport) -> list[HistoryPoint]:
+def chart_points(r: NightResult) -> list[HistoryPoint]:
     """Previous nights plus this one, by night (this night replaces a history point with its number)."""
     points = {p.night: p for p in r.history}
     points[r.night] = r.point()

@@ -16,7 +16,7 @@ from functools import cache
 from importlib.resources import files
 
 from skillsleep.core.records import Edit
-from skillsleep.core.report import REPORT_VERSION, HistoryPoint, NightReport, chart_points
+from skillsleep.core.report import REPORT_VERSION, HistoryPoint, NightResult, chart_points
 from skillsleep.core.report_wording import (
     TITLE,
     change_text,
@@ -36,7 +36,7 @@ def _css() -> str:
     return files("skillsleep.core").joinpath("styles", "report.css").read_text(encoding="utf-8")
 
 
-def render_html(r: NightReport) -> str:
+def render_html(r: NightResult) -> str:
     """The report as one self-contained HTML page."""
     parts = [
         "<!DOCTYPE html>",
@@ -102,7 +102,7 @@ def _trend(before: float | None, after: float | None) -> str:
     return "up" if after > before else "down"
 
 
-def _html_deltas(r: NightReport) -> str:
+def _html_deltas(r: NightResult) -> str:
     if not r.gate:
         return ""
     intents = intents_by_id(r)
@@ -129,7 +129,7 @@ def _html_deltas(r: NightReport) -> str:
     return "\n".join(out)
 
 
-def _html_tasks(r: NightReport) -> str:
+def _html_tasks(r: NightResult) -> str:
     rows = [
         f"<tr><td>{_e(t.id)}</td><td>{_e(t.intent)}</td><td>{_e(t.split or '—')}</td>"
         f"{_num(str(t.recurrence))}<td>{_e(t.origin)}</td></tr>"
@@ -146,7 +146,7 @@ def _edit_cells(e: Edit) -> str:
     return f"<td>{_e(e.op)}</td><td>{_e(e.target or '')}</td><td>{_e(e.content or '')}</td>"
 
 
-def _html_edits(r: NightReport) -> str:
+def _html_edits(r: NightResult) -> str:
     accepted = [f"<tr>{_edit_cells(e)}<td>{_e(e.rationale)}</td>{_num(str(e.support))}</tr>" for e in r.accepted_edits]
     rejected = [
         f"<tr>{_edit_cells(g.edit)}<td>{_e(g.reason)}</td>"
@@ -194,7 +194,7 @@ def _html_diff(diff: str) -> str:
     return '<pre class="diff">' + "".join(spans) + "</pre>"
 
 
-def _html_usage(r: NightReport) -> str:
+def _html_usage(r: NightResult) -> str:
     rows = (
         [
             f"<tr><td>{_e(role)}</td>"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from skillsleep.core.display import fence, md_line, plain_line, visible
-from skillsleep.core.report import NightReport, chart_points
+from skillsleep.core.report import NightResult, chart_points
 from skillsleep.core.report_wording import (
     TITLE,
     change_text,
@@ -25,7 +25,7 @@ from skillsleep.core.report_wording import (
 Escape = Callable[[str], str]
 
 
-def render_markdown(r: NightReport, *, plain: bool = False) -> str:
+def render_markdown(r: NightResult, *, plain: bool = False) -> str:
     """The report as markdown; `plain` shows untrusted text as it is (for a terminal) instead of
     escaping it for a markdown renderer. Control characters are made visible either way."""
     md = plain_line if plain else md_line
@@ -50,7 +50,7 @@ def render_markdown(r: NightReport, *, plain: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def _tasks(r: NightReport, md: Escape) -> list[str]:
+def _tasks(r: NightResult, md: Escape) -> list[str]:
     """The held-out tasks' scores before → after, and the tasks the night used."""
     out: list[str] = []
     intents = intents_by_id(r)
@@ -70,7 +70,7 @@ def _tasks(r: NightReport, md: Escape) -> list[str]:
     return out
 
 
-def _edits(r: NightReport, md: Escape) -> list[str]:
+def _edits(r: NightResult, md: Escape) -> list[str]:
     out = ["## Edits", ""]
     out += _md_list(
         "Accepted", [md(edit_text(e)) + (f" — {md(e.rationale)}" if e.rationale else "") for e in r.accepted_edits]
@@ -94,7 +94,7 @@ def _edits(r: NightReport, md: Escape) -> list[str]:
     return out
 
 
-def _diff(r: NightReport) -> list[str]:
+def _diff(r: NightResult) -> list[str]:
     out = ["## Diff against the live skill", ""]
     if r.changes:
         shown = visible(numbered(r).rstrip("\n"))
@@ -115,7 +115,7 @@ def _diff(r: NightReport) -> list[str]:
     return out
 
 
-def _usage(r: NightReport, md: Escape) -> list[str]:
+def _usage(r: NightResult, md: Escape) -> list[str]:
     if not r.usage.by_role:
         return []
     out = [

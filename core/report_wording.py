@@ -7,7 +7,7 @@ import datetime as dt
 
 from skillsleep.core.changes import render as render_changes
 from skillsleep.core.records import Edit
-from skillsleep.core.report import NightReport, short
+from skillsleep.core.report import NightResult, short
 
 TITLE = {
     "accepted": "Accepted",
@@ -17,7 +17,7 @@ TITLE = {
 }
 
 
-def next_step(r: NightReport) -> str:
+def next_step(r: NightResult) -> str:
     """What the user can do now (our own wording; may contain markdown code spans)."""
     if r.outcome == "accepted":
         return (
@@ -46,7 +46,7 @@ def time_text(t: dt.datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def duration_text(r: NightReport) -> str:
+def duration_text(r: NightResult) -> str:
     """How long the night ran: "12m 03s", "1h 05m"."""
     s = max(0, int((r.finished - r.started).total_seconds()))
     return f"{s // 3600}h {s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m {s % 60:02d}s"
@@ -61,7 +61,7 @@ def edit_text(e: Edit) -> str:
     return f"replace “{short(e.target or '', 100)}” by “{short(e.content or '', 200)}”"
 
 
-def summary_rows(r: NightReport) -> list[tuple[str, str]]:
+def summary_rows(r: NightResult) -> list[tuple[str, str]]:
     """(label, plain text) rows of the summary; the text is untrusted where it names things."""
     total = r.usage.total()
     rows = [
@@ -107,7 +107,7 @@ def summary_rows(r: NightReport) -> list[tuple[str, str]]:
     return rows
 
 
-def task_counts(r: NightReport) -> str:
+def task_counts(r: NightResult) -> str:
     """The night's tasks by split, and how many were dreamed."""
     parts = []
     for split in ("train", "val", "test"):
@@ -119,12 +119,12 @@ def task_counts(r: NightReport) -> str:
     return text + (f" ({dreams} dreamed)" if dreams else "")
 
 
-def intents_by_id(r: NightReport) -> dict[str, str]:
+def intents_by_id(r: NightResult) -> dict[str, str]:
     """Each task's intent, by task id."""
     return {t.id: t.intent for t in r.tasks}
 
 
-def numbered(r: NightReport) -> str:
+def numbered(r: NightResult) -> str:
     """The numbered changes as a diff, one hunk per change (`@@ … @@ change N`)."""
     name = r.skill_path.replace("\\", "/").rsplit("/", 1)[-1]
     return render_changes(r.changes, f"a/{name}", f"b/{name}")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +42,7 @@ from pydantic_core import PydanticCustomError
 
 from skillsleep.core.backends.base import BaseUrl
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.since import parse_since
 from skillsleep.core.textfile import load_toml, user_path
 from skillsleep.core.validation import describe_validation_error
 
@@ -94,22 +95,21 @@ class HarvestSection(_Section):
         return patterns
 
 
-_SPAN = re.compile(r"\s*(\d+)\s*([mhdw])\s*")
+_ANY_NOW = datetime(2000, 1, 1, tzinfo=UTC)  # check_since reads no clock: any instant does
 
 
 def check_since(text: str) -> str | None:
-    """Why `text` is not a `since` value, or None. The grammar of `--since` (harvest): an ISO
-    date/time (naive = UTC) or a span back from now, N followed by m, h, d or w. Only the syntax
+    """Why `text` is not a `since` value, or None (the grammar: `core/since.py`). Only the syntax
     is checked here (no clock is read); the caller turns it into an instant."""
-    if _SPAN.fullmatch(text):
-        return None
     try:
-        datetime.fromisoformat(text.strip())  # 3.11+: "Z" and "T"-less times too
-    except ValueError:
+        parse_since(text, now=_ANY_NOW)
+    except ConfigError:
         return (
             f"{text!r} is neither an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) "
             "nor a span back from now (30m, 24h, 7d, 2w)"
         )
+    except OverflowError:  # the syntax is right; an instant past the calendar fails when it is used
+        return None
     return None
 
 

@@ -57,7 +57,8 @@ def pack_skill_text() -> str:
 
 
 class SkillTarget(BaseModel):
-    """The live file (or one section of it) that a night trains and a proposal replaces."""
+    """The live file (or one section of it) that a night trains and a proposal replaces: the
+    engine's `LiveSkill` (core/live_skill.py)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -101,6 +102,21 @@ class SkillTarget(BaseModel):
         if self.section is not None:
             return replace_section(base, self.section, trained, source=self._shown())
         return restore(base, trained)
+
+    def live_text(self) -> str:
+        """The live file's whole text, byte-exact (CRLF kept), or "" when it does not exist yet."""
+        if not self.path.exists():
+            return ""
+        try:
+            return self.path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"cannot read the skill {self.path} ({exc}); fix it or pick another with --skill"
+            ) from None
+
+    def key(self) -> str:
+        """Whose memory a night reads and writes: the file, and the section when there is one."""
+        return str(self.path) + (f"#{self.section}" if self.section else "")
 
     def _shown(self) -> str:
         return self.display or str(self.path)

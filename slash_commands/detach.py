@@ -23,7 +23,7 @@ from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import Busy, SkillsleepError
 from skillsleep.core.lock import held_by, who
 from skillsleep.core.nights import NightRecord, Nights
-from skillsleep.slash_commands.sleep_cmd import RUN, check_night
+from skillsleep.slash_commands.runtime import RUN, check_night
 from skillsleep.slash_commands.wiring import SLEEP_FLAGS, data_dir
 
 Data = dict[str, Any]

@@ -23,9 +23,9 @@ from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.models import Models, Progress, agent_harness, read_skill
 from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.progress import progress
+from skillsleep.slash_commands.runtime import Models, Progress, agent_harness, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, state_db
 
 __all__ = ["EvalOptions", "eval_", "run_eval"]

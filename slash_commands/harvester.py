@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from skillsleep.core.discovery import Found
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.harvest import DbReader, Harvester, Parser, Source
 from skillsleep.core.redact import Redactor
-from skillsleep.core.session import utc
+from skillsleep.core.since import parse_since
 from skillsleep.core.store import Store
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
@@ -33,20 +32,6 @@ def discover(harness: str) -> Found:
     """Every transcript of one agent on this machine (its home from the agent's own env vars), with
     the folders that could not be read and the entries that are no transcript file."""
     return registry.get(harness).sources(os.environ)
-
-
-def parse_since(text: str) -> datetime:
-    """An instant from ISO text (naive = UTC) or a span back from now: 30m, 24h, 7d, 2w."""
-    m = re.fullmatch(r"\s*(\d+)\s*([mhdw])\s*", text)
-    if m:
-        unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[m.group(2)]
-        return datetime.now(UTC) - timedelta(**{unit: int(m.group(1))})
-    when = utc(text)
-    if when is None:
-        raise ConfigError(
-            f"--since {text!r}: give an ISO date/time (2026-11-28, 2026-11-28T22:00+01:00) or a span (24h, 7d)"
-        )
-    return when
 
 
 def chat_folders(settings: EffectiveSettings) -> list[Path]:
@@ -119,7 +104,7 @@ def run_harvest(
             "(`skillsleep config` shows where it is)"
         )
     names = [harness] if harness and harness != "chat" else [] if harness else list(registry.agent_names())
-    cutoff = parse_since(since) if since else None
+    cutoff = parse_since(since, now=datetime.now(UTC)) if since else None
     redactor = Redactor(redact_patterns)
     store = Store(state_db(), timeout_s=busy_timeout_s)
     try:

@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
+from skillsleep.core.lock import pid_alive
 from skillsleep.core.nights import NightRecord
 
-__all__ = ["night_state", "pid_alive"]
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (one of another user counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, ValueError, OSError):
-        return False
-    return True
+__all__ = ["night_state"]
 
 
 def night_state(r: NightRecord) -> str:

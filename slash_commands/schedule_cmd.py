@@ -33,11 +33,10 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.slash_commands import cron_log
 from skillsleep.slash_commands.cron_table import When
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.models import agent_harness
 from skillsleep.slash_commands.night_job import NightJob
 from skillsleep.slash_commands.output import emit
+from skillsleep.slash_commands.runtime import agent_harness, check_night
 from skillsleep.slash_commands.schedulers import SCHEDULERS
-from skillsleep.slash_commands.sleep_cmd import check_night
 from skillsleep.slash_commands.wiring import (
     CHAT_DIRS_ENV,
     REDACT_PATTERNS_ENV,

@@ -22,9 +22,9 @@ from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.models import Models, Progress, read_skill
 from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.progress import progress
+from skillsleep.slash_commands.runtime import Models, Progress, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db
 
 __all__ = ["run_training", "train"]

@@ -19,7 +19,7 @@ from skillsleep.core.records import Edit, GateDecision, LedgerEntry, RejectedEdi
 from skillsleep.core.report import (
     GateRejection,
     HistoryPoint,
-    NightReport,
+    NightResult,
     NightUsage,
     ReportTask,
     SafetyRefusal,
@@ -68,7 +68,7 @@ def _usage() -> NightUsage:
     return NightUsage.from_ledger(ledger.by_role())
 
 
-def full_report(**overrides: object) -> NightReport:
+def full_report(**overrides: object) -> NightResult:
     task = Task(id="t2", prompt=f"Summarise {EVIL} | in a table\nand more", split="val")
     fields: dict[str, object] = dict(
         night=5,
@@ -125,17 +125,17 @@ def full_report(**overrides: object) -> NightReport:
         ],
     )
     fields.update(overrides)
-    return NightReport.model_validate(fields)
+    return NightResult.model_validate(fields)
 
 
-def partial_report() -> NightReport:
+def partial_report() -> NightResult:
     stop = StopReason.from_error(
         BudgetExceeded(
             "token budget reached: 9000 of 10000 tokens spent and the next "
             "call may need ~2000; raise --budget-tokens to go on."
         )
     )
-    return NightReport(
+    return NightResult(
         night=1,
         started=T0,
         finished=T0 + dt.timedelta(seconds=40),

@@ -1,8 +1,10 @@
-"""The LLMs of one run and the harness of an agent CLI, as `train`, `eval` and `run` build them."""
+"""What a run is built from: its models (target, optimizer, judge, on one ledger and store)
+and an agent's replay harness with its `[harness.<name>]` settings; for a night also its checked
+`[sleep]` settings, and the skill file of `train` and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,16 +13,18 @@ from skillsleep.core.config import ModelSection, TrainConfig
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
+from skillsleep.core.night_settings import model_specs
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.textfile import read_text_file
+from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
-from skillsleep.slash_commands.wiring import harness_settings, make_backend
-
-__all__ = ["Models", "Progress", "agent_harness", "config_retry_advice", "read_skill"]
+from skillsleep.slash_commands.wiring import harness_settings, make_backend, sleep_settings
 
 Progress = Callable[[str], None]
+
+RUN = "skillsleep run"  # what a night's process records in the state lock
 
 
 def read_skill(path: Path) -> Skill:
@@ -95,3 +99,13 @@ def agent_harness(name: str, *, target_model: str | None, base_url: str | None) 
         raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
     model = settings.target_model or "its configured model"
     return harness, f"{name} {status.version} ({model})", settings.timeout_s
+
+
+def check_night(flags: Mapping[str, object | None]) -> SleepSection:
+    """The night's `[sleep]` settings layered flag > env > file > default and checked before any
+    work (also by `schedule`, so a typo fails there and not at 3 a.m.)."""
+    settings = sleep_settings(flags).values
+    registry.check_name(settings.harness)
+    harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
+    model_specs(settings)  # names a missing default model now, not mid-night
+    return settings
