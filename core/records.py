@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -28,19 +28,7 @@ SCHEMA_VERSION = 1
 Role = Literal[
     "target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine", "relevance", "dream"
 ]
-ROLES: tuple[str, ...] = (
-    "target",
-    "judge",
-    "reflect",
-    "merge",
-    "rank",
-    "slow_update",
-    "meta",
-    "schedule",
-    "mine",
-    "relevance",
-    "dream",
-)
+ROLES: tuple[str, ...] = get_args(Role)
 
 
 def _as_utc(value: datetime) -> datetime:

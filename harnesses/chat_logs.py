@@ -54,6 +54,13 @@ def chat_log_files(dirs: Sequence[Path], *, exclude: Sequence[Path] = ()) -> Fou
     return found
 
 
+def _session_id(rid: object, source: str, offset: int) -> str:
+    """The log's own id of a conversation, else its file's stem and byte offset."""
+    if isinstance(rid, (str, int)) and not isinstance(rid, bool) and str(rid):
+        return str(rid)
+    return f"{Path(source).stem}:{offset}"
+
+
 def _conversation(line: Line, source: str, skipped: Counter[str]) -> Session | None:
     rec = line.value
     messages = rec.get("messages")
@@ -96,15 +103,9 @@ def _conversation(line: Line, source: str, skipped: Counter[str]) -> Session | N
     metadata = rec.get("metadata")
     meta = metadata if isinstance(metadata, dict) else {}
     project = _str(meta.get("project")) or _str(meta.get("cwd"))
-    rid = rec.get("id")
-    sid = (
-        str(rid)
-        if isinstance(rid, (str, int)) and not isinstance(rid, bool) and str(rid)
-        else f"{Path(source).stem}:{line.offset}"
-    )
     return Session(
         harness="chat",
-        id=sid,
+        id=_session_id(rec.get("id"), source, line.offset),
         project=project,
         turns=turns,
         models=[model] if model else [],

@@ -1,4 +1,4 @@
-"""`skillsleep run`: the click command of one night; the night itself is sleep_cmd.run_sleep, and
+"""`skillsleep run`: the click command of one night; the night itself is night_runner.run_sleep, and
 `--detach` runs it in the background (detach.py)."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from skillsleep.core.report_markdown import render_markdown
 from skillsleep.slash_commands import choices
 from skillsleep.slash_commands import detach as background
 from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.night_runner import run_sleep
 from skillsleep.slash_commands.options import chat_dir_option
 from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
-from skillsleep.slash_commands.sleep_cmd import run_sleep
 
 __all__ = ["run_"]
 

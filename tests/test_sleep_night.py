@@ -662,16 +662,16 @@ def test_night_on_a_subset_of_the_external_corpus(
 def test_the_text_summary_names_transcripts_the_harvest_could_not_read(
     chat_night: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skillsleep.slash_commands import sleep_cmd
+    from skillsleep.slash_commands import night_runner
 
-    real = sleep_cmd.run_harvest
+    real = night_runner.run_harvest
 
     def harvest(*args: Any, **kwargs: Any) -> dict[str, Any]:
         out = real(*args, **kwargs)
         out["unreadable"] = [f"{chat_night / 'gone.jsonl'}: No such file or directory"]
         return out
 
-    monkeypatch.setattr(sleep_cmd, "run_harvest", harvest)
+    monkeypatch.setattr(night_runner, "run_harvest", harvest)
     code, out, err = invoke(*run_args(chat_night))
     assert code == 0, err
     assert "harvest: 1 transcript file(s) or folder(s) could not be read" in out and "skillsleep harvest --json" in out

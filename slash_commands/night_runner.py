@@ -1,14 +1,10 @@
-"""`skillsleep run`: one night of the sleep cycle, from harvest to a staged proposal.
+"""One night as `skillsleep run` starts it (run_cmd.py is its click command, detach.py its
+background form): layer the `[sleep]` settings, hold the state lock, harvest new sessions, build
+the night's objects (store, nights, proposals, the models and harness factories, the live skill)
+and hand them to core's `run_night` (core/cycle.py); what comes back is summarised for `--json`
+and rendered as text and markdown.
 
-    lock → harvest (incremental) → which skill (--skill, or the managed learned skill) → resume an
-    unfinished night of that skill, or plan a new one (mine, relevance, judges, split, dreams) →
-    train one epoch through the chosen harness → verdict on held-out real tasks → test split →
-    report (always, in the night's folder) → stage a proposal (not with --dry-run) → adopt it
-    with --auto-adopt when the gate accepted it → the skill's memory and the night record.
-
-The live skill is written only by `adopt` (here: --auto-adopt after an accepted gate). A night
-stopped by the budget, a dead model server or Ctrl-C keeps its state: the next `skillsleep run`
-for the same skill resumes it (same tasks, finished steps kept) when the live skill is unchanged.
+The live skill is written only by `adopt` (in a night: --auto-adopt after an accepted gate).
 """
 
 from __future__ import annotations
