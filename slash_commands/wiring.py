@@ -1,4 +1,12 @@
-"""Turn configuration plus the environment into engine objects (the only place env is read).
+"""Turn configuration plus the environment into engine objects.
+
+This is the one place settings are read from the environment: `SKILLSLEEP_HOME`,
+`SKILLSLEEP_CONFIG`, `SKILLSLEEP_CHAT_DIRS`, `SKILLSLEEP_REDACT_PATTERNS`, `SKILLSLEEP_<KEY>` of
+`[sleep]`, and each provider's key and base-URL variables. Other modules of the command and
+harness layers read only `HOME`, `PATH`, the XDG and agents' folder variables, or pass the
+environment on to a process they start (`schedule` also names the settings its night will not
+see, an agent's replay checks that its key variable is set); core reads none
+(tests/test_architecture.py).
 
 Paths: `SKILLSLEEP_HOME` overrides every state path (state.db, model cache, chat-logs/,
 config.toml); otherwise the platform's user data / cache / config directories are used.
