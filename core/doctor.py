@@ -36,7 +36,8 @@ from skillsleep.core.jsonl import line_label, read_records
 from skillsleep.core.ledger import read_ledger
 from skillsleep.core.night import NightPlan
 from skillsleep.core.nights import Nights, SkillMemory
-from skillsleep.core.proposals import Action, Proposals
+from skillsleep.core.proposal_record import Action
+from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Record
 from skillsleep.core.store import HOLDS, Salvage, Store, check_database, salvage
 from skillsleep.core.trainer import TrainState

@@ -28,9 +28,9 @@ import json
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from skillsleep.core import changes as numbered
 from skillsleep.core.changes import Change, unified_diff
@@ -38,73 +38,20 @@ from skillsleep.core.edits import structure_problems
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.jsonl import line_label, read_records
 from skillsleep.core.newlines import endings_note, style
-from skillsleep.core.records import Edit, Record, UtcDatetime, why_unreadable
+from skillsleep.core.proposal_record import (
+    ABSENT,
+    Action,
+    Conflict,
+    Proposal,
+    conflict_message,
+    file_hash,
+    hash_of_base,
+    read_text,
+    your_edits,
+)
+from skillsleep.core.records import Edit, why_unreadable
 from skillsleep.core.rundir import append_line, write_atomic
 from skillsleep.core.safety import screen_all
-
-ABSENT = "absent"  # base hash of a live file that did not exist yet (a new managed skill)
-
-Status = Literal["staged", "adopted", "rejected"]
-
-
-class Proposal(Record):
-    """One night's result for one skill, waiting for the user's decision."""
-
-    id: str
-    created: UtcDatetime
-    skill_path: str  # the live file this proposal would replace
-    base_hash: str  # sha256 of the live file at staging time, or ABSENT
-    candidate_hash: str
-    accepted: bool  # the gate's verdict
-    reason: str  # the gate's reason (why accepted / why not)
-    status: Status = "staged"
-    baseline_score: float | None = None
-    candidate_score: float | None = None
-    test_before: float | None = None
-    test_after: float | None = None
-    night: int | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
-    adopted_edits: list[int] | None = None  # adopted with --edits: the change numbers put live (None: all)
-
-
-class Action(Record):
-    """One line of the history: what was done to which proposal / live file."""
-
-    time: UtcDatetime
-    kind: Literal["stage", "adopt", "reject", "rollback"]
-    proposal_id: str | None = None
-    skill_path: str | None = None
-    detail: str = ""
-    backup: str | None = None  # the live file as it was before this action
-    restored_from: str | None = None  # a rollback: the backup folder it put back
-    forced: bool = False  # done over edits made since the proposal was staged or the last change
-    edits: list[int] | None = None  # an adopt of only these numbered changes (`adopt --edits`)
-
-
-class Conflict(ConfigError):
-    """The live file changed since the proposal was staged."""
-
-
-def file_hash(path: Path) -> str:
-    """sha256 of a file's bytes, or ABSENT when it does not exist."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return ABSENT
-
-
-def read_text(path: Path) -> str:
-    """A user's file as text, byte for byte (CRLF and a byte order mark kept); undecodable bytes
-    shown as U+FFFD (for diffs and messages only: files are copied as bytes, never via this)."""
-    return path.read_bytes().decode("utf-8", errors="replace")
-
-
-def _base_hash(live: Path, base_text: str | None) -> str:
-    """The hash adopt compares the live file with: of `base_text` (the text a candidate was derived
-    from), or of the live file now when None; ABSENT for a file that did not exist."""
-    if base_text is None:
-        return file_hash(live)
-    return ABSENT if base_text == "" and not live.exists() else hashlib.sha256(base_text.encode()).hexdigest()
 
 
 def _now() -> datetime:
@@ -143,7 +90,7 @@ class Proposals:
         so edits the user made during a night are never overwritten silently."""
         live = Path(skill_path).expanduser().resolve()
         base = base_text if base_text is not None else (live.read_bytes().decode("utf-8") if live.exists() else "")
-        base_hash = _base_hash(live, base_text)
+        base_hash = hash_of_base(live, base_text)
         pid = _now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         folder = self.staging / pid
         write_atomic(folder / "SKILL.md", candidate.encode())
@@ -179,7 +126,7 @@ class Proposals:
         """The newest pending proposal that `stage()` with these arguments would repeat: same live
         file, same base, same candidate, same verdict (a night that re-learned what still waits)."""
         live = Path(skill_path).expanduser().resolve()
-        want = (str(live), _base_hash(live, base_text), hashlib.sha256(candidate.encode()).hexdigest(), accepted)
+        want = (str(live), hash_of_base(live, base_text), hashlib.sha256(candidate.encode()).hexdigest(), accepted)
         for p in reversed(self.list()):
             if p.status == "staged" and (p.skill_path, p.base_hash, p.candidate_hash, p.accepted) == want:
                 return p
@@ -265,7 +212,7 @@ class Proposals:
         live = Path(p.skill_path)
         current = file_hash(live)
         if current != p.base_hash and not force:
-            raise Conflict(self._conflict_message(p))
+            raise Conflict(conflict_message(p, self.base(p), self.candidate(p)))
         found = self.changes(p) if edits is not None else []
         chosen = None if edits is None else numbered.parse_numbers(edits, len(found))
         content = (self.staging / p.id / "SKILL.md").read_bytes() if chosen is None else self._partial(p, found, chosen)
@@ -356,7 +303,7 @@ class Proposals:
         edited = wrote is not None and file_hash(live) != wrote[0]
         if wrote is not None and edited and not force:
             what = f"{last.kind} of {last.proposal_id}" if last.proposal_id else last.kind
-            yours = self._your_edits(wrote[1], live, f"as the {last.kind} wrote it", since="since then")
+            yours = your_edits(wrote[1], live, f"as the {last.kind} wrote it", since="since then")
             raise Conflict(
                 f"{live} changed since the last {what} wrote it, so rolling back would drop your "
                 f"edits.\n{yours}Copy what you want to keep, or roll back anyway with --force (the "
@@ -403,27 +350,6 @@ class Proposals:
         ]
 
     # --- internals -----------------------------------------------------------------------------
-
-    def _conflict_message(self, p: Proposal) -> str:
-        base = self.base(p)
-        live = Path(p.skill_path)
-        theirs = unified_diff(base, self.candidate(p), f"{live.name} (when staged)", f"{live.name} (proposal {p.id})")
-        return (
-            f"{live} changed since proposal {p.id} was staged, so adopting it would drop your edits.\n"
-            f"{self._your_edits(base, live, 'when staged', since='since staging')}"
-            f"--- the proposal's edits ---\n{theirs}"
-            "Run another night to get a proposal based on your current file, or adopt anyway with --force "
-            "(the current file is backed up first)."
-        )
-
-    @staticmethod
-    def _your_edits(before: str, live: Path, when: str, *, since: str) -> str:
-        """The user's edits (`before` → the live file now) as a titled diff, for a refusal."""
-        current = read_text(live) if live.exists() else ""
-        name = live.name
-        yours = unified_diff(before, current, f"{name} ({when})", f"{name} (live now)") or "(file removed)\n"
-        endings = endings_note(style(before), style(current), f"the file {when}", "the live file")
-        return f"--- your edits {since} ---\n{yours}" + (f"({endings})\n" if endings else "")
 
     def _written(self, action: Action) -> tuple[str, str] | None:
         """(hash, text) of what an adopt or rollback wrote into the live file (ABSENT and "" for

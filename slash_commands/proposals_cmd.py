@@ -15,7 +15,8 @@ import click
 from skillsleep.core.changes import render as render_changes
 from skillsleep.core.display import fence, md_line, plain_line, visible
 from skillsleep.core.lock import StateLock
-from skillsleep.core.proposals import Proposals, file_hash
+from skillsleep.core.proposal_record import file_hash
+from skillsleep.core.proposals import Proposals
 from skillsleep.slash_commands import agent_md
 from skillsleep.slash_commands.agent_md import adopted
 from skillsleep.slash_commands.guard import guard

@@ -19,7 +19,8 @@ from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import SkillsleepError
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.nights import NightRecord, Nights, month_start
-from skillsleep.core.proposals import Proposal, Proposals, file_hash
+from skillsleep.core.proposal_record import Proposal, file_hash
+from skillsleep.core.proposals import Proposals
 from skillsleep.core.store import Store
 from skillsleep.slash_commands import agent_md
 from skillsleep.slash_commands.cron_log import last_run

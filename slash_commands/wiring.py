@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import os
 import types
-import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import annotated_types
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -45,6 +43,7 @@ from skillsleep.core.user_config import (
     layer,
 )
 from skillsleep.core.user_config import parse_user_config as _parse_schema
+from skillsleep.slash_commands.setting_text import Scalar, expected, from_text, is_text_typed, named_choices
 
 
 def data_dir() -> Path:
@@ -169,9 +168,6 @@ class HarvestSettings(BaseModel):
         return [Path(d) for d in self.chat_dirs.value]
 
 
-Scalar = bool | int | float | str  # bool first: a JSON true stays a bool
-
-
 class ScalarSetting(BaseModel):
     """One effective scalar setting (the counterpart of `Setting` for lists): its value, the level
     it came from ("default" when none set it) and what each level that set it gave."""
@@ -280,56 +276,6 @@ def effective_settings(
 
 SLEEP_ENVS: dict[str, str] = {key: f"SKILLSLEEP_{key.upper()}" for key in SleepSection.model_fields}
 SLEEP_FLAGS: dict[str, str] = {key: "--" + key.replace("_", "-") for key in SleepSection.model_fields}
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
-
-
-def _expected(key: str) -> str:
-    """What `[sleep] key` accepts, in words: "a whole number ≥ 1", "'on' or 'off'", …"""
-    field = SleepSection.model_fields[key]
-    kind = field.annotation
-    low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
-    above = next((m.gt for m in field.metadata if isinstance(m, annotated_types.Gt)), None)
-    bound = f" ≥ {low:g}" if low is not None else f" > {above:g}" if above is not None else ""
-    if kind is bool:
-        return "true or false (also 1/0, yes/no, on/off)"
-    if kind is int:
-        return f"a whole number{bound}"
-    if kind is float:
-        return f"a number{bound}"
-    choices = typing.get_args(kind) if typing.get_origin(kind) is Literal else _named_choices(key)
-    if choices:
-        return "one of " + ", ".join(repr(c) for c in choices)
-    return "a string"
-
-
-def _named_choices(key: str) -> tuple[str, ...]:
-    """The values of a text key that the registry knows, not its type: the harness names."""
-    if key != "harness":
-        return ()
-    from skillsleep.harnesses import registry
-
-    return registry.names()
-
-
-def _from_text(key: str, text: str) -> Scalar:
-    """The text of an env var (or a string flag) as `[sleep] key`'s type; ValueError when it is not one."""
-    kind = SleepSection.model_fields[key].annotation
-    if kind is bool:
-        word = text.strip().lower()
-        if word in _TRUE or word in _FALSE:
-            return word in _TRUE
-        raise ValueError(text)
-    if kind is int:
-        return int(text.strip())
-    if kind is float:
-        return float(text.strip())
-    return text
-
-
-def _is_text_typed(key: str) -> bool:
-    kind = SleepSection.model_fields[key].annotation
-    return kind is str or typing.get_origin(kind) is Literal
 
 
 def sleep_settings(
@@ -355,19 +301,19 @@ def sleep_settings(
     for key in SleepSection.model_fields:
         levels: dict[Origin, Any] = given.setdefault(key, {})
         flag = flags.get(key)
-        if isinstance(flag, str) and not _is_text_typed(key):
+        if isinstance(flag, str) and not is_text_typed(key):
             try:
-                flag = _from_text(key, flag)
+                flag = from_text(key, flag)
             except ValueError:
-                problems.append(f"{SLEEP_FLAGS[key]} {flag!r}: expected {_expected(key)}")
+                problems.append(f"{SLEEP_FLAGS[key]} {flag!r}: expected {expected(key)}")
                 unreadable.add(key)
         if flag is not None:
             levels["flag"] = flag
         if text := os.environ.get(SLEEP_ENVS[key], ""):
             try:
-                levels["env"] = _from_text(key, text)
+                levels["env"] = from_text(key, text)
             except ValueError:
-                problems.append(f"{SLEEP_ENVS[key]}={text!r}: expected {_expected(key)}")
+                problems.append(f"{SLEEP_ENVS[key]}={text!r}: expected {expected(key)}")
                 unreadable.add(key)
         if key in file_set:
             levels["file"] = getattr(cfg.sleep, key)
@@ -376,7 +322,7 @@ def sleep_settings(
     }
     chosen = {key: given[key][o] for key, o in sources.items() if o != "default" and key not in unreadable}
     try:
-        values = SleepSection.model_validate(chosen, context={"harnesses": _named_choices("harness")})
+        values = SleepSection.model_validate(chosen, context={"harnesses": named_choices("harness")})
     except ValidationError as exc:
         problems += [_sleep_problem(err, sources, where) for err in exc.errors(include_url=False)]
     if problems:
@@ -392,7 +338,7 @@ def _sleep_problem(err: Any, sources: Mapping[str, Origin], where: ConfigFile) -
     """One pydantic error of the layered `[sleep]` values, named by the level that gave the value."""
     key = str(err["loc"][0]) if err["loc"] else ""
     got = err.get("input")
-    what = str(err["msg"]) if err["type"] in ("since_syntax", "base_url_syntax") else f"expected {_expected(key)}"
+    what = str(err["msg"]) if err["type"] in ("since_syntax", "base_url_syntax") else f"expected {expected(key)}"
     source = sources.get(key, "default")
     if source == "flag":
         return f"{SLEEP_FLAGS[key]} {got!r}: {what}"

@@ -53,7 +53,8 @@ from hypothesis import strategies as st
 from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.harvest import Harvester, Source, source_key
-from skillsleep.core.proposals import Action, Proposal, Proposals
+from skillsleep.core.proposal_record import Action, Proposal
+from skillsleep.core.proposals import Proposals
 from skillsleep.core.redact import Redactor
 from skillsleep.core.session import ParseResult, Session
 from skillsleep.core.store import Store

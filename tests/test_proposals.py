@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.proposals import ABSENT, Conflict, Proposals, file_hash
+from skillsleep.core.proposal_record import ABSENT, Conflict, file_hash
+from skillsleep.core.proposals import Proposals
 
 OLD = "---\nname: fmt\n---\n- answer briefly\n"
 NEW = "---\nname: fmt\n---\n- answer briefly\n- end with `Answer: <value>`\n"

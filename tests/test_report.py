@@ -12,9 +12,10 @@ from typing import ClassVar
 import pytest
 from pydantic import ValidationError
 
+from skillsleep.core.changes import unified_diff
 from skillsleep.core.errors import BackendUnavailable, BudgetExceeded
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.proposals import Proposals, unified_diff
+from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Edit, GateDecision, LedgerEntry, RejectedEdit, Task, TaskDelta, Usage
 from skillsleep.core.report import (
     GateRejection,
