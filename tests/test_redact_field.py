@@ -88,7 +88,6 @@ def rates() -> dict[str, tuple[int, int]]:
     return {g: (c, n) for g, (c, n) in tally.items()}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: the targets are not met yet")
 def test_the_issue_targets_hold() -> None:
     r = rates()
     assert {g: round(r[g][0] / r[g][1], 3) for g in TARGETS if r[g][0] / r[g][1] < TARGETS[g]} == {}
