@@ -597,6 +597,32 @@ def harvest(
     _emit(report, as_json, _harvest_text)
 
 
+@main.command("redact")
+@click.argument("source", metavar="FILE|-")
+@click.option(
+    "--redact-pattern",
+    "redact_patterns",
+    multiple=True,
+    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts, the lines and the redacted text as JSON.")
+@_guard(state=False)
+def redact_(source: str, redact_patterns: tuple[str, ...], as_json: bool) -> None:
+    """Show what harvest would redact in FILE (- reads standard input): the redacted text on stdout,
+    what was redacted on which line on stderr. Nothing is stored."""
+    from skillsleep.slash_commands.redact_cmd import read_input, redact_text, summary_line
+    from skillsleep.slash_commands.wiring import effective_settings
+
+    text = read_input(source)
+    patterns = tuple(effective_settings((), redact_patterns).harvest.redact_patterns.value)
+    report = redact_text(source, text, patterns)
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+        return
+    click.echo(visible(report.text) if _terminal() else report.text, nl=False)
+    click.echo(visible(summary_line(report)), err=True)
+
+
 @main.command()
 @click.option(
     "--debounce",
