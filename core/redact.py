@@ -21,7 +21,15 @@ from skillsleep.core.records import Edit
 from skillsleep.core.scan import ENGINE, LiteralScan
 from skillsleep.core.secret_names import name_strength, secret_name
 from skillsleep.core.secret_rules import PROSE_RULES, TOKEN_RULES, Rule
-from skillsleep.core.secret_values import IDENTIFIER, code_like, placeholder, random_enough
+from skillsleep.core.secret_values import (
+    IDENTIFIER,
+    STANDALONE,
+    STANDALONE_GATE,
+    code_like,
+    looks_generated,
+    placeholder,
+    random_enough,
+)
 from skillsleep.core.session import Session
 
 __all__ = ["REDACTED", "Redactor", "redaction_markers", "secret_name"]
@@ -58,7 +66,7 @@ _LINE_LEAD = re.compile(r"[ \t]*(?:[-+>][ \t]+)?(?:export[ \t]+|set[ \t]+|\$env:
 
 
 _CASE_GATES = tuple(dict.fromkeys(r.gate for r in TOKEN_RULES if not r.fold and not r.gate_is_regex))
-_REGEX_GATES = tuple(dict.fromkeys(r.gate for r in TOKEN_RULES if r.gate_is_regex))
+_REGEX_GATES = (*dict.fromkeys(r.gate for r in TOKEN_RULES if r.gate_is_regex), STANDALONE_GATE)
 _FOLD_GATES = tuple(dict.fromkeys([r.gate for r in TOKEN_RULES + PROSE_RULES if r.fold] + list(_KEY_WORDS)))
 
 
@@ -98,7 +106,7 @@ class Redactor:
 
     def text(self, s: str) -> str:
         """A copy of `s` with every secret replaced by `[REDACTED:<kind>]`."""
-        if not s:
+        if len(s) < 8 and not self._custom:  # too short to hold a secret the rules would see
             return s
         for pattern in self._custom:
             s = self._outside_markers(s, lambda piece, p=pattern: p.sub(self._custom_repl, piece))
@@ -114,6 +122,8 @@ class Redactor:
         for rule in PROSE_RULES:
             if rule.gate in present:
                 s = self._outside_markers(s, lambda piece, r=rule: self._apply(r, piece))
+        if STANDALONE_GATE in present:
+            s = self._outside_markers(s, self._standalone)
         self._lowered = {}
         return s
 
@@ -146,6 +156,17 @@ class Redactor:
             out += [s[done:start], _mark(rule.kind)]
             done = end
             self.counts[rule.kind] += 1
+        return "".join(out) + s[done:] if out else s
+
+    def _standalone(self, s: str) -> str:
+        """Redact a generated-looking token that is a whole line by itself (no name, no prefix)."""
+        out: list[str] = []
+        done = 0
+        for m in STANDALONE.finditer(s):
+            if looks_generated(m.group(1)):
+                out += [s[done : m.start(1)], _mark("high_entropy_token")]
+                done = m.end(1)
+                self.counts["high_entropy_token"] += 1
         return "".join(out) + s[done:] if out else s
 
     def _custom_repl(self, m: re.Match[str]) -> str:

@@ -97,7 +97,7 @@ TOKEN_RULES: list[Rule] = [
         "basic_auth",
         "authorization",
         r"[\"']?\s*[:=]\s*[\"']?basic\s+([a-z0-9+/=._~-]{6,})",
-        gate="auth",
+        gate="authorization",
         group=1,
         fold=True,
     ),
@@ -105,7 +105,7 @@ TOKEN_RULES: list[Rule] = [
         "bearer_token",
         "authorization",
         r"[\"']?\s*[:=]\s*[\"']?(?:[a-z][a-z0-9_-]{1,24}[ \t]+(?:[a-z_]{1,12}=)?)?([^\s\"',;\[{(\\][^\s\"',;\\]{7,})",
-        gate="auth",
+        gate="authorization",
         group=1,
         check=_header_token,
         fold=True,
@@ -148,7 +148,7 @@ def _prose_rules() -> list[Rule]:
     out = []
     for word in words:
         literal, rest = (word, "") if word not in ("api", "access") else (word, "[ ]key")
-        gate = next(g for g in ("pass", "pwd", "secret", "token", "api", "access") if literal.startswith(g))
+        gate = literal + rest.replace("[ ]", " ")  # the whole word: one scan finds every gate at once
         for sep, check in ((_EXPLICIT, _explicit_secret), (_BARE, _bare_secret)):
             out.append(
                 rule(

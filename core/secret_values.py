@@ -3,7 +3,11 @@ shape of one redaction rule."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -110,3 +114,38 @@ def rule(
     if gate_regex:
         return Rule(kind, gate_regex, compiled, fallback, group, boundary, check, fold, gate_is_regex=True)
     return Rule(kind, gate or prefix, compiled, fallback, group, boundary, check, fold)
+
+
+# --- a generated token standing alone on a line of tool output ------------------------------------
+
+# the whole line is one token (quotes and a trailing comma allowed): `cat credentials` prints this
+STANDALONE = re.compile(r"^[ \t]*[\"'`]?([A-Za-z0-9+/=_~.-]{24,512})[\"'`]?[ \t,;]*$", re.MULTILINE)
+STANDALONE_GATE = r"(?:^|\n)[ \t]*[\"'`]?[A-Za-z0-9+/=_~.-]{24,}[\"'`]?[ \t,;]*(?:\n|$)"
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_TYPED_ID = re.compile(r"[a-z]{2,12}(?:[_-][a-z]{2,12})?[_-]")  # msg_01…, req_…, toolu_…: an id with its type
+
+
+def _entropy(v: str) -> float:
+    n = len(v)
+    return -sum(k / n * math.log2(k / n) for k in Counter(v).values())
+
+
+def _base64_of_text(v: str) -> bool:
+    """Base64 (standard or URL-safe) that decodes to mostly printable text: encoded prose, not a key."""
+    body = v.rstrip("=")
+    try:
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if "-" in v or "_" in v else None)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) >= 12 and sum(32 <= b < 127 or b in (9, 10, 13) for b in raw) / len(raw) > 0.85
+
+
+def looks_generated(v: str) -> bool:
+    """A random token rather than a hash (hex), a UUID, a typed id (`msg_01…`), base64 of text, a path
+    or an identifier: mixed case and digits, and close to the entropy of random characters."""
+    if _UUID.search(v) or _TYPED_ID.match(v) or v.count("/") > 2:
+        return False
+    lower, upper, digits = (sum(f(c) for c in v) for f in (str.islower, str.isupper, str.isdigit))
+    if lower < 2 or upper < 2 or digits < 2 or _entropy(v) < 0.85 * math.log2(len(v)):
+        return False
+    return not _base64_of_text(v)

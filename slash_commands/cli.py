@@ -195,6 +195,14 @@ def _show(data: Data, out: Output, text: Callable[[Data, bool], str], md: Callab
     _emit(data, out.fmt == "json", lambda d: md(d, out.prefix) if out.fmt == "md" else text(d, out.plain))
 
 
+_REDACT_PATTERN = click.option(  # harvest, watch and redact: the same user patterns
+    "--redact-pattern",
+    "redact_patterns",
+    multiple=True,
+    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="skillsleep")
 def main() -> None:
@@ -543,12 +551,7 @@ def harnesses(as_json: bool) -> None:
     help="Count only sessions that ended after this as new (older ones are stored too, counted "
     "apart): ISO date/time or a span (24h, 7d).",
 )
-@click.option(
-    "--redact-pattern",
-    "redact_patterns",
-    multiple=True,
-    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
-)
+@_REDACT_PATTERN
 @click.option(
     "--transcript",
     type=click.Path(path_type=Path, dir_okay=True, exists=False),
@@ -599,12 +602,7 @@ def harvest(
 
 @main.command("redact")
 @click.argument("source", metavar="FILE|-")
-@click.option(
-    "--redact-pattern",
-    "redact_patterns",
-    multiple=True,
-    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
-)
+@_REDACT_PATTERN
 @click.option("--json", "as_json", is_flag=True, help="Print the counts, the lines and the redacted text as JSON.")
 @_guard(state=False)
 def redact_(source: str, redact_patterns: tuple[str, ...], as_json: bool) -> None:
@@ -646,12 +644,7 @@ def redact_(source: str, redact_patterns: tuple[str, ...], as_json: bool) -> Non
     help="Watch this folder of direct-chat logs too, besides the agents' transcripts (repeatable; "
     "replaces SKILLSLEEP_CHAT_DIRS and the config file's chat_dirs).",
 )
-@click.option(
-    "--redact-pattern",
-    "redact_patterns",
-    multiple=True,
-    help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
-)
+@_REDACT_PATTERN
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per harvest, one per line.")
 @_guard
 def watch(
