@@ -15,6 +15,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillsleep.core.redact import Redactor
 
@@ -38,6 +40,8 @@ KNOWN_MISSES = {
 ANNOUNCED = ("export", "named", "header")
 TARGETS = {"announced": 0.99, "alone": 0.95, "private-key": 1.0, "url-password": 1.0}
 CLEAN_CHANGED_MAX = 0.02
+# what secrets and their contexts are made of, with the characters that end or quote them
+ALPHABET = "aZ09_-./+=:@ \n\t\"'`$~[](){}ghp_sk-xoxbAKIAtokenpasswordBearer"
 
 
 def _group(sample: F.Sample, context: str) -> str:
@@ -114,3 +118,15 @@ def test_corpus_is_large_and_has_provenance() -> None:
 if __name__ == "__main__":  # print the table: python tests/test_redact_field.py
     for group, (c, n) in sorted(rates().items()):
         print(f"{group:20s} {c:4d}/{n:<4d} {100 * c / n:5.1f}%")
+
+
+def test_both_scan_engines_redact_the_field_corpus_alike() -> None:
+    texts = [text for _, _, text in F.cases() + F.SPECIAL] + C.CLEAN
+    assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(ALPHABET)), max_size=300))
+def test_any_text_redacts_without_error_and_a_second_pass_changes_nothing(text: str) -> None:
+    once = Redactor().text(text)
+    assert Redactor().text(once) == once
