@@ -1,7 +1,6 @@
 """Provider-prefixed token formats that the secret scanners know, one rule each.
 
-Modelled on the rule catalogue of gitleaks (`config/gitleaks.toml`; the rule id is in the comment
-where it differs from the kind) and on the detectors of detect-secrets and trufflehog, for formats
+Modelled on the rule catalogue of gitleaks (`config/gitleaks.toml`) and on the detectors of detect-secrets, trufflehog and secretlint, for formats
 that can be told apart standing alone: a fixed prefix or a fixed structure. Bodies take every
 character the format may hold, at least as many as it has, so no tail of a longer token survives.
 Formats that only a name next to them reveals (a 32-character hex Algolia key) are left to the
@@ -87,6 +86,9 @@ PROVIDER_RULES: list[Rule] = [
     rule("vault_token", "hv", r"[sbr]\." + _W + "{90,}"),
     rule("yandex_key", "AQVN", _W + "{35,}"),
     rule("docker_token", "dckr_", "(?:pat|oat)_" + _W + "{27,}"),
+    rule("tailscale_key", "tskey-", r"(?:auth|client|scim|webhook|api)-" + _B62 + "{6,}-" + _B62 + "{16,}"),
+    rule("vercel_token", "vc", "[pickra]_" + _B62 + "{24,}"),
+    rule("figma_token", "figd_", _W + "{40,}"),
     rule("mailchimp_key", "", _HEX + r"{32}-us\d{1,2}(?!\d)", gate="-us"),
     rule(
         "discord_token",

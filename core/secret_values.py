@@ -47,7 +47,7 @@ _STOP_VALUES = frozenset(
     ]
 )
 _PLACEHOLDER = re.compile(
-    r"\[[^\]]*\]|\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_]\w*|<[^<>]*>|\{\{.*\}\}|%[A-Za-z_]\w*%|[*xX•.#_-]{3,}|\.\.\.|…"
+    r"\[[^\]]*\]|\{[A-Za-z_][\w.]*\}|[A-Z][A-Z_]*_[A-Z]+|\$\{[^}]*\}?|\$\(.*|\$[A-Za-z_]\w*|<[^<>]*>|\{\{.*\}\}|%[A-Za-z_]\w*%|[*xX•.#_-]{3,}|\.\.\.|…"
 )
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")

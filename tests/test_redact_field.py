@@ -1,4 +1,4 @@
-"""Redaction against the field corpus (tests/fixtures/secrets/field.py): the secret scanners' own
+"""Redaction against the field corpus (tests/fixtures/secrets/field*.py): the secret scanners' own
 sample shapes in a transcript's contexts, and the non-secrets they list as false positives.
 
 Each kind is its own test in each context, so a regression names its kind. A (kind, context) that
@@ -33,6 +33,7 @@ def _load(name: str) -> ModuleType:
 
 
 F = _load("field")
+S = _load("field_special")
 C = _load("field_clean")
 KNOWN_MISSES = {
     tuple(line.split()) for line in (FIXTURES / "field_known_misses.txt").read_text().splitlines() if line.strip()
@@ -54,7 +55,7 @@ def _group(sample: F.Sample, context: str) -> str:
 
 def _by_kind() -> dict[tuple[str, str], list[tuple[str, str]]]:
     out: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for sample, context, text in F.cases() + F.SPECIAL:
+    for sample, context, text in F.cases() + S.SPECIAL:
         group = _group(sample, context)
         if group != "alone-unprefixed":  # no target: a random value with no name next to it
             out[(sample.kind, group)].append((sample.secret, text))
@@ -88,7 +89,7 @@ def test_known_misses_name_real_cases() -> None:
 def rates() -> dict[str, tuple[int, int]]:
     """(caught, total) for each context group, and for the clean lines (changed, total)."""
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for sample, context, text in F.cases() + F.SPECIAL:
+    for sample, context, text in F.cases() + S.SPECIAL:
         group = _group(sample, context)
         for g in (group, "announced") if context in ANNOUNCED else (group,):
             tally[g][0] += F.caught(sample.secret, text, Redactor().text(text))
@@ -110,7 +111,7 @@ def test_clean_lines_change_at_most_two_percent() -> None:
 
 
 def test_corpus_is_large_and_has_provenance() -> None:
-    assert len(F.SAMPLES) >= 350 and len({s.kind for s in F.SAMPLES}) >= 120
+    assert len(F.SAMPLES) >= 400 and len({s.kind for s in F.SAMPLES}) >= 130
     assert all(s.source[0] and s.source[1] for s in F.SAMPLES)
     assert len(C.CLEAN) >= 900
 
@@ -121,7 +122,7 @@ if __name__ == "__main__":  # print the table: python tests/test_redact_field.py
 
 
 def test_both_scan_engines_redact_the_field_corpus_alike() -> None:
-    texts = [text for _, _, text in F.cases() + F.SPECIAL] + C.CLEAN
+    texts = [text for _, _, text in F.cases() + S.SPECIAL] + C.CLEAN
     assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
 
 
