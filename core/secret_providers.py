@@ -89,6 +89,10 @@ PROVIDER_RULES: list[Rule] = [
     rule("tailscale_key", "tskey-", r"(?:auth|client|scim|webhook|api)-" + _B62 + "{6,}-" + _B62 + "{16,}"),
     rule("vercel_token", "vc", "[pickra]_" + _B62 + "{24,}"),
     rule("figma_token", "figd_", _W + "{40,}"),
+    rule("langsmith_key", "lsv2_", "(?:pt|sk)_[a-z0-9]{32}_[a-z0-9]{10,}"),
+    rule("pinecone_key", "pcsk_", _B62 + "{5,6}_" + _B62 + "{50,}"),
+    rule("supabase_token", "sbp_", _HEX + "{40,}"),
+    rule("supabase_token", "sb_secret_", _W + "{30,}"),
     rule("mailchimp_key", "", _HEX + r"{32}-us\d{1,2}(?!\d)", gate="-us"),
     rule(
         "discord_token",
