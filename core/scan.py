@@ -24,7 +24,7 @@ ENGINE = "hyperscan" if _hs is not None else "python"
 
 class LiteralScan:
     """`present(text)`: the literals of `exact` found as they are, of `folded` (lower case) found
-    in any case, and the `regexes` (simple ones: no lookaround, no backreference) that match. Build one per thread: a scan holds scratch space that two threads cannot share."""
+    in any case, and the `regexes` (simple ones: no lookaround, no backreference) that match."""
 
     def __init__(
         self, exact: Sequence[str], folded: Sequence[str], regexes: Sequence[str] = (), *, engine: str = ENGINE
@@ -46,11 +46,13 @@ class LiteralScan:
             found = {g for g in self._exact if g in s} | {g for g in self._folded if g in low}
             return found | {x.pattern for x in self._compiled if x.search(s)}
         found: set[int] = set()
-        self._db.scan(
-            s.encode("utf-8", "surrogatepass"),
-            match_event_handler=lambda i, _f, _t, _fl, _c: found.add(i),
-            scratch=self._scratch,
-        )
+        data = s.encode("utf-8", "surrogatepass")
+        try:
+            self._db.scan(data, match_event_handler=lambda i, _f, _t, _fl, _c: found.add(i), scratch=self._scratch)
+        except _hs.ScratchInUseError:  # another thread is scanning with this one: use a scratch of our own
+            self._db.scan(
+                data, match_event_handler=lambda i, _f, _t, _fl, _c: found.add(i), scratch=_hs.Scratch(self._db)
+            )
         return {self._literals[i] for i in found}
 
 

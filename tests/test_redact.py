@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -238,3 +239,19 @@ def test_issue_cases_keep_their_context_and_lose_the_secret(text: str, kept: str
 def test_both_scan_engines_redact_alike() -> None:
     texts = [context for _, _, context in P.PLANTED] + FALSE_POSITIVES.splitlines()
     assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
+
+
+def test_a_redactor_shared_by_threads_redacts_in_each() -> None:
+    r = Redactor()
+    text = f"export GITHUB_TOKEN={P.GHP}\n" * 500
+    results: list[bool] = []
+
+    def work() -> None:
+        results.extend(P.GHP not in r.text(text) for _ in range(20))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 80
