@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -147,6 +148,11 @@ def test_false_positive_corpus_is_unchanged() -> None:
         "private_key",
         "accessToken",
         "auth",
+        "GITHUB_PAT",
+        "TF_TOKEN_app_terraform_io",
+        "AccountKey",
+        "SharedAccessKey",
+        "PRIVATE-TOKEN",
     ],
 )
 def test_secret_names(name: str) -> None:
@@ -167,6 +173,9 @@ def test_secret_names(name: str) -> None:
         "GITHUB_TOKEN_FILE",
         "key",
         "password_min_length",
+        "public_token",
+        "stripePublishableKey",
+        "path",
     ],
 )
 def test_names_that_are_not_secret(name: str) -> None:
@@ -209,3 +218,40 @@ def test_empty_and_plain_text_pass_through() -> None:
     assert r.text("") == ""
     plain = "Refactored the parser; all 42 tests pass."
     assert r.text(plain) == plain
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "secret"),
+    [
+        ("Authorization: Api-Token " + "dt0c01." + "A" * 24 + "." + "b1" * 32, "Authorization: Api-Token ", "b1b1b1b1"),
+        ('if (api_key == "' + "Zq8" * 8 + '") {', 'if (api_key == "', "Zq8Zq8Zq8"),
+        ('var password = @"' + "Xy7" * 6 + '";', 'var password = @"', "Xy7Xy7Xy7"),
+        ("curl -u admin:" + "Pw9" * 5 + " https://x.example", "curl -u admin:", "Pw9Pw9Pw9"),
+        ("AccountKey=" + "Ab3+" * 22 + ";EndpointSuffix=core", "AccountKey=", "Ab3+Ab3+"),
+        ("gl" + "pat-" + "Rt5" * 10 + ".01" + "abc1234", "", "01abc1234"),
+    ],
+)
+def test_issue_cases_keep_their_context_and_lose_the_secret(text: str, kept: str, secret: str) -> None:
+    out = Redactor().text(text)
+    assert kept in out and secret not in out and "[REDACTED:" in out
+
+
+def test_both_scan_engines_redact_alike() -> None:
+    texts = [context for _, _, context in P.PLANTED] + FALSE_POSITIVES.splitlines()
+    assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
+
+
+def test_a_redactor_shared_by_threads_redacts_in_each() -> None:
+    r = Redactor()
+    text = f"export GITHUB_TOKEN={P.GHP}\n" * 500
+    results: list[bool] = []
+
+    def work() -> None:
+        results.extend(P.GHP not in r.text(text) for _ in range(20))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 80

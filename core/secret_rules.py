@@ -1,0 +1,168 @@
+"""The token rules: provider-prefixed formats, headers, URLs with credentials, private keys, and
+"the password is …" in prose. Each rule names the literals that every match contains (its gates);
+`core/scan.py` finds which gates a text holds in one pass, and only those rules run."""
+
+from __future__ import annotations
+
+import re
+
+from skillsleep.core.secret_providers import PROVIDER_RULES
+from skillsleep.core.secret_values import ALNUM, Rule, code_like, placeholder, random_enough, rule
+
+# --- rules -------------------------------------------------------------------------------------------
+
+
+def _pem_body(v: str) -> bool:
+    return sum(c.isalnum() for c in v) >= 16
+
+
+def _mixed_case(v: str) -> bool:
+    return any(c.islower() for c in v) and any(c.isupper() for c in v)
+
+
+def _header_token(v: str) -> bool:
+    """A token after `Authorization:`, not a scheme word left in front of one already redacted."""
+    return not placeholder(v) and re.fullmatch(r"[A-Za-z-]+", v) is None
+
+
+def not_placeholder(v: str) -> bool:
+    return not placeholder(v)
+
+
+_B62 = "[A-Za-z0-9]"
+_URLSAFE = "[A-Za-z0-9_-]"
+_NONE: frozenset[str] = frozenset()
+
+TOKEN_RULES: list[Rule] = [
+    rule(
+        "private_key",
+        "-----BEGIN",
+        r"[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+        r"((?:[\s\S]{0,40000}?(?=-----END[ A-Z0-9]*PRIVATE KEY))"
+        r"|[A-Za-z0-9+/=\s\\:,.()-]*)",  # a block cut off before its END line: redact the body we have
+        group=1,
+        boundary=_NONE,
+        check=_pem_body,
+    ),
+    rule("anthropic_key", "sk-ant-", _URLSAFE + "{20,}", gate="sk-"),
+    rule("openrouter_key", "sk-or-v1-", _B62 + "{32,}", gate="sk-"),
+    rule("openai_key", "sk-", "(?:proj|svcacct|admin)-" + _URLSAFE + "{20,}"),
+    rule("openai_key", "sk-", _B62 + "{20}T3BlbkFJ" + _B62 + "{20}"),
+    rule("deepseek_key", "sk-", "[0-9a-f]{32}(?![A-Za-z0-9_-])"),
+    rule("api_key", "sk-", _URLSAFE + "{20,}", check=lambda v: random_enough(v[3:], 20)),
+    rule("google_api_key", "AIza", _URLSAFE + "{35}"),
+    rule("google_oauth", "GOCSPX-", _URLSAFE + "{20,}"),
+    rule("google_oauth", "ya29.", _URLSAFE + "{20,}"),
+    rule("github_token", "gh", "[pousr]_" + _B62 + "{30,}"),
+    rule("github_token", "github_pat_", "[A-Za-z0-9_]{22,}"),
+    rule("gitlab_token", "gl", "(?:pat|ptt|dt|rt|soat|cbt)-" + _URLSAFE + r"{20,}(?:\.[0-9a-z]{2,})?"),
+    rule("slack_webhook", "hooks.slack.com/", r"(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
+    rule("slack_token", "xox", "[abposre]-[A-Za-z0-9-]{10,}"),
+    rule("slack_token", "xapp-", r"\d-[A-Za-z0-9-]{10,}"),
+    rule("stripe_key", "", "[sr]k_live_" + _B62 + "{10,}", gate="_live_"),
+    rule("stripe_key", "", "[sr]k_test_" + _B62 + "{10,}", gate="_test_"),
+    rule("stripe_key", "", "[sr]k_prod_" + _B62 + "{10,}", gate="_prod_"),
+    rule("stripe_key", "whsec_", _B62 + "{20,}"),
+    rule("aws_access_key", "A", "(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    rule("huggingface_token", "hf_", _B62 + "{30,}", check=lambda v: random_enough(v, 20) or _mixed_case(v[3:])),
+    rule("npm_token", "npm_", _B62 + "{36}"),
+    rule("pypi_token", "pypi-AgE", _URLSAFE + "{50,}"),
+    rule("twilio_key", "SK", "[0-9a-f]{32}(?![A-Za-z0-9])"),
+    rule("twilio_key", "AC", "[0-9a-f]{32}(?![A-Za-z0-9])"),
+    rule("sendgrid_key", "SG.", _URLSAFE + r"{16,32}\." + _URLSAFE + "{30,64}"),
+    rule("groq_key", "gsk_", _B62 + "{40,}"),
+    rule("xai_key", "xai-", _B62 + "{40,}"),
+    rule("replicate_key", "r8_", _B62 + "{30,}"),
+    rule("digitalocean_token", "do", "[opr]_v1_[a-f0-9]{64}", gate="_v1_"),
+    rule("shopify_token", "shp", "(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    rule("telegram_token", "", r"\d{5,16}:AA" + _URLSAFE + "{33}(?!" + _URLSAFE + ")", gate=":AA"),
+    *PROVIDER_RULES,
+    rule("jwt", "eyJ", _URLSAFE + r"{8,}\.eyJ" + _URLSAFE + r"{8,}\." + _URLSAFE + "*"),
+    rule(
+        "curl_password",
+        "curl",
+        r"\b[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:([^\s\"']+)",
+        group=1,
+        check=not_placeholder,
+    ),
+    rule(
+        "url_password",
+        "://",
+        r"[^\s:/?#@\"'<>\[\]]*:([^\s/?#\"'<>]+)@",
+        group=1,
+        boundary=_NONE,
+        check=not_placeholder,
+    ),
+    rule(
+        "basic_auth",
+        "authorization",
+        r"[\"']?\s*[:=]\s*[\"']?basic\s+([a-z0-9+/=._~-]{6,})",
+        gate="authorization",
+        group=1,
+        fold=True,
+    ),
+    rule(
+        "bearer_token",
+        "authorization",
+        r"[\"']?\s*[:=]\s*[\"']?(?:[a-z][a-z0-9_-]{1,24}[ \t]+(?:[a-z_]{1,12}=)?)?([^\s\"',;\[{(\\][^\s\"',;\\]{7,})",
+        gate="authorization",
+        group=1,
+        check=_header_token,
+        fold=True,
+    ),
+    rule("bearer_token", "bearer", r"\s+([a-z0-9._~+/-]+=*)", group=1, check=lambda v: random_enough(v, 12), fold=True),
+    rule(
+        "aws_secret_key",
+        "secret",
+        r"_?access_?key[\"']?\s*[:=]\s*[\"']?([a-z0-9/+=]{40})(?![a-z0-9/+=])",
+        group=1,
+        boundary=_NONE,
+        fold=True,
+    ),
+]
+
+# --- "the password is hunter2", "--token abc123…" -----------------------------------------------------
+
+_PROSE_WORDS = (
+    "password passwd passphrase pwd secret token api-key api_key apikey api key access-key access_key access key"
+)
+_VALUE = r"(?:[\"'`]?)([^\s\"'`<>\\]{5,199}[^\s\"'`<>\\.,;:!?)\]}])"
+_EXPLICIT = r"s?(?![a-z0-9_-])(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|to|would be|should be)[ \t]+)" + _VALUE
+_BARE = r"s?(?![a-z0-9_-])[ \t]+" + _VALUE
+_WORD_BOUNDARY = ALNUM | frozenset("_")
+_BARE_TOKEN = re.compile(r"[A-Za-z0-9_+=-]{12,}")  # no dots or slashes: "tokens truncated…/a.ts:264" is not one
+
+
+def _explicit_secret(v: str) -> bool:
+    return not placeholder(v) and not code_like(v, "") and random_enough(v, 6)
+
+
+def _bare_secret(v: str) -> bool:
+    letters = sum(c.isalpha() for c in v)
+    token_like = _BARE_TOKEN.fullmatch(v) is not None
+    return token_like and _explicit_secret(v) and letters >= 2 and any(c.isdigit() for c in v)
+
+
+def _prose_rules() -> list[Rule]:
+    words = _PROSE_WORDS.replace("api key", "api").replace("access key", "access").split()
+    out = []
+    for word in words:
+        literal, rest = (word, "") if word not in ("api", "access") else (word, "[ ]key")
+        gate = literal + rest.replace("[ ]", " ")  # the whole word: one scan finds every gate at once
+        for sep, check in ((_EXPLICIT, _explicit_secret), (_BARE, _bare_secret)):
+            out.append(
+                rule(
+                    "keyword_secret",
+                    literal,
+                    rest + sep,
+                    gate=gate,
+                    group=1,
+                    boundary=_WORD_BOUNDARY,
+                    check=check,
+                    fold=True,
+                )
+            )
+    return out
+
+
+PROSE_RULES = _prose_rules()
