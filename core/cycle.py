@@ -37,7 +37,7 @@ from skillsleep.core.night import (
 )
 from skillsleep.core.night_deps import NightDeps, NightModels
 from skillsleep.core.night_settings import train_config
-from skillsleep.core.nights import NightRecord, Nights, PlanCounts, SkillMemory
+from skillsleep.core.night_store import NightRecord, Nights, PlanCounts, SkillMemory
 from skillsleep.core.proposal_record import Proposal
 from skillsleep.core.redact import Redactor
 from skillsleep.core.report import NightResult, NightUsage, StopReason

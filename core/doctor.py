@@ -35,7 +35,7 @@ from pydantic import Field, ValidationError
 from skillsleep.core.jsonl import line_label, read_records
 from skillsleep.core.ledger import read_ledger
 from skillsleep.core.night import NightPlan
-from skillsleep.core.nights import Nights, SkillMemory
+from skillsleep.core.night_store import Nights, SkillMemory
 from skillsleep.core.proposal_record import Action
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Record

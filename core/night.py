@@ -33,7 +33,7 @@ from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MineResult, judge_tasks, mine
-from skillsleep.core.nights import SkillMemory
+from skillsleep.core.night_store import SkillMemory
 from skillsleep.core.records import Edit, GateDecision, Record, Split, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.relevance import relevant_tasks

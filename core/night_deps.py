@@ -15,7 +15,7 @@ from skillsleep.core.harness import Harness
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.lock import pid_alive
-from skillsleep.core.nights import NightRecord, Nights
+from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Rollout
 from skillsleep.core.store import Store

@@ -15,7 +15,7 @@ import click
 
 from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.nights import Nights, month_start
+from skillsleep.core.night_store import Nights, month_start
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.liveness import night_state
 from skillsleep.slash_commands.output import output_options, resolve, show

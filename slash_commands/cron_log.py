@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from skillsleep.core.nights import Nights
+from skillsleep.core.night_store import Nights
 from skillsleep.core.records import Record
 
 LOGS = "logs"  # <data>/logs

@@ -22,7 +22,7 @@ from typing import Any
 from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import Busy, SkillsleepError
 from skillsleep.core.lock import held_by, who
-from skillsleep.core.nights import NightRecord, Nights
+from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.slash_commands.runtime import RUN, check_night
 from skillsleep.slash_commands.wiring import SLEEP_FLAGS, data_dir
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillsleep.core.lock import pid_alive
-from skillsleep.core.nights import NightRecord
+from skillsleep.core.night_store import NightRecord
 
 __all__ = ["night_state"]
 

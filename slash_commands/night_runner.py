@@ -20,7 +20,7 @@ from skillsleep.core.cycle import run_night
 from skillsleep.core.lock import StateLock
 from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
-from skillsleep.core.nights import NightRecord, Nights
+from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Rollout
 from skillsleep.core.report import NightResult

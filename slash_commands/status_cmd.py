@@ -18,7 +18,7 @@ import click
 from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import SkillsleepError
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.night_store import NightRecord, Nights, month_start
 from skillsleep.core.proposal_record import Proposal, file_hash
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.store import Store

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from test_proposals_cli import data, dead_pid, invoke  # noqa: F401  (fixture)
 
-from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.night_store import NightRecord, Nights, month_start
 from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.rundir import RunDir
 

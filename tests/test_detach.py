@@ -16,7 +16,7 @@ from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_script
 from test_proposals_cli import dead_pid
 
 from skillsleep.core.lock import StateLock
-from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.night_store import NightRecord, Nights, month_start
 from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.rundir import RunDir
 

@@ -24,7 +24,7 @@ from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
-from skillsleep.core.nights import NightRecord, Nights
+from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Run, Task
 from skillsleep.core.report import NightResult

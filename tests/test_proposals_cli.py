@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from skillsleep.core.lock import StateLock
-from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.night_store import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.report import StopReason

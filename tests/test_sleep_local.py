@@ -27,7 +27,7 @@ from sleep_kit import invoke, night_env, write_chat_logs
 from skillsleep.core.backends.base import BackendSettings, RetryPolicy
 from skillsleep.core.backends.local import LocalBackend
 from skillsleep.core.night import NightPlan
-from skillsleep.core.nights import Nights
+from skillsleep.core.night_store import Nights
 from skillsleep.core.records import CompletionRequest, Message
 from skillsleep.harnesses.skills import managed_seed
 

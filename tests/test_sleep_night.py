@@ -34,7 +34,7 @@ from sleep_kit import (
 )
 
 from skillsleep.core.night import NightPlan
-from skillsleep.core.nights import Nights
+from skillsleep.core.night_store import Nights
 from skillsleep.core.proposal_record import ABSENT
 from skillsleep.core.report_files import read_json
 from skillsleep.core.similarity import normalize, task_id

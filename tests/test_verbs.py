@@ -12,7 +12,7 @@ from sleep_kit import TASKS, run_args, write_chat_logs, write_scripts
 from test_proposals_cli import HOSTILE, NEW, OLD, data, invoke, live  # noqa: F401  (fixtures)
 
 from skillsleep.core.lock import StateLock
-from skillsleep.core.nights import NightRecord, Nights, month_start
+from skillsleep.core.night_store import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.rundir import RunDir
