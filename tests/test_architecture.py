@@ -244,3 +244,19 @@ def test_every_function_is_at_most_60_lines() -> None:
     ]
     problems += _stale(LONG_FUNCTION_EXCEPTIONS, set(long))
     assert not problems, "\n".join(problems)
+
+
+def test_help_imports_no_engine() -> None:
+    """`skillsleep --help` stays fast: the group imports a verb's module only when that verb is used."""
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from skillsleep.slash_commands.cli import main\n"
+        "r = CliRunner().invoke(main, ['--help'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "heavy = ('skillsleep.core', 'skillsleep.harnesses', 'pydantic')  # the engine, its records\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(heavy))\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
