@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from skillsleep.core.events import Notice
 from skillsleep.core.gate import decide
 from skillsleep.core.meta_skill import EpochSummary, update_meta_skill
 from skillsleep.core.records import UnusableReply
@@ -66,7 +67,7 @@ async def _slow_update(
         "refused": [r.model_dump(mode="json") for r in result.refused],
     }
     for r in result.refused:
-        tr.progress(f"slow update: {r.reason()}")
+        tr.on_event(Notice(text=f"slow update: {r.reason()}"))
     if not result.guidance.strip() or result.guidance.strip() == current.region("slow-update").strip():
         return result.counts
     candidate = current.with_region("slow-update", result.guidance)
@@ -75,7 +76,7 @@ async def _slow_update(
     decision = decide(tr.gate, base, cand, baseline_hash=current.hash, candidate_hash=candidate.hash, allow_ties=True)
     record["slow_update_gate"] = decision.model_dump(mode="json")
     tr.run_dir.write_text(f"candidates/e{st.epoch}-slow-update.md", candidate.text)
-    tr.progress(f"slow update {'accepted' if decision.accepted else 'rejected'}: {decision.reason}")
+    tr.on_event(Notice(text=f"slow update {'accepted' if decision.accepted else 'rejected'}: {decision.reason}"))
     if decision.accepted:
         tr.accept(st, candidate, decision.candidate, tie_ok=True)
     return result.counts

@@ -213,7 +213,7 @@ async def train_night(
         evaluator=evaluator,
         optimizer=optimizer,
         run_dir=run_dir,
-        progress=progress,
+        on_event=lambda event: progress(event.describe()),
         first_epoch=night - 1,
         redactor=redactor,
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Callable
 
 from pydantic import Field
 
@@ -22,6 +21,20 @@ from skillsleep.core.edits import EditLimits, apply_edits
 from skillsleep.core.epoch import end_epoch
 from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import (
+    EpochEnd,
+    EventSink,
+    GateDecided,
+    GateStarted,
+    NoEdit,
+    Plan,
+    Reflecting,
+    SeedScoring,
+    StepAt,
+    StepProblem,
+    StepStarted,
+    Stopped,
+)
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.ranking import rank_and_clip
@@ -32,8 +45,6 @@ from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
 from skillsleep.core.skill import Skill
-
-Progress = Callable[[str], None]
 
 
 class TrainState(Record):
@@ -108,7 +119,7 @@ class Trainer:
         evaluator: Evaluator,
         optimizer: LLM,
         run_dir: RunDir,
-        progress: Progress = lambda _: None,
+        on_event: EventSink = lambda _: None,
         first_epoch: int = 0,
         redactor: Redactor | None = None,
     ) -> None:
@@ -132,7 +143,7 @@ class Trainer:
         self.ev = evaluator
         self.optimizer = optimizer
         self.run_dir = run_dir
-        self.progress = progress
+        self.on_event = on_event
         self.gate = cfg.gate
         self.schedule = cfg.lr
         self.limits = EditLimits(
@@ -155,7 +166,7 @@ class Trainer:
                     await self._step(st)
                     st.step += 1
                     self._save(st)
-                self.progress(f"epoch {st.epoch + 1}: boundary (slow update, meta skill)")
+                self.on_event(EpochEnd(epoch=st.epoch))
                 await end_epoch(self, st)
                 st.epoch += 1
                 st.step = 0
@@ -163,7 +174,7 @@ class Trainer:
             st.done = True
         except BudgetExceeded as exc:
             st.stopped = f"budget: {exc}"
-            self.progress(f"stopped: {exc}")
+            self.on_event(Stopped(reason=str(exc)))
         self._save(st)
         return st
 
@@ -183,12 +194,11 @@ class Trainer:
     async def start(self) -> TrainState:
         """Score the seed skill on the selection split and return the initial state."""
         plan = self.plan()
-        self.progress(
-            f"plan: {self.cfg.train.epochs - self.first_epoch} epoch(s) × {self.steps_per_epoch} step(s); "
-            f"≤ {plan['calls_per_step']} "
-            f"model calls a step, ≤ {plan['max_calls']} in all (judge calls for rubric tasks come on top)"
+        epochs, per_step, most = self.cfg.train.epochs - self.first_epoch, plan["calls_per_step"], plan["max_calls"]
+        self.on_event(
+            Plan(epochs=epochs, steps_per_epoch=self.steps_per_epoch, calls_per_step=per_step, max_calls=most)
         )
-        self.progress(f"scoring the seed skill on {len(self.val)} selection tasks")
+        self.on_event(SeedScoring(tasks=len(self.val)))
         seed_scores = await self.ev.task_scores(self.seed_skill, self.val)
         score = mean(seed_scores)
         text = self.seed_skill.text
@@ -214,22 +224,25 @@ class Trainer:
         start = (step * size) % len(order)
         return (order + order)[start : start + size]
 
+    def _at(self, st: TrainState) -> StepAt:
+        return StepAt(epoch=st.epoch, epochs=self.cfg.train.epochs, step=st.step, steps=self.steps_per_epoch)
+
     async def _step(self, st: TrainState) -> None:
-        cfg, label = self.cfg, f"epoch {st.epoch + 1}/{self.cfg.train.epochs} step {st.step + 1}/{self.steps_per_epoch}"
+        cfg, at = self.cfg, self._at(st)
         global_step = st.epoch * self.steps_per_epoch + st.step
         lr = budget_at(self.schedule, global_step, cfg.train.epochs * self.steps_per_epoch, st.next_budget)
         current = Skill(st.current)
         batch = self._batch(st.epoch, st.step)
-        self.progress(f"{label}: rollout {len(batch)} tasks × {cfg.train.rollouts_k}")
+        self.on_event(StepStarted(at=at, tasks=len(batch), rollouts_k=cfg.train.rollouts_k))
         rollouts = await self.ev.rollouts(current, batch)
         by_id = {t.id: t for t in batch}
         trajectories = [Trajectory(task=by_id[r.task_id], rollout=r) for r in rollouts]
         train_score = sum(self.ev.value(r) for r in rollouts) / len(rollouts)
-        self.progress(f"{label}: reflect (train score {train_score:.3f}, learning rate {lr})")
+        self.on_event(Reflecting(at=at, train_score=train_score, learning_rate=lr))
         reflected = await reflect(
             self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
         )
-        merged, safe, refused = await self._merge_screened(reflected.edits, label)
+        merged, safe, refused = await self._merge_screened(reflected.edits, at)
         selection = await rank_and_clip(
             self.optimizer,
             current,
@@ -242,7 +255,7 @@ class Trainer:
         result = apply_edits(current, selection.selected, self.limits)
         failures = [*reflected.problems, *merged.problems, *selection.problems]
         for failure in failures:
-            self.progress(f"{label}: {failure.line()}")
+            self.on_event(StepProblem(at=at, problem=failure.line()))
         record = StepRecord(
             epoch=st.epoch,
             step=st.step,
@@ -268,9 +281,9 @@ class Trainer:
         self.run_dir.write_json(step_dir / "ranked.json", {"ranked": selection.ranked, "selected": selection.selected})
         if result.skill == current:
             st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")
-            self.progress(f"{label}: no applicable edit")
+            self.on_event(NoEdit(at=at))
         else:
-            await self._gate_candidate(st, record, current, result.skill, label)
+            await self._gate_candidate(st, record, current, result.skill, at)
         self.run_dir.write_json(step_dir / "step.json", record)
         st.steps.append(record)
 
@@ -284,7 +297,7 @@ class Trainer:
             max_skill_chars=self.cfg.edits.max_skill_chars or None,
         )
 
-    async def _merge_screened(self, edits: list[Edit], label: str) -> tuple[AggregateResult, list[Edit], list[Refusal]]:
+    async def _merge_screened(self, edits: list[Edit], at: StepAt) -> tuple[AggregateResult, list[Edit], list[Refusal]]:
         """The proposed edits merged, the safe ones among them, and those the safety screen refused."""
         # screened before the merge too: an unsafe proposal (often an instruction lifted from a
         # transcript) never reaches the merge prompt, nor gets reworded there past the screen
@@ -293,20 +306,20 @@ class Trainer:
         safe, refused_merged = screen_all(merged.edits, self.redactor)
         refused += refused_merged
         for r in refused:
-            self.progress(f"{label}: {r.reason()}")
+            self.on_event(StepProblem(at=at, problem=r.reason()))
         return merged, safe, refused
 
     async def _gate_candidate(
-        self, st: TrainState, record: StepRecord, current: Skill, cand: Skill, label: str
+        self, st: TrainState, record: StepRecord, current: Skill, cand: Skill, at: StepAt
     ) -> None:
         self.run_dir.write_text(f"candidates/e{st.epoch}s{st.step}.md", cand.text)
-        self.progress(f"{label}: gate on {len(self.val)} selection tasks")
+        self.on_event(GateStarted(at=at, tasks=len(self.val)))
         before = await self.ev.task_scores(current, self.val)
         after = await self.ev.task_scores(cand, self.val)
         decision = decide(self.gate, before, after, baseline_hash=current.hash, candidate_hash=cand.hash)
         record.gate = decision
+        self.on_event(GateDecided(at=at, accepted=decision.accepted, reason=decision.reason))
         verdict = "accepted" if decision.accepted else "rejected"
-        self.progress(f"{label}: {verdict}: {decision.reason}")
         if decision.accepted:
             self.accept(st, cand, decision.candidate)
         else:

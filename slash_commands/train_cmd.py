@@ -77,7 +77,7 @@ async def run_training(
             evaluator=evaluator,
             optimizer=models.optimizer,
             run_dir=run_dir,
-            progress=progress,
+            on_event=lambda event: progress(event.describe()),
             redactor=redactor,
         )
         return await _train(trainer, run_dir, state, progress)

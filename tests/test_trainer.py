@@ -13,6 +13,7 @@ from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.errors import BackendError, BudgetExceeded
 from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import Event, GateDecided, StepStarted
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.ledger import Budget, Ledger
 from skillsleep.core.llm import LLM
@@ -231,9 +232,26 @@ async def test_plan_bounds_the_calls_actually_made(tmp_path: Path) -> None:
     ledger = Ledger()
     trainer, _, _ = build(cfg, tmp_path, Optimizer(), ledger=ledger)
     messages: list[str] = []
-    trainer.progress = messages.append
+    trainer.on_event = lambda event: messages.append(event.describe())
     st = await trainer.run()
     await trainer.score_test(st)
     plan = trainer.plan()
     assert plan["steps"] == 4 and ledger.calls_made <= plan["max_calls"]
     assert messages[0].startswith("plan: 2 epoch(s) × 2 step(s)")
+
+
+async def test_training_emits_typed_events_in_order(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path)
+    trainer, _, _ = build(cfg, tmp_path, Optimizer())
+    events: list[Event] = []
+    trainer.on_event = events.append
+    st = await trainer.run()
+    kinds = [e.kind for e in events]
+    assert kinds[:4] == ["plan", "seed_scoring", "step_started", "reflecting"]
+    assert kinds.count("step_started") == len(st.steps)
+    assert kinds.count("epoch_end") == cfg.train.epochs
+    gates = [e for e in events if isinstance(e, GateDecided)]
+    assert [g.accepted for g in gates] == [s.gate.accepted for s in st.steps if s.gate]
+    assert gates[0].at.epoch == 0 and gates[0].at.epochs == cfg.train.epochs
+    starts = [e for e in events if isinstance(e, StepStarted)]
+    assert [(s.at.epoch, s.at.step) for s in starts] == [(s.epoch, s.step) for s in st.steps]

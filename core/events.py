@@ -1,0 +1,233 @@
+"""What the engine reports while it works, as typed events; the command line renders them.
+
+Each event is a pydantic record with a `kind` literal (the union `Event` is discriminated on it)
+and a `describe()` that gives the line the command line prints for it today. The engine never
+renders: it calls an `EventSink` with events, and the command line decides how to show them
+(stage lines on stderr, a live count on a terminal, the detached night's log).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillsleep.core.backends.base import RetryEvent
+
+__all__ = [
+    "EpochEnd",
+    "Event",
+    "EventSink",
+    "GateDecided",
+    "GateStarted",
+    "NightStage",
+    "NoEdit",
+    "Notice",
+    "Plan",
+    "Reflecting",
+    "Retry",
+    "RolloutDone",
+    "SeedScoring",
+    "StepAt",
+    "StepProblem",
+    "StepStarted",
+    "Stopped",
+]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StepAt(_Event):
+    """Where in the training a step is; `epoch` and `step` count from 0."""
+
+    epoch: int
+    epochs: int
+    step: int
+    steps: int
+
+    def label(self) -> str:
+        return f"epoch {self.epoch + 1}/{self.epochs} step {self.step + 1}/{self.steps}"
+
+
+class _AtStep(_Event):
+    """An event inside one training step."""
+
+    at: StepAt
+
+
+class Plan(_Event):
+    """The projected size of a training run, before it starts."""
+
+    kind: Literal["plan"] = "plan"
+    epochs: int
+    steps_per_epoch: int
+    calls_per_step: int
+    max_calls: int
+
+    def describe(self) -> str:
+        return (
+            f"plan: {self.epochs} epoch(s) × {self.steps_per_epoch} step(s); ≤ {self.calls_per_step} "
+            f"model calls a step, ≤ {self.max_calls} in all (judge calls for rubric tasks come on top)"
+        )
+
+
+class SeedScoring(_Event):
+    """The seed skill is being scored on the selection split."""
+
+    kind: Literal["seed_scoring"] = "seed_scoring"
+    tasks: int
+
+    def describe(self) -> str:
+        return f"scoring the seed skill on {self.tasks} selection tasks"
+
+
+class StepStarted(_AtStep):
+    """A step starts: its batch is rolled out."""
+
+    kind: Literal["step_started"] = "step_started"
+    tasks: int
+    rollouts_k: int
+
+    def describe(self) -> str:
+        return f"{self.at.label()}: rollout {self.tasks} tasks × {self.rollouts_k}"
+
+
+class Reflecting(_AtStep):
+    """The step's rollouts are scored; the optimizer reads them."""
+
+    kind: Literal["reflecting"] = "reflecting"
+    train_score: float
+    learning_rate: int
+
+    def describe(self) -> str:
+        return f"{self.at.label()}: reflect (train score {self.train_score:.3f}, learning rate {self.learning_rate})"
+
+
+class StepProblem(_AtStep):
+    """Something in a step went wrong or was refused (a failed reply, an unsafe edit)."""
+
+    kind: Literal["step_problem"] = "step_problem"
+    problem: str
+
+    def describe(self) -> str:
+        return f"{self.at.label()}: {self.problem}"
+
+
+class NoEdit(_AtStep):
+    """No proposed edit applied to the skill; the step has no candidate."""
+
+    kind: Literal["no_edit"] = "no_edit"
+
+    def describe(self) -> str:
+        return f"{self.at.label()}: no applicable edit"
+
+
+class GateStarted(_AtStep):
+    """The step's candidate goes to the gate."""
+
+    kind: Literal["gate_started"] = "gate_started"
+    tasks: int
+
+    def describe(self) -> str:
+        return f"{self.at.label()}: gate on {self.tasks} selection tasks"
+
+
+class GateDecided(_AtStep):
+    """The gate accepted or rejected the step's candidate."""
+
+    kind: Literal["gate_decided"] = "gate_decided"
+    accepted: bool
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.at.label()}: {'accepted' if self.accepted else 'rejected'}: {self.reason}"
+
+
+class EpochEnd(_Event):
+    """The last step of an epoch is done; the boundary work (slow update, meta skill) starts."""
+
+    kind: Literal["epoch_end"] = "epoch_end"
+    epoch: int  # from 0
+
+    def describe(self) -> str:
+        return f"epoch {self.epoch + 1}: boundary (slow update, meta skill)"
+
+
+class Stopped(_Event):
+    """The run stopped before its end (the budget was reached)."""
+
+    kind: Literal["stopped"] = "stopped"
+    reason: str
+
+    def describe(self) -> str:
+        return f"stopped: {self.reason}"
+
+
+class RolloutDone(_Event):
+    """One rollout was scored (the command line counts them)."""
+
+    kind: Literal["rollout_done"] = "rollout_done"
+    task_id: str
+    score: float
+
+    def describe(self) -> str:
+        return f"rollout {self.task_id}: {self.score:.3f}"
+
+
+class NightStage(_Event):
+    """A stage of the night starts (harvesting, mining, planning, training, reporting, staging)."""
+
+    kind: Literal["night_stage"] = "night_stage"
+    stage: Literal["harvesting", "mining", "planning", "training", "scoring", "reporting", "staging"]
+    text: str  # the line as printed
+
+    def describe(self) -> str:
+        return self.text
+
+
+class Retry(_Event):
+    """A model call failed and will be retried."""
+
+    kind: Literal["retry"] = "retry"
+    role: str  # target, optimizer, judge
+    retry: RetryEvent
+
+    def describe(self) -> str:
+        return f"{self.role} {self.retry.describe()}"
+
+
+class Notice(_Event):
+    """Anything else worth a line: a warning, a resumed run, a staged proposal."""
+
+    kind: Literal["notice"] = "notice"
+    text: str
+
+    def describe(self) -> str:
+        return self.text
+
+
+Event = Annotated[
+    Plan
+    | SeedScoring
+    | StepStarted
+    | Reflecting
+    | StepProblem
+    | NoEdit
+    | GateStarted
+    | GateDecided
+    | EpochEnd
+    | Stopped
+    | RolloutDone
+    | NightStage
+    | Retry
+    | Notice,
+    Field(discriminator="kind"),
+]
+
+
+class EventSink(Protocol):
+    """Hears each event as it happens; must not raise (a rendering failure is not the run's)."""
+
+    def __call__(self, event: Event, /) -> None: ...
