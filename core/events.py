@@ -2,8 +2,9 @@
 
 Each event is a pydantic record with a `kind` literal (the union `Event` is discriminated on it)
 and a `describe()` that gives the line the command line prints for it today. The engine never
-renders: it calls an `EventSink` with events, and the command line decides how to show them
-(stage lines on stderr, a live count on a terminal, the detached night's log).
+renders: it calls an `EventSink` with events, and the command line decides how to show them.
+Today the Trainer (and the epoch boundary) emit them and `train` and the night print their
+`describe()` lines; the night's own stages, rollouts and retries still report plain lines.
 """
 
 from __future__ import annotations
@@ -12,21 +13,16 @@ from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.backends.base import RetryEvent
-
 __all__ = [
     "EpochEnd",
     "Event",
     "EventSink",
     "GateDecided",
     "GateStarted",
-    "NightStage",
     "NoEdit",
     "Notice",
     "Plan",
     "Reflecting",
-    "Retry",
-    "RolloutDone",
     "SeedScoring",
     "StepAt",
     "StepProblem",
@@ -165,39 +161,6 @@ class Stopped(_Event):
         return f"stopped: {self.reason}"
 
 
-class RolloutDone(_Event):
-    """One rollout was scored (the command line counts them)."""
-
-    kind: Literal["rollout_done"] = "rollout_done"
-    task_id: str
-    score: float
-
-    def describe(self) -> str:
-        return f"rollout {self.task_id}: {self.score:.3f}"
-
-
-class NightStage(_Event):
-    """A stage of the night starts (harvesting, mining, planning, training, reporting, staging)."""
-
-    kind: Literal["night_stage"] = "night_stage"
-    stage: Literal["harvesting", "mining", "planning", "training", "scoring", "reporting", "staging"]
-    text: str  # the line as printed
-
-    def describe(self) -> str:
-        return self.text
-
-
-class Retry(_Event):
-    """A model call failed and will be retried."""
-
-    kind: Literal["retry"] = "retry"
-    role: str  # target, optimizer, judge
-    retry: RetryEvent
-
-    def describe(self) -> str:
-        return f"{self.role} {self.retry.describe()}"
-
-
 class Notice(_Event):
     """Anything else worth a line: a warning, a resumed run, a staged proposal."""
 
@@ -219,9 +182,6 @@ Event = Annotated[
     | GateDecided
     | EpochEnd
     | Stopped
-    | RolloutDone
-    | NightStage
-    | Retry
     | Notice,
     Field(discriminator="kind"),
 ]

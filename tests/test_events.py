@@ -5,19 +5,15 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter
 
-from skillsleep.core.backends.base import RetryEvent
 from skillsleep.core.events import (
     EpochEnd,
     Event,
     GateDecided,
     GateStarted,
-    NightStage,
     NoEdit,
     Notice,
     Plan,
     Reflecting,
-    Retry,
-    RolloutDone,
     SeedScoring,
     StepAt,
     StepProblem,
@@ -26,7 +22,6 @@ from skillsleep.core.events import (
 )
 
 AT = StepAt(epoch=0, epochs=2, step=2, steps=4)
-RETRY = RetryEvent(backend="deepseek:chat", attempt=1, attempts=3, error="HTTP 429", delay_s=2.04)
 
 CASES: list[tuple[object, str]] = [
     (
@@ -47,12 +42,6 @@ CASES: list[tuple[object, str]] = [
     (GateDecided(at=AT, accepted=False, reason="no gain"), "epoch 1/2 step 3/4: rejected: no gain"),
     (EpochEnd(epoch=0), "epoch 1: boundary (slow update, meta skill)"),
     (Stopped(reason="budget of 100 tokens spent"), "stopped: budget of 100 tokens spent"),
-    (RolloutDone(task_id="t1", score=1.0), "rollout t1: 1.000"),
-    (NightStage(stage="harvesting", text="harvesting new sessions"), "harvesting new sessions"),
-    (
-        Retry(role="target", retry=RETRY),
-        "target deepseek:chat attempt 1 of 3 failed: HTTP 429; retrying in 2 s",
-    ),
     (Notice(text="staged proposal p1"), "staged proposal p1"),
 ]
 
