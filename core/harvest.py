@@ -9,7 +9,9 @@ mtime, the offset read up to, and a hash of its first bytes. On the next harvest
 
 A half-written last line is left for next time (the parsers never consume it) and reported as
 waiting. Sessions are redacted before they are stored; a continuation chunk is merged into the
-stored session. Every session read is stored: `since` only decides which ones the report counts
+stored session. Files are stored in batches (`BATCH_FILES` files or `BATCH_BYTES` read), each
+one transaction: a file's sessions and its cursor are committed together, so a harvest killed
+mid-way loses only its open batch, which the next harvest reads again (no loss, no duplicate). Every session read is stored: `since` only decides which ones the report counts
 as new (the others are counted apart, in `before_since`), so a later night can still mine them.
 """
 
@@ -35,6 +37,10 @@ Parser = Callable[[bytes, str, int], ParseResult]  # (data, source, base_offset)
 # A database of transcript events: (path, last seq read per session) → (new events, new seqs).
 DbReader = Callable[[Path, dict[str, int]], tuple[ParseResult, dict[str, int]]]
 HEAD_BYTES = 1024
+# One commit per batch instead of per statement: a commit is a disk sync, and a batch bounds both
+# the work a kill throws away and how long another process waits for SQLite's write lock.
+BATCH_FILES = 256
+BATCH_BYTES = 8 * 1024 * 1024
 
 
 class Source(Record):
@@ -146,18 +152,28 @@ class Harvester:
         """Read what is new in every source and store it; sessions that ended before `since` are
         stored too, but counted in `before_since` instead of `sessions`."""
         report = HarvestReport()
-        for source in sources:
-            report.files_seen += 1
-            key = source_key(source.path)
-            try:
-                if source.kind == "sqlite":
-                    self._db(source, key, report, since)
-                else:
-                    self._one(source, key, report, since)
-            except OSError as exc:  # vanished or unreadable file: counted and named, never fatal
-                report.skipped[f"unreadable_file:{type(exc).__name__}"] += 1
-                report.unreadable.append(f"{key}: {exc.strerror or exc}")
+        pending = iter(sources)
+        source = next(pending, None)
+        while source is not None:
+            with self.store.transaction():
+                files, batch_start = 0, report.bytes_read
+                while source is not None and files < BATCH_FILES and report.bytes_read - batch_start < BATCH_BYTES:
+                    self._source(source, report, since)
+                    files += 1
+                    source = next(pending, None)
         return report
+
+    def _source(self, source: Source, report: HarvestReport, since: datetime | None) -> None:
+        report.files_seen += 1
+        key = source_key(source.path)
+        try:
+            if source.kind == "sqlite":
+                self._db(source, key, report, since)
+            else:
+                self._one(source, key, report, since)
+        except OSError as exc:  # vanished or unreadable file: counted and named, never fatal
+            report.skipped[f"unreadable_file:{type(exc).__name__}"] += 1
+            report.unreadable.append(f"{key}: {exc.strerror or exc}")
 
     def _one(self, source: Source, key: str, report: HarvestReport, since: datetime | None) -> None:
         st = os.stat(source.path)

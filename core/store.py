@@ -1,8 +1,9 @@
 """The state database (SQLite, WAL): response cache, call ledger, harvest cursors and sessions,
 and a few small named values (`meta`, e.g. "last_harvest"), shared by runs and nights.
 
-One `Store` per state directory. Writes are single statements in autocommit mode, so a killed
-process leaves the database consistent; a cache row is written only after a complete answer.
+One `Store` per state directory. Writes are single statements in autocommit mode, or one
+`transaction()` (a harvest batch: its sessions with their cursors), so a killed process leaves
+the database consistent; a cache row is written only after a complete answer.
 A damaged file (SQLite reports it corrupt, or not a database) is a `StateDamaged` error saying
 what the file holds and that `skillsleep doctor --repair` repairs it: it is never silently
 replaced, because harvested sessions whose transcripts are gone exist nowhere else.
@@ -66,7 +67,7 @@ class Store:
         """`timeout_s`: how long a statement waits while another process writes the file."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered by the statements of a `transaction()`
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
         except sqlite3.DatabaseError as exc:
@@ -94,6 +95,23 @@ class Store:
                 yield
             except sqlite3.DatabaseError as exc:
                 raise database_error(self.path, exc) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Make the writes of the block one transaction: all of them are committed when it ends,
+        none when it raises or the process is killed. Other threads wait for the block to end (their
+        statements would join it), other processes for its commit (SQLite's write lock)."""
+        with self._lock:
+            with self._use():
+                self._db.execute("BEGIN IMMEDIATE")  # the write lock now: no busy error halfway
+            try:
+                yield
+            except BaseException:
+                if self._db.in_transaction:  # SQLite itself rolls back after some errors (a full disk)
+                    self._db.rollback()
+                raise
+            with self._use():
+                self._db.execute("COMMIT")
 
     def meta(self, key: str) -> str | None:
         """A small value remembered under `key` (e.g. "last_harvest"), or None when never set."""
