@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from skillsleep.core.records import why_unreadable
@@ -27,6 +28,9 @@ MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped as "huge_line"
 M = TypeVar("M", bound=BaseModel)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # may decode to a lone surrogate
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins valid pairs: any left is lone
+# msgspec decodes UTF-8 bytes about 3× as fast as `json.loads` (bench/harvest.py) and to the same
+# values; what it refuses (invalid UTF-8, lone surrogates, NaN, malformed lines) json.loads reads.
+_FAST = msgspec.json.Decoder()
 
 
 @dataclass
@@ -70,6 +74,17 @@ class Reader:
 
 
 def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
+    try:
+        value = _FAST.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return _decode_exactly(raw, skipped)  # json.loads decides what it is, and counts it
+    if not isinstance(value, dict):
+        skipped["not_an_object"] += 1
+        return None
+    return value  # valid UTF-8 with no lone surrogate: msgspec refuses both
+
+
+def _decode_exactly(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

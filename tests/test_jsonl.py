@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from datetime import UTC, datetime, timedelta, timezone
 
-from skillsleep.core.jsonl import Reader
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillsleep.core.jsonl import Reader, _decode, _decode_exactly
 from skillsleep.core.session import utc
 
 
@@ -65,3 +70,34 @@ def test_a_lone_surrogate_escape_is_replaced_and_counted() -> None:
 
 def test_utc_of_a_wrong_type_is_none() -> None:
     assert utc({"a": 1}) is None and utc([1]) is None and utc(True) is None
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(value=st.dictionaries(st.text(max_size=8), _JSON, max_size=5), ascii_only=st.booleans())
+def test_the_fast_decoder_reads_every_object_as_json_loads_does(value: dict[str, object], ascii_only: bool) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")  # lone surrogates too
+    fast: Counter[str] = Counter()
+    exact: Counter[str] = Counter()
+    assert repr(_decode(raw, fast)) == repr(_decode_exactly(raw, exact))  # repr: 0.0 ≠ -0.0, 1 ≠ 1.0, nan
+    assert fast == exact
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(raw=st.binary(max_size=60) | st.text(max_size=40).map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_the_fast_decoder_skips_any_bad_line_for_the_reason_json_loads_gives(raw: bytes) -> None:
+    fast: Counter[str] = Counter()
+    exact: Counter[str] = Counter()
+    assert repr(_decode(raw, fast)) == repr(_decode_exactly(raw, exact))
+    assert fast == exact
+
+
+def test_a_number_beyond_64_bits_stays_an_exact_integer() -> None:
+    reader = Reader(b'{"n": 123456789012345678901234567890, "m": -9223372036854775809}\n')
+    assert [line.value for line in reader.records()] == [{"n": 123456789012345678901234567890, "m": -(2**63) - 1}]
