@@ -72,9 +72,29 @@ _REGEX_GATES = (*dict.fromkeys(r.gate for r in TOKEN_RULES if r.gate_is_regex), 
 _FOLD_GATES = tuple(dict.fromkeys([r.gate for r in TOKEN_RULES + PROSE_RULES if r.fold] + list(_KEY_WORDS)))
 
 
-def _keyword_hits(s: str) -> list[int]:
-    """Offsets of the secret words in `s`, in order (literal scans: much faster than one regex)."""
-    low = s.lower()
+def _by_gate(rules: Sequence[Rule]) -> dict[str, tuple[Rule, ...]]:
+    """The rules of each gate, in rule order."""
+    out: dict[str, list[Rule]] = {}
+    for r in rules:
+        out.setdefault(r.gate, []).append(r)
+    return {gate: tuple(rs) for gate, rs in out.items()}
+
+
+_TOKEN_ORDER = {id(r): i for i, r in enumerate(TOKEN_RULES)}
+_PROSE_ORDER = {id(r): i for i, r in enumerate(PROSE_RULES)}
+_TOKEN_BY_GATE = _by_gate(TOKEN_RULES)
+_PROSE_BY_GATE = _by_gate(PROSE_RULES)
+
+
+def _present_rules(by_gate: dict[str, tuple[Rule, ...]], order: dict[int, int], present: set[str]) -> list[Rule]:
+    """The rules whose gate is present, in rule order (a text holds a few of the hundred gates)."""
+    found = [r for gate in present for r in by_gate.get(gate, ())]
+    return sorted(found, key=lambda r: order[id(r)]) if len(found) > 1 else found
+
+
+def _keyword_hits(s: str, low: str) -> list[int]:
+    """Offsets of the secret words in `s` (`low` is its lower()), in order (literal scans: much
+    faster than one regex)."""
     if len(low) != len(s):
         return [m.start() for m in _KEYWORD.finditer(s)]
     hits: list[int] = []
@@ -116,14 +136,12 @@ class Redactor:
         if not present:
             return s
         self._lowered = {}  # lower() of each piece the fold rules search, reused across rules
-        for rule in TOKEN_RULES:
-            if rule.gate in present:
-                s = self._outside_markers(s, functools.partial(self._apply, rule))
+        for rule in _present_rules(_TOKEN_BY_GATE, _TOKEN_ORDER, present):
+            s = self._outside_markers(s, functools.partial(self._apply, rule))
         if not present.isdisjoint(_KEY_WORDS):
             s = self._outside_markers(s, self._keyed)
-        for rule in PROSE_RULES:
-            if rule.gate in present:
-                s = self._outside_markers(s, functools.partial(self._apply, rule))
+        for rule in _present_rules(_PROSE_BY_GATE, _PROSE_ORDER, present):
+            s = self._outside_markers(s, functools.partial(self._apply, rule))
         if STANDALONE_GATE in present:
             s = self._outside_markers(s, self._standalone)
         self._lowered = {}
@@ -141,10 +159,14 @@ class Redactor:
             out += [marker, fn(part)]
         return "".join(out)
 
+    def _lower(self, s: str) -> str:
+        """`s.lower()`, computed once per piece of text while its rules run."""
+        return self._lowered.get(s) or self._lowered.setdefault(s, s.lower())
+
     def _apply(self, rule: Rule, s: str) -> str:
         hay, pattern = s, rule.pattern
         if rule.fold:
-            hay = self._lowered.get(s) or self._lowered.setdefault(s, s.lower())
+            hay = self._lower(s)
             if len(hay) != len(s):  # a few characters (İ) lower-case to two: search case-insensitively
                 hay, pattern = s, rule.fallback
         out: list[str] = []
@@ -184,7 +206,7 @@ class Redactor:
         out: list[str] = []
         done = 0  # everything before this offset is already in `out`
         scanned = 0  # names before this offset were already looked at
-        for hit in _keyword_hits(s):
+        for hit in _keyword_hits(s, self._lower(s)):
             if hit < scanned:
                 continue
             start = end = hit
