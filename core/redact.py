@@ -67,8 +67,19 @@ _FLAG_VALUE = re.compile(
 _LINE_LEAD = re.compile(r"[ \t]*(?:[-+>][ \t]+)?(?:export[ \t]+|set[ \t]+|\$env:)?[\"']?")
 
 
+# `_keyed` redacts only a secret word's name followed by a separator (`=`, `:`, `==`, `!=`, `=>`,
+# ` value =`) or a `--flag` name followed by a blank: on an ASCII text this regex (case folding is
+# then the same as Python's) gates it far better than the words alone, which `pat`, `key`, `token`
+# make common; other texts still run it on the words.
+_NAME_RUN = r"[A-Za-z0-9_.\-]*"
+_WORDS = "|".join(_KEY_WORDS)
+_KEYED_GATE = (
+    rf"(?i)--{_NAME_RUN}(?:{_WORDS}){_NAME_RUN}[ \t]"
+    rf"|(?:{_WORDS}){_NAME_RUN}\\{{0,3}}[\"']?\]?[ \t]*(?:[=!:]|[ \t]value)"
+)
+
 _CASE_GATES = tuple(dict.fromkeys(r.gate for r in TOKEN_RULES if not r.fold and not r.gate_is_regex))
-_REGEX_GATES = (*dict.fromkeys(r.gate for r in TOKEN_RULES if r.gate_is_regex), STANDALONE_GATE)
+_REGEX_GATES = (*dict.fromkeys(r.gate for r in TOKEN_RULES if r.gate_is_regex), STANDALONE_GATE, _KEYED_GATE)
 _FOLD_GATES = tuple(dict.fromkeys([r.gate for r in TOKEN_RULES + PROSE_RULES if r.fold] + list(_KEY_WORDS)))
 
 
@@ -138,7 +149,7 @@ class Redactor:
         self._lowered = {}  # lower() of each piece the fold rules search, reused across rules
         for rule in _present_rules(_TOKEN_BY_GATE, _TOKEN_ORDER, present):
             s = self._outside_markers(s, functools.partial(self._apply, rule))
-        if not present.isdisjoint(_KEY_WORDS):
+        if _KEYED_GATE in present or (not s.isascii() and not present.isdisjoint(_KEY_WORDS)):
             s = self._outside_markers(s, self._keyed)
         for rule in _present_rules(_PROSE_BY_GATE, _PROSE_ORDER, present):
             s = self._outside_markers(s, functools.partial(self._apply, rule))

@@ -1,6 +1,8 @@
 """The token rules: provider-prefixed formats, headers, URLs with credentials, private keys, and
 "the password is …" in prose. Each rule names the literals that every match contains (its gates);
-`core/scan.py` finds which gates a text holds in one pass, and only those rules run."""
+`core/scan.py` finds which gates a text holds in one pass, and only those rules run. Where that
+literal is one or two letters (`A`, `gh`, `SK`), found in almost any text, the gate is a regex of
+the match's fixed start (`gh[pousr]_`) instead, so the rule runs only where a token can begin."""
 
 from __future__ import annotations
 
@@ -53,9 +55,14 @@ TOKEN_RULES: list[Rule] = [
     rule("google_api_key", "AIza", _URLSAFE + "{35}"),
     rule("google_oauth", "GOCSPX-", _URLSAFE + "{20,}"),
     rule("google_oauth", "ya29.", _URLSAFE + "{20,}"),
-    rule("github_token", "gh", "[pousr]_" + _B62 + "{30,}"),
+    rule("github_token", "gh", "[pousr]_" + _B62 + "{30,}", gate_regex="gh[pousr]_"),
     rule("github_token", "github_pat_", "[A-Za-z0-9_]{22,}"),
-    rule("gitlab_token", "gl", "(?:pat|ptt|dt|rt|soat|cbt)-" + _URLSAFE + r"{20,}(?:\.[0-9a-z]{2,})?"),
+    rule(
+        "gitlab_token",
+        "gl",
+        "(?:pat|ptt|dt|rt|soat|cbt)-" + _URLSAFE + r"{20,}(?:\.[0-9a-z]{2,})?",
+        gate_regex="gl(?:pat|ptt|dt|rt|soat|cbt)-",
+    ),
     rule("slack_webhook", "hooks.slack.com/", r"(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
     rule("slack_token", "xox", "[abposre]-[A-Za-z0-9-]{10,}"),
     rule("slack_token", "xapp-", r"\d-[A-Za-z0-9-]{10,}"),
@@ -63,12 +70,17 @@ TOKEN_RULES: list[Rule] = [
     rule("stripe_key", "", "[sr]k_test_" + _B62 + "{10,}", gate="_test_"),
     rule("stripe_key", "", "[sr]k_prod_" + _B62 + "{10,}", gate="_prod_"),
     rule("stripe_key", "whsec_", _B62 + "{20,}"),
-    rule("aws_access_key", "A", "(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    rule(
+        "aws_access_key",
+        "A",
+        "(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])",
+        gate_regex="A(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}",
+    ),
     rule("huggingface_token", "hf_", _B62 + "{30,}", check=lambda v: random_enough(v, 20) or _mixed_case(v[3:])),
     rule("npm_token", "npm_", _B62 + "{36}"),
     rule("pypi_token", "pypi-AgE", _URLSAFE + "{50,}"),
-    rule("twilio_key", "SK", "[0-9a-f]{32}(?![A-Za-z0-9])"),
-    rule("twilio_key", "AC", "[0-9a-f]{32}(?![A-Za-z0-9])"),
+    rule("twilio_key", "SK", "[0-9a-f]{32}(?![A-Za-z0-9])", gate_regex="SK[0-9a-f]{32}"),
+    rule("twilio_key", "AC", "[0-9a-f]{32}(?![A-Za-z0-9])", gate_regex="AC[0-9a-f]{32}"),
     rule("sendgrid_key", "SG.", _URLSAFE + r"{16,32}\." + _URLSAFE + "{30,64}"),
     rule("groq_key", "gsk_", _B62 + "{40,}"),
     rule("xai_key", "xai-", _B62 + "{40,}"),
