@@ -41,8 +41,8 @@ HEAD_BYTES = 1024
 # the work a kill throws away and how long another process waits for SQLite's write lock. SQLite's
 # synchronous=FULL stays: a sync per batch costs nothing measurable, and NORMAL (safe against a kill
 # in WAL mode) could lose the last batches to a power cut after the harvest said they were stored.
-BATCH_FILES = 256
-BATCH_BYTES = 8 * 1024 * 1024
+BATCH_FILES = 1024
+BATCH_BYTES = 32 * 1024 * 1024
 
 
 class Source(Record):

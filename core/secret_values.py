@@ -145,7 +145,7 @@ def looks_generated(v: str) -> bool:
     or an identifier: mixed case and digits, and close to the entropy of random characters."""
     if _UUID.search(v) or _TYPED_ID.match(v) or v.count("/") > 2:
         return False
-    lower, upper, digits = (sum(f(c) for c in v) for f in (str.islower, str.isupper, str.isdigit))
+    lower, upper, digits = (sum(map(f, v)) for f in (str.islower, str.isupper, str.isdigit))
     if lower < 2 or upper < 2 or digits < 2 or _entropy(v) < 0.85 * math.log2(len(v)):
         return False
     return not _base64_of_text(v)

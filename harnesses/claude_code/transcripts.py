@@ -189,12 +189,19 @@ def _identity(
 
 
 def _envelope(session: Session, rec: dict[str, Any], line: Line) -> None:
+    """Widen the session's times, and take its project, version and end from one record; a field
+    is assigned only when it changes (a model's attribute write is not free, and this runs per line)."""
     ts = utc(_str(rec.get("timestamp")))
     if ts is not None:
-        session.started = ts if session.started is None else min(session.started, ts)
-        session.ended = ts if session.ended is None else max(session.ended, ts)
-    session.project = session.project or _str(rec.get("cwd"))
-    session.agent_version = _str(rec.get("version")) or session.agent_version
+        if session.started is None or ts < session.started:
+            session.started = ts
+        if session.ended is None or ts > session.ended:
+            session.ended = ts
+    if not session.project:
+        session.project = _str(rec.get("cwd"))
+    version = _str(rec.get("version"))
+    if version and version != session.agent_version:
+        session.agent_version = version
     session.byte_end = line.end
 
 
