@@ -19,7 +19,7 @@ from typing import Any
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Edit
-from skillsleep.core.scan import ENGINE, LiteralScan
+from skillsleep.core.scan import ENGINE, LiteralScan, MatchStarts
 from skillsleep.core.secret_names import name_strength, secret_name
 from skillsleep.core.secret_rules import PROSE_RULES, TOKEN_RULES
 from skillsleep.core.secret_values import (
@@ -126,6 +126,7 @@ class Redactor:
         self._lowered: dict[str, str] = {}
         self._custom: list[re.Pattern[str]] = []
         self._scan = LiteralScan(_CASE_GATES, _FOLD_GATES, _REGEX_GATES, engine=engine)
+        self._keyed_starts = MatchStarts(_KEYED_GATE, engine=engine)
         for pattern in extra_patterns:
             try:
                 compiled = re.compile(pattern)
@@ -217,7 +218,10 @@ class Redactor:
         out: list[str] = []
         done = 0  # everything before this offset is already in `out`
         scanned = 0  # names before this offset were already looked at
-        for hit in _keyword_hits(s, self._lower(s)):
+        # Where _KEYED_GATE matches begins each name run that can hold a secret's name (the other
+        # runs of secret words redact nothing, and a run reads the same from any of its words).
+        hits = self._keyed_starts.starts(s)
+        for hit in _keyword_hits(s, self._lower(s)) if hits is None else hits:
             if hit < scanned:
                 continue
             start = end = hit

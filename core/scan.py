@@ -59,6 +59,40 @@ class LiteralScan:
         return {self._literals[i] for i in found}
 
 
+class MatchStarts:
+    """`starts(text)`: the offsets where matches of one regex (simple, as above) begin, in order, in
+    one pass; None where Hyperscan is missing or the text is not ASCII (its offsets are bytes, and
+    its case folding is Python's only on ASCII): the caller then finds them its own way."""
+
+    def __init__(self, regex: str, *, engine: str = ENGINE) -> None:
+        self._db: Any = None
+        if engine == "hyperscan" and _hs is not None:
+            self._db = _compile_starts(regex)
+            self._scratch = _hs.Scratch(self._db)
+
+    def starts(self, s: str) -> list[int] | None:
+        if self._db is None or not s.isascii():
+            return None
+        found: set[int] = set()
+        data = s.encode("ascii")
+        try:
+            self._db.scan(data, match_event_handler=lambda _i, f, _t, _fl, _c: found.add(f), scratch=self._scratch)
+        except _hs.ScratchInUseError:  # another thread is scanning with this one: use a scratch of our own
+            self._db.scan(
+                data, match_event_handler=lambda _i, f, _t, _fl, _c: found.add(f), scratch=_hs.Scratch(self._db)
+            )
+        return sorted(found)
+
+
+@functools.lru_cache(maxsize=8)
+def _compile_starts(regex: str) -> Any:
+    """A database reporting every match of `regex` with its leftmost start."""
+    assert _hs is not None
+    db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+    db.compile(expressions=[regex.encode()], ids=[0], flags=[_hs.HS_FLAG_SOM_LEFTMOST])
+    return db
+
+
 @functools.lru_cache(maxsize=8)
 def _compile(exact: tuple[str, ...], folded: tuple[str, ...], regexes: tuple[str, ...]) -> Any:
     """One database per literal set, shared: compiling takes milliseconds, a scratch space none."""
