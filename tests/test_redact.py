@@ -241,6 +241,24 @@ def test_both_scan_engines_redact_alike() -> None:
     assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
 
 
+def test_secret_names_among_characters_beyond_ascii_are_found_by_both_engines() -> None:
+    # Hyperscan finds where secret names start (one byte per character, `?` for those beyond
+    # ASCII); a character that folds to an ASCII letter (K KELVIN SIGN, long s) sends the text the
+    # Python way. Both engines must give the same text and counts.
+    texts = [
+        'café — api_key = "Zq8Zq8Zq8Zq8Zq8Zq8" 😀 and client_secret="Tt4Tt4Tt4Tt4"',
+        "日本語 TOKEN: Ab3dEf9hIj2kLm ✓",
+        "— tools --api-token Xy7Xy7Xy7Xy7Xy7X — path=/tmp/ö",
+        "\u212aEY = Kk2Kk2Kk2Kk2, \u017fecret=Ss5Ss5Ss5Ss5 and secret=Rr6Rr6Rr6Rr6",
+        "İstanbul password=Pw9Pw9Pw9Pw9 ﬁle",
+    ]
+    fast, plain = Redactor(), Redactor(engine="python")
+    out = [fast.text(t) for t in texts]
+    assert out == [plain.text(t) for t in texts] and fast.counts == plain.counts
+    for secret in ("Zq8Zq8Zq8", "Tt4Tt4Tt4", "Ab3dEf9hIj", "Xy7Xy7Xy7", "Rr6Rr6Rr6", "Pw9Pw9Pw9"):
+        assert secret not in "".join(out)
+
+
 def test_a_redactor_shared_by_threads_redacts_in_each() -> None:
     r = Redactor()
     text = f"export GITHUB_TOKEN={P.GHP}\n" * 500
