@@ -19,7 +19,7 @@ from typing import Any
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Edit
-from skillsleep.core.scan import ENGINE, LiteralScan, MatchStarts, ascii_caseless
+from skillsleep.core.scan import ENGINE, LiteralScan, MatchStarts
 from skillsleep.core.secret_names import name_strength, secret_name
 from skillsleep.core.secret_rules import PROSE_RULES, TOKEN_RULES
 from skillsleep.core.secret_values import (
@@ -68,9 +68,10 @@ _LINE_LEAD = re.compile(r"[ \t]*(?:[-+>][ \t]+)?(?:export[ \t]+|set[ \t]+|\$env:
 
 
 # `_keyed` redacts only a secret word's name followed by a separator (`=`, `:`, `==`, `!=`, `=>`,
-# ` value =`) or a `--flag` name followed by a blank: where case folds as in ASCII (`ascii_caseless`)
-# this regex gates it far better than the words alone, which `pat`, `key`, `token` make common;
-# other texts still run it on the words.
+# ` value =`) or a `--flag` name followed by a blank, which this regex finds: a far better gate than
+# the words alone, which `pat`, `key`, `token` make common. Names are ASCII (`_NAME_CHARS`), so a
+# character beyond ASCII that lower-cases to a word's letter (K KELVIN SIGN is k) ends a name
+# rather than starting one: ASCII case folding finds every name that can hold a secret.
 _NAME_RUN = r"[A-Za-z0-9_.\-]*"
 _WORDS = "|".join(_KEY_WORDS)
 _KEYED_GATE = (
@@ -150,7 +151,7 @@ class Redactor:
         self._lowered = {}  # lower() of each piece the fold rules search, reused across rules
         for rule in _present_rules(_TOKEN_BY_GATE, _TOKEN_ORDER, present):
             s = self._outside_markers(s, functools.partial(self._apply, rule))
-        if _KEYED_GATE in present or (not ascii_caseless(s) and not present.isdisjoint(_KEY_WORDS)):
+        if _KEYED_GATE in present:
             s = self._outside_markers(s, self._keyed)
         for rule in _present_rules(_PROSE_BY_GATE, _PROSE_ORDER, present):
             s = self._outside_markers(s, functools.partial(self._apply, rule))

@@ -23,14 +23,6 @@ except ImportError:  # no wheel for this platform: the plain scan below gives th
     pass
 
 ENGINE = "hyperscan" if _hs is not None else "python"
-# The characters outside ASCII that Python's lower(), upper() or IGNORECASE relate to an ASCII letter
-# (K KELVIN SIGN is k, ſ is s, ﬁ is fi …); a text without them folds case as ASCII does.
-_FOLDS_TO_ASCII = re.compile("[\u00df\u0130\u0131\u0149\u017f\u01f0\u1e96-\u1e9a\u1e9e\u212a\ufb00-\ufb06]")
-
-
-def ascii_caseless(s: str) -> bool:
-    """Whether an ASCII case-insensitive match (Hyperscan's) finds in `s` all that Python's does."""
-    return s.isascii() or _FOLDS_TO_ASCII.search(s) is None
 
 
 class LiteralScan:
@@ -69,9 +61,8 @@ class LiteralScan:
 
 class MatchStarts:
     """`starts(text)`: the offsets where matches of one regex (simple, as above, and of ASCII
-    characters only) begin, in order, in one pass; None where Hyperscan is missing or the text holds
-    a character that folds to an ASCII letter (`ascii_caseless`): the caller then finds them its
-    own way."""
+    characters only: case folds as in ASCII) begin, in order, in one pass; None where Hyperscan is
+    missing: the caller then finds them its own way."""
 
     def __init__(self, regex: str, *, engine: str = ENGINE) -> None:
         self._db: Any = None
@@ -80,7 +71,7 @@ class MatchStarts:
             self._scratch = _hs.Scratch(self._db)
 
     def starts(self, s: str) -> list[int] | None:
-        if self._db is None or not ascii_caseless(s):
+        if self._db is None:
             return None
         found: set[int] = set()
         data = s.encode("ascii", "replace")  # a byte per character (`?` matches nothing): offsets are str offsets
