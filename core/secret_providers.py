@@ -93,7 +93,7 @@ PROVIDER_RULES: list[Rule] = [
     rule("pinecone_key", "pcsk_", _B62 + "{5,6}_" + _B62 + "{50,}"),
     rule("supabase_token", "sbp_", _HEX + "{40,}"),
     rule("supabase_token", "sb_secret_", _W + "{30,}"),
-    rule("mailchimp_key", "", _HEX + r"{32}-us\d{1,2}(?!\d)", gate_regex=_HEX + "{32}-us"),
+    rule("mailchimp_key", "", _HEX + r"{32}-us\d{1,2}(?!\d)", gate_regex=_HEX + "{8}-us"),
     rule(
         "discord_token",
         "",
