@@ -285,16 +285,16 @@ class Trainer:
         else:
             await self._gate_candidate(st, record, current, result.skill, at)
         self.run_dir.write_json(step_dir / "step.json", record)
+        remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
 
     async def _land(self, st: TrainState, current: Skill, selected: list[Edit], at: StepAt) -> Landed:
-        """The selected edits applied, the refused ones repaired once, what is still refused remembered."""
+        """The selected edits applied and the refused ones repaired once (`repair.json` records the round)."""
 
         def on_repair(refused: int) -> None:
             self.on_event(Repairing(at=at, refused=refused))
 
         result = await land(self.optimizer, current, selected, self.limits, redactor=self.redactor, on_repair=on_repair)
-        remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)
         if result.asked:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
         return result

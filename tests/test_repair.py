@@ -14,7 +14,7 @@ from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.edits import EditLimits
 from skillsleep.core.errors import BackendError
 from skillsleep.core.events import Event, Repairing
-from skillsleep.core.ledger import Budget, Ledger
+from skillsleep.core.ledger import Budget, Ledger, Price
 from skillsleep.core.llm import LLM, estimate_usage
 from skillsleep.core.records import CompletionRequest, Edit
 from skillsleep.core.redact import Redactor
@@ -28,12 +28,12 @@ QUIET = "[slow_update]\nenabled = false\n[meta]\nenabled = false\n"
 
 
 class Optimizer:
-    """Reflects `finding` (a bare heading by default) and repairs with `rewrite`; records prompts."""
+    """Reflects `findings` (a bare heading by default) and repairs with `rewrite`; records prompts."""
 
     def __init__(
-        self, rewrite: str | None = RULE, *, finding: str = HEADING, diagnosis: str = "no answer line"
+        self, rewrite: str | None = RULE, *, findings: tuple[str, ...] = (HEADING,), diagnosis: str = "no answer line"
     ) -> None:
-        self.rewrite, self.finding, self.diagnosis = rewrite, finding, diagnosis
+        self.rewrite, self.findings, self.diagnosis = rewrite, findings, diagnosis
         self.prompts: dict[str, list[str]] = {"findings": [], "rewrites": []}
 
     def __call__(self, request: CompletionRequest) -> str:
@@ -42,7 +42,7 @@ class Optimizer:
         if required == ["findings"]:
             self.prompts["findings"].append(text)
             finding = {"diagnosis": self.diagnosis, "kind": "skill_defect", "op": "add", "target": ""}
-            return json.dumps({"findings": [{**finding, "content": self.finding}]})
+            return json.dumps({"findings": [{**finding, "content": content} for content in self.findings]})
         if required == ["rewrites"]:
             self.prompts["rewrites"].append(text)
             if self.rewrite is None:
@@ -55,12 +55,13 @@ class Optimizer:
         raise BackendError(f"unexpected request {required}")
 
 
-def config(tmp_path: Path, steps: int) -> TrainConfig:
-    """One epoch of `steps` steps, without the epoch boundary's model calls."""
+def config(tmp_path: Path, steps: int, edits: int = 1) -> TrainConfig:
+    """One epoch of `steps` steps of at most `edits` edits, without the epoch boundary's model calls."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     write_config(tmp_path, QUIET)
     toml = tmp_path / "run.toml"
-    toml.write_text(toml.read_text().replace("epochs = 2", f"epochs = 1\nsteps_per_epoch = {steps}"))
+    text = toml.read_text().replace("epochs = 2", f"epochs = 1\nsteps_per_epoch = {steps}")
+    toml.write_text(text.replace("max_edits = 1", f"max_edits = {edits}"))
     return load_config(toml)
 
 
@@ -163,3 +164,28 @@ async def test_an_edit_the_skill_already_holds_is_neither_repaired_nor_remembere
     landed = await land(llm, skill, [Edit(op="add", content=f"- {RULE}")], EditLimits(), redactor=Redactor())
     assert backend.requests == [] and landed.refused == [] and landed.skill == skill
     assert any("the skill already has this line" in line for line in landed.skipped)
+
+
+async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes_from_the_cache(tmp_path: Path) -> None:
+    # the target costs $1 a token, the optimizer nothing: the cap lets the step through its
+    # repair and stops it at the gate's first paid rollout, after the refusals are known
+    prices = {"scripted:target": Price(input=1e6, output=1e6)}
+    probe = Ledger(prices=prices)
+    cfg = config(tmp_path / "probe", 1, edits=2)
+    trainer, tb, _ = build(cfg, tmp_path / "probe", Optimizer(STILL_BAD, findings=(HEADING, RULE)), ledger=probe)
+    await trainer.run()
+    at = next(i for i, e in enumerate(probe.entries) if e.role == "repair")
+    spent = sum(e.cost_usd for e in probe.entries[:at])
+    gate = next(r for r in tb.requests if RULE in r.messages[0].content)
+    cap = spent + estimate_usage(gate).total - 0.5
+    cfg = config(tmp_path, 1, edits=2)
+    ledger = Ledger(budget=Budget(usd=cap), prices=prices)
+    trainer, _, _ = build(cfg, tmp_path, Optimizer(STILL_BAD, findings=(HEADING, RULE)), ledger=ledger)
+    stopped = await trainer.run()
+    assert stopped.stopped and calls(ledger, "repair") == 1 and stopped.steps == []
+    assert stopped.rejected == []  # the step is not whole: nothing of it is remembered yet
+    trainer, _, ob = build(cfg, tmp_path, Optimizer(STILL_BAD, findings=(HEADING, RULE)))
+    st = await trainer.run(stopped)
+    assert st.done and ob.requests == []  # reflect and repair answered from the cache
+    assert not any("dropped before ranking" in line for line in st.steps[0].skipped)
+    assert sorted(r.edit.content or "" for r in st.rejected) == [HEADING, STILL_BAD]

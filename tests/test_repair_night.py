@@ -31,6 +31,7 @@ def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.
     rec = Recorder(monkeypatch)
     first = night(root, settings(root), skill)
     assert first.outcome == "no-candidate" and "repair" in rec.roles()
+    assert first.usage.by_role["repair"].calls == 1  # the night's report counts the role
     memory = Nights(root / "data").memory(skill.key())
     refused = {r.edit.content: r for r in memory.rejected}
     assert set(refused) == {"## Answer", "## Final answer"}
