@@ -126,9 +126,14 @@ async def one_step(latency: float, concurrency: int) -> dict[str, float | int | 
     wall = time.perf_counter() - start
     roles = {role: int(row["calls"]) for role, row in ledger.by_role().items()}
     gated = any(s.gate for s in st.steps)
-    stages = [V * K, B * K, math.ceil(B * K / M), roles.get("merge", 0), roles.get("rank", 0)] + (
-        [V * K] if gated else []
-    )
+    stages = [
+        V * K,
+        B * K,
+        math.ceil(B * K / M),
+        roles.get("merge", 0),
+        roles.get("rank", 0),
+        roles.get("repair", 0),
+    ] + ([V * K] if gated else [])
     ideal = sum(math.ceil(n / concurrency) for n in stages if n) * latency
     return {
         "calls_made": ledger.calls_made,

@@ -34,6 +34,7 @@ its plan.json and state.json (per role):
     reflect     ceil(batch × K / minibatch) per step
     merge       ceil(n / 8) per step where n > 1 distinct edits were proposed (first level)
     rank        1 per step whose safe edits exceed the step's edit budget
+    repair      1 per step whose selected edits the edit rules refused (the step's repair.json)
     slow_update 1 per epoch whose skill changed; meta 1 per epoch
 
 `plan_max_calls` is Trainer.plan()'s upper bound for the training part, for comparison. Stderr
@@ -267,6 +268,7 @@ def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> d
         "reflect": 0,
         "merge": 0,
         "rank": 0,
+        "repair": 0,
         "slow_update": 0,
         "meta": 0,
     }
@@ -298,7 +300,11 @@ def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> d
         proposed = folder / "steps" / f"e{step.epoch}s{step.step}" / "proposed.json"
         n = len(dedup([Edit.model_validate(e) for e in json.loads(proposed.read_text())])) if proposed.is_file() else 0
         out["merge"] += math.ceil(n / 8) if n > 1 else 0
-        safe = step.merged - len(step.refused)
+        repaired = folder / "steps" / f"e{step.epoch}s{step.step}" / "repair.json"
+        out["repair"] += 1 if repaired.is_file() else 0
+        screened = len(json.loads(repaired.read_text())["screened"]) if repaired.is_file() else 0
+        dropped = sum(1 for line in step.skipped if "dropped before ranking" in line)
+        safe = step.merged - len(step.refused) + screened - dropped
         out["rank"] += 1 if safe and (safe > step.learning_rate or schedule.schedule == "autonomous") else 0
         if step.gate is not None:
             score(step.gate.baseline_hash, val)

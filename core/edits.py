@@ -9,7 +9,11 @@ skipped with a reason in plain words the optimizer can act on next time. The rul
   one-line replacement without its own marker then keeps the matched line's marker.
 - Lines in protected regions (and the region markers) and the frontmatter are never touched.
 - Edits add no sections: content with a markdown heading line is skipped, and heading lines
-  cannot be deleted or replaced.
+  cannot be deleted or replaced. A heading inside a fenced code block or an inline code span is
+  literal text, not a section (a rule about the reply's format quotes it: Start every reply with
+  `## Summary`); content that opens a code fence must close it.
+- An edit replaces one line, never the whole skill (target "SKILL", or content starting with the
+  skill's own title): such an edit is skipped with a reason that says to propose one line.
 - ADD writes after `target` when it is found in the editable body, otherwise at the end of the
   editable body (before the protected regions).
 - `kind="execution_lapse"` edits leave the body alone: their content becomes a note in the
@@ -29,11 +33,11 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.records import Edit
+from skillsleep.core.sections import headings, unclosed_fence
 from skillsleep.core.skill import REGIONS, RegionName, Skill
 
 MAX_NOTES = 20
 
-_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _REGION_MARKER = "<!-- skillsleep:"
 
@@ -51,11 +55,18 @@ class EditLimits(BaseModel):
 
 @dataclass(frozen=True)
 class EditResult:
-    """The edited skill, the edits applied, and the edits skipped with the reason why."""
+    """The edited skill, the edits applied, and the edits skipped with the reason why; `moot` are
+    the skipped ones that refuse nothing of substance (the skill already says it, or past the
+    step's count of edits): no rewrite would help them."""
 
     skill: Skill
     applied: list[Edit] = field(default_factory=list)
     skipped: list[tuple[Edit, str]] = field(default_factory=list)
+    moot: list[Edit] = field(default_factory=list)
+
+    def refusals(self) -> list[tuple[Edit, str]]:
+        """The skipped edits that are not moot, with the reason why: the ones a rewrite can save."""
+        return [(e, why) for e, why in self.skipped if not any(e is m for m in self.moot)]
 
     def skipped_reasons(self) -> list[str]:
         """One line per skipped edit: what it tried and why it was skipped."""
@@ -66,27 +77,35 @@ class _Skip(Exception):
     """An edit outside the bounds; the message is the reason shown to the optimizer."""
 
 
+class _Moot(_Skip):
+    """An edit that changes nothing: the skill already says it."""
+
+
 def apply_edits(skill: Skill, edits: list[Edit], limits: EditLimits) -> EditResult:
     """Apply `edits` in order within `limits`; bad edits are skipped with a reason, never raised."""
     current = skill
     applied: list[Edit] = []
     skipped: list[tuple[Edit, str]] = []
+    moot: list[Edit] = []
     for i, edit in enumerate(edits):
         if i >= limits.max_edits:
             skipped.append((edit, f"only the first {limits.max_edits} edits of a step are applied"))
+            moot.append(edit)
             continue
         try:
             new = _apply_one(current, edit, limits)
             _check_size(current, new, limits)
         except _Skip as exc:
             skipped.append((edit, str(exc)))
+            moot += [edit] if isinstance(exc, _Moot) else []
             continue
         current = new
         applied.append(edit)
-    return EditResult(skill=current, applied=applied, skipped=skipped)
+    return EditResult(skill=current, applied=applied, skipped=skipped, moot=moot)
 
 
 def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
+    _refuse_whole_skill(skill, edit)
     if edit.kind == "execution_lapse":
         return _add_note(skill, edit, limits)
     lines = skill.body.split("\n")
@@ -102,7 +121,7 @@ def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
         lines[at:at] = new
     elif edit.op == "delete":
         at, _ = _find(skill, lines, protected, edit.target, "delete")
-        if _HEADING.match(lines[at]):
+        if at in _heading_indexes(lines):
             raise _Skip(f"edits may not delete whole sections; {_q(lines[at])} is a section heading")
         del lines[at]
         if 0 < at < len(lines) and not lines[at - 1].strip() and not lines[at].strip():
@@ -110,15 +129,16 @@ def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
     else:
         new = _content_lines(edit, limits)
         at, loose = _find(skill, lines, protected, edit.target, "replace")
-        if _HEADING.match(lines[at]):
+        if at in _heading_indexes(lines):
             raise _Skip(f"edits may not rename or replace section headings; {_q(lines[at])} is a heading")
         if loose and len(new) == 1 and not _LIST_MARKER.match(new[0]):
             marker = _LIST_MARKER.match(lines[at])
             if marker:
                 new = [marker.group(0) + new[0].lstrip()]
         if new == [lines[at].rstrip()]:
-            raise _Skip(f"the replacement is identical to the line it would replace: {_q(lines[at])}")
+            raise _Moot(f"the replacement is identical to the line it would replace: {_q(lines[at])}")
         lines[at : at + 1] = new
+    _refuse_new_structure(skill.body.split("\n"), lines)
     return Skill(skill.frontmatter + "\n".join(lines))
 
 
@@ -149,14 +169,50 @@ def _content_lines(edit: Edit, limits: EditLimits) -> list[str]:
 
 
 def _refuse_forbidden(lines: list[str]) -> None:
-    for line in lines:
-        if _HEADING.match(line):
-            raise _Skip(
-                f"edits may not add sections (the content has the heading line {_q(line)}); "
-                "add plain lines under an existing section instead"
-            )
-        if _REGION_MARKER in line:
-            raise _Skip("edits may not write skillsleep region markers")
+    if any(_REGION_MARKER in line for line in lines):
+        raise _Skip("edits may not write skillsleep region markers")
+    if unclosed_fence("\n".join(lines)):
+        raise _Skip("the content opens a code fence (``` or ~~~) it does not close; close it in the same edit")
+    for i in sorted(_heading_indexes(lines)):
+        literal = lines[i].strip()
+        raise _Skip(
+            f"edits may not add sections (the content has the heading line {_q(literal)}); if the agent's "
+            "reply must contain that heading, quote the heading the reply must contain in backticks: "
+            f"Start every reply with `{literal}`; otherwise add plain lines under an existing section"
+        )
+
+
+def _refuse_new_structure(before: list[str], after: list[str]) -> None:
+    """Skip an edit whose lines change the skill's sections in place: a code fence that swallows
+    headings below it, or a line that becomes a heading once a fence closes before it."""
+    if _titles(after) != _titles(before) or unclosed_fence("\n".join(after)) > unclosed_fence("\n".join(before)):
+        raise _Skip(
+            "the edit would change the skill's sections (a code fence in it would hide a heading or "
+            "turn a line into one); add plain lines, and close every code fence the edit opens"
+        )
+
+
+def _titles(lines: list[str]) -> list[str]:
+    return [lines[i].strip() for i in sorted(_heading_indexes(lines))]
+
+
+def _heading_indexes(lines: list[str]) -> set[int]:
+    """Indexes of the markdown heading lines, not counting those inside fenced code blocks."""
+    return {i for i, _, _ in headings("\n".join(lines))}
+
+
+def _refuse_whole_skill(skill: Skill, edit: Edit) -> None:
+    """Skip an edit that would replace the whole skill: target "SKILL", or content that starts
+    with the skill's own title heading."""
+    target = (edit.target or "").strip().strip("`'\"").casefold()
+    first = next((line for line in (edit.content or "").split("\n") if line.strip()), "")
+    title = next((t for _, level, t in headings(skill.body) if level == 1), None)
+    own_title = title is not None and any(t.casefold() == title.casefold() for _, _, t in headings(first))
+    if target in ("skill", "skill.md") or own_title:
+        raise _Skip(
+            "an edit changes one line, never the whole skill; propose one line instead: an add edit "
+            "whose content is the one instruction the skill lacks, or a replace of the one line that is wrong"
+        )
 
 
 def _find(skill: Skill, lines: list[str], protected: set[int], target: str | None, verb: str) -> tuple[int, bool]:
@@ -215,7 +271,7 @@ def _refuse_duplicate(lines: list[str], protected: set[int], new: list[str]) -> 
     present = {line.strip() for i, line in enumerate(lines) if i not in protected}
     wanted = [line.strip() for line in new if line.strip()]
     if wanted and all(line in present for line in wanted):
-        raise _Skip(f"the skill already has this line: {_q(wanted[0])}")
+        raise _Moot(f"the skill already has this line: {_q(wanted[0])}")
 
 
 def _add_note(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
@@ -229,7 +285,7 @@ def _add_note(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
     notes = [_LIST_MARKER.sub("", line, count=1).strip() for line in skill.region("appendix").split("\n")]
     notes = [n for n in notes if n]
     if _fold(note) in {_fold(n) for n in notes}:
-        raise _Skip(f"the reminders already hold this note: {_q(note)}")
+        raise _Moot(f"the reminders already hold this note: {_q(note)}")
     notes = [*notes, note][-MAX_NOTES:]
     return skill.with_region("appendix", "\n".join(f"- {n}" for n in notes))
 
@@ -262,7 +318,7 @@ def _region_lines(skill: Skill, name: RegionName) -> list[str] | None:
 def _headings(skill: Skill) -> list[str]:
     protected = skill.protected_line_indexes()
     lines = skill.body.split("\n")
-    return [line.rstrip() for i, line in enumerate(lines) if i not in protected and _HEADING.match(line)]
+    return [lines[i].rstrip() for i in sorted(_heading_indexes(lines)) if i not in protected]
 
 
 def _check_size(before: Skill, after: Skill, limits: EditLimits) -> None:

@@ -32,7 +32,7 @@ async def end_epoch(tr: Trainer, st: TrainState) -> None:
             start_score=st.epoch_start_score,
             end_score=st.current_score,
             accepted=accepted,
-            rejected=[r for r in st.rejected if r.epoch == st.epoch],
+            rejected=[r for r in st.rejected if r.epoch == st.epoch and r.stage == "gate"],
             slow_update_counts=counts,
         )
         result = await update_meta_skill(tr.optimizer, st.meta_skill, summary, max_lines=tr.cfg.meta.max_lines)

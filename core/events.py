@@ -23,6 +23,7 @@ __all__ = [
     "Notice",
     "Plan",
     "Reflecting",
+    "Repairing",
     "SeedScoring",
     "StepAt",
     "StepProblem",
@@ -111,6 +112,18 @@ class StepProblem(_AtStep):
         return f"{self.at.label()}: {self.problem}"
 
 
+class Repairing(_AtStep):
+    """The bounded-edit rules refused some of the step's edits; the optimizer is asked to rewrite them."""
+
+    kind: Literal["repairing"] = "repairing"
+    refused: int
+
+    def describe(self) -> str:
+        return (
+            f"{self.at.label()}: {self.refused} edit(s) refused by the edit rules; asking the optimizer to repair them"
+        )
+
+
 class NoEdit(_AtStep):
     """No proposed edit applied to the skill; the step has no candidate."""
 
@@ -177,6 +190,7 @@ Event = Annotated[
     | StepStarted
     | Reflecting
     | StepProblem
+    | Repairing
     | NoEdit
     | GateStarted
     | GateDecided

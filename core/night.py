@@ -275,7 +275,7 @@ def _leftovers(state: TrainState, steps: list[StepRecord], epoch: int) -> dict[s
     rejected = [
         GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
         for r in state.rejected
-        if r.epoch == epoch
+        if r.epoch == epoch and r.stage == "gate"
     ]
     return {"refused": refused, "rejected": rejected, "state": state, "problems": state.problems(epoch)}
 

@@ -67,10 +67,17 @@ def describe_edit(edit: Edit, number: int | None = None) -> str:
 
 
 def describe_rejected(rejected: RejectedEdit) -> str:
-    """A rejected edit with the held-out score it produced: before → after."""
+    """A rejected edit with the held-out score it produced (before → after), or a refused one
+    with the rule that refused it."""
     where = f"epoch {rejected.epoch + 1}, step {rejected.step + 1}"
-    score = f"score before {rejected.before:.3f} → after {rejected.after:.3f}"
+    if rejected.stage == "apply":
+        return f"{describe_edit(rejected.edit)}\n  result: refused by the edit rules ({where}): {rejected.reason}"
+    score = f"score before {_score(rejected.before)} → after {_score(rejected.after)}"
     return f"{describe_edit(rejected.edit)}\n  result: {score} ({where}), rejected by the gate"
+
+
+def _score(value: float | None) -> str:
+    return "?" if value is None else f"{value:.3f}"
 
 
 def editable_text(skill: Skill) -> str:

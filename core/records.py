@@ -25,9 +25,8 @@ from pydantic import (
 
 SCHEMA_VERSION = 1
 
-Role = Literal[
-    "target", "judge", "reflect", "merge", "rank", "slow_update", "meta", "schedule", "mine", "relevance", "dream"
-]
+_STEP_ROLES = Literal["reflect", "merge", "rank", "repair"]  # the optimizer's calls in a training step
+Role = Literal["target", "judge", _STEP_ROLES, "slow_update", "meta", "schedule", "mine", "relevance", "dream"]
 ROLES: tuple[str, ...] = get_args(Role)
 
 
@@ -321,11 +320,14 @@ class GateDecision(Record):
 
 
 class RejectedEdit(Record):
-    """An edit the gate turned down, with the score it produced; shown to later reflections."""
+    """An edit turned down, shown to later reflections and nights: by the gate (with the score it
+    produced) or, still after the repair round, by the bounded-edit rules (`stage` "apply", `reason`)."""
 
     edit: Edit
-    before: float
-    after: float
+    stage: Literal["gate", "apply"] = "gate"
+    reason: str = ""
+    before: float | None = None
+    after: float | None = None
     epoch: int
     step: int
 

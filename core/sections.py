@@ -49,6 +49,22 @@ def _key(title: str) -> str:
 def headings(text: str) -> list[tuple[int, int, str]]:
     """Every ATX heading outside fenced code blocks: (line index, level, title)."""
     out: list[tuple[int, int, str]] = []
+    for i, bare in _outside_fences(text)[0]:
+        m = _ATX.fullmatch(bare)
+        if m:
+            out.append((i, len(m.group(1)), _title(m.group(2) or "")))
+    return out
+
+
+def unclosed_fence(text: str) -> bool:
+    """Whether a fenced code block (``` or ~~~) opened in `text` is still open at its end."""
+    return _outside_fences(text)[1]
+
+
+def _outside_fences(text: str) -> tuple[list[tuple[int, str]], bool]:
+    """The lines outside fenced code blocks (index, text without its ending), fence lines left
+    out, and whether a fence is left open at the end."""
+    out: list[tuple[int, str]] = []
     fence: str | None = None
     for i, line in enumerate(split_lines(text)):
         bare = line.rstrip("\r\n")
@@ -65,10 +81,8 @@ def headings(text: str) -> list[tuple[int, int, str]]:
         if opened:
             fence = opened.group(1)
             continue
-        m = _ATX.fullmatch(bare)
-        if m:
-            out.append((i, len(m.group(1)), _title(m.group(2) or "")))
-    return out
+        out.append((i, bare))
+    return out, fence is not None
 
 
 def _wanted(heading: str) -> tuple[str, int | None]:

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from skillsleep.core.aggregate import AggregateResult, aggregate
 from skillsleep.core.config import TrainConfig
-from skillsleep.core.edits import EditLimits, apply_edits
+from skillsleep.core.edits import EditLimits
 from skillsleep.core.epoch import end_epoch
 from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
@@ -29,6 +29,7 @@ from skillsleep.core.events import (
     NoEdit,
     Plan,
     Reflecting,
+    Repairing,
     SeedScoring,
     StepAt,
     StepProblem,
@@ -41,6 +42,7 @@ from skillsleep.core.ranking import rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
+from skillsleep.core.repair import Landed, drop_remembered, land, remember_refused
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
@@ -182,7 +184,7 @@ class Trainer:
         """Projected model calls of the whole run (an upper bound; the caches make it smaller)."""
         k, cfg = self.cfg.train.rollouts_k, self.cfg
         batch = min(cfg.train.batch_size, len(self.train_tasks)) * k
-        per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 2 + len(self.val) * k
+        per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 3 + len(self.val) * k  # merge, rank, repair
         per_epoch = per_step * self.steps_per_epoch
         if cfg.slow_update.enabled:
             per_epoch += 2 * min(cfg.slow_update.sample_size, len(self.train_tasks)) + 1 + len(self.val) * k
@@ -243,6 +245,7 @@ class Trainer:
             self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
         )
         merged, safe, refused = await self._merge_screened(reflected.edits, at)
+        safe, dropped = drop_remembered(safe, st.rejected)
         selection = await rank_and_clip(
             self.optimizer,
             current,
@@ -252,8 +255,9 @@ class Trainer:
             bounds=(cfg.lr.min_edits, cfg.lr.max_edits),
         )
         st.next_budget = selection.next_budget
-        result = apply_edits(current, selection.selected, self.limits)
-        failures = [*reflected.problems, *merged.problems, *selection.problems]
+        result = await self._land(st, current, selection.selected, at)
+        refused += result.screened
+        failures = [*reflected.problems, *merged.problems, *selection.problems, *result.problems]
         for failure in failures:
             self.on_event(StepProblem(at=at, problem=failure.line()))
         record = StepRecord(
@@ -266,15 +270,11 @@ class Trainer:
             merged=len(merged.edits),
             selected=selection.selected,
             applied=result.applied,
-            skipped=[f"{e.op} {e.target or e.content!r}: {why}" for e, why in result.skipped],
+            skipped=[*dropped, *result.skipped],
             failures=failures,
             refused=refused,
         )
-        if refused:
-            st.earlier_steps.append(
-                f"step {st.step + 1}: refused by the safety screen, never propose again: "
-                + "; ".join(f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused)
-            )
+        self._note_refused(st, refused)
         step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
         self.run_dir.write_json(step_dir / "proposed.json", list(map(self.redactor.edit, reflected.edits)))
         self.run_dir.write_json(step_dir / "merged.json", list(map(self.redactor.edit, merged.edits)))
@@ -285,7 +285,27 @@ class Trainer:
         else:
             await self._gate_candidate(st, record, current, result.skill, at)
         self.run_dir.write_json(step_dir / "step.json", record)
+        remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
+
+    async def _land(self, st: TrainState, current: Skill, selected: list[Edit], at: StepAt) -> Landed:
+        """The selected edits applied and the refused ones repaired once (`repair.json` records the round)."""
+
+        def on_repair(refused: int) -> None:
+            self.on_event(Repairing(at=at, refused=refused))
+
+        result = await land(self.optimizer, current, selected, self.limits, redactor=self.redactor, on_repair=on_repair)
+        if result.asked:
+            self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
+        return result
+
+    def _note_refused(self, st: TrainState, refused: list[Refusal]) -> None:
+        """Tell later reflections which edits the safety screen refused this step."""
+        if refused:
+            st.earlier_steps.append(
+                f"step {st.step + 1}: refused by the safety screen, never propose again: "
+                + "; ".join(f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused)
+            )
 
     def _reflect_context(self, st: TrainState) -> ReflectContext:
         """What the optimizer reads besides the trajectories: earlier steps, rejected edits, meta skill."""

@@ -171,6 +171,48 @@ def test_content_with_a_heading_is_skipped() -> None:
     assert only_reason(result).startswith("edits may not add sections")
 
 
+def test_a_bare_heading_line_is_refused_with_how_to_quote_it() -> None:
+    reason = only_reason(apply(Edit(op="add", content="## Summary")))
+    assert reason.startswith("edits may not add sections")
+    assert "quote the heading the reply must contain in backticks: Start every reply with `## Summary`" in reason
+
+
+def test_a_heading_quoted_in_backticks_is_literal_text_not_a_section() -> None:
+    for content in ("Start every reply with `## Summary`.", "`## Summary`", "- Reply with:\n```\n## Summary\n```"):
+        result = apply(Edit(op="add", target="- Cite the source.", content=content))
+        assert not result.skipped, (content, result.skipped)
+        assert content.split("\n")[-1] in result.skill.text
+
+
+def test_content_that_leaves_a_code_fence_open_is_refused() -> None:
+    reason = only_reason(apply(Edit(op="add", content="Reply with:\n```\n## Summary")))
+    assert "opens a code fence" in reason and "close it" in reason
+
+
+def test_a_heading_line_inside_a_code_block_of_the_skill_is_an_ordinary_line() -> None:
+    base = Skill.parse("# Demo\n\n## Output\nReply with:\n```\n## Summary\n```\n")
+    result = apply(Edit(op="replace", target="## Summary", content="Summary:"), base=base)
+    assert not result.skipped and "```\nSummary:\n```" in result.skill.text
+    assert not apply(Edit(op="delete", target="## Summary"), base=base).skipped
+
+
+def test_a_fence_that_would_hide_a_later_heading_is_refused() -> None:
+    base = Skill.parse("# Demo\n\n## Output\nReply with:\n```\nfirst\n```\n\n## After\n- a rule\n")
+    result = apply(Edit(op="add", target="first", content="```\n~~~\n```"), base=base)
+    assert "would change the skill's sections" in only_reason(result)
+
+
+def test_replacing_the_whole_skill_is_refused_with_a_call_for_one_line() -> None:
+    whole = DOC.split("---\n")[-1].replace("briefly", "in one line")
+    for edit in (
+        Edit(op="replace", target="SKILL", content="- Answer in one line."),
+        Edit(op="add", content="# Demo\n- Answer in one line."),
+        Edit(op="replace", target="- Always answer briefly.", content=whole[:400]),
+    ):
+        reason = only_reason(apply(edit, limits=EditLimits(max_content_lines=20)))
+        assert "never the whole skill; propose one line instead" in reason, (edit, reason)
+
+
 def test_deleting_a_heading_is_refused() -> None:
     result = apply(Edit(op="delete", target="## Rules"))
     assert "edits may not delete whole sections" in only_reason(result)

@@ -14,6 +14,7 @@ from skillsleep.core.events import (
     Notice,
     Plan,
     Reflecting,
+    Repairing,
     SeedScoring,
     StepAt,
     StepProblem,
@@ -36,6 +37,10 @@ CASES: list[tuple[object, str]] = [
         "epoch 1/2 step 3/4: reflect (train score 0.500, learning rate 3)",
     ),
     (StepProblem(at=AT, problem="reflect: no JSON"), "epoch 1/2 step 3/4: reflect: no JSON"),
+    (
+        Repairing(at=AT, refused=2),
+        "epoch 1/2 step 3/4: 2 edit(s) refused by the edit rules; asking the optimizer to repair them",
+    ),
     (NoEdit(at=AT), "epoch 1/2 step 3/4: no applicable edit"),
     (GateStarted(at=AT, tasks=6), "epoch 1/2 step 3/4: gate on 6 selection tasks"),
     (GateDecided(at=AT, accepted=True, reason="0.5 → 0.7"), "epoch 1/2 step 3/4: accepted: 0.5 → 0.7"),

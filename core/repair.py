@@ -1,0 +1,187 @@
+"""Landing a step's edits: apply them, repair what the bounded-edit rules refused, remember the rest.
+
+    land()             apply the selected edits; when some are refused, ONE repair call (role
+                       "repair") shows the optimizer each refused edit with the exact reason and
+                       the skill's numbered lines; its rewrites pass the same safety screen and the
+                       same bounded-edit rules (never looser), in the room the first pass left
+    remember_refused() what is still refused goes into the rejected-edit memory (stage "apply")
+    drop_remembered()  a new proposal identical to a remembered refusal is dropped before ranking
+
+A malformed repair reply, or a rewrite that is not a usable edit, is recorded as an unusable
+reply and the step goes on with what already applied. A budget reached during the repair raises
+`BudgetExceeded` like every call, and the run stops cleanly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from skillsleep.core.edits import EditLimits, apply_edits
+from skillsleep.core.errors import ParseError
+from skillsleep.core.llm import LLM
+from skillsleep.core.prompts import data_block, describe_edit, render
+from skillsleep.core.records import Edit, EditOp, Message, RejectedEdit, UnusableReply
+from skillsleep.core.redact import Redactor
+from skillsleep.core.reflect import Finding, as_edit
+from skillsleep.core.replies import Lenient, Reply, Text, Unfit
+from skillsleep.core.safety import Refusal, screen_all
+from skillsleep.core.skill import Skill
+
+REPLY_TOKENS = 1024  # a few one-line rewrites
+_NUMBER = re.compile(r"^\s*\d+\| ")  # the line number the prompt shows before each skill line
+
+
+class Rewrite(Reply):
+    """One refused edit (by its number) rewritten so that the rules accept it."""
+
+    edit: int
+    op: EditOp
+    target: Text = ""
+    content: Text = ""
+
+
+class RepairReply(Reply):
+    """The optimizer's rewrites; a refused edit it cannot save is left out."""
+
+    rewrites: list[Lenient[Rewrite]]
+
+
+@dataclass(frozen=True)
+class Landed:
+    """Where a step's selected edits ended: the edited skill, the edits applied (the repaired ones
+    among them), one line per refusal, what is still refused (for the memory), the rewrites the
+    safety screen refused, and what of the repair reply could not be used."""
+
+    skill: Skill
+    applied: list[Edit] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    refused: list[tuple[Edit, str]] = field(default_factory=list)
+    screened: list[Refusal] = field(default_factory=list)
+    problems: list[UnusableReply] = field(default_factory=list)
+    asked: list[tuple[Edit, str]] = field(default_factory=list)  # the refusals the repair call was shown
+    rewrites: list[Edit] = field(default_factory=list)  # its usable rewrites, screened or not
+
+    def record(self) -> dict[str, object]:
+        """The repair round for the step's `repair.json`: what was asked, what came back, what landed."""
+        return {
+            "asked": [{"edit": e, "reason": why} for e, why in self.asked],
+            "rewrites": self.rewrites,
+            "screened": self.screened,
+            "still_refused": [{"edit": e, "reason": why} for e, why in self.refused],
+        }
+
+
+async def land(
+    llm: LLM,
+    skill: Skill,
+    edits: list[Edit],
+    limits: EditLimits,
+    *,
+    redactor: Redactor,
+    on_repair: Callable[[int], None] = lambda _: None,
+) -> Landed:
+    """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
+    apply its rewrites within what is left of `limits`."""
+    first = apply_edits(skill, edits, limits)
+    lines = [_skip_line(e, why) for e, why in first.skipped]
+    refusals = first.refusals()
+    if not refusals:
+        return Landed(skill=first.skill, applied=first.applied, skipped=lines)
+    on_repair(len(refusals))
+    rewrites, problems = await _ask(llm, first.skill, refusals, limits)
+    safe: list[tuple[int, Edit]] = []
+    screened: list[Refusal] = []
+    for n, rewrite in rewrites:
+        ok, refused = screen_all([rewrite], redactor)
+        safe += [(n, e) for e in ok]
+        screened += refused
+    room = limits.model_copy(update={"max_edits": max(0, limits.max_edits - len(first.applied))})
+    second = apply_edits(first.skill, [e for _, e in safe], room)
+    fixed = {n for n, e in safe if any(e is a for a in second.applied)}
+    still = [(e, why) for n, (e, why) in enumerate(refusals, 1) if n not in fixed]
+    return Landed(
+        skill=second.skill,
+        applied=[*first.applied, *second.applied],
+        skipped=lines + [f"repair: {_skip_line(e, why)}" for e, why in second.skipped],
+        refused=still + second.refusals(),
+        screened=screened,
+        problems=problems,
+        asked=refusals,
+        rewrites=[e for _, e in rewrites],
+    )
+
+
+def remember_refused(rejected: list[RejectedEdit], refused: list[tuple[Edit, str]], *, epoch: int, step: int) -> None:
+    """Add each still-refused edit to the rejected-edit memory with its reason, once."""
+    known = {r.edit.key() for r in rejected if r.stage == "apply"}
+    for edit, why in refused:
+        if edit.key() not in known:
+            known.add(edit.key())
+            rejected.append(RejectedEdit(edit=edit, stage="apply", reason=why, epoch=epoch, step=step))
+
+
+def drop_remembered(edits: list[Edit], rejected: list[RejectedEdit]) -> tuple[list[Edit], list[str]]:
+    """`edits` without those identical (whitespace and case folded) to a remembered refusal, and a
+    line for each one dropped."""
+    known = {r.edit.key(): r for r in rejected if r.stage == "apply"}
+    kept = [e for e in edits if e.key() not in known]
+    dropped = [
+        f"{_skip_line(e, '')}dropped before ranking, refused before (epoch {r.epoch + 1}, step {r.step + 1}): {r.reason}"
+        for e in edits
+        if (r := known.get(e.key())) is not None
+    ]
+    return kept, dropped
+
+
+async def _ask(
+    llm: LLM, skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits
+) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
+    """The repair call: (number of the refused edit, its rewrite) for each usable rewrite."""
+    messages = [Message(role="system", content=render("repair_system")), _user(skill, skipped, limits)]
+    try:
+        reply = await llm.ask_model("repair", messages, RepairReply, max_tokens=REPLY_TOKENS, cache_system=True)
+    except ParseError as exc:
+        return [], [UnusableReply(role="repair", where="repair", error=f"malformed reply, nothing repaired: {exc}")]
+    out: list[tuple[int, Edit]] = []
+    notes: list[str] = []
+    for i, item in enumerate(reply.rewrites, 1):
+        edit, why = _as_rewrite(item, skipped)
+        if edit is None:
+            notes.append(f"rewrite {i} dropped: {why}")
+        else:
+            out.append((item.edit if isinstance(item, Rewrite) else 0, edit))
+    return out, [UnusableReply(role="repair", where="repair", error=note) for note in notes]
+
+
+def _as_rewrite(item: Rewrite | Unfit, skipped: list[tuple[Edit, str]]) -> tuple[Edit | None, str]:
+    """A rewrite → an edit that keeps the refused edit's kind, rationale and support."""
+    if isinstance(item, Unfit):
+        return None, item.error
+    if not 1 <= item.edit <= len(skipped):
+        return None, f"it names edit {item.edit}, but the refused edits are numbered 1 to {len(skipped)}"
+    original = skipped[item.edit - 1][0]
+    target = _NUMBER.sub("", item.target, count=1)
+    finding = Finding(diagnosis=original.rationale, kind=original.kind, op=item.op, target=target, content=item.content)
+    edit, why = as_edit(finding)
+    return (edit.model_copy(update={"support": original.support}) if edit else None), why
+
+
+def _user(skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits) -> Message:
+    numbered = "\n".join(f"{n:>3}| {line}" for n, line in enumerate(skill.editable_lines(), 1))
+    refused = "\n\n".join(f"{describe_edit(e, n)}\n  refused because: {why}" for n, (e, why) in enumerate(skipped, 1))
+    content = render(
+        "repair_user",
+        skill=data_block("SKILL", numbered),
+        count=len(skipped),
+        edits=refused,
+        max_chars=limits.max_content_chars,
+        max_lines=limits.max_content_lines,
+    )
+    return Message(role="user", content=content)
+
+
+def _skip_line(edit: Edit, why: str) -> str:
+    """The step record's line for a refused edit: what it tried, then why."""
+    return f"{edit.op} {edit.target or edit.content!r}: {why}"
