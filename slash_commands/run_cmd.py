@@ -90,7 +90,7 @@ def run_(
         started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
         show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
         return
-    summary = run_sleep(
+    night = run_sleep(
         flags,
         dry_run=dry_run,
         chat_dirs=chat_dirs,
@@ -98,8 +98,10 @@ def run_(
         on_rollout=progress.tick,
         on_start=background.claim_log(detached_log) if detached_log else None,
     )
-    show(summary, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
-    if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
+    show(
+        night.model_dump(mode="json"), out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s)
+    )
+    if night.outcome == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 
