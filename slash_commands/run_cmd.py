@@ -9,12 +9,8 @@ from typing import Any
 
 import click
 
-from skillsleep.core.report_files import read_json
-from skillsleep.core.report_markdown import render_markdown
 from skillsleep.slash_commands import choices
-from skillsleep.slash_commands import detach as background
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.night_runner import run_sleep
 from skillsleep.slash_commands.options import chat_dir_option
 from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
@@ -85,6 +81,9 @@ def run_(
 
     Exit 0 when the night ran to its end (whatever the gate decided), 1 when it stopped early
     (budget, model server, Ctrl-C: the report says why; the next run resumes), 2 on bad settings."""
+    from skillsleep.slash_commands import detach as background
+    from skillsleep.slash_commands.night_runner import run_sleep
+
     out = resolve(fmt, as_json)
     if detach:
         started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
@@ -106,6 +105,9 @@ def run_(
 
 
 def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
+    from skillsleep.core.report_files import read_json
+    from skillsleep.core.report_markdown import render_markdown
+
     report = (
         s["markdown"]
         if not plain
