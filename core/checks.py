@@ -136,23 +136,22 @@ def _not_regex(check: Check, pattern: re.Pattern[str], run: Run) -> Outcome:
 
 
 def _starts_with(check: Check, prefix: str, run: Run) -> Outcome:
-    text = run.response.lstrip()
-    if _fold(check, text).startswith(_fold(check, prefix)):
-        return None
-    return (
-        f"the answer must start with `{prefix}`",
-        f"it starts with {quoted(text[: max(len(prefix), 40)]) if text else 'nothing (it is empty)'}",
-    )
+    return _edge(check, prefix, run, end=False)
 
 
 def _ends_with(check: Check, suffix: str, run: Run) -> Outcome:
-    text = run.response.rstrip()
-    if _fold(check, text).endswith(_fold(check, suffix)):
+    return _edge(check, suffix, run, end=True)
+
+
+def _edge(check: Check, affix: str, run: Run, *, end: bool) -> Outcome:
+    """Whether the answer starts (or, with `end`, ends) with `affix`, leading (trailing) space aside."""
+    text = run.response.rstrip() if end else run.response.lstrip()
+    folded, wanted = _fold(check, text), _fold(check, affix)
+    if folded.endswith(wanted) if end else folded.startswith(wanted):
         return None
-    return (
-        f"the answer must end with `{suffix}`",
-        f"it ends with {quoted(text[-max(len(suffix), 40) :]) if text else 'nothing (it is empty)'}",
-    )
+    width, side = max(len(affix), 40), "end" if end else "start"
+    seen = quoted(text[-width:] if end else text[:width]) if text else "nothing (it is empty)"
+    return f"the answer must {side} with `{affix}`", f"it {side}s with {seen}"
 
 
 def _last_line_regex(check: Check, pattern: re.Pattern[str], run: Run) -> Outcome:

@@ -28,8 +28,8 @@ from skillsleep.core.ledger import Ledger
 from skillsleep.core.live_skill import LiveSkill
 from skillsleep.core.llm import LLM
 from skillsleep.core.night import (
-    NightOutcome,
     NightPlan,
+    Trained,
     night_config,
     night_report,
     plan_night,
@@ -64,7 +64,7 @@ class _Night:
     record: NightRecord
     state: TrainState | None = None
     plan: NightPlan | None = None
-    outcome: NightOutcome | None = None
+    trained: Trained | None = None
     stop: StopReason | None = None
     interrupted: BaseException | None = None
 
@@ -181,9 +181,9 @@ async def _work(
                 f"night {n.record.night}: {counts['train']} train ({len(n.plan.dreams)} dreamed), {counts['val']} "
                 f"val, {counts['test']} test tasks; replaying with {label}"
             )
-            n.outcome = await train_night(
+            n.trained = await train_night(
                 cfg,
-                night=n.record.night,
+                head=_head(n),
                 plan=n.plan,
                 skill=Skill.parse(n.seed),
                 evaluator=evaluator,
@@ -239,14 +239,14 @@ def finish(n: _Night, run_dir: RunDir) -> NightResult:
     for name, text in files.items():
         run_dir.write_text(name, text)
     stopped = result.outcome == "stopped-early"
-    if not n.dry_run and not stopped and n.outcome is not None and result.diff:
+    if not n.dry_run and not stopped and n.trained is not None and result.diff:
         proposal = stage(n, result, candidate, files)
         result = result.model_copy(update={"proposal": proposal.id})
         if n.settings.auto_adopt and proposal.accepted:
             adopted, adopt_error = auto_adopt(n, proposal)
             result = result.model_copy(update={"adopted": adopted, "adopt_error": adopt_error})
-    if n.outcome is not None and not stopped and not n.dry_run:
-        remember(n.deps.nights, n.memory, n.outcome, n.plan, n.record.night)
+    if n.trained is not None and not stopped and not n.dry_run:
+        remember(n.deps.nights, n.memory, n.trained.state, n.plan, n.record.night)
     n.deps.nights.save(n.record.summarise(result, _counts(n.plan), spent))
     return result
 
@@ -263,29 +263,39 @@ def composed(n: _Night) -> str:
     """The whole live file to stage: the trained text composed into it, or the live file itself when
     nothing was trained (no candidate, rejected: the candidate is the seed; also for a managed skill
     that does not exist yet, whose seed differs from the absent live file)."""
-    if n.outcome is None or n.outcome.candidate == n.seed:
+    if n.trained is None or n.trained.candidate == n.seed:
         return n.live
-    return n.skill.compose(n.outcome.candidate, n.live)
+    return n.skill.compose(n.trained.candidate, n.live)
 
 
 def _report(n: _Night, candidate: str, usage: NightUsage, finished: datetime) -> NightResult:
     name = n.skill.path.name
     diff = unified_diff(n.live, candidate, f"a/{name}", f"b/{name}") if candidate != n.live else ""
     return night_report(
-        night=n.record.night,
-        started=n.record.started,
+        n.trained.result if n.trained else _head(n),
         finished=finished,
-        harness=n.settings.harness,
-        skill_path=str(n.skill.path),
-        skill_name=n.skill.name,
         plan=n.plan,
-        outcome=n.outcome,
         diff=diff,
         changes=changes(n.live, candidate),
         usage=usage,
         history=[p for p in n.deps.nights.history(n.skill.key()) if p.night != n.record.night],
         stop=n.stop,
         reason=n.plan.not_ready if n.plan is not None and n.plan.not_ready and n.stop is None else "",
+    )
+
+
+def _head(n: _Night) -> NightResult:
+    """The night's result before training decides it: its number, start, harness and skill (it
+    finishes when its report is written)."""
+    return NightResult(
+        night=n.record.night,
+        started=n.record.started,
+        finished=n.record.started,
+        harness=n.settings.harness,
+        skill_path=str(n.skill.path),
+        skill_name=n.skill.name,
+        outcome="no-candidate",
+        reason="nothing to train on",
     )
 
 
@@ -323,10 +333,10 @@ def auto_adopt(n: _Night, proposal: Proposal) -> tuple[bool, str]:
     return True, ""
 
 
-def remember(nights: Nights, memory: SkillMemory, outcome: NightOutcome, plan: NightPlan | None, night: int) -> None:
+def remember(nights: Nights, memory: SkillMemory, state: TrainState, plan: NightPlan | None, night: int) -> None:
     """What the skill's next night carries over: rejected edits, the meta skill, the splits, the night."""
-    memory.rejected = list(outcome.state.rejected)
-    memory.meta_skill = outcome.state.meta_skill
+    memory.rejected = list(state.rejected)
+    memory.meta_skill = state.meta_skill
     memory.splits.update(plan.splits if plan else {})
     memory.nights = [*memory.nights, night]
     nights.save_memory(memory)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -72,32 +73,29 @@ class Repair(Record):
     lost: list[str] = Field(default_factory=list)
 
 
+def _unreadable(kind: Kind, unreadable: list[tuple[Path, str]], fix: Callable[[Path], str]) -> list[Finding]:
+    """A finding of `kind` for each (file, why) a listing could not read, with `fix(file)`."""
+    return [Finding(kind=kind, path=str(path), problem=why, fix=fix(path)) for path, why in unreadable]
+
+
 def check(root: Path, db: Path) -> list[Finding]:
     """Every problem under the data directory `root` (state database `db`), each with its fix."""
     found = _database_findings(db)
-    nights = Nights(root)
+    nights, proposals = Nights(root), Proposals(root)
     nights.list()
-    found += [
-        Finding(
-            kind="night",
-            path=str(path),
-            problem=why,
-            fix="`skillsleep doctor --repair` moves it aside; the night's other files stay, and status "
-            "no longer lists that night",
-        )
-        for path, why in nights.unreadable
-    ]
-    proposals = Proposals(root)
     proposals.list()
+    aside = "`skillsleep doctor --repair` moves it aside;"
     found += [
-        Finding(
-            kind="proposal",
-            path=str(path),
-            problem=why,
-            fix="`skillsleep doctor --repair` moves it aside; that proposal can then no longer be adopted "
-            f"(its skill stays in {path.parent})",
-        )
-        for path, why in proposals.unreadable
+        *_unreadable(
+            "night",
+            nights.unreadable,
+            lambda _: f"{aside} the night's other files stay, and status no longer lists that night",
+        ),
+        *_unreadable(
+            "proposal",
+            proposals.unreadable,
+            lambda path: f"{aside} that proposal can then no longer be adopted (its skill stays in {path.parent})",
+        ),
     ]
     proposals.history()
     if proposals.bad_history:

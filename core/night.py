@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field
 
@@ -34,7 +34,7 @@ from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MineResult, judge_tasks, mine
 from skillsleep.core.night_store import SkillMemory
-from skillsleep.core.records import Edit, GateDecision, Record, Split, StepRecord, Task, UnusableReply
+from skillsleep.core.records import Record, Split, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.relevance import relevant_tasks
 from skillsleep.core.report import (
@@ -42,7 +42,6 @@ from skillsleep.core.report import (
     HistoryPoint,
     NightResult,
     NightUsage,
-    Outcome,
     ReportTask,
     SafetyRefusal,
     SplitResult,
@@ -165,20 +164,14 @@ def _too_few(recurring: int, relevant: int, clusters: int, settings: SleepSectio
 # --- train ---------------------------------------------------------------------------------------
 
 
-class NightOutcome(Record):
-    """The verdict of a night's training."""
+@dataclass(frozen=True)
+class Trained:
+    """What training a night gives: its verdict as the night's result (the report adds the tasks,
+    the usage and the diff), the trained text to stage (the seed when there is none) and the
+    trainer's state (the rejected edits and meta skill the skill's memory keeps)."""
 
-    outcome: Outcome
-    reason: str
-    candidate: str  # the trained text to stage (the seed when there is none)
-    gate: GateDecision | None = None
-    baseline: float | None = None
-    test: SplitResult | None = None
-    accepted_edits: list[Edit] = Field(default_factory=list)
-    rejected: list[GateRejection] = Field(default_factory=list)
-    refused: list[SafetyRefusal] = Field(default_factory=list)
-    problems: list[UnusableReply] = Field(default_factory=list)  # optimizer replies of the night that could not be used
-    stop: StopReason | None = None
+    result: NightResult
+    candidate: str
     state: TrainState
 
 
@@ -191,7 +184,7 @@ def night_config(cfg: TrainConfig, night: int) -> TrainConfig:
 async def train_night(
     cfg: TrainConfig,
     *,
-    night: int,
+    head: NightResult,
     plan: NightPlan,
     skill: Skill,
     evaluator: Evaluator,
@@ -201,10 +194,12 @@ async def train_night(
     state: TrainState | None = None,
     progress: Progress = lambda _: None,
     redactor: Redactor | None = None,
-) -> NightOutcome:
-    """Train one epoch (resuming `state` when given) and decide the night. A budget reached
-    before the end gives a "stopped-early" outcome; the state on disk lets the next night resume.
-    `redactor` (the user's patterns too) redacts and screens every edit the optimizer writes."""
+) -> Trained:
+    """Train one epoch of night `head.night` (resuming `state` when given) and decide it: `head`
+    (the night's number, times, harness and skill) with the verdict. A budget reached before the
+    end gives a "stopped-early" result; the state on disk lets the next night resume. `redactor`
+    (the user's patterns too) redacts and screens every edit the optimizer writes."""
+    night = head.night
     cfg = night_config(cfg, night)
     trainer = Trainer(
         cfg,
@@ -227,25 +222,25 @@ async def train_night(
         if state is None:
             raise
         state.stopped = f"budget: {exc}"
-    return await _verdict(cfg, plan, state, evaluator, epoch=night - 1, progress=progress)
+    return await _verdict(cfg, head, plan, state, evaluator, progress=progress)
 
 
 async def _verdict(
-    cfg: TrainConfig, plan: NightPlan, state: TrainState, evaluator: Evaluator, *, epoch: int, progress: Progress
-) -> NightOutcome:
+    cfg: TrainConfig, head: NightResult, plan: NightPlan, state: TrainState, evaluator: Evaluator, *, progress: Progress
+) -> Trained:
     """The night's verdict once its epoch is trained (or stopped): the candidate against the live
     skill on the held-out split, then both on the test split."""
+    epoch = head.night - 1
     steps = [s for s in state.steps if s.epoch == epoch]
-    common = _leftovers(state, steps, epoch)
+    common = _Leftovers(head, state, steps)
     if state.stopped:
         message = state.stopped.removeprefix("budget: ")
-        return NightOutcome(
+        return common.decided(
+            state.seed_skill,
             outcome="stopped-early",
             reason=f"stopped early: {state.stopped}",
-            candidate=state.seed_skill,
             baseline=state.seed_score,
             stop=StopReason.from_error(BudgetExceeded(message)),
-            **common,
         )
     seed = Skill(state.seed_skill)
     candidate = Skill(state.best if cfg.gate.enabled else state.current)
@@ -258,48 +253,61 @@ async def _verdict(
     decision = decide(cfg.gate, base_scores, cand_scores, baseline_hash=seed.hash, candidate_hash=candidate.hash)
     accepted_edits = [e for s in gated if s.gate and s.gate.accepted for e in s.applied]
     test = await _test_split(plan, seed, candidate, evaluator, state, progress)
-    return NightOutcome(
+    return common.decided(
+        candidate.text,
         outcome="accepted" if decision.accepted else "rejected",
         reason=decision.reason,
-        candidate=candidate.text,
         gate=decision,
         test=test,
         accepted_edits=accepted_edits,
-        **common,
     )
 
 
-def _leftovers(state: TrainState, steps: list[StepRecord], epoch: int) -> dict[str, Any]:
-    """What every verdict carries: refused and rejected edits, the state, the unusable replies."""
-    refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused] + _guidance_refused(state, epoch)
-    rejected = [
-        GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
-        for r in state.rejected
-        if r.epoch == epoch and r.stage == "gate"
-    ]
-    return {"refused": refused, "rejected": rejected, "state": state, "problems": state.problems(epoch)}
+@dataclass(frozen=True)
+class _Leftovers:
+    """What every verdict of night `head` carries: refused and rejected edits, the state, the
+    unusable replies."""
+
+    head: NightResult
+    state: TrainState
+    steps: list[StepRecord]
+
+    def decided(self, candidate: str, **verdict: object) -> Trained:
+        """The night decided: `head` with `verdict` (outcome, reason, gate, scores) and the leftovers."""
+        epoch, steps = self.head.night - 1, self.steps
+        refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused]
+        rejected = [
+            GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
+            for r in self.state.rejected
+            if r.epoch == epoch and r.stage == "gate"
+        ]
+        result = NightResult.model_validate(
+            {
+                **dict(self.head),
+                "refused_edits": refused + _guidance_refused(self.state, epoch),
+                "rejected_edits": rejected,
+                "problems": [p.line() for p in self.state.problems(epoch)],
+                **verdict,
+            }
+        )
+        return Trained(result=result, candidate=candidate, state=self.state)
 
 
 def _unchanged(
-    seed: Skill, steps: list[StepRecord], gated: list[StepRecord], base_scores: dict[str, float], common: dict[str, Any]
-) -> NightOutcome:
+    seed: Skill, steps: list[StepRecord], gated: list[StepRecord], base_scores: dict[str, float], common: _Leftovers
+) -> Trained:
     """The verdict when the candidate is the live skill: no candidate, or none passed the gate."""
     if not gated:
-        return NightOutcome(
-            outcome="no-candidate",
-            candidate=seed.text,
-            baseline=mean(base_scores),
-            reason=_no_candidate_reason(steps),
-            **common,
+        return common.decided(
+            seed.text, outcome="no-candidate", baseline=mean(base_scores), reason=_no_candidate_reason(steps)
         )
     best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
     assert best.gate is not None
-    return NightOutcome(
+    return common.decided(
+        seed.text,
         outcome="rejected",
-        candidate=seed.text,
         gate=best.gate,
         reason=f"no candidate passed the gate; the best one: {best.gate.reason}",
-        **common,
     )
 
 
@@ -345,15 +353,10 @@ def _no_candidate_reason(steps: list[StepRecord]) -> str:
 
 
 def night_report(
+    result: NightResult,
     *,
-    night: int,
-    started: datetime,
     finished: datetime,
-    harness: str,
-    skill_path: str,
-    skill_name: str,
     plan: NightPlan | None,
-    outcome: NightOutcome | None,
     diff: str,
     usage: NightUsage,
     changes: Sequence[Change] = (),
@@ -361,38 +364,28 @@ def night_report(
     stop: StopReason | None = None,
     reason: str = "",
 ) -> NightResult:
-    """The report of a night; `stop` (with no outcome, or overriding it) makes it stopped-early."""
+    """The report of a night: `result` (the trained verdict, or the night untrained) with its
+    tasks, usage, history and diff; `stop` (overriding the verdict) makes it stopped-early."""
     tasks: list[ReportTask] = []
     if plan is not None:
         rec = plan.recurrence()
         for _split, items in plan.tasks().items():
             tasks += [ReportTask.from_task(t, recurrence=rec.get(t.parent or t.id, 1)) for t in items]
-    stop = stop or (outcome.stop if outcome else None)
-    common: dict[str, Any] = {
-        "night": night,
-        "started": started,
-        "finished": finished,
-        "harness": harness,
-        "skill_path": skill_path,
-        "skill_name": skill_name,
-        "tasks": tasks,
-        "usage": usage,
-        "history": history,
-        "diff": diff,
-        "changes": list(changes),
-        "problems": [p.line() for p in [*(plan.problems if plan else []), *(outcome.problems if outcome else [])]],
-    }
-    if outcome is not None:
-        common.update(
-            gate=outcome.gate,
-            test=outcome.test,
-            accepted_edits=outcome.accepted_edits,
-            rejected_edits=outcome.rejected,
-            refused_edits=outcome.refused,
-            baseline=outcome.baseline if outcome.gate is None else None,
-        )
-    if stop is not None:
-        return NightResult(outcome="stopped-early", stop=stop, reason=reason or stop.message, **common)
-    if outcome is None:
-        return NightResult(outcome="no-candidate", reason=reason or "nothing to train on", **common)
-    return NightResult(outcome=outcome.outcome, reason=outcome.reason, **common)
+    stop = stop or result.stop
+    return NightResult.model_validate(
+        {
+            **dict(result),
+            "finished": finished,
+            "tasks": tasks,
+            "usage": usage,
+            "history": history,
+            "diff": diff,
+            "changes": list(changes),
+            "problems": [p.line() for p in (plan.problems if plan else [])] + result.problems,
+            **(
+                {"outcome": "stopped-early", "stop": stop, "reason": reason or stop.message}
+                if stop is not None
+                else {"reason": reason or result.reason}
+            ),
+        }
+    )

@@ -78,7 +78,7 @@ class NightRecord(Record):
 
     def summarise(self, result: NightResult, counts: PlanCounts, spent: Ledger) -> NightRecord:
         """This night's record at its end: its result, what its plan held, what its ledger spent."""
-        gate, test = result.gate, result.test
+        point, scores = result.point(), result.scores()
         return self.model_copy(
             update={
                 "finished": result.finished,
@@ -87,11 +87,11 @@ class NightRecord(Record):
                 "reason": result.reason,
                 "stop": result.stop,
                 **counts.model_dump(),
-                "baseline": result.baseline_score(),
-                "candidate": gate.candidate if gate else None,
-                "accepted": result.outcome == "accepted",
-                "test_before": test.before if test else None,
-                "test_after": test.after if test else None,
+                "baseline": point.baseline,
+                "candidate": point.candidate,
+                "accepted": point.accepted,
+                "test_before": scores["test_before"],
+                "test_after": scores["test_after"],
                 "proposal_id": result.proposal,
                 "adopted": result.adopted,
                 "calls": spent.calls_made,
@@ -102,6 +102,7 @@ class NightRecord(Record):
         )
 
     def point(self) -> HistoryPoint:
+        """This night as a chart point (what `summarise` kept of `NightResult.point()`)."""
         return HistoryPoint(
             night=self.night,
             date=self.started.date(),

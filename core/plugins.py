@@ -8,19 +8,28 @@ load, or names neither, is a ConfigError that names it: never a bare traceback.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from typing import Any
 
 from skillsleep.core.errors import ConfigError
 
-__all__ = ["register_plugins"]
+__all__ = ["PluginKind", "register_plugins"]
 
 
-def register_plugins(
-    found: Iterable[EntryPoint], *, kind: str, item: str, is_item: Callable[[Any], bool], register: Callable[..., None]
-) -> None:
-    """Register what each entry point of `found` names. `kind` words the plugin ("backend"),
-    `item` what it may name besides a hook ("a backend class"), `is_item` tells the two apart."""
+@dataclass(frozen=True)
+class PluginKind:
+    """What a registry's plugins are: `kind` words the plugin ("backend"), `item` what an entry point
+    may name besides a hook ("a backend class"), `is_item` tells the two apart."""
+
+    kind: str
+    item: str
+    is_item: Callable[[Any], bool]
+
+
+def register_plugins(found: Iterable[EntryPoint], plugins: PluginKind, register: Callable[..., None]) -> None:
+    """Register what each entry point of `found` names, as `plugins` describes them."""
+    kind, item = plugins.kind, plugins.item
     for ep in found:
         try:
             obj = ep.load()
@@ -28,7 +37,7 @@ def register_plugins(
             raise ConfigError(
                 f"the {kind} plugin {ep.name!r} ({ep.value}) failed to load: {exc}; fix or uninstall it"
             ) from exc
-        if is_item(obj):
+        if plugins.is_item(obj):
             register(obj)
         elif callable(obj):
             obj(register)

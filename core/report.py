@@ -154,7 +154,8 @@ class SplitResult(Record):
 
 
 class HistoryPoint(Record):
-    """One night on the chart."""
+    """One night on the chart: a view of its `NightResult` (`NightResult.point()`), kept in the
+    night's record and in the next nights' reports."""
 
     night: int
     date: dt.date
@@ -233,7 +234,7 @@ class NightResult(Record):
             night=self.night,
             date=self.started.date(),
             baseline=self.baseline_score(),
-            candidate=self.gate.candidate if self.gate else None,
+            candidate=self.scores()["candidate_score"],
             accepted=self.outcome == "accepted",
         )
 

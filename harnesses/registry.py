@@ -25,7 +25,7 @@ from skillsleep.core.errors import ConfigError, UnknownNameError
 from skillsleep.core.harness import Harness
 from skillsleep.core.harvest import DbReader, Parser
 from skillsleep.core.llm import LLM
-from skillsleep.core.plugins import register_plugins
+from skillsleep.core.plugins import PluginKind, register_plugins
 from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
 from skillsleep.harnesses.claude_code import AGENT as CLAUDE_CODE
@@ -38,6 +38,7 @@ AGENTS: dict[str, Agent] = {}
 # Set to False (tests do) to skip third-party agents registered through entry points.
 LOAD_ENTRY_POINTS = True
 _entry_points_loaded = False
+PLUGINS = PluginKind("agent", "an Agent", lambda obj: isinstance(obj, Agent))
 
 
 def register(agent: Agent, *, replace: bool = False) -> None:
@@ -49,16 +50,9 @@ def register(agent: Agent, *, replace: bool = False) -> None:
 
 def _load_entry_points() -> None:
     global _entry_points_loaded
-    if _entry_points_loaded or not LOAD_ENTRY_POINTS:
-        return
-    _entry_points_loaded = True
-    register_plugins(
-        entry_points(group=ENTRY_POINT_GROUP),
-        kind="agent",
-        item="an Agent",
-        is_item=lambda obj: isinstance(obj, Agent),
-        register=register,
-    )
+    if LOAD_ENTRY_POINTS and not _entry_points_loaded:
+        _entry_points_loaded = True
+        register_plugins(entry_points(group=ENTRY_POINT_GROUP), PLUGINS, register)
 
 
 def agents() -> list[Agent]:

@@ -9,7 +9,6 @@ import click
 
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
-from skillsleep.slash_commands.wiring import ConfigFile, effective_settings, harness_settings, origin_label
 
 __all__ = ["config_"]
 
@@ -19,6 +18,8 @@ __all__ = ["config_"]
 @guard
 def config_(as_json: bool) -> None:
     """Show the config file's path and every effective setting with where it came from."""
+    from skillsleep.slash_commands.wiring import effective_settings, harness_settings
+
     settings = effective_settings(strict_file=False)
     if settings.config_file.exists:
         harness_settings()  # every [harness.<name>] table too: this is where a user looks for a typo
@@ -26,6 +27,8 @@ def config_(as_json: bool) -> None:
 
 
 def _config_text(s: dict[str, Any]) -> str:
+    from skillsleep.slash_commands.wiring import ConfigFile, origin_label
+
     where = ConfigFile.model_validate(s["config_file"])
     chosen = {
         "SKILLSLEEP_CONFIG": "set by SKILLSLEEP_CONFIG",
@@ -61,4 +64,6 @@ def _config_text(s: dict[str, Any]) -> str:
 
 
 def _origin_text(origin: Any, key: str, where: Any) -> str:
+    from skillsleep.slash_commands.wiring import origin_label
+
     return "default" if origin == "default" else f"{origin}: {origin_label(origin, key, where)}"

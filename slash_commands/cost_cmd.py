@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from skillsleep.core.display import md_line, plain_line
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.night_store import Nights, month_start
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.liveness import night_state
 from skillsleep.slash_commands.output import output_options, resolve, show
-from skillsleep.slash_commands.wiring import data_dir
+
+if TYPE_CHECKING:
+    from skillsleep.core.ledger import Ledger
 
 Data = dict[str, Any]
 
@@ -42,6 +41,10 @@ def _totals(ledger: Ledger) -> Data:
 
 def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
     """Spend this month (in all and by role) and by night: this month's nights and the last ones."""
+    from skillsleep.core.night_store import Nights, month_start
+    from skillsleep.slash_commands.liveness import night_state
+    from skillsleep.slash_commands.wiring import data_dir
+
     nights = Nights(Path(data) if data is not None else data_dir())
     month = month_start(now)
     records = {r.night: r for r in nights.list()}

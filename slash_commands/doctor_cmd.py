@@ -12,19 +12,20 @@ from typing import Any
 
 import click
 
-from skillsleep.core.doctor import Finding, Repair, check, repair
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.lock import StateLock
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.harvester import run_harvest
 from skillsleep.slash_commands.output import emit
-from skillsleep.slash_commands.wiring import data_dir, effective_settings, state_db
 
 Data = dict[str, Any]
 
 
 def doctor(*, fix: bool = False) -> Data:
     """Every problem under the data directory with its fix; with `fix`, repair them first."""
+    from skillsleep.core.doctor import Repair, check, repair
+    from skillsleep.core.lock import StateLock
+    from skillsleep.slash_commands.harvester import run_harvest
+    from skillsleep.slash_commands.wiring import data_dir, effective_settings, state_db
+
     root, db = data_dir(), state_db()
     findings = check(root, db)
     result, harvest, harvest_error = Repair(), None, ""
@@ -56,6 +57,8 @@ def doctor(*, fix: bool = False) -> Data:
 
 
 def doctor_text(d: Data) -> str:
+    from skillsleep.core.doctor import Finding
+
     lines = [f"skillsleep doctor: {d['data_dir']}"]
     if not d["problems"]:
         return "\n".join([*lines, "no problems found"])

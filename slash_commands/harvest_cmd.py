@@ -11,11 +11,8 @@ import click
 from skillsleep.core.errors import ConfigError
 from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
 from skillsleep.slash_commands.options import chat_dir_option, redact_pattern_option
 from skillsleep.slash_commands.output import emit
-from skillsleep.slash_commands.session_hook import session_end
-from skillsleep.slash_commands.wiring import check_data_dir, effective_settings
 
 __all__ = ["harvest"]
 
@@ -52,6 +49,10 @@ def harvest(
     as_json: bool,
 ) -> None:
     """Read new sessions from the agents' local transcripts (incremental, redacted before storage)."""
+    from skillsleep.slash_commands.harvester import chat_folders, run_harvest
+    from skillsleep.slash_commands.session_hook import session_end
+    from skillsleep.slash_commands.wiring import check_data_dir, effective_settings
+
     if hook is not None:
         if harness not in (None, hook) or transcript or chat_dirs or since or redact_patterns or as_json:
             raise ConfigError(
@@ -73,6 +74,8 @@ def harvest(
 
 
 def _harvest_text(r: dict[str, Any]) -> str:
+    from skillsleep.slash_commands.harvester import left_out_lines
+
     lines = [
         "new or updated sessions: " + ", ".join(f"{k} {v}" for k, v in r["sessions"].items()),
         f"turns {r['turns']}, errors {r['errors']}, bytes read {r['bytes_read']} "

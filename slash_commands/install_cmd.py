@@ -16,16 +16,16 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from skillsleep.core.display import md_line
-from skillsleep.harnesses import registry
-from skillsleep.harnesses.install import InstallContext, Installs, Outcome, installer
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import output_options, resolve, show
-from skillsleep.slash_commands.wiring import data_dir
+
+if TYPE_CHECKING:
+    from skillsleep.harnesses.install import InstallContext, Outcome
 
 Data = dict[str, Any]
 
@@ -40,6 +40,9 @@ def skillsleep_command() -> Path:
 
 
 def _context() -> InstallContext:
+    from skillsleep.harnesses.install import InstallContext
+    from skillsleep.slash_commands.wiring import data_dir
+
     env = dict(os.environ)
     return InstallContext(
         home=Path(env.get("HOME") or Path.home()), env=env, skillsleep=skillsleep_command(), data_dir=data_dir()
@@ -48,6 +51,9 @@ def _context() -> InstallContext:
 
 def _agents(names: Sequence[str], env: dict[str, str]) -> tuple[list[str], list[str]]:
     """(agents to act on, notes on the ones skipped): no names or `all` → those on PATH."""
+    from skillsleep.harnesses import registry
+    from skillsleep.harnesses.install import installer
+
     if names and "all" not in names:
         for name in names:
             installer(name)  # an unknown name fails now, listing the known ones
@@ -64,6 +70,9 @@ def _agents(names: Sequence[str], env: dict[str, str]) -> tuple[list[str], list[
 
 def install(names: Sequence[str], *, force: bool = False) -> Data:
     """Install into each chosen agent; every agent's files are checked before the first write."""
+    from skillsleep.harnesses import registry
+    from skillsleep.harnesses.install import Installs, installer
+
     ctx = _context()
     agents, skipped = _agents(names, ctx.env)
     installs = Installs(ctx.data_dir, env=ctx.env)
@@ -87,6 +96,9 @@ def install(names: Sequence[str], *, force: bool = False) -> Data:
 
 def uninstall(names: Sequence[str], *, force: bool = False) -> Data:
     """Undo what install recorded, for each chosen agent (no names or `all`: every installed one)."""
+    from skillsleep.harnesses import registry
+    from skillsleep.harnesses.install import Installs, installer
+
     ctx = _context()
     installs = Installs(ctx.data_dir, env=ctx.env)
     if names and "all" not in names:

@@ -8,16 +8,16 @@ from typing import Any
 
 import click
 
-from skillsleep.core.backends.registry import check_provider, provider_infos
-from skillsleep.harnesses import registry
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.wiring import backend_settings, harness_settings
 
 __all__ = ["backends", "harnesses", "list_backends"]
 
 
 async def list_backends() -> list[dict[str, Any]]:
     """Every provider with whether it is usable here and how to configure it."""
+    from skillsleep.core.backends.registry import check_provider, provider_infos
+    from skillsleep.slash_commands.wiring import backend_settings
+
     infos = provider_infos()
 
     async def row(info: Any) -> dict[str, Any]:
@@ -60,6 +60,9 @@ def harnesses(as_json: bool) -> None:
     """List every harness (agent to replay tasks in): installed, version, usable, and why not.
 
     A CLI harness is configured in the config file, e.g. `[harness.codex] command = "/opt/codex"`."""
+    from skillsleep.harnesses import registry
+    from skillsleep.slash_commands.wiring import harness_settings
+
     rows = [s.model_dump(mode="json") for s in registry.statuses(harness_settings())]
     if as_json:
         click.echo(json.dumps(rows, indent=2))

@@ -16,14 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from skillsleep.core.cycle import run_night
 from skillsleep.core.lock import StateLock
 from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
 from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import Rollout
-from skillsleep.core.report import NightResult
+from skillsleep.core.records import Record, Rollout, Split
+from skillsleep.core.report import NightResult, NightUsage, Outcome, RoleUsage, SplitResult, StopReason
 from skillsleep.core.report_files import REPORT_FILES
 from skillsleep.core.report_markdown import render_markdown
 from skillsleep.core.rundir import RunDir
@@ -53,7 +55,7 @@ def run_sleep(
     on_rollout: Callable[[Any], None] | None = None,
     chat_dirs: Sequence[Path] = (),
     on_start: Callable[[NightRecord], NightRecord] | None = None,
-) -> dict[str, Any]:
+) -> RunSummary:
     """One night with the settings layered flag > env > file > default; returns the summary.
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
     `on_start` may amend the night's record before it is first written (a detached night's log)."""
@@ -96,7 +98,7 @@ async def _night(
     on_rollout: Callable[[Rollout], None] | None,
     chat_dirs: Sequence[Path],
     on_start: Callable[[NightRecord], NightRecord] | None,
-) -> dict[str, Any]:
+) -> RunSummary:
     data = data_dir()
     eff = effective_settings(chat_dirs)
     folders = chat_folders(eff)
@@ -126,50 +128,101 @@ async def _night(
         result = await run_night(s, target, deps, dry_run=dry_run)
     finally:
         store.close()
-    return _summary(result, nights, target, harvested, dry_run=dry_run)
+    return RunSummary.of(result, nights, target, harvested, dry_run=dry_run)
 
 
-def _summary(
-    result: NightResult, nights: Nights, target: SkillTarget, harvested: Mapping[str, Any], *, dry_run: bool
-) -> dict[str, Any]:
+class SkillSummary(Record):
+    """The skill a night trained, as `run --json` names it."""
+
+    path: str
+    section: str | None
+    name: str
+    managed: bool
+
+
+class HarvestSummary(Record):
+    """What the night's harvest found: sessions by harness, errors, what could not be read."""
+
+    sessions: dict[str, int] = Field(default_factory=dict)
+    errors: int = 0
+    unreadable: list[str] = Field(default_factory=list)
+
+
+class RunSummary(Record):
     """What `skillsleep run --json` prints (and the text and markdown are rendered from): the night's
-    result, with the record, plan and ledger the night keeps in its folder."""
-    record, folder = nights.get(result.night), nights.folder(result.night)
-    plan = RunDir(folder).load("plan.json", NightPlan)
-    return {
-        "night": result.night,
-        "outcome": result.outcome,
-        "reason": result.reason,
-        "stop": result.stop.model_dump(mode="json") if result.stop else None,
-        "skill": {"path": str(target.path), "section": target.section, "name": target.name, "managed": target.managed},
-        "harness": result.harness,
-        "dry_run": dry_run,
-        "resumed": result.resumed,
-        "harvest": {
-            "sessions": harvested.get("sessions", {}),
-            "errors": harvested.get("errors", 0),
-            "unreadable": harvested.get("unreadable", []),
-        },
-        "sessions": record.sessions,
-        "recurring_tasks": record.mined,
-        "tasks": record.tasks,
-        "unrelated": plan.unrelated if plan else [],
-        "splits": plan.splits if plan else {},
-        "baseline": record.baseline,
-        "candidate": record.candidate,
-        "test": result.test.model_dump(mode="json") if result.test else None,
-        "accepted_edits": len(result.accepted_edits),
-        "rejected_edits": len(result.rejected_edits),
-        "refused_edits": [r.reason() for r in result.refused_edits],
-        "proposal": result.proposal,
-        "adopted": result.adopted,
-        "adopt_error": result.adopt_error or None,
-        "report": {name: str(folder / name) for name in REPORT_FILES},
-        "problems": result.problems,
-        "calls_made": record.calls,
-        "cache_hits": record.cache_hits,
-        "tokens": record.tokens,
-        "cost_usd": record.cost_usd,
-        "calls_by_role": nights.ledger(result.night).by_role(),
-        "markdown": render_markdown(result),
-    }
+    result, with the record, plan and ledger the night keeps in its folder (`of()`)."""
+
+    night: int
+    outcome: Outcome
+    reason: str
+    stop: StopReason | None
+    skill: SkillSummary
+    harness: str
+    dry_run: bool
+    resumed: bool
+    harvest: HarvestSummary
+    sessions: int
+    recurring_tasks: int
+    tasks: dict[str, int]
+    unrelated: list[str]
+    splits: dict[str, Split]
+    baseline: float | None
+    candidate: float | None
+    test: SplitResult | None
+    accepted_edits: int
+    rejected_edits: int
+    refused_edits: list[str]
+    proposal: str | None
+    adopted: bool
+    adopt_error: str | None
+    report: dict[str, str]  # file name → path
+    problems: list[str]
+    calls_made: int
+    cache_hits: int
+    tokens: int
+    cost_usd: float
+    calls_by_role: dict[str, RoleUsage]
+    markdown: str
+
+    @classmethod
+    def of(
+        cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: Mapping[str, Any], *, dry_run: bool
+    ) -> RunSummary:
+        """The summary of night `result` of `target`, after `harvested` (`run_harvest()`'s report)."""
+        record, folder = nights.get(result.night), nights.folder(result.night)
+        plan = RunDir(folder).load("plan.json", NightPlan)
+        return cls(
+            night=result.night,
+            outcome=result.outcome,
+            reason=result.reason,
+            stop=result.stop,
+            skill=SkillSummary(path=str(target.path), section=target.section, name=target.name, managed=target.managed),
+            harness=result.harness,
+            dry_run=dry_run,
+            resumed=result.resumed,
+            harvest=HarvestSummary.model_validate(
+                {k: harvested[k] for k in HarvestSummary.model_fields if k in harvested}
+            ),
+            sessions=record.sessions,
+            recurring_tasks=record.mined,
+            tasks=record.tasks,
+            unrelated=plan.unrelated if plan else [],
+            splits=plan.splits if plan else {},
+            baseline=record.baseline,
+            candidate=record.candidate,
+            test=result.test,
+            accepted_edits=len(result.accepted_edits),
+            rejected_edits=len(result.rejected_edits),
+            refused_edits=[r.reason() for r in result.refused_edits],
+            proposal=result.proposal,
+            adopted=result.adopted,
+            adopt_error=result.adopt_error or None,
+            report={name: str(folder / name) for name in REPORT_FILES},
+            problems=result.problems,
+            calls_made=record.calls,
+            cache_hits=record.cache_hits,
+            tokens=record.tokens,
+            cost_usd=record.cost_usd,
+            calls_by_role=NightUsage.from_ledger(nights.ledger(result.night).by_role()).by_role,
+            markdown=render_markdown(result),
+        )

@@ -12,16 +12,9 @@ from pathlib import Path
 
 import click
 
-from skillsleep.core.changes import render as render_changes
 from skillsleep.core.display import fence, md_line, plain_line, visible
-from skillsleep.core.lock import StateLock
-from skillsleep.core.proposal_record import file_hash
-from skillsleep.core.proposals import Proposals
-from skillsleep.slash_commands import agent_md
-from skillsleep.slash_commands.agent_md import adopted
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import Data, Inline, output_options, resolve, show, terminal
-from skillsleep.slash_commands.wiring import data_dir
 
 __all__ = ["adopt", "adopt_", "diff", "diff_", "reject", "reject_", "rollback", "rollback_"]
 
@@ -29,6 +22,11 @@ __all__ = ["adopt", "adopt_", "diff", "diff_", "reject", "reject_", "rollback", 
 def diff(pid: str | None = None, data: Path | None = None) -> Data:
     """The proposal's unified diff against the live file as it is now (default: newest pending),
     and its numbered changes against the file it was staged against (what `adopt --edits` takes)."""
+    from skillsleep.core.changes import render as render_changes
+    from skillsleep.core.proposal_record import file_hash
+    from skillsleep.core.proposals import Proposals
+    from skillsleep.slash_commands.wiring import data_dir
+
     props = Proposals(Path(data) if data is not None else data_dir())
     p = props.get(pid)
     found = props.changes(p)
@@ -77,6 +75,10 @@ def diff_text(d: Data, plain: bool, prefix: str = "skillsleep") -> str:
 def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = None, data: Path | None = None) -> Data:
     """Put a proposal live (default: the newest accepted pending one) under the state lock; with
     `edits` ("1,3") only those of its numbered changes."""
+    from skillsleep.core.lock import StateLock
+    from skillsleep.core.proposals import Proposals
+    from skillsleep.slash_commands.wiring import data_dir
+
     root = Path(data) if data is not None else data_dir()
     props = Proposals(root)
     with StateLock(root, "adopt"):
@@ -96,6 +98,8 @@ def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = No
 
 
 def adopt_text(r: Data) -> str:
+    from skillsleep.slash_commands.agent_md import adopted
+
     lines = [f"adopted {adopted(r)}: wrote {r['skill_path']}"]
     if r["previous_file"]:
         lines.append(f"the previous file is backed up at {r['previous_file']}")
@@ -109,6 +113,10 @@ def adopt_text(r: Data) -> str:
 
 def reject(pid: str | None = None, *, data: Path | None = None) -> Data:
     """Mark a pending proposal rejected (default: the newest pending one); the live file is untouched."""
+    from skillsleep.core.lock import StateLock
+    from skillsleep.core.proposals import Proposals
+    from skillsleep.slash_commands.wiring import data_dir
+
     root = Path(data) if data is not None else data_dir()
     with StateLock(root, "reject"):
         p = Proposals(root).reject(pid)
@@ -122,6 +130,10 @@ def reject_text(r: Data) -> str:
 def rollback(steps: int = 1, *, force: bool = False, data: Path | None = None) -> Data:
     """Undo the last `steps` adopts/rollbacks of the most recently changed skill; `force` rolls
     back over edits made since the last of them (they are backed up first)."""
+    from skillsleep.core.lock import StateLock
+    from skillsleep.core.proposals import Proposals
+    from skillsleep.slash_commands.wiring import data_dir
+
     root = Path(data) if data is not None else data_dir()
     with StateLock(root, "rollback"):
         action = Proposals(root).rollback(steps, force=force)
@@ -184,6 +196,8 @@ def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
 @guard
 def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: bool, fmt: str | None) -> None:
     """Put a proposal live (default: the newest accepted pending one); the old file is backed up first."""
+    from skillsleep.slash_commands import agent_md
+
     out = resolve(fmt, as_json)
     show(
         adopt(proposal_id, force=force, edits=edits),
@@ -199,6 +213,8 @@ def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: boo
 @guard
 def reject_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
     """Drop a pending proposal (default: the newest pending one); the live file is not touched."""
+    from skillsleep.slash_commands import agent_md
+
     out = resolve(fmt, as_json)
     show(reject(proposal_id), out, lambda r, _plain: reject_text(r), agent_md.reject_md)
 
@@ -210,6 +226,8 @@ def reject_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
 @guard
 def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
     """Undo the last STEPS adopts/rollbacks (default 1) of the most recently changed skill."""
+    from skillsleep.slash_commands import agent_md
+
     out = resolve(fmt, as_json)
     show(
         rollback(steps, force=force),

@@ -9,12 +9,8 @@ from typing import Any
 
 import click
 
-from skillsleep.core.report_files import read_json
-from skillsleep.core.report_markdown import render_markdown
 from skillsleep.slash_commands import choices
-from skillsleep.slash_commands import detach as background
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.night_runner import run_sleep
 from skillsleep.slash_commands.options import chat_dir_option
 from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
@@ -85,12 +81,15 @@ def run_(
 
     Exit 0 when the night ran to its end (whatever the gate decided), 1 when it stopped early
     (budget, model server, Ctrl-C: the report says why; the next run resumes), 2 on bad settings."""
+    from skillsleep.slash_commands import detach as background
+    from skillsleep.slash_commands.night_runner import run_sleep
+
     out = resolve(fmt, as_json)
     if detach:
         started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
         show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
         return
-    summary = run_sleep(
+    night = run_sleep(
         flags,
         dry_run=dry_run,
         chat_dirs=chat_dirs,
@@ -98,12 +97,17 @@ def run_(
         on_rollout=progress.tick,
         on_start=background.claim_log(detached_log) if detached_log else None,
     )
-    show(summary, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
-    if summary["outcome"] == "stopped-early":  # the report says why; cron and scripts see it too
+    show(
+        night.model_dump(mode="json"), out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s)
+    )
+    if night.outcome == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 
 def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
+    from skillsleep.core.report_files import read_json
+    from skillsleep.core.report_markdown import render_markdown
+
     report = (
         s["markdown"]
         if not plain

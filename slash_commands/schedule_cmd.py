@@ -23,30 +23,18 @@ import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillsleep.core.backends.registry import provider_infos
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.user_config import SleepSection
-from skillsleep.slash_commands import cron_log
-from skillsleep.slash_commands.cron_table import When
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.night_job import NightJob
 from skillsleep.slash_commands.output import emit
-from skillsleep.slash_commands.runtime import agent_harness, check_night
-from skillsleep.slash_commands.schedulers import SCHEDULERS
-from skillsleep.slash_commands.wiring import (
-    CHAT_DIRS_ENV,
-    REDACT_PATTERNS_ENV,
-    SLEEP_ENVS,
-    SLEEP_FLAGS,
-    config_file,
-    data_dir,
-    effective_settings,
-    harness_settings,
-)
+
+if TYPE_CHECKING:
+    from skillsleep.core.user_config import SleepSection
+    from skillsleep.slash_commands.cron_table import When
+    from skillsleep.slash_commands.night_job import NightJob
 
 Data = dict[str, Any]
 
@@ -70,11 +58,16 @@ _NAME = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=", re.MULT
 
 def log_dir() -> Path:
     """Where run_sleep_cron.sh writes `cron-*.log`."""
+    from skillsleep.slash_commands import cron_log
+    from skillsleep.slash_commands.wiring import data_dir
+
     return cron_log.log_dir(data_dir().absolute())
 
 
 def env_file() -> Path:
     """The user's own NAME=value file the night reads first (their API keys): beside config.toml."""
+    from skillsleep.slash_commands.wiring import config_file
+
     return config_file().path.parent / "night.env"
 
 
@@ -83,6 +76,8 @@ def schedule(
 ) -> Data:
     """Install (or with `preview` only show) the night `skillsleep run RUN_FLAGS` at `at` / `cron`;
     `params` are RUN_FLAGS as `run`'s own parser read them."""
+    from skillsleep.slash_commands.schedulers import SCHEDULERS
+
     when = _when(at, cron, via)
     scheduler = SCHEDULERS[via]()
     job, settings = night_job(when, run_flags, params)
@@ -110,11 +105,15 @@ def schedule(
 
 def unschedule(via: str) -> Data:
     """Remove the night `schedule` wrote via `via`; nothing there is no error."""
+    from skillsleep.slash_commands.schedulers import SCHEDULERS
+
     change = SCHEDULERS[via]().remove()
     return {"via": via, "where": change.where, "removed": change.done, "written": change.written, "todo": change.todo}
 
 
 def _when(at: str | None, cron: str | None, via: str) -> When:
+    from skillsleep.slash_commands.cron_table import When
+
     if at is not None and cron is not None:
         raise ConfigError("give --at or --cron, not both")
     if cron is not None:
@@ -139,6 +138,11 @@ UNATTENDED = {  # `run`'s parameter → (its flag, why)
 
 def night_job(when: When, run_flags: Sequence[str], params: Mapping[str, Any]) -> tuple[NightJob, SleepSection]:
     """The job for `skillsleep run RUN_FLAGS` and its settings, checked now as `run` checks them."""
+    from skillsleep.core.user_config import SleepSection
+    from skillsleep.slash_commands.night_job import NightJob
+    from skillsleep.slash_commands.runtime import check_night
+    from skillsleep.slash_commands.wiring import effective_settings
+
     for param, (flag, why) in UNATTENDED.items():
         if params.get(param) not in (None, False):
             raise ConfigError(f"{flag} has no place in a scheduled night: {why}; drop it from `schedule`")
@@ -185,6 +189,8 @@ def _skillsleep() -> Path:
 def _agent_dirs(settings: SleepSection) -> list[str]:
     """PATH folders of the agent CLI a CLI harness replays with: its own, and the one of the
     interpreter its `#!/usr/bin/env NAME` line needs (node). An agent not usable here fails now."""
+    from skillsleep.slash_commands.runtime import agent_harness
+
     if settings.harness == "chat":
         return []
     harness, _, _ = agent_harness(settings.harness, target_model=settings.target_model, base_url=None)
@@ -206,6 +212,8 @@ def _agent_dirs(settings: SleepSection) -> list[str]:
 
 def _notes(settings: SleepSection) -> list[str]:
     """What this shell has that the night will not: settings from the environment, and keys."""
+    from skillsleep.slash_commands.wiring import CHAT_DIRS_ENV, REDACT_PATTERNS_ENV, SLEEP_ENVS, SLEEP_FLAGS
+
     where = env_file()
     notes = []
     how = {env: f"pass {SLEEP_FLAGS[key]}, or set [sleep] {key} in config.toml" for key, env in SLEEP_ENVS.items()}
@@ -230,6 +238,9 @@ def _notes(settings: SleepSection) -> list[str]:
 
 def _secret_names(settings: SleepSection) -> list[str]:
     """The environment variables the night's backend and agent read a key or server from."""
+    from skillsleep.core.backends.registry import provider_infos
+    from skillsleep.slash_commands.wiring import harness_settings
+
     infos = {info.name: info for info in provider_infos()}
     info = infos.get(settings.backend.partition(":")[0])
     names = [info.key_env, info.base_url_env] if info else []

@@ -12,24 +12,19 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import SkillsleepError
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.night_store import NightRecord, Nights, month_start
-from skillsleep.core.proposal_record import Proposal, file_hash
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.store import Store
-from skillsleep.slash_commands import agent_md
-from skillsleep.slash_commands.cron_log import last_run
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.harvester import LAST_HARVEST
-from skillsleep.slash_commands.liveness import night_state
 from skillsleep.slash_commands.output import Data, Inline, output_options, resolve, show
-from skillsleep.slash_commands.schedulers import installed
-from skillsleep.slash_commands.wiring import data_dir, state_db
+
+if TYPE_CHECKING:
+    from skillsleep.core.ledger import Ledger
+    from skillsleep.core.night_store import NightRecord, Nights
+    from skillsleep.core.proposal_record import Proposal
 
 __all__ = ["status", "status_", "status_text"]
 
@@ -43,6 +38,8 @@ DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the
 def _night(r: NightRecord, spent: Ledger, nights: Nights) -> Data:
     """A night for `status`; its spend from its own ledger (the record misses a killed process's);
     a running one's progress from the files it writes as it goes."""
+    from skillsleep.slash_commands.liveness import night_state
+
     state = night_state(r)
     return {
         "night": r.night,
@@ -81,6 +78,8 @@ def next_commands(p: Proposal) -> list[str]:
 
 
 def _pending(p: Proposal) -> Data:
+    from skillsleep.core.proposal_record import file_hash
+
     return {
         "id": p.id,
         "created": p.created.isoformat(),
@@ -98,6 +97,10 @@ def _pending(p: Proposal) -> Data:
 
 
 def _last_harvest(problems: list[str]) -> Data | None:
+    from skillsleep.core.store import Store
+    from skillsleep.slash_commands.harvester import LAST_HARVEST
+    from skillsleep.slash_commands.wiring import state_db
+
     db = state_db()
     if not db.is_file():  # never create the state database just to look at it
         return None
@@ -124,6 +127,12 @@ def _last_harvest(problems: list[str]) -> Data | None:
 
 def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
+    from skillsleep.core.night_store import Nights, month_start
+    from skillsleep.core.proposals import Proposals
+    from skillsleep.slash_commands.cron_log import last_run
+    from skillsleep.slash_commands.schedulers import installed
+    from skillsleep.slash_commands.wiring import data_dir
+
     root = Path(data) if data is not None else data_dir()
     nights, props = Nights(root), Proposals(root)
     records = nights.list()
@@ -303,5 +312,7 @@ def status_(as_json: bool, fmt: str | None) -> None:
     """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems.
 
     Reads only: needs no config file, backend or lock."""
+    from skillsleep.slash_commands import agent_md
+
     out = resolve(fmt, as_json)
     show(status(), out, lambda s, plain: status_text(s, plain=plain), agent_md.status_md)

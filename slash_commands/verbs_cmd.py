@@ -9,7 +9,6 @@ import click
 
 from skillsleep.core.display import visible
 from skillsleep.core.errors import ConfigError
-from skillsleep.slash_commands import agent_md, verbs
 from skillsleep.slash_commands.guard import Fail, guard
 from skillsleep.slash_commands.output import Caller, output_options, resolve, show
 
@@ -30,6 +29,8 @@ def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
 
     Prints markdown (as --format md), errors included, unless ARGS say --json or --format;
     `skillsleep sleep help` lists the verbs."""
+    from skillsleep.slash_commands import agent_md, verbs
+
     md = True  # until the user's arguments are read: they may ask for another format
     try:
         if line is not None and args:
@@ -57,5 +58,7 @@ def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
 @guard(state=False)
 def help_(as_json: bool, fmt: str | None) -> None:
     """List the /sleep verbs, one line each, with their arguments."""
+    from skillsleep.slash_commands import verbs
+
     out = resolve(fmt, as_json)
     show(verbs.help_data(out.prefix), out, verbs.help_text, lambda d, _prefix: verbs.help_text(d, False))

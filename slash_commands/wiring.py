@@ -23,27 +23,19 @@ import os
 import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.backends.base import Backend, BackendSettings, BaseBackend, RetryListener, RetryPolicy
-from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
-from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.textfile import read_text_file, user_path
-from skillsleep.core.user_config import (
-    ORIGINS,
-    Origin,
-    Setting,
-    SleepSection,
-    UserConfig,
-    check_redact_pattern,
-    layer,
-)
-from skillsleep.core.user_config import parse_user_config as _parse_schema
-from skillsleep.slash_commands.setting_text import Scalar, expected, from_text, is_text_typed, named_choices
+from skillsleep.core.user_config import Origin, Setting, SleepSection
+from skillsleep.slash_commands.setting_text import Scalar
+
+if TYPE_CHECKING:
+    from skillsleep.core.backends.base import Backend, BackendSettings, RetryListener
+    from skillsleep.core.config import ModelSection
+    from skillsleep.core.user_config import UserConfig
 
 
 def data_dir() -> Path:
@@ -98,6 +90,9 @@ def chat_log_dir() -> Path:
 
 def backend_settings(provider: str, model: str, section: ModelSection | None = None) -> BackendSettings:
     """Settings for a provider: key and base URL from the environment unless the config sets them."""
+    from skillsleep.core.backends.base import BackendSettings, RetryPolicy
+    from skillsleep.core.backends.registry import provider_infos
+
     infos = {i.name: i for i in provider_infos()}
     if provider not in infos:
         raise UnknownNameError("provider", provider, list(infos))
@@ -131,6 +126,9 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
 def make_backend(section: ModelSection, *, retry_advice: str = "", on_retry: RetryListener | None = None) -> Backend:
     """A backend for a `[target]` / `[optimizer]` / `[judge]` section; `retry_advice` ends the error
     after the last retry, `on_retry` hears of each retry."""
+    from skillsleep.core.backends.base import BaseBackend
+    from skillsleep.core.backends.registry import create_backend, parse_spec
+
     provider, model = parse_spec(section.backend)
     settings = backend_settings(provider, model, section).model_copy(update={"retry_advice": retry_advice})
     backend = create_backend(section.backend, settings)
@@ -203,6 +201,8 @@ class EffectiveSettings(BaseModel):
 def config_file() -> ConfigFile:
     """`$SKILLSLEEP_CONFIG`, else `$SKILLSLEEP_HOME/config.toml`, else
     `platformdirs.user_config_dir("skillsleep")/config.toml` (the first that is set wins)."""
+    from skillsleep.core.textfile import user_path
+
     explicit = os.environ.get(CONFIG_ENV)
     home = os.environ.get("SKILLSLEEP_HOME")
     if explicit:
@@ -219,6 +219,9 @@ def _config_file(path: Path, chosen_by: Literal["SKILLSLEEP_CONFIG", "SKILLSLEEP
 def user_config(where: ConfigFile | None = None) -> UserConfig:
     """The validated config file; all defaults when it does not exist. A path named by
     SKILLSLEEP_CONFIG that does not exist is an error (a typo would otherwise go unnoticed)."""
+    from skillsleep.core.textfile import read_text_file
+    from skillsleep.core.user_config import UserConfig
+
     where = where or config_file()
     if not where.exists:
         if where.chosen_by == "SKILLSLEEP_CONFIG":
@@ -229,6 +232,7 @@ def user_config(where: ConfigFile | None = None) -> UserConfig:
 
 def parse_user_config(text: str, path: Path) -> UserConfig:
     """The config file's text validated, `[sleep] harness` against the registry's harness names."""
+    from skillsleep.core.user_config import parse_user_config as _parse_schema
     from skillsleep.harnesses import registry
 
     return _parse_schema(text, path, harnesses=registry.names())
@@ -251,6 +255,9 @@ def effective_settings(
     environment are relative to the current directory; from the file, to the file's folder.
     `strict_file=False` (for `skillsleep config`) treats a missing SKILLSLEEP_CONFIG file as empty.
     """
+    from skillsleep.core.textfile import user_path
+    from skillsleep.core.user_config import UserConfig, check_redact_pattern, layer
+
     where = config_file()
     cfg = UserConfig() if not strict_file and not where.exists else user_config(where)
     env_dirs = [
@@ -289,6 +296,11 @@ def sleep_settings(
     1/0/true/false/yes/no/on/off in any case). The file counts only for keys it sets. A bad value
     is a ConfigError naming where it came from: the env var and its text, the flag, or the file
     and key. `cfg` defaults to the user's config file (`user_config()`)."""
+    from pydantic import ValidationError
+
+    from skillsleep.core.user_config import ORIGINS
+    from skillsleep.slash_commands.setting_text import expected, from_text, is_text_typed, named_choices
+
     unknown = [k for k in flags if k not in SleepSection.model_fields]
     if unknown:
         raise ValueError(f"unknown [sleep] key(s) {unknown} in flags (known: {', '.join(SleepSection.model_fields)})")
@@ -336,6 +348,8 @@ def sleep_settings(
 
 def _sleep_problem(err: Any, sources: Mapping[str, Origin], where: ConfigFile) -> str:
     """One pydantic error of the layered `[sleep]` values, named by the level that gave the value."""
+    from skillsleep.slash_commands.setting_text import expected
+
     key = str(err["loc"][0]) if err["loc"] else ""
     got = err.get("input")
     what = str(err["msg"]) if err["type"] in ("since_syntax", "base_url_syntax") else f"expected {expected(key)}"

@@ -12,6 +12,13 @@ Recorder                  records every model request with its role (LLM.complet
                           checks of what each role was shown
 in_terminal(*args)        `skillsleep <args>` in a pseudo-terminal: what a person would see
 pty_run(args, …)          the same with a cwd, an environment and a window size: (bytes, exit code)
+
+and for the verbs that read what nights left (status, cost, diff, adopt …):
+
+data, live (fixtures)     SKILLSLEEP_HOME (not created yet) with an empty HOME; a live skill (OLD)
+save_night(data, n, …)    night n's record (skill "fmt" on codex unless told otherwise)
+spend(data, n, role, …)   one model call in night n's ledger
+dead_pid()                a process id that names no process
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import struct
 import subprocess
 import sys
 import termios
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +39,9 @@ import pytest
 from click.testing import CliRunner
 
 from skillsleep.core.llm import LLM
-from skillsleep.core.records import CompletionRequest
+from skillsleep.core.night_store import NightRecord, Nights
+from skillsleep.core.records import CompletionRequest, LedgerEntry, Usage
+from skillsleep.core.rundir import RunDir
 from skillsleep.slash_commands.cli import main
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."
@@ -239,3 +249,81 @@ def pty_run(
         os.close(master)
         proc.wait(60)
     return b"".join(chunks), proc.returncode
+
+
+# --- what nights left, for the verbs that read it ------------------------------------------------
+
+OLD = "---\nname: fmt\n---\n- answer briefly — kurz\n"
+NEW = "---\nname: fmt\n---\n- answer briefly — kurz\n- end with `Answer: <value>`\n"
+HOSTILE = "see [the docs](http://evil.example) and `rm -rf ~` \x1b[31mred\x1b[0m\x1b]0;pwned\x07 \u202eevil"
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """SKILLSLEEP_HOME (not created yet) and an empty HOME, so no real transcript is ever read."""
+    home = tmp_path / "user"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Path:
+    path = tmp_path / "skills" / "fmt" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(OLD)
+    return path
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()  # reaped: the pid names no process now
+    return proc.pid
+
+
+# a night whose candidate the gate accepted (0.40 → 0.70 on the held-out tasks)
+ACCEPTED: dict[str, Any] = {
+    "status": "finished",
+    "outcome": "accepted",
+    "reason": "0.40 → 0.70",
+    "baseline": 0.4,
+    "candidate": 0.7,
+    "accepted": True,
+}
+
+
+def save_night(data: Path, night: int, started: datetime, skill_path: Path | str, **fields: Any) -> None:
+    """Night `night`'s record of the skill at `skill_path`: skill "fmt" on codex unless `fields` say
+    otherwise."""
+    fields = {"harness": "codex", "skill_name": "fmt", **fields}
+    Nights(data).save(NightRecord(night=night, started=started, skill_path=str(skill_path), **fields))
+
+
+def spend(
+    data: Path,
+    night: int,
+    role: str,
+    tokens: int,
+    usd: float,
+    when: datetime,
+    *,
+    output_tokens: int = 0,
+    cache_hit: bool = False,
+    provider: str = "deepseek",
+) -> None:
+    """One model call of `role` in night `night`'s ledger: `tokens` in, `output_tokens` out, `usd`."""
+    RunDir(Nights(data).folder(night)).append_ledger(
+        LedgerEntry(
+            ts=when,
+            role=role,
+            provider=provider,
+            model="m",
+            usage=Usage(input_tokens=tokens, output_tokens=output_tokens),
+            cost_usd=usd,
+            latency_s=1.0,
+            cache_hit=cache_hit,
+        )
+    )

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sleep_kit import night_env, run_night, write_chat_logs, write_scripts
-from test_proposals_cli import data, invoke, live  # noqa: F401  (fixtures)
+from sleep_kit import data, invoke, live, night_env, run_night, write_chat_logs, write_scripts  # noqa: F401  (fixtures)
 
 from skillsleep.core.proposals import Proposals
 

@@ -4,6 +4,7 @@ module imports another, files and functions stay short."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -260,3 +261,47 @@ def test_help_imports_no_engine() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+# What a verb's --help may load besides click: the two leaf modules every command's wrapper uses
+# (errors → exit codes and messages, display → safe text), and nothing of the engine.
+HELP_LEAVES = ("skillsleep.core", "skillsleep.core.errors", "skillsleep.core.display")
+ENGINE = ("skillsleep.core", "skillsleep.harnesses", "pydantic", "rich")
+
+
+def _loaded_by(code: str) -> set[str]:
+    """The engine modules (ENGINE, less HELP_LEAVES) loaded after running `code` in a fresh interpreter."""
+    probe = code + (
+        "\nimport json, sys\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({ENGINE!r}) and m not in {HELP_LEAVES!r})))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+def test_every_verbs_help_imports_no_engine() -> None:
+    """`skillsleep <verb> --help` loads no engine either: a command module imports the modules that
+    do its work inside the command. A verb whose flag takes harness names (`run --harness`) loads
+    the agent registry that lists them, and nothing more."""
+    from skillsleep.slash_commands.choices import Names
+    from skillsleep.slash_commands.cli import VERBS, main
+
+    registry = _loaded_by(
+        "from skillsleep.slash_commands import choices\n"
+        "choices.harnesses(), choices.agents_then_chat(), choices.hook_agents()"
+    )
+    problems = []
+    for verb in VERBS:
+        loaded = _loaded_by(
+            "from click.testing import CliRunner\n"
+            "from skillsleep.slash_commands.cli import main\n"
+            f"r = CliRunner().invoke(main, [{verb!r}, '--help'])\n"
+            "assert r.exit_code == 0, r.output"
+        )
+        command = main.commands[verb]
+        names = any(isinstance(p.type, Names) for p in command.params)
+        extra = loaded - registry if names else loaded
+        if extra:
+            problems.append(f"{verb} --help loads {sorted(extra)[:8]} ({len(extra)} modules)")
+    assert not problems, "\n".join(problems)

@@ -6,77 +6,30 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from test_proposals_cli import data, dead_pid, invoke  # noqa: F401  (fixture)
+from sleep_kit import data, dead_pid, invoke, save_night, spend  # noqa: F401  (fixture)
 
-from skillsleep.core.night_store import NightRecord, Nights, month_start
-from skillsleep.core.records import LedgerEntry, Usage
-from skillsleep.core.rundir import RunDir
-
-
-def spend(data: Path, night: int, role: str, tokens: int, usd: float, when, cache_hit: bool = False) -> None:
-    RunDir(Nights(data).folder(night)).append_ledger(
-        LedgerEntry(
-            ts=when,
-            role=role,
-            provider="deepseek",
-            model="m",
-            usage=Usage(input_tokens=tokens, output_tokens=10),
-            cost_usd=usd,
-            latency_s=1.0,
-            cache_hit=cache_hit,
-        )
-    )
+from skillsleep.core.night_store import Nights, month_start
 
 
 def test_cost_by_night_month_and_role_from_the_ledgers(data: Path) -> None:
     this_month, last_month = month_start(), month_start() - timedelta(days=3)
     nights = Nights(data)
     for n in range(1, 8):  # seven nights last month; only the last ones are listed
-        nights.save(
-            NightRecord(
-                night=n,
-                started=last_month,
-                finished=last_month,
-                status="finished",
-                harness="chat",
-                skill_path="/s/SKILL.md",
-                skill_name="old",
-            )
+        save_night(
+            data, n, last_month, "/s/SKILL.md", finished=last_month, status="finished", harness="chat", skill_name="old"
         )
-        spend(data, n, "reflect", 100, 0.01, last_month)
-    nights.save(
-        NightRecord(
-            night=8,
-            started=this_month,
-            finished=this_month,
-            status="finished",
-            harness="codex",
-            skill_path="/s/SKILL.md",
-            skill_name="fmt",
-            tokens=0,
-            cost_usd=0.0,
-        )
-    )
-    spend(data, 8, "reflect", 1000, 0.10, this_month)
-    spend(data, 8, "target", 2000, 0.20, this_month)
-    spend(data, 8, "target", 2000, 0.0, this_month, cache_hit=True)  # a cache hit costs nothing
+        spend(data, n, "reflect", 100, 0.01, last_month, output_tokens=10)
+    save_night(data, 8, this_month, "/s/SKILL.md", finished=this_month, status="finished", tokens=0, cost_usd=0.0)
+    spend(data, 8, "reflect", 1000, 0.10, this_month, output_tokens=10)
+    spend(data, 8, "target", 2000, 0.20, this_month, output_tokens=10)
+    spend(data, 8, "target", 2000, 0.0, this_month, output_tokens=10, cache_hit=True)  # a cache hit costs nothing
     # a killed night: its record never got its spend; its ledger has it
-    nights.save(
-        NightRecord(
-            night=9,
-            started=this_month,
-            status="running",
-            pid=dead_pid(),
-            harness="codex",
-            skill_path="/s/SKILL.md",
-            skill_name="fmt",
-        )
-    )
-    spend(data, 9, "judge", 500, 0.05, this_month)
+    save_night(data, 9, this_month, "/s/SKILL.md", status="running", pid=dead_pid())
+    spend(data, 9, "judge", 500, 0.05, this_month, output_tokens=10)
     # a night whose record cannot be read still counts
     (nights.folder(10)).mkdir(parents=True)
     (nights.folder(10) / "night.json").write_text("{torn")
-    spend(data, 10, "reflect", 90, 0.01, this_month)
+    spend(data, 10, "reflect", 90, 0.01, this_month, output_tokens=10)
 
     code, out, err = invoke("cost", "--json")
     assert code == 0, err

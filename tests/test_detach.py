@@ -12,13 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_scripts
-from test_proposals_cli import dead_pid
+from sleep_kit import dead_pid, invoke, night_env, run_args, save_night, spend, write_chat_logs, write_scripts
 
 from skillsleep.core.lock import StateLock
 from skillsleep.core.night_store import NightRecord, Nights, month_start
-from skillsleep.core.records import LedgerEntry, Usage
-from skillsleep.core.rundir import RunDir
 
 
 @pytest.fixture
@@ -33,36 +30,23 @@ def night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def running(data: Path, night: int, pid: int, *, step: int | None = None, log: Path | None = None) -> None:
     """A night record of a running night with a plan, a state after `step` steps, and a ledger."""
     start = month_start()
-    nights = Nights(data)
-    nights.save(
-        NightRecord(
-            night=night,
-            started=start,
-            status="running",
-            pid=pid,
-            harness="chat",
-            skill_path="/s/SKILL.md",
-            skill_name="fmt",
-            steps=2,
-            log=str(log) if log else None,
-        )
+    save_night(
+        data,
+        night,
+        start,
+        "/s/SKILL.md",
+        status="running",
+        pid=pid,
+        harness="chat",
+        steps=2,
+        log=str(log) if log else None,
     )
-    folder = nights.folder(night)
+    folder = Nights(data).folder(night)
     (folder / "plan.json").write_text("{}")
     if step is not None:
         (folder / "state.json").write_text(json.dumps({"epoch": night - 1, "step": step, "done": False}))
     for tokens in (1000, 234):
-        RunDir(folder).append_ledger(
-            LedgerEntry(
-                ts=start,
-                role="target",
-                provider="scripted",
-                model="m",
-                usage=Usage(input_tokens=tokens),
-                cost_usd=0.0,
-                latency_s=0.1,
-            )
-        )
+        spend(data, night, "target", tokens, 0.0, start, provider="scripted")
 
 
 def wait_gone(pid: int) -> None:

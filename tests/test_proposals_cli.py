@@ -5,56 +5,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from sleep_kit import ACCEPTED, HOSTILE, NEW, OLD, data, dead_pid, invoke, live, save_night, spend  # noqa: F401  (fixtures)
 
 from skillsleep.core.lock import StateLock
-from skillsleep.core.night_store import NightRecord, Nights, month_start
+from skillsleep.core.night_store import Nights, month_start
 from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import LedgerEntry, Usage
 from skillsleep.core.report import StopReason
-from skillsleep.core.rundir import RunDir
 from skillsleep.slash_commands.cli import main
 
-OLD = "---\nname: fmt\n---\n- answer briefly — kurz\n"
-NEW = "---\nname: fmt\n---\n- answer briefly — kurz\n- end with `Answer: <value>`\n"
 DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the skill or settings changed)"
-
-
-@pytest.fixture
-def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """SKILLSLEEP_HOME (not created yet) and an empty HOME, so no real transcript is ever read."""
-    home = tmp_path / "user"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
-    return tmp_path / "data"
-
-
-@pytest.fixture
-def live(tmp_path: Path) -> Path:
-    path = tmp_path / "skills" / "fmt" / "SKILL.md"
-    path.parent.mkdir(parents=True)
-    path.write_text(OLD)
-    return path
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
-def dead_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()  # reaped: the pid names no process now
-    return proc.pid
 
 
 # --- status -------------------------------------------------------------------------------------
@@ -92,89 +56,44 @@ def test_status_shows_nights_gate_history_pending_actions_and_spend(data: Path, 
         night=2,
     )
     this_month, last_month = month_start(), month_start() - timedelta(days=2)
-    nights = Nights(data)
-    nights.save(
-        NightRecord(
-            night=1,
-            started=last_month,
-            finished=last_month,
-            status="stopped",
-            harness="claude-code",
-            skill_path=str(live),
-            skill_name="fmt",
-            outcome="stopped-early",
-            reason="budget reached",
-            baseline=0.3,
-            stop=StopReason(kind="budget", message="the token budget 1000 would be crossed", advice="raise the budget"),
-            tokens=1000,
-            cost_usd=0.5,
-        )
+    save_night(
+        data,
+        1,
+        last_month,
+        live,
+        finished=last_month,
+        status="stopped",
+        harness="claude-code",
+        outcome="stopped-early",
+        reason="budget reached",
+        baseline=0.3,
+        stop=StopReason(kind="budget", message="the token budget 1000 would be crossed", advice="raise the budget"),
+        tokens=1000,
+        cost_usd=0.5,
     )
-    nights.save(
-        NightRecord(
-            night=2,
-            started=this_month,
-            finished=this_month,
-            status="finished",
-            harness="codex",
-            skill_path=str(live),
-            skill_name="fmt",
-            outcome="accepted",
-            reason="0.40 → 0.70",
-            baseline=0.4,
-            candidate=0.7,
-            accepted=True,
-            test_before=0.5,
-            test_after=0.8,
-            proposal_id=p.id,
-            tokens=300,
-            cost_usd=0.25,
-        )
+    save_night(
+        data,
+        2,
+        this_month,
+        live,
+        finished=this_month,
+        **ACCEPTED,
+        test_before=0.5,
+        test_after=0.8,
+        proposal_id=p.id,
+        tokens=300,
+        cost_usd=0.25,
     )
     # a night whose process died never wrote its spend into its record: its ledger has it
-    nights.save(
-        NightRecord(
-            night=3,
-            started=this_month,
-            status="running",
-            pid=dead_pid(),
-            harness="codex",
-            skill_path=str(live),
-            skill_name="fmt",
-            tokens=0,
-            cost_usd=0.0,
-        )
-    )
-    nights.save(
-        NightRecord(
-            night=4,
-            started=this_month,
-            status="running",
-            pid=os.getpid(),
-            harness="codex",
-            skill_path=str(live),
-            skill_name="fmt",
-            tokens=7,
-            cost_usd=0.0,
-        )
-    )
+    save_night(data, 3, this_month, live, status="running", pid=dead_pid(), tokens=0, cost_usd=0.0)
+    save_night(data, 4, this_month, live, status="running", pid=os.getpid(), tokens=7, cost_usd=0.0)
     for night, tokens, usd, when in (
         (1, 1000, 0.5, last_month),
         (2, 300, 0.25, this_month),
         (3, 20, 0.01, this_month),
         (4, 7, 0.0, this_month),
     ):
-        RunDir(nights.folder(night)).append_ledger(
-            LedgerEntry(
-                ts=when,
-                role="reflect",
-                provider="deepseek",
-                model="m",
-                usage=Usage(input_tokens=tokens),
-                cost_usd=usd,
-                latency_s=1.0,
-            )
-        )
+        spend(data, night, "reflect", tokens, usd, when)
 
     code, out, err = invoke("status")
     assert code == 0, err
@@ -491,8 +410,6 @@ def test_status_names_records_with_bad_bytes(data: Path, live: Path) -> None:
 
 
 # --- untrusted text: markdown for an agent, plain on a terminal, never an escape sequence --------
-
-HOSTILE = "see [the docs](http://evil.example) and `rm -rf ~` \x1b[31mred\x1b[0m\x1b]0;pwned\x07 \u202eevil"
 
 
 def test_status_escapes_markdown_for_an_agent_and_shows_text_plainly_on_a_terminal(data: Path, live: Path) -> None:

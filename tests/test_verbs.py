@@ -8,14 +8,25 @@ import os
 from pathlib import Path
 
 import pytest
-from sleep_kit import TASKS, run_args, write_chat_logs, write_scripts
-from test_proposals_cli import HOSTILE, NEW, OLD, data, invoke, live  # noqa: F401  (fixtures)
+from sleep_kit import (  # noqa: F401  (fixtures)
+    ACCEPTED,
+    HOSTILE,
+    NEW,
+    OLD,
+    TASKS,
+    data,
+    invoke,
+    live,
+    run_args,
+    save_night,
+    spend,
+    write_chat_logs,
+    write_scripts,
+)
 
 from skillsleep.core.lock import StateLock
 from skillsleep.core.night_store import NightRecord, Nights, month_start
 from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import LedgerEntry, Usage
-from skillsleep.core.rundir import RunDir
 from skillsleep.slash_commands.cli import main
 
 # --- --format on every verb -----------------------------------------------------------------------
@@ -24,47 +35,18 @@ from skillsleep.slash_commands.cli import main
 def _nights(data: Path, live: Path, proposal_id: str) -> None:
     """Night 1 accepted (with the proposal), night 2 running in this process, each with a ledger."""
     start = month_start()
-    nights = Nights(data)
-    nights.save(
-        NightRecord(
-            night=1,
-            started=start,
-            finished=start,
-            status="finished",
-            harness="codex",
-            skill_path=str(live),
-            skill_name="fmt",
-            outcome="accepted",
-            reason="0.40 → 0.70",
-            baseline=0.4,
-            candidate=0.7,
-            accepted=True,
-            proposal_id=proposal_id,
-        )
+    save_night(
+        data,
+        1,
+        start,
+        live,
+        finished=start,
+        **ACCEPTED,
+        proposal_id=proposal_id,
     )
-    nights.save(
-        NightRecord(
-            night=2,
-            started=start,
-            status="running",
-            pid=os.getpid(),
-            harness="codex",
-            skill_path=str(live),
-            skill_name="fmt",
-        )
-    )
+    save_night(data, 2, start, live, status="running", pid=os.getpid())
     for night, tokens in ((1, 300), (2, 40)):
-        RunDir(nights.folder(night)).append_ledger(
-            LedgerEntry(
-                ts=start,
-                role="reflect",
-                provider="deepseek",
-                model="m",
-                usage=Usage(input_tokens=tokens),
-                cost_usd=0.01,
-                latency_s=1.0,
-            )
-        )
+        spend(data, night, "reflect", tokens, 0.01, start)
 
 
 def test_status_format_md_is_a_short_table_with_what_to_type_next(data: Path, live: Path) -> None:

@@ -15,7 +15,7 @@ from test_harvest import SID, assistant, user
 
 from skillsleep.core.store import Store
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.watch_cmd import Watcher, watch_roots
+from skillsleep.slash_commands.watcher import Watcher, watch_roots
 from skillsleep.slash_commands.wiring import data_dir
 
 TIMEOUT = 5.0

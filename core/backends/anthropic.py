@@ -8,12 +8,11 @@ parse strictly. The `anthropic` SDK is imported lazily, on first use.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from skillsleep.core.backends.base import BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.backends.base import BackendSettings, ClientBackend, ProviderInfo, import_sdk
 from skillsleep.core.backends.deepseek import schema_instruction
-from skillsleep.core.backends.openai_compat import connection_error, sdk_timeout, status_error
+from skillsleep.core.backends.openai_compat import sdk_errors, sdk_timeout
 from skillsleep.core.errors import BackendUnavailable, TransientError
 from skillsleep.core.records import Completion, CompletionRequest, Usage
 
@@ -23,15 +22,7 @@ if TYPE_CHECKING:
 _STOP_REASONS = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"}
 
 
-def _import_anthropic() -> Any:
-    try:
-        import anthropic
-    except ImportError as exc:  # pragma: no cover - anthropic is a core dependency
-        raise BackendUnavailable("the anthropic SDK is missing: pip install 'skillsleep'") from exc
-    return anthropic
-
-
-class AnthropicBackend(BaseBackend):
+class AnthropicBackend(ClientBackend["anthropic.AsyncAnthropic"]):
     """Claude models through the Messages API."""
 
     name = "anthropic"
@@ -58,18 +49,16 @@ class AnthropicBackend(BaseBackend):
         custom_server = settings.base_url is not None and settings.base_url != self.info.default_base_url
         if not settings.api_key and not custom_server:
             raise BackendUnavailable("no API key for anthropic: set ANTHROPIC_API_KEY")
-        self._client: anthropic.AsyncAnthropic | None = None
 
-    def _get_client(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            sdk = _import_anthropic()
-            self._client = sdk.AsyncAnthropic(
-                api_key=self.settings.api_key or "EMPTY",  # a local server accepts any key
-                base_url=self.endpoint,
-                max_retries=0,  # BaseBackend's loop is the only retry loop
-                timeout=sdk_timeout(self.settings),
-            )
-        return self._client
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        sdk = import_sdk("anthropic", "the anthropic SDK")
+        client: anthropic.AsyncAnthropic = sdk.AsyncAnthropic(
+            api_key=self.settings.api_key or "EMPTY",  # a local server accepts any key
+            base_url=self.endpoint,
+            max_retries=0,  # BaseBackend's loop is the only retry loop
+            timeout=sdk_timeout(self.settings),
+        )
+        return client
 
     def _params(self, request: CompletionRequest) -> dict[str, Any]:
         system_parts = [m.content for m in request.messages if m.role == "system"]
@@ -91,25 +80,10 @@ class AnthropicBackend(BaseBackend):
         return params
 
     async def _send(self, request: CompletionRequest) -> Completion:
-        sdk = _import_anthropic()
+        sdk = import_sdk("anthropic", "the anthropic SDK")
         url = f"{self.endpoint}/v1/messages"
-        try:
+        with sdk_errors(sdk, url, self, key_hint="Set ANTHROPIC_API_KEY to a valid key.", reply="message"):
             message = await self._get_client().messages.create(**self._params(request))
-        except sdk.APIStatusError as exc:
-            raise status_error(
-                url,
-                exc.status_code,
-                exc.response.text,
-                headers=exc.response.headers,
-                key_hint="Set ANTHROPIC_API_KEY to a valid key.",
-                model=self.model,
-            ) from exc
-        except sdk.APITimeoutError as exc:
-            raise TransientError(f"no answer from {url} within {self.settings.retry.timeout_s:g} s") from exc
-        except sdk.APIConnectionError as exc:
-            raise connection_error(url, exc.__cause__ or exc) from exc
-        except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
-            raise TransientError(f"{url} sent a body that is not a valid message: {exc}") from exc
         if isinstance(message, str) or not hasattr(message, "content"):
             raise TransientError(f"{url} sent a reply that is not a message: {str(message)[:200]!r}")
         text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
@@ -125,9 +99,3 @@ class AnthropicBackend(BaseBackend):
             raw_id=message.id,
             model=message.model or self.model,
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP client; safe to call twice."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()

@@ -13,16 +13,17 @@ each retry (the command line shows it as a progress line; the engine never print
 from __future__ import annotations
 
 import asyncio
+import importlib
 import random
 import time
 from collections.abc import Callable
-from typing import Annotated, ClassVar, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from skillsleep.core.errors import RetriesExhausted, TransientError
+from skillsleep.core.errors import BackendUnavailable, RetriesExhausted, TransientError
 from skillsleep.core.records import Completion, CompletionRequest
 
 
@@ -217,3 +218,39 @@ class BaseBackend:
 
     async def aclose(self) -> None:
         """Release clients or loaded models; safe to call twice."""
+
+
+def import_sdk(module: str, what: str) -> Any:
+    """The vendor SDK `module` (`what` names it in the error), imported on first use so that
+    `skillsleep --help` loads none; a missing one says how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - the SDKs are core dependencies
+        raise BackendUnavailable(f"{what} is missing: pip install 'skillsleep'") from exc
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+
+
+class ClientBackend(BaseBackend, Generic[ClientT]):
+    """A backend over one SDK client, made on first use by `_new_client()` and closed by `aclose()`."""
+
+    _client: ClientT | None = None
+
+    def _new_client(self) -> ClientT:
+        raise NotImplementedError
+
+    def _get_client(self) -> ClientT:
+        if self._client is None:
+            self._client = self._new_client()
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client; safe to call twice."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from skillsleep.core.backends.base import BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.backends.base import BackendSettings, ClientBackend, ProviderInfo, import_sdk
 from skillsleep.core.backends.openai_compat import connection_error, sdk_timeout, status_error
 from skillsleep.core.errors import BackendError, BackendUnavailable, TransientError
 from skillsleep.core.records import Completion, CompletionRequest, Usage
@@ -20,15 +20,7 @@ if TYPE_CHECKING:
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
 
-def _import_ollama() -> Any:
-    try:
-        import ollama
-    except ImportError as exc:  # pragma: no cover - ollama is a core dependency
-        raise BackendUnavailable("the ollama client is missing: pip install 'skillsleep'") from exc
-    return ollama
-
-
-class OllamaBackend(BaseBackend):
+class OllamaBackend(ClientBackend["ollama.AsyncClient"]):
     """Chat with a model served by Ollama (or anything speaking its REST API)."""
 
     name = "ollama"
@@ -47,13 +39,11 @@ class OllamaBackend(BaseBackend):
     def __init__(self, settings: BackendSettings) -> None:
         super().__init__(settings)
         self.endpoint = (settings.base_url or DEFAULT_HOST).rstrip("/")
-        self._client: ollama.AsyncClient | None = None
 
-    def _get_client(self) -> ollama.AsyncClient:
-        if self._client is None:
-            sdk = _import_ollama()
-            self._client = sdk.AsyncClient(host=self.endpoint, timeout=sdk_timeout(self.settings))
-        return self._client
+    def _new_client(self) -> ollama.AsyncClient:
+        sdk = import_sdk("ollama", "the ollama client")
+        client: ollama.AsyncClient = sdk.AsyncClient(host=self.endpoint, timeout=sdk_timeout(self.settings))
+        return client
 
     def _params(self, request: CompletionRequest) -> dict[str, Any]:
         options: dict[str, Any] = {"temperature": request.temperature, "num_predict": request.max_tokens}
@@ -70,7 +60,7 @@ class OllamaBackend(BaseBackend):
         return params
 
     async def _send(self, request: CompletionRequest) -> Completion:
-        sdk = _import_ollama()
+        sdk = import_sdk("ollama", "the ollama client")
         import httpx  # the ollama client's transport
 
         url = f"{self.endpoint}/api/chat"
@@ -110,9 +100,3 @@ class OllamaBackend(BaseBackend):
             raw_id=None,
             model=response.model or self.model,
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP client; safe to call twice."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()

@@ -11,10 +11,11 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from skillsleep.core.backends.base import BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.backends.base import BackendSettings, BaseBackend, ClientBackend, ProviderInfo, import_sdk
 from skillsleep.core.errors import BackendError, BackendUnavailable, TransientError
 from skillsleep.core.records import Completion, CompletionRequest, Usage
 
@@ -22,6 +23,35 @@ if TYPE_CHECKING:
     import openai
 
 _RETRYABLE_STATUS = {408, 409, 425, 429}
+
+
+@contextmanager
+def sdk_errors(sdk: Any, url: str, backend: BaseBackend, *, key_hint: str, reply: str) -> Iterator[None]:
+    """A call through an SDK of the openai / anthropic kind (the same error classes), its errors
+    as `backend`'s: an HTTP status as `status_error()`, a timeout, a dropped connection or a body
+    that is not a `reply` as a TransientError (retried)."""
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        raise status_error(
+            url,
+            exc.status_code,
+            exc.response.text,
+            headers=exc.response.headers,
+            key_hint=key_hint,
+            model=backend.model,
+        ) from exc
+    except sdk.APITimeoutError as exc:
+        raise TransientError(f"no answer from {url} within {backend.settings.retry.timeout_s:g} s") from exc
+    except sdk.APIConnectionError as exc:
+        raise connection_error(url, exc.__cause__ or exc) from exc
+    except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
+        raise TransientError(f"{url} sent a body that is not a valid {reply}: {exc}") from exc
+
+
+def import_openai() -> Any:
+    """The `openai` SDK, or an error that says how to install it."""
+    return import_sdk("openai", "the openai SDK")
 
 
 def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
@@ -60,21 +90,12 @@ def connection_error(url: str, exc: BaseException) -> TransientError:
     return TransientError(f"could not get an answer from {url} ({type(exc).__name__}: {exc}); is the server running?")
 
 
-def import_openai() -> Any:
-    """Import the `openai` SDK, or say how to install it."""
-    try:
-        import openai
-    except ImportError as exc:  # pragma: no cover - openai is a core dependency
-        raise BackendUnavailable("the openai SDK is missing: pip install 'skillsleep'") from exc
-    return openai
-
-
 def sdk_timeout(settings: BackendSettings) -> float:
     """The SDK's own timeout: a little under the retry loop's, so its error (naming the URL) wins."""
     return settings.retry.timeout_s * 0.9
 
 
-class OpenAIBackend(BaseBackend):
+class OpenAIBackend(ClientBackend["openai.AsyncOpenAI"]):
     """Chat completions on any OpenAI-compatible server given by its base URL."""
 
     name = "openai"
@@ -103,21 +124,19 @@ class OpenAIBackend(BaseBackend):
         if self.info.key_required and not settings.api_key:
             raise BackendUnavailable(f"no API key for {self.name}: set {self.info.key_env}")
         self.endpoint = base_url.rstrip("/")
-        self._client: openai.AsyncOpenAI | None = None
 
     def _key_hint(self) -> str:
         return f"Set {self.info.key_env} to a valid key." if self.info.key_env else "Check the API key."
 
-    def _get_client(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            sdk = import_openai()
-            self._client = sdk.AsyncOpenAI(
-                base_url=self.endpoint,
-                api_key=self.settings.api_key or "EMPTY",  # local servers accept any key
-                max_retries=0,  # BaseBackend's loop is the only retry loop
-                timeout=sdk_timeout(self.settings),
-            )
-        return self._client
+    def _new_client(self) -> openai.AsyncOpenAI:
+        sdk = import_openai()
+        client: openai.AsyncOpenAI = sdk.AsyncOpenAI(
+            base_url=self.endpoint,
+            api_key=self.settings.api_key or "EMPTY",  # local servers accept any key
+            max_retries=0,  # BaseBackend's loop is the only retry loop
+            timeout=sdk_timeout(self.settings),
+        )
+        return client
 
     def _messages(self, request: CompletionRequest) -> list[dict[str, str]]:
         return [{"role": m.role, "content": m.content} for m in request.messages]
@@ -144,23 +163,8 @@ class OpenAIBackend(BaseBackend):
         if request.seed is not None:
             params["seed"] = request.seed
         url = f"{self.endpoint}/chat/completions"
-        try:
+        with sdk_errors(sdk, url, self, key_hint=self._key_hint(), reply="chat completion"):
             response = await client.chat.completions.create(**params)
-        except sdk.APIStatusError as exc:
-            raise status_error(
-                url,
-                exc.status_code,
-                exc.response.text,
-                headers=exc.response.headers,
-                key_hint=self._key_hint(),
-                model=self.model,
-            ) from exc
-        except sdk.APITimeoutError as exc:
-            raise TransientError(f"no answer from {url} within {self.settings.retry.timeout_s:g} s") from exc
-        except sdk.APIConnectionError as exc:
-            raise connection_error(url, exc.__cause__ or exc) from exc
-        except (json.JSONDecodeError, sdk.APIResponseValidationError) as exc:
-            raise TransientError(f"{url} sent a body that is not a valid chat completion: {exc}") from exc
         return self._completion(response, url)
 
     def _cached_tokens(self, usage: Any) -> int:
@@ -183,9 +187,3 @@ class OpenAIBackend(BaseBackend):
             raw_id=response.id,
             model=response.model or self.model,
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP client; safe to call twice."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()

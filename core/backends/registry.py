@@ -25,7 +25,7 @@ from skillsleep.core.backends.openai_compat import OpenAIBackend
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.backends.weights import WEIGHTS, weights_installed
 from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.plugins import register_plugins
+from skillsleep.core.plugins import PluginKind, register_plugins
 
 ENTRY_POINT_GROUP = "skillsleep.backends"
 Factory = Callable[[BackendSettings], Backend]
@@ -44,6 +44,7 @@ PROVIDERS: dict[str, Provider] = {}
 # Set to False (tests do) to skip third-party backends registered through entry points.
 LOAD_ENTRY_POINTS = True
 _entry_points_loaded = False
+PLUGINS = PluginKind("backend", "a backend class", lambda obj: isinstance(obj, type) and issubclass(obj, BaseBackend))
 
 
 def register(cls: type[BaseBackend], *, factory: Factory | None = None, replace: bool = False) -> None:
@@ -56,16 +57,9 @@ def register(cls: type[BaseBackend], *, factory: Factory | None = None, replace:
 
 def _load_entry_points() -> None:
     global _entry_points_loaded
-    if _entry_points_loaded or not LOAD_ENTRY_POINTS:
-        return
-    _entry_points_loaded = True
-    register_plugins(
-        entry_points(group=ENTRY_POINT_GROUP),
-        kind="backend",
-        item="a backend class",
-        is_item=lambda obj: isinstance(obj, type) and issubclass(obj, BaseBackend),
-        register=register,
-    )
+    if LOAD_ENTRY_POINTS and not _entry_points_loaded:
+        _entry_points_loaded = True
+        register_plugins(entry_points(group=ENTRY_POINT_GROUP), PLUGINS, register)
 
 
 def _providers() -> dict[str, Provider]:

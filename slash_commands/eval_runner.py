@@ -1,0 +1,147 @@
+"""What `skillsleep eval` does (eval_cmd.py is its click command): score a skill on a task file (a
+transfer check), on the chat harness or an agent CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from skillsleep.core.backends.base import check_base_url
+from skillsleep.core.config import TrainConfig, load_config
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.gate import mean
+from skillsleep.core.judges import metric as metric_of
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.records import Rollout
+from skillsleep.core.store import Store
+from skillsleep.core.tasks import assign_splits, by_split, load_tasks
+from skillsleep.harnesses import registry
+from skillsleep.harnesses.chat import ChatHarness
+from skillsleep.slash_commands.runtime import Models, Progress, agent_harness, read_skill
+from skillsleep.slash_commands.wiring import chat_log_dir, state_db
+
+
+class EvalOptions(BaseModel):
+    """What `skillsleep eval` was asked to do."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skill: Path
+    tasks: Path
+    config: Path | None = None
+    target: str | None = None
+    base_url: str | None = None
+    judge: str | None = None
+    metric: str | None = None
+    split: str = "all"
+    rollouts_k: int | None = None
+    harness: str = "chat"
+    target_model: str | None = None
+
+
+def _eval_config(opts: EvalOptions) -> TrainConfig:
+    if opts.base_url and (problem := check_base_url(opts.base_url)):
+        raise ConfigError(f"--base-url {opts.base_url!r}: {problem}")
+    overrides: list[str] = [f"data.tasks={str(opts.tasks.resolve())!r}", f"data.skill={str(opts.skill.resolve())!r}"]
+    if opts.target:
+        overrides.append(f"target.backend={opts.target!r}")
+    if opts.base_url:
+        overrides.append(f"target.base_url={opts.base_url!r}")
+    if opts.judge:
+        overrides.append(f"judge.backend={opts.judge!r}")
+    if opts.metric:
+        overrides.append(f"gate.metric={opts.metric!r}")
+    if opts.rollouts_k:
+        overrides.append(f"train.rollouts_k={opts.rollouts_k}")
+    if opts.config is not None:
+        return load_config(opts.config, overrides)
+    return TrainConfig.from_overrides(overrides)
+
+
+def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress: Progress) -> tuple[Any, str, float]:
+    """(harness, label, per-run timeout) for `eval`: the chat harness on the [target] backend, or
+    an agent CLI with its `[harness.<name>]` settings, `--target-model` and `--base-url` on top."""
+    registry.check_name(opts.harness)
+    if opts.harness == "chat":
+        if opts.target_model:
+            raise ConfigError(
+                "--target-model picks an agent's model; with the chat harness use --target provider:model"
+            )
+        harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
+        return harness, models.target.label, cfg.target.timeout_s
+    if opts.target:
+        raise ConfigError(
+            f"--target picks a backend for the chat harness; for {opts.harness} use --target-model MODEL "
+            "(and --base-url URL for another model server)"
+        )
+    return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
+
+
+async def run_eval(
+    opts: EvalOptions, *, progress: Progress, on_rollout: Callable[[Rollout], None] | None = None
+) -> dict[str, Any]:
+    """Score one skill on a task file."""
+    cfg = _eval_config(opts)
+    skill = read_skill(opts.skill)
+    tasks = load_tasks(opts.tasks)
+    if opts.split != "all":
+        tasks = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed)).get(opts.split, [])
+        if not tasks:
+            raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
+    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
+    store = Store(state_db()) if cfg.cache.enabled else None
+    models = Models(cfg, ledger, store, run_id="", progress=progress)
+    gate = cfg.gate
+    try:
+        harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)
+        ev = Evaluator(
+            harness,
+            judge_llm=models.judge,
+            gate=gate,
+            rollouts_k=cfg.train.rollouts_k,
+            timeout_s=timeout_s,
+            on_rollout=on_rollout,
+        )
+        progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {label}")
+        rollouts = await ev.rollouts(skill, tasks)
+    finally:
+        await models.aclose()
+        if store is not None:
+            store.close()
+    per_task: dict[str, list[Any]] = {}
+    for r in rollouts:
+        per_task.setdefault(r.task_id, []).append(r)
+    rows = [
+        {
+            "id": tid,
+            "score": sum(metric_of(r.score, gate.metric, gate.mixed_weight) for r in rs) / len(rs),
+            "hard": sum(r.score.hard for r in rs) / len(rs),
+            "soft": sum(r.score.soft for r in rs) / len(rs),
+            "feedback": "; ".join(rs[0].score.feedback),
+            "error": rs[0].run.error,
+        }
+        for tid, rs in per_task.items()
+    ]
+    return {
+        "skill": str(opts.skill),
+        "tasks": str(opts.tasks),
+        "harness": opts.harness,
+        "n": len(rows),
+        "metric": gate.metric,
+        "score": mean({r["id"]: r["score"] for r in rows}),
+        "per_task": rows,
+        "calls_made": ledger.calls_made,
+        "tokens": ledger.spent_tokens,
+        "cost_usd": round(ledger.spent_usd, 6),
+    }
+
+
+def eval_text(s: dict[str, Any]) -> str:
+    lines = [f"{s['skill']} on {s['tasks']} ({s['n']} tasks, metric {s['metric']}): {s['score']:.3f}"]
+    for t in s["per_task"]:
+        lines.append(f"  {t['score']:.2f}  {t['id']}" + (f"  — {t['feedback']}" if t["feedback"] else ""))
+    return "\n".join(lines)

@@ -1,0 +1,258 @@
+"""What `skillsleep watch` does (watch_cmd.py is its click command): harvest a session's new bytes
+shortly after its transcript changes.
+
+A watchdog observer watches the transcript roots (the folders `harvester.discover()` reads
+from, plus the direct-chat log folders: `--chat-dir`, `SKILLSLEEP_CHAT_DIRS` or `[harvest]
+chat_dirs`, layered as for `harvest`) and notes which harness had a `*.jsonl`, `*.sqlite` or
+`*.sqlite-wal` file created, modified or moved in. Events inside skillsleep's own data
+directory are ignored (its chat logs are never harvested). After the last event of a burst has
+been quiet for `debounce_s` seconds, each harness that changed is harvested once through
+`harvester.run_harvest()` — the same code path as `skillsleep harvest` (discover, cursors,
+redaction, store). If an agent writes without pause, a harvest still runs at least every
+`10 × debounce_s` seconds.
+
+Safe to run while a training cycle runs: the state database is SQLite in WAL mode, `Store`
+serialises its own writes, and each harvest opens the store, writes its short per-file
+transactions and closes it again — no transaction is held between harvests. Files that
+changed before the watcher started are read by the next harvest of their harness (or run
+`skillsleep harvest` once first).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from skillsleep.core.errors import ConfigError
+from skillsleep.harnesses import registry
+from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
+from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
+
+Report = dict[str, Any]
+WATCHED_SUFFIXES = (".jsonl", ".sqlite", ".sqlite-wal")
+MAX_DELAY_FACTOR = 10  # a harvest runs at least every MAX_DELAY_FACTOR × debounce during nonstop writes
+
+
+def watch_roots() -> list[tuple[str, Path]]:
+    """(harness, folder) for every transcript folder that exists, from the agents' env vars."""
+    candidates = [(agent.name, root) for agent in registry.agents() for root in agent.watch_roots(os.environ)]
+    return [(harness, path) for harness, path in candidates if path.is_dir()]
+
+
+def _in_order(harnesses: set[str]) -> list[str]:
+    """The harnesses of `harnesses` in the order harvests run in: the agents, then chat."""
+    return [h for h in (*registry.agent_names(), "chat") if h in harnesses]
+
+
+def relevant(path: str) -> bool:
+    """A transcript file or event database (OpenClaw's archived `*.jsonl.reset.*` included)."""
+    name = os.path.basename(path)
+    return name.endswith(WATCHED_SUFFIXES) or ".jsonl.reset." in name or ".jsonl.deleted." in name
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory or event.event_type not in ("created", "modified", "moved"):
+            return
+        path = event.dest_path if event.event_type == "moved" else event.src_path
+        path = os.fsdecode(path)
+        if relevant(path):
+            self.watcher.note(path)
+
+
+class Watcher:
+    """Watches transcript roots and harvests each changed harness once per debounced burst.
+
+    `roots` are (harness, folder) pairs; the folders of "chat" roots are the chat-log folders
+    its harvest reads. Events on paths inside an `exclude` folder are ignored.
+
+    `start()` starts the observer and a worker thread that harvests when a burst has been quiet
+    for `debounce_s`; `process_pending()` harvests whatever is pending right away (the worker
+    calls it; tests may too); `stop()` stops both, harvesting what is still pending.
+    `on_report` gets one dict per harvest: `run_harvest()`'s report plus `harness` and `at`
+    (or `harness`, `at` and `error` when a harvest failed; the watcher keeps going).
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[tuple[str, Path]],
+        debounce_s: float = 2.0,
+        on_report: Callable[[Report], None] | None = None,
+        redact_patterns: tuple[str, ...] = (),
+        exclude: Sequence[Path] = (),
+    ) -> None:
+        self.roots = [(harness, Path(path).resolve()) for harness, path in roots]
+        self.chat_dirs = [root for harness, root in self.roots if harness == "chat"]
+        self.exclude = [Path(p).resolve() for p in exclude]
+        self.debounce_s = debounce_s
+        self.on_report = on_report or (lambda _: None)
+        self.redact_patterns = redact_patterns
+        self._pending: set[str] = set()
+        self._first = 0.0  # monotonic time of the first / last event of the pending burst
+        self._last = 0.0
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._observer: Any = None
+        self._worker: threading.Thread | None = None
+        self._harvest_lock = threading.Lock()
+
+    def harnesses_of(self, path: str) -> set[str]:
+        """Every harness whose root holds `path` (roots may nest: a chat folder above ~/.claude)."""
+        p = Path(path)
+        if any(p.is_relative_to(x) for x in self.exclude):
+            return set()
+        return {harness for harness, root in self.roots if p.is_relative_to(root)}
+
+    def note(self, path: str) -> None:
+        """An event on `path` (called from the observer thread)."""
+        harnesses = self.harnesses_of(path)
+        if not harnesses:
+            return
+        with self._cond:
+            now = time.monotonic()
+            if not self._pending:
+                self._first = now
+            self._pending |= harnesses
+            self._last = now
+            self._cond.notify_all()
+
+    def start(self) -> Watcher:
+        observer = Observer()
+        handler = _Handler(self)
+        for path in sorted({str(root) for _, root in self.roots}):
+            observer.schedule(handler, path, recursive=True)
+        observer.start()
+        self._observer = observer
+        self._worker = threading.Thread(target=self._run, name="skillsleep-watch", daemon=True)
+        self._worker.start()
+        return self
+
+    def _due(self) -> float | None:
+        """Seconds until the pending burst should be harvested (≤ 0: now); None if nothing is pending."""
+        if not self._pending:
+            return None
+        now = time.monotonic()
+        return min(self._last + self.debounce_s, self._first + MAX_DELAY_FACTOR * self.debounce_s) - now
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopping:
+                    due = self._due()
+                    if due is not None and due <= 0:
+                        break
+                    self._cond.wait(timeout=due)
+                stopping = self._stopping
+            self.process_pending()
+            if stopping:
+                return
+
+    def process_pending(self) -> list[Report]:
+        """Harvest every harness with pending events now; returns (and reports) one dict each."""
+        with self._harvest_lock:
+            with self._cond:
+                names = _in_order(set(self._pending))
+                self._pending.clear()
+            reports = []
+            for harness in names:
+                at = datetime.now(UTC).isoformat(timespec="seconds")
+                try:
+                    report: Report = {
+                        "harness": harness,
+                        "at": at,
+                        **run_harvest(harness, None, self.redact_patterns, self.chat_dirs),
+                    }
+                except Exception as exc:  # a failed harvest is reported; the next change retries it
+                    report = {"harness": harness, "at": at, "error": f"{type(exc).__name__}: {exc}"}
+                reports.append(report)
+                self.on_report(report)
+            return reports
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop watching; what is still pending is harvested first."""
+        if self._observer is not None:
+            self._observer.stop()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._worker is not None:
+            self._worker.join(timeout)
+            self._worker = None
+        if self._observer is not None:
+            self._observer.join(timeout)
+            self._observer = None
+
+
+def report_line(r: Report) -> str:
+    """One human line for a harvest report, then one indented line per thing it left out and why."""
+    if "error" in r:
+        return f"{r['at']} {r['harness']}: harvest failed: {r['error']}"
+    line = (
+        f"{r['at']} {r['harness']}: sessions {r['sessions'].get(r['harness'], 0)}, turns {r['turns']}, "
+        f"bytes read {r['bytes_read']}, skipped {sum(r['skipped'].values())}"
+    )
+    return "\n".join([line, *(f"  {x}" for x in left_out_lines(r))])
+
+
+def catch_up(
+    roots: Sequence[tuple[str, Path]], redact_patterns: tuple[str, ...], on_report: Callable[[Report], None]
+) -> None:
+    """Harvest what changed before the watch began (reported only when there was something new, or
+    something it had to leave out: what cannot be read is said once at the start, not hidden)."""
+    chat_dirs = [Path(root) for name, root in roots if name == "chat"]
+    for harness in _in_order({name for name, _ in roots}):
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, redact_patterns, chat_dirs)}
+        if report["bytes_read"] or any(report["sessions"].values()) or report["files_reset"] or left_out_lines(report):
+            on_report(report)
+
+
+def chat_roots(settings: EffectiveSettings) -> list[tuple[str, Path]]:
+    """("chat", folder) for each effective chat-log folder outside skillsleep's data directory
+    (one that cannot be read is an error naming where it was set: `harvester.chat_folders()`)."""
+    own = data_dir().resolve()
+    return [("chat", folder) for folder in chat_folders(settings) if not folder.resolve().is_relative_to(own)]
+
+
+def run_watch(
+    debounce_s: float,
+    duration_s: float | None,
+    settings: EffectiveSettings,
+    on_report: Callable[[Report], None],
+    on_start: Callable[[list[tuple[str, Path]]], None] | None = None,
+) -> None:
+    """Watch until Ctrl-C or `duration_s` seconds; harvests are reported through `on_report`.
+    `settings` are the layered harvest settings (`wiring.effective_settings()`)."""
+    roots = watch_roots() + chat_roots(settings)
+    if not roots:
+        raise ConfigError(
+            "no transcript folders to watch: none of $CLAUDE_CONFIG_DIR/projects (default ~/.claude/projects), "
+            "$CODEX_HOME/sessions or $CODEX_HOME/archived_sessions (default ~/.codex), "
+            "$OPENCLAW_STATE_DIR/agents (default ~/.openclaw/agents) exists and no chat-log folder is set; "
+            "set those variables if the agents keep their state elsewhere, or pass --chat-dir DIR"
+        )
+    redact_patterns = tuple(settings.harvest.redact_patterns.value)
+    watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()])
+    watcher.start()
+    catch_up(roots, redact_patterns, on_report)
+    if on_start:
+        on_start(roots)
+    try:
+        deadline = None if duration_s is None else time.monotonic() + duration_s
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic())))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
