@@ -90,12 +90,12 @@ def run_(
         started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
         show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
         return
+    progress.start(json_lines=out.fmt == "json" or detached_log is not None)  # a detached night logs JSON lines
     summary = run_sleep(
         flags,
         dry_run=dry_run,
         chat_dirs=chat_dirs,
-        progress=progress,
-        on_rollout=progress.tick,
+        on_event=progress,
         on_start=background.claim_log(detached_log) if detached_log else None,
     )
     show(summary, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +12,8 @@ import click
 from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import EventSink, FinalScoring, Notice
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.records import Rollout
 from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.store import Store
@@ -24,7 +23,7 @@ from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.progress import progress
-from skillsleep.slash_commands.runtime import Models, Progress, read_skill
+from skillsleep.slash_commands.runtime import Models, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db
 
 __all__ = ["run_training", "train"]
@@ -35,8 +34,7 @@ async def run_training(
     overrides: list[str],
     *,
     fresh: bool,
-    progress: Progress,
-    on_rollout: Callable[[Rollout], None] | None = None,
+    on_event: EventSink,
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
     cfg = load_config(config_path, overrides)
@@ -49,7 +47,7 @@ async def run_training(
     state = _state(run_dir, cfg, fresh=fresh)
     earlier = _read_summary(run_dir) if state is not None and state.done else None
     if earlier is not None and not earlier.get("failed"):
-        progress(f"{run_dir.path} already finished; showing its summary (--fresh trains again)")
+        on_event(Notice(text=f"{run_dir.path} already finished; showing its summary (--fresh trains again)"))
         return earlier
     ledger = Ledger(
         budget=cfg.budget.to_budget(),
@@ -59,16 +57,16 @@ async def run_training(
         spent_usd=state.spent_usd if state else 0.0,
     )
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), progress=progress)
+    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), on_event=on_event)
     try:
         evaluator = Evaluator(
-            ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress),
+            ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=lambda text: on_event(Notice(text=text))),
             judge_llm=models.judge,
             gate=cfg.gate,
             rollouts_k=cfg.train.rollouts_k,
             timeout_s=cfg.target.timeout_s,
             log_path=run_dir.rollouts_path,
-            on_rollout=on_rollout,
+            on_event=on_event,
         )
         trainer = Trainer(
             cfg,
@@ -77,10 +75,10 @@ async def run_training(
             evaluator=evaluator,
             optimizer=models.optimizer,
             run_dir=run_dir,
-            on_event=lambda event: progress(event.describe()),
+            on_event=on_event,
             redactor=redactor,
         )
-        return await _train(trainer, run_dir, state, progress)
+        return await _train(trainer, run_dir, state, on_event)
     finally:
         await models.aclose()
         if store is not None:
@@ -113,14 +111,14 @@ def _state(run_dir: RunDir, cfg: TrainConfig, *, fresh: bool) -> TrainState | No
     return state
 
 
-async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, progress: Progress) -> dict[str, Any]:
+async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, on_event: EventSink) -> dict[str, Any]:
     """Run (or resume) the training, score the test split, write best_skill.md and summary.json."""
     if state is not None and not state.done:
-        progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
+        on_event(Notice(text=f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}"))
     final = await trainer.run(state)
     test, failed = None, None
     if final.done:
-        progress(f"scoring seed, best and final skill on {len(trainer.test)} test tasks")
+        on_event(FinalScoring(subject="seed, best and final skill", tasks=len(trainer.test)))
         try:
             test = await trainer.score_test(final)
         except BudgetExceeded as exc:
@@ -213,7 +211,8 @@ def train(
         extra.append(f"budget.tokens={budget_tokens}")
     if budget_usd is not None:
         extra.append(f"budget.usd={budget_usd}")
-    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, progress=progress, on_rollout=progress.tick))
+    progress.start(json_lines=as_json)
+    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, on_event=progress))
     emit(summary, as_json, _train_text)
 
 

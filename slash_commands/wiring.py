@@ -28,10 +28,11 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skillsleep.core.backends.base import Backend, BackendSettings, BaseBackend, RetryListener, RetryPolicy
+from skillsleep.core.backends.base import Backend, BackendSettings, BaseBackend, RetryPolicy
 from skillsleep.core.backends.registry import create_backend, parse_spec, provider_infos
 from skillsleep.core.config import ModelSection
 from skillsleep.core.errors import ConfigError, UnknownNameError
+from skillsleep.core.events import EventSink
 from skillsleep.core.textfile import read_text_file, user_path
 from skillsleep.core.user_config import (
     ORIGINS,
@@ -128,14 +129,14 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
     )
 
 
-def make_backend(section: ModelSection, *, retry_advice: str = "", on_retry: RetryListener | None = None) -> Backend:
+def make_backend(section: ModelSection, *, retry_advice: str = "", on_event: EventSink | None = None) -> Backend:
     """A backend for a `[target]` / `[optimizer]` / `[judge]` section; `retry_advice` ends the error
-    after the last retry, `on_retry` hears of each retry."""
+    after the last retry, `on_event` hears a Retry event before each retry."""
     provider, model = parse_spec(section.backend)
     settings = backend_settings(provider, model, section).model_copy(update={"retry_advice": retry_advice})
     backend = create_backend(section.backend, settings)
     if isinstance(backend, BaseBackend):  # a third-party backend that retries by itself is not heard
-        backend.on_retry = on_retry
+        backend.on_event = on_event
     return backend
 
 
