@@ -316,7 +316,12 @@ def demo_text(s: dict[str, Any]) -> str:
     help="The demo folder: a new or empty one (default: a new temporary folder).",
 )
 @click.option("--backend", help="The model of every role (default: local:qwen2.5-coder-0.5b, the embedded one).")
-@click.option("--json", "as_json", is_flag=True, help="Print what happened and the next commands as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print what happened and the next commands as JSON; progress events as JSON lines on stderr.",
+)
 @guard(state=False)  # the demo works in its own folder (it reads and fills only the model cache here)
 def demo_(folder: Path | None, backend: str | None, as_json: bool) -> None:
     """A whole night on recorded sample sessions, in a scratch folder of its own, ending in a proposal

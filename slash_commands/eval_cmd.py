@@ -174,7 +174,7 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
     help="Where tasks run: chat, claude-code, codex or openclaw (see `skillsleep harnesses`).",
 )
 @click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
-@click.option("--json", "as_json", is_flag=True, help="Print scores as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print scores as JSON; progress events as JSON lines on stderr.")
 @guard
 def eval_(
     skill_path: Path,

@@ -17,12 +17,15 @@ import json
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import TypeAdapter, ValidationError
 
-from skillsleep.core.events import Event, Notice, RolloutDone
+if TYPE_CHECKING:  # the events are imported on first use: every verb imports this module, --help too
+    from pydantic import TypeAdapter
+
+    from skillsleep.core.events import Event
 
 __all__ = ["Progress", "event_line", "plain_lines", "progress", "read_event"]
 
@@ -45,13 +48,15 @@ class Progress:
     def __call__(self, event: Event, /) -> None:
         if self.json_lines:
             click.echo(event_line(event), err=True)
-        elif isinstance(event, RolloutDone):
+        elif event.kind == "rollout_done":
             self._tick()
         elif event.shown:
             self._line(event.describe())
 
     def notice(self, text: str) -> None:
         """A line of the command's own (a warning from the harness, a resumed run)."""
+        from skillsleep.core.events import Notice
+
         self(Notice(text=text))
 
     def _line(self, text: str) -> None:
@@ -91,7 +96,13 @@ class Progress:
             live.stop()
 
 
-_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+@cache
+def _events() -> TypeAdapter[Event]:
+    from pydantic import TypeAdapter
+
+    from skillsleep.core.events import Event
+
+    return TypeAdapter(Event)
 
 
 def event_line(event: Event, now: datetime | None = None) -> str:
@@ -108,8 +119,8 @@ def read_event(line: str) -> Event | None:
     try:
         data = json.loads(line)
         data.pop("ts", None)
-        return _EVENT.validate_python(data)
-    except (ValueError, ValidationError):  # not one of ours: shown as it is
+        return _events().validate_python(data)
+    except ValueError:  # not JSON, or not one of our events (pydantic's ValidationError is one): as it is
         return None
 
 

@@ -70,7 +70,7 @@ __all__ = ["run_"]
     "folder) and return at once with its number; `status` follows it.",
 )
 @click.option("--detached-log", type=click.Path(path_type=Path), hidden=True)  # set by --detach for its child
-@output_options("Print the night's summary as JSON.")
+@output_options("Print the night's summary as JSON; progress events as JSON lines on stderr.")
 @guard
 def run_(
     dry_run: bool,

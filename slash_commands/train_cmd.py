@@ -195,7 +195,12 @@ def _summary(
 @click.option("--fresh", is_flag=True, help="Start over even if the run directory holds a resumable run.")
 @click.option("--budget-tokens", type=click.IntRange(min=1), help="Hard cap on tokens for this run.")
 @click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Hard cap on money (USD).")
-@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the run summary as JSON on stdout; progress events as JSON lines on stderr.",
+)
 @guard
 def train(
     config_path: Path,
