@@ -23,6 +23,15 @@ from skillsleep.core.changes import changes, unified_diff
 from skillsleep.core.config import TrainConfig
 from skillsleep.core.errors import BackendError, BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import (
+    Adopted,
+    AdoptRefused,
+    NightPlanned,
+    NightResumed,
+    ProposalPending,
+    ProposalStaged,
+    ReportWritten,
+)
 from skillsleep.core.harness import Harness
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.live_skill import LiveSkill
@@ -82,9 +91,7 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
     )
     if resumed is not None:
         n.plan, n.state = resumed[1], resumed[2]
-        deps.progress(
-            f"resuming night {record.night} of {skill.label()} (stopped: {n.state.stopped or 'the process died'})"
-        )
+        deps.on_event(NightResumed(night=record.night, skill=skill.label(), stopped=n.state.stopped or ""))
     folder = deps.nights.folder(record.night)
     cfg = train_config(settings, folder, skill.path)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
@@ -170,16 +177,22 @@ async def _work(
             rollouts_k=cfg.train.rollouts_k,
             timeout_s=timeout_s,
             log_path=run_dir.rollouts_path,
-            on_rollout=n.deps.on_rollout,
+            on_event=n.deps.on_event,
         )
         if n.plan is None:
             n.plan = await plan(n, models.optimizer)
             run_dir.write_json("plan.json", n.plan)
         if not n.plan.not_ready:
             counts = {k: len(v) for k, v in n.plan.tasks().items()}
-            n.deps.progress(
-                f"night {n.record.night}: {counts['train']} train ({len(n.plan.dreams)} dreamed), {counts['val']} "
-                f"val, {counts['test']} test tasks; replaying with {label}"
+            n.deps.on_event(
+                NightPlanned(
+                    night=n.record.night,
+                    train=counts["train"],
+                    dreamed=len(n.plan.dreams),
+                    val=counts["val"],
+                    test=counts["test"],
+                    harness=label,
+                )
             )
             n.trained = await train_night(
                 cfg,
@@ -191,7 +204,7 @@ async def _work(
                 run_dir=run_dir,
                 memory=n.memory,
                 state=n.state,
-                progress=n.deps.progress,
+                on_event=n.deps.on_event,
                 redactor=Redactor(n.deps.redact_patterns),
             )
     except (BudgetExceeded, BackendError) as exc:
@@ -219,7 +232,7 @@ async def plan(n: _Night, optimizer: LLM) -> NightPlan:
         settings=n.settings,
         memory=n.memory,
         redactor=Redactor(n.deps.redact_patterns),
-        progress=n.deps.progress,
+        on_event=n.deps.on_event,
     )
 
 
@@ -238,6 +251,7 @@ def finish(n: _Night, run_dir: RunDir) -> NightResult:
     files = report_files(result)
     for name, text in files.items():
         run_dir.write_text(name, text)
+    n.deps.on_event(ReportWritten(folder=str(run_dir.path), outcome=result.outcome))
     stopped = result.outcome == "stopped-early"
     if not n.dry_run and not stopped and n.trained is not None and result.diff:
         proposal = stage(n, result, candidate, files)
@@ -304,7 +318,7 @@ def stage(n: _Night, result: NightResult, candidate: str, files: dict[str, str])
     proposals, path, accepted = n.deps.proposals, n.skill.path, result.outcome == "accepted"
     pending = proposals.find_pending(path, candidate, base_text=n.live, accepted=accepted)
     if pending is not None:
-        n.deps.progress(f"the same proposal is already pending: {pending.id} (`skillsleep adopt {pending.id}`)")
+        n.deps.on_event(ProposalPending(proposal=pending.id))
         return pending
     proposal = proposals.stage(
         path,
@@ -317,8 +331,7 @@ def stage(n: _Night, result: NightResult, candidate: str, files: dict[str, str])
         **result.scores(),
         details={"harness": n.settings.harness, "section": n.skill.section, "managed": n.skill.managed},
     )
-    verdict = "accepted" if proposal.accepted else "not accepted"
-    n.deps.progress(f"staged proposal {proposal.id} ({verdict}: {proposal.reason})")
+    n.deps.on_event(ProposalStaged(proposal=proposal.id, accepted=proposal.accepted, reason=proposal.reason))
     return proposal
 
 
@@ -327,9 +340,9 @@ def auto_adopt(n: _Night, proposal: Proposal) -> tuple[bool, str]:
     try:
         n.deps.proposals.adopt(proposal.id)
     except ConfigError as exc:
-        n.deps.progress(f"--auto-adopt did not adopt {proposal.id}: {exc}")
+        n.deps.on_event(AdoptRefused(proposal=proposal.id, error=str(exc)))
         return False, str(exc)
-    n.deps.progress(f"adopted {proposal.id} into {n.skill.path} (--auto-adopt; `skillsleep rollback` undoes it)")
+    n.deps.on_event(Adopted(proposal=proposal.id, path=str(n.skill.path)))
     return True, ""
 
 

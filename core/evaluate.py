@@ -9,9 +9,9 @@ caps how many are in flight.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
+from skillsleep.core.events import EventSink, RolloutDone
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.harness import Harness
 from skillsleep.core.jsonl import read_records
@@ -35,7 +35,7 @@ class Evaluator:
         rollouts_k: int = 1,
         timeout_s: float = 600.0,
         log_path: Path | None = None,
-        on_rollout: Callable[[Rollout], None] | None = None,
+        on_event: EventSink | None = None,
     ) -> None:
         self.harness = harness
         self.judge_llm = judge_llm
@@ -43,7 +43,7 @@ class Evaluator:
         self.k = rollouts_k
         self.timeout_s = timeout_s
         self.log_path = log_path
-        self.on_rollout = on_rollout
+        self.on_event = on_event  # hears a RolloutDone for each rollout run and scored
         self._memo: dict[Key, Rollout] = {}
         self._pending: dict[Key, asyncio.Task[Rollout]] = {}
         if log_path is not None:
@@ -76,8 +76,17 @@ class Evaluator:
         if self.log_path is not None:
             with self.log_path.open("a") as fh:
                 fh.write(result.model_dump_json() + "\n")
-        if self.on_rollout is not None:
-            self.on_rollout(result)
+        if self.on_event is not None:
+            self.on_event(
+                RolloutDone(
+                    task=task.id,
+                    sample=sample,
+                    skill_hash=skill.hash,
+                    hard=verdict.hard,
+                    soft=verdict.soft,
+                    error=run.error or None,
+                )
+            )
         return result
 
     async def rollouts(self, skill: Skill, tasks: list[Task], k: int | None = None) -> list[Rollout]:

@@ -1,187 +1,102 @@
 """What the engine reports while it works, as typed events; the command line renders them.
 
 Each event is a pydantic record with a `kind` literal (the union `Event` is discriminated on it)
-and a `describe()` that gives the line the command line prints for it today. The engine never
-renders: it calls an `EventSink` with events, and the command line decides how to show them.
-Today the Trainer (and the epoch boundary) emit them and `train` and the night print their
-`describe()` lines; the night's own stages, rollouts and retries still report plain lines.
+and a `describe()` that gives the line the command line prints for it (`shown` False: no line
+off a terminal, e.g. each finished rollout, which only advances the live count). The engine never
+renders: it calls an `EventSink` with events, and the command line decides how to show them
+(slash_commands/progress.py: a live display on a terminal, `· line` text otherwise, JSON lines
+with `--json` and in a detached night's log).
+
+    training    Plan, SeedScoring, StepStarted, Reflecting, StepProblem, Repairing, NoEdit, GateStarted,
+                GateDecided, EpochEnd, Stopped (the Trainer), FinalScoring, EvalStarted
+    a night     HarvestStarted, HarvestDone, NightResumed, Mining, AskingRelevance, WritingJudges,
+                Dreaming, NightPlanned, FinalScoring, ReportWritten, ProposalStaged, ProposalPending,
+                Adopted, AdoptRefused
+    anywhere    RolloutDone (core/evaluate.py), Retry (core/backends/base.py), Notice
+
+The records live in core/run_events.py (training, scoring, rollouts, retries; `EventRecord`) and
+core/night_events.py (a night's own stages); import them from here.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Protocol
+from collections.abc import Callable
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from skillsleep.core.night_events import (
+    Adopted,
+    AdoptRefused,
+    AskingRelevance,
+    Dreaming,
+    HarvestDone,
+    HarvestStarted,
+    Mining,
+    NightPlanned,
+    NightResumed,
+    ProposalPending,
+    ProposalStaged,
+    ReportWritten,
+    WritingJudges,
+)
+from skillsleep.core.run_events import (
+    EpochEnd,
+    EvalStarted,
+    EventRecord,
+    FinalScoring,
+    GateDecided,
+    GateStarted,
+    NoEdit,
+    Notice,
+    Plan,
+    Reflecting,
+    Repairing,
+    Retry,
+    RolloutDone,
+    SeedScoring,
+    StepAt,
+    StepProblem,
+    StepStarted,
+    Stopped,
+)
 
 __all__ = [
+    "AdoptRefused",
+    "Adopted",
+    "AskingRelevance",
+    "Dreaming",
     "EpochEnd",
+    "EvalStarted",
     "Event",
+    "EventRecord",
     "EventSink",
+    "FinalScoring",
     "GateDecided",
     "GateStarted",
+    "HarvestDone",
+    "HarvestStarted",
+    "Mining",
+    "NightPlanned",
+    "NightResumed",
     "NoEdit",
     "Notice",
     "Plan",
+    "ProposalPending",
+    "ProposalStaged",
     "Reflecting",
     "Repairing",
+    "ReportWritten",
+    "Retry",
+    "RolloutDone",
     "SeedScoring",
     "StepAt",
     "StepProblem",
     "StepStarted",
     "Stopped",
+    "WritingJudges",
+    "quiet",
 ]
-
-
-class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class StepAt(_Event):
-    """Where in the training a step is; `epoch` and `step` count from 0."""
-
-    epoch: int
-    epochs: int
-    step: int
-    steps: int
-
-    def label(self) -> str:
-        return f"epoch {self.epoch + 1}/{self.epochs} step {self.step + 1}/{self.steps}"
-
-
-class _AtStep(_Event):
-    """An event inside one training step."""
-
-    at: StepAt
-
-
-class Plan(_Event):
-    """The projected size of a training run, before it starts."""
-
-    kind: Literal["plan"] = "plan"
-    epochs: int
-    steps_per_epoch: int
-    calls_per_step: int
-    max_calls: int
-
-    def describe(self) -> str:
-        return (
-            f"plan: {self.epochs} epoch(s) × {self.steps_per_epoch} step(s); ≤ {self.calls_per_step} "
-            f"model calls a step, ≤ {self.max_calls} in all (judge calls for rubric tasks come on top)"
-        )
-
-
-class SeedScoring(_Event):
-    """The seed skill is being scored on the selection split."""
-
-    kind: Literal["seed_scoring"] = "seed_scoring"
-    tasks: int
-
-    def describe(self) -> str:
-        return f"scoring the seed skill on {self.tasks} selection tasks"
-
-
-class StepStarted(_AtStep):
-    """A step starts: its batch is rolled out."""
-
-    kind: Literal["step_started"] = "step_started"
-    tasks: int
-    rollouts_k: int
-
-    def describe(self) -> str:
-        return f"{self.at.label()}: rollout {self.tasks} tasks × {self.rollouts_k}"
-
-
-class Reflecting(_AtStep):
-    """The step's rollouts are scored; the optimizer reads them."""
-
-    kind: Literal["reflecting"] = "reflecting"
-    train_score: float
-    learning_rate: int
-
-    def describe(self) -> str:
-        return f"{self.at.label()}: reflect (train score {self.train_score:.3f}, learning rate {self.learning_rate})"
-
-
-class StepProblem(_AtStep):
-    """Something in a step went wrong or was refused (a failed reply, an unsafe edit)."""
-
-    kind: Literal["step_problem"] = "step_problem"
-    problem: str
-
-    def describe(self) -> str:
-        return f"{self.at.label()}: {self.problem}"
-
-
-class Repairing(_AtStep):
-    """The bounded-edit rules refused some of the step's edits; the optimizer is asked to rewrite them."""
-
-    kind: Literal["repairing"] = "repairing"
-    refused: int
-
-    def describe(self) -> str:
-        return (
-            f"{self.at.label()}: {self.refused} edit(s) refused by the edit rules; asking the optimizer to repair them"
-        )
-
-
-class NoEdit(_AtStep):
-    """No proposed edit applied to the skill; the step has no candidate."""
-
-    kind: Literal["no_edit"] = "no_edit"
-
-    def describe(self) -> str:
-        return f"{self.at.label()}: no applicable edit"
-
-
-class GateStarted(_AtStep):
-    """The step's candidate goes to the gate."""
-
-    kind: Literal["gate_started"] = "gate_started"
-    tasks: int
-
-    def describe(self) -> str:
-        return f"{self.at.label()}: gate on {self.tasks} selection tasks"
-
-
-class GateDecided(_AtStep):
-    """The gate accepted or rejected the step's candidate."""
-
-    kind: Literal["gate_decided"] = "gate_decided"
-    accepted: bool
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.at.label()}: {'accepted' if self.accepted else 'rejected'}: {self.reason}"
-
-
-class EpochEnd(_Event):
-    """The last step of an epoch is done; the boundary work (slow update, meta skill) starts."""
-
-    kind: Literal["epoch_end"] = "epoch_end"
-    epoch: int  # from 0
-
-    def describe(self) -> str:
-        return f"epoch {self.epoch + 1}: boundary (slow update, meta skill)"
-
-
-class Stopped(_Event):
-    """The run stopped before its end (the budget was reached)."""
-
-    kind: Literal["stopped"] = "stopped"
-    reason: str
-
-    def describe(self) -> str:
-        return f"stopped: {self.reason}"
-
-
-class Notice(_Event):
-    """Anything else worth a line: a warning, a resumed run, a staged proposal."""
-
-    kind: Literal["notice"] = "notice"
-    text: str
-
-    def describe(self) -> str:
-        return self.text
 
 
 Event = Annotated[
@@ -196,12 +111,32 @@ Event = Annotated[
     | GateDecided
     | EpochEnd
     | Stopped
-    | Notice,
+    | Notice
+    | FinalScoring
+    | EvalStarted
+    | RolloutDone
+    | Retry
+    | HarvestStarted
+    | HarvestDone
+    | NightResumed
+    | Mining
+    | AskingRelevance
+    | WritingJudges
+    | Dreaming
+    | NightPlanned
+    | ReportWritten
+    | ProposalStaged
+    | ProposalPending
+    | Adopted
+    | AdoptRefused,
     Field(discriminator="kind"),
 ]
 
 
-class EventSink(Protocol):
-    """Hears each event as it happens; must not raise (a rendering failure is not the run's)."""
+EventSink = Callable[[Event], None]
+"""Hears each event as it happens; must not raise (a rendering failure is not the run's)."""
 
-    def __call__(self, event: Event, /) -> None: ...
+
+def quiet(_event: Event, /) -> None:
+    """The sink that drops every event (the default where nobody listens)."""
+    return None

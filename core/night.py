@@ -19,7 +19,7 @@ night record. Nothing here writes a user's skill.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,6 +30,7 @@ from skillsleep.core.config import TrainConfig
 from skillsleep.core.dream import dream
 from skillsleep.core.errors import BudgetExceeded
 from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import AskingRelevance, Dreaming, EventSink, FinalScoring, Mining, WritingJudges, quiet
 from skillsleep.core.gate import decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MineResult, judge_tasks, mine
@@ -53,8 +54,6 @@ from skillsleep.core.skill import Skill
 from skillsleep.core.splits import split_tasks
 from skillsleep.core.trainer import Trainer, TrainState
 from skillsleep.core.user_config import SleepSection
-
-Progress = Callable[[str], None]
 
 
 class NightPlan(Record):
@@ -97,11 +96,11 @@ async def plan_night(
     settings: SleepSection,
     memory: SkillMemory,
     redactor: Redactor | None = None,
-    progress: Progress = lambda _: None,
+    on_event: EventSink = quiet,
 ) -> NightPlan:
     """Mine, filter, judge, split and dream: everything before the first rollout."""
     sessions = list(sessions)
-    progress(f"mining {len(sessions)} sessions for recurring tasks")
+    on_event(Mining(sessions=len(sessions)))
     mined = await mine(
         sessions, llm=optimizer, min_recurrence=settings.min_recurrence, max_tasks=None, redactor=redactor, judges=False
     )
@@ -111,7 +110,7 @@ async def plan_night(
     if managed or not recurring:
         relevant = recurring
     else:
-        progress(f"asking which of {len(recurring)} recurring tasks {skill_name} is about")
+        on_event(AskingRelevance(tasks=len(recurring), skill=skill_name))
         relevance = await relevant_tasks(optimizer, skill, skill_name, recurring)
         relevant = relevance.tasks
         plan.problems += relevance.problems
@@ -125,7 +124,7 @@ async def plan_night(
     mined.clusters = {c: [t for t in ids if t in chosen_ids] for c, ids in mined.clusters.items()}
     mined.clusters = {c: ids for c, ids in mined.clusters.items() if ids}
     if chosen:
-        progress(f"writing judges for {len(chosen)} tasks")
+        on_event(WritingJudges(tasks=len(chosen)))
         judged = await judge_tasks(optimizer, chosen)
         mined.dropped_checks += judged.dropped_checks
         plan.problems += judged.problems
@@ -137,7 +136,7 @@ async def plan_night(
         split = plan.tasks()
         held_out = [t.prompt for t in split["val"] + split["test"]]
         train = [m for m in chosen if plan.splits[m.task.id] == "train"]
-        progress(f"dreaming {settings.dreams} variant(s) of {len(train)} training tasks")
+        on_event(Dreaming(variants=settings.dreams, tasks=len(train)))
         dreams = await asyncio.gather(*(dream(optimizer, m, settings.dreams, held_out, redactor) for m in train))
         plan.dreams = [t for d in dreams for t in d.tasks]
         plan.problems += [p for d in dreams for p in d.problems]
@@ -192,7 +191,7 @@ async def train_night(
     run_dir: RunDir,
     memory: SkillMemory,
     state: TrainState | None = None,
-    progress: Progress = lambda _: None,
+    on_event: EventSink = quiet,
     redactor: Redactor | None = None,
 ) -> Trained:
     """Train one epoch of night `head.night` (resuming `state` when given) and decide it: `head`
@@ -208,7 +207,7 @@ async def train_night(
         evaluator=evaluator,
         optimizer=optimizer,
         run_dir=run_dir,
-        on_event=lambda event: progress(event.describe()),
+        on_event=on_event,
         first_epoch=night - 1,
         redactor=redactor,
     )
@@ -222,11 +221,17 @@ async def train_night(
         if state is None:
             raise
         state.stopped = f"budget: {exc}"
-    return await _verdict(cfg, head, plan, state, evaluator, progress=progress)
+    return await _verdict(cfg, head, plan, state, evaluator, on_event=on_event)
 
 
 async def _verdict(
-    cfg: TrainConfig, head: NightResult, plan: NightPlan, state: TrainState, evaluator: Evaluator, *, progress: Progress
+    cfg: TrainConfig,
+    head: NightResult,
+    plan: NightPlan,
+    state: TrainState,
+    evaluator: Evaluator,
+    *,
+    on_event: EventSink,
 ) -> Trained:
     """The night's verdict once its epoch is trained (or stopped): the candidate against the live
     skill on the held-out split, then both on the test split."""
@@ -252,7 +257,7 @@ async def _verdict(
     cand_scores = await evaluator.task_scores(candidate, val)
     decision = decide(cfg.gate, base_scores, cand_scores, baseline_hash=seed.hash, candidate_hash=candidate.hash)
     accepted_edits = [e for s in gated if s.gate and s.gate.accepted for e in s.applied]
-    test = await _test_split(plan, seed, candidate, evaluator, state, progress)
+    test = await _test_split(plan, seed, candidate, evaluator, state, on_event)
     return common.decided(
         candidate.text,
         outcome="accepted" if decision.accepted else "rejected",
@@ -312,14 +317,14 @@ def _unchanged(
 
 
 async def _test_split(
-    plan: NightPlan, seed: Skill, candidate: Skill, evaluator: Evaluator, state: TrainState, progress: Progress
+    plan: NightPlan, seed: Skill, candidate: Skill, evaluator: Evaluator, state: TrainState, on_event: EventSink
 ) -> SplitResult | None:
     """The live skill and the candidate on the test split; None without test tasks, or when the
     budget ends it (noted on `state`)."""
     test_tasks = plan.tasks()["test"]
     if not test_tasks:
         return None
-    progress(f"scoring the live skill and the candidate on {len(test_tasks)} test tasks")
+    on_event(FinalScoring(subject="the live skill and the candidate", tasks=len(test_tasks)))
     try:
         before = mean(await evaluator.task_scores(seed, test_tasks))
         after = mean(await evaluator.task_scores(candidate, test_tasks))

@@ -11,16 +11,14 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.config import TrainConfig
+from skillsleep.core.events import EventSink, quiet
 from skillsleep.core.harness import Harness
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.lock import pid_alive
 from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import Rollout
 from skillsleep.core.store import Store
-
-Progress = Callable[[str], None]
 
 
 class NightModels(Protocol):
@@ -34,10 +32,6 @@ class NightModels(Protocol):
     def judge(self) -> LLM: ...
 
     async def aclose(self) -> None: ...
-
-
-def _quiet(_message: str) -> None:
-    return None
 
 
 class NightDeps(BaseModel):
@@ -56,6 +50,5 @@ class NightDeps(BaseModel):
     pid: int
     redact_patterns: tuple[str, ...] = ()
     alive: Callable[[int], bool] = pid_alive  # whether a recorded process still runs
-    progress: Progress = _quiet
-    on_rollout: Callable[[Rollout], None] | None = None
+    on_event: EventSink = quiet  # hears every event of the night: its stages, the training, each rollout
     on_start: Callable[[NightRecord], NightRecord] | None = None  # amends the record before it is first written

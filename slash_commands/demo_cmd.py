@@ -22,11 +22,17 @@ __all__ = ["demo_"]
     help="The demo folder: a new or empty one (default: a new temporary folder).",
 )
 @click.option("--backend", help="The model of every role (default: local:qwen2.5-coder-0.5b, the embedded one).")
-@click.option("--json", "as_json", is_flag=True, help="Print what happened and the next commands as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print what happened and the next commands as JSON; progress events as JSON lines on stderr.",
+)
 @guard(state=False)  # the demo works in its own folder (it reads and fills only the model cache here)
 def demo_(folder: Path | None, backend: str | None, as_json: bool) -> None:
     """A whole night on recorded sample sessions, in a scratch folder of its own, ending in a proposal
     to diff and adopt there."""
     from skillsleep.slash_commands.demo_runner import demo_text, run_demo
 
-    emit(run_demo(folder, backend, progress=progress, echo=lambda line: click.echo(line, err=True)), as_json, demo_text)
+    progress.start(json_lines=as_json)
+    emit(run_demo(folder, backend, on_event=progress, echo=lambda line: click.echo(line, err=True)), as_json, demo_text)

@@ -44,7 +44,9 @@ from skillsleep.core.backends.local import import_xllamacpp
 from skillsleep.core.backends.registry import parse_spec
 from skillsleep.core.backends.weights import WEIGHTS, ensure_weights
 from skillsleep.core.errors import BackendUnavailable, ConfigError, SkillsleepError
+from skillsleep.core.events import EventSink, Notice
 from skillsleep.harnesses.skills import managed_path, managed_seed
+from skillsleep.slash_commands.progress import read_event
 from skillsleep.slash_commands.wiring import cache_dir
 
 DEFAULT_BACKEND = "local:qwen2.5-coder-0.5b"
@@ -88,24 +90,24 @@ class Scratch(BaseModel):
         return f"SKILLSLEEP_HOME={shlex.quote(str(self.data))} skillsleep {verb}"
 
 
-def run_demo(folder: Path | None, backend: str | None, *, progress: Echo, echo: Echo) -> dict[str, Any]:
+def run_demo(folder: Path | None, backend: str | None, *, on_event: EventSink, echo: Echo) -> dict[str, Any]:
     """Make the scratch folder, run the night(s) there and return what happened with the next
-    commands. `progress` gets the demo's own lines, `echo` the night's progress lines as they come."""
+    commands. `on_event` gets the demo's own lines and the night's events as they come, `echo` any
+    other line the night writes on stderr."""
     backend = backend or DEFAULT_BACKEND
     requested = _requested(folder)
     model = _packaged_model(backend)  # a missing local model is named before anything is created
     scratch = _create(requested)
     _fill(scratch, model)
-    progress(f"demo folder: {scratch.root} (its own SKILLSLEEP_HOME, HOME and chat-log folder)")
+    on_event(Notice(text=f"demo folder: {scratch.root} (its own SKILLSLEEP_HOME, HOME and chat-log folder)"))
     nights: list[dict[str, Any]] = []
     while len(nights) < MAX_NIGHTS:
-        night = _night(scratch, backend, echo)
+        night = _night(scratch, backend, on_event, echo)
         nights.append(night)
         if night["proposal"] or night["outcome"] == "stopped-early":
             break
-        progress(
-            f"night {night['night']} staged no proposal ({night['reason']}); a second night, as the next one would be"
-        )
+        again = "a second night, as the next one would be"
+        on_event(Notice(text=f"night {night['night']} staged no proposal ({night['reason']}); {again}"))
     last = nights[-1]
     if not last["proposal"]:
         raise SkillsleepError(
@@ -214,8 +216,9 @@ def _copy_tree(source: Traversable, dest: Path) -> None:
             (dest / item.name).write_bytes(item.read_bytes())
 
 
-def _night(scratch: Scratch, backend: str, echo: Echo) -> dict[str, Any]:
-    """One `skillsleep run --json` in the scratch folder's environment; its summary."""
+def _night(scratch: Scratch, backend: str, on_event: EventSink, echo: Echo) -> dict[str, Any]:
+    """One `skillsleep run --json` in the scratch folder's environment (its events passed on as they
+    come); its summary."""
     number = len(list(scratch.root.glob("night-*.json"))) + 1
     out = scratch.root / f"night-{number}.json"
     command = [
@@ -244,6 +247,10 @@ def _night(scratch: Scratch, backend: str, echo: Echo) -> dict[str, Any]:
     ):
         assert child.stderr is not None
         for line in child.stderr:  # the night's progress, shown as it comes
+            event = read_event(line)
+            if event is not None:
+                on_event(event)
+                continue
             echo(line.rstrip("\n"))
             tail.append(line.strip())
     code = child.returncode

@@ -7,6 +7,8 @@ and waits only until the child has recorded its night (night.json names its pid 
 died (the log's tail says why). The child takes the lock itself, so of two `--detach` at once one
 night starts and the other parent says which. Once the child knows its night's number it moves
 its output to <data>/logs/night-NNNN.log (appended to, for a resumed night) and records that.
+The child writes its progress there as JSON lines (one event a line, slash_commands/progress.py),
+then its summary as text; the tail shown when a night did not start is rendered back as lines.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import Busy, SkillsleepError
 from skillsleep.core.lock import held_by, who
 from skillsleep.core.night_store import NightRecord, Nights
+from skillsleep.slash_commands.progress import plain_lines
 from skillsleep.slash_commands.runtime import RUN, check_night
 from skillsleep.slash_commands.wiring import SLEEP_FLAGS, data_dir
 
@@ -121,7 +124,7 @@ def _wait_for_night(data: Path, pid: int, pending: Path) -> NightRecord:
             return record
         if exited:
             _refuse_while_running(data)  # it lost the race for the lock to another night
-            tail = pending.read_text(encoding="utf-8", errors="replace").splitlines()[-TAIL_LINES:]
+            tail = plain_lines(pending.read_text(encoding="utf-8", errors="replace").splitlines())[-TAIL_LINES:]
             raise SkillsleepError(
                 f"the night did not start (`skillsleep run` exited with {os.waitstatus_to_exitcode(status)}); "
                 f"the end of its log {pending}:\n" + "\n".join(tail)

@@ -44,7 +44,7 @@ __all__ = ["eval_"]
     help="Where tasks run: chat, claude-code, codex or openclaw (see `skillsleep harnesses`).",
 )
 @click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
-@click.option("--json", "as_json", is_flag=True, help="Print scores as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print scores as JSON; progress events as JSON lines on stderr.")
 @guard
 def eval_(
     skill_path: Path,
@@ -76,4 +76,5 @@ def eval_(
         harness=harness_name,
         target_model=target_model,
     )
-    emit(asyncio.run(run_eval(opts, progress=progress, on_rollout=progress.tick)), as_json, eval_text)
+    progress.start(json_lines=as_json)
+    emit(asyncio.run(run_eval(opts, on_event=progress)), as_json, eval_text)

@@ -3,7 +3,6 @@ transfer check), on the chat harness or an agent CLI."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +12,15 @@ from skillsleep.core.backends.base import check_base_url
 from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import EvalStarted, EventSink, Notice
 from skillsleep.core.gate import mean
 from skillsleep.core.judges import metric as metric_of
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.records import Rollout
 from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.runtime import Models, Progress, agent_harness, read_skill
+from skillsleep.slash_commands.runtime import Models, agent_harness, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, state_db
 
 
@@ -62,7 +61,7 @@ def _eval_config(opts: EvalOptions) -> TrainConfig:
     return TrainConfig.from_overrides(overrides)
 
 
-def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress: Progress) -> tuple[Any, str, float]:
+def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event: EventSink) -> tuple[Any, str, float]:
     """(harness, label, per-run timeout) for `eval`: the chat harness on the [target] backend, or
     an agent CLI with its `[harness.<name>]` settings, `--target-model` and `--base-url` on top."""
     registry.check_name(opts.harness)
@@ -71,7 +70,9 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress:
             raise ConfigError(
                 "--target-model picks an agent's model; with the chat harness use --target provider:model"
             )
-        harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
+        harness = ChatHarness(
+            models.target, log_dir=chat_log_dir(), on_log_error=lambda text: on_event(Notice(text=text))
+        )
         return harness, models.target.label, cfg.target.timeout_s
     if opts.target:
         raise ConfigError(
@@ -81,9 +82,7 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, progress:
     return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
 
 
-async def run_eval(
-    opts: EvalOptions, *, progress: Progress, on_rollout: Callable[[Rollout], None] | None = None
-) -> dict[str, Any]:
+async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
     """Score one skill on a task file."""
     cfg = _eval_config(opts)
     skill = read_skill(opts.skill)
@@ -94,19 +93,19 @@ async def run_eval(
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id="", progress=progress)
+    models = Models(cfg, ledger, store, run_id="", on_event=on_event)
     gate = cfg.gate
     try:
-        harness, label, timeout_s = _eval_harness(opts, models, cfg, progress)
+        harness, label, timeout_s = _eval_harness(opts, models, cfg, on_event)
         ev = Evaluator(
             harness,
             judge_llm=models.judge,
             gate=gate,
             rollouts_k=cfg.train.rollouts_k,
             timeout_s=timeout_s,
-            on_rollout=on_rollout,
+            on_event=on_event,
         )
-        progress(f"scoring {opts.skill} on {len(tasks)} tasks × {cfg.train.rollouts_k} with {label}")
+        on_event(EvalStarted(skill=str(opts.skill), tasks=len(tasks), rollouts_k=cfg.train.rollouts_k, harness=label))
         rollouts = await ev.rollouts(skill, tasks)
     finally:
         await models.aclose()

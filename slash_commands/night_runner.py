@@ -19,12 +19,13 @@ from typing import Any
 from pydantic import Field
 
 from skillsleep.core.cycle import run_night
+from skillsleep.core.events import EventSink, HarvestDone, HarvestStarted, Notice
 from skillsleep.core.lock import StateLock
 from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
 from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import Record, Rollout, Split
+from skillsleep.core.records import Record, Split
 from skillsleep.core.report import NightResult, NightUsage, Outcome, RoleUsage, SplitResult, StopReason
 from skillsleep.core.report_files import REPORT_FILES
 from skillsleep.core.report_markdown import render_markdown
@@ -44,15 +45,12 @@ from skillsleep.slash_commands.wiring import (
     state_db,
 )
 
-Progress = Callable[[str], None]
-
 
 def run_sleep(
     flags: Mapping[str, object | None],
     *,
     dry_run: bool,
-    progress: Progress,
-    on_rollout: Callable[[Any], None] | None = None,
+    on_event: EventSink,
     chat_dirs: Sequence[Path] = (),
     on_start: Callable[[NightRecord], NightRecord] | None = None,
 ) -> RunSummary:
@@ -65,8 +63,7 @@ def run_sleep(
             _night(
                 settings,
                 dry_run=dry_run,
-                progress=progress,
-                on_rollout=on_rollout,
+                on_event=on_event,
                 chat_dirs=chat_dirs,
                 on_start=on_start,
             )
@@ -82,9 +79,11 @@ def _retry_advice(_role: str) -> str:
     )
 
 
-def _harness(s: SleepSection, models: NightModels, progress: Progress) -> tuple[Any, str, float]:
+def _harness(s: SleepSection, models: NightModels, on_event: EventSink) -> tuple[Any, str, float]:
     if s.harness == "chat":
-        harness = ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress)
+        harness = ChatHarness(
+            models.target, log_dir=chat_log_dir(), on_log_error=lambda text: on_event(Notice(text=text))
+        )
         return harness, models.target.label, s.call_timeout
     # --base-url is the backend's server; an agent's own server is `base_url` in [harness.<name>]
     return agent_harness(s.harness, target_model=s.target_model, base_url=None)
@@ -94,8 +93,7 @@ async def _night(
     s: SleepSection,
     *,
     dry_run: bool,
-    progress: Progress,
-    on_rollout: Callable[[Rollout], None] | None,
+    on_event: EventSink,
     chat_dirs: Sequence[Path],
     on_start: Callable[[NightRecord], NightRecord] | None,
 ) -> RunSummary:
@@ -104,9 +102,10 @@ async def _night(
     folders = chat_folders(eff)
     home = Path(os.environ.get("HOME") or Path.home())
     target = resolve_skill(s.skill, harness=s.harness, home=home, cwd=Path.cwd(), data_dir=data, env=os.environ)
-    progress("harvesting new sessions")
+    on_event(HarvestStarted())
     patterns = tuple(eff.harvest.redact_patterns.value)
     harvested = run_harvest(None, None, patterns, folders)
+    on_event(HarvestDone(sessions=harvested["sessions"], errors=harvested.get("errors", 0)))
     store = Store(state_db())
     nights = Nights(data)
     deps = NightDeps(
@@ -114,14 +113,13 @@ async def _night(
         proposals=Proposals(data),
         store=store,
         open_models=lambda cfg, ledger, run_id: Models(
-            cfg, ledger, store, run_id=run_id, progress=progress, retry_advice=_retry_advice
+            cfg, ledger, store, run_id=run_id, on_event=on_event, retry_advice=_retry_advice
         ),
-        open_harness=lambda models: _harness(s, models, progress),
+        open_harness=lambda models: _harness(s, models, on_event),
         clock=lambda: datetime.now(UTC),
         pid=os.getpid(),
         redact_patterns=patterns,
-        progress=progress,
-        on_rollout=on_rollout,
+        on_event=on_event,
         on_start=on_start,
     )
     try:

@@ -66,7 +66,7 @@ __all__ = ["run_"]
     "folder) and return at once with its number; `status` follows it.",
 )
 @click.option("--detached-log", type=click.Path(path_type=Path), hidden=True)  # set by --detach for its child
-@output_options("Print the night's summary as JSON.")
+@output_options("Print the night's summary as JSON; progress events as JSON lines on stderr.")
 @guard
 def run_(
     dry_run: bool,
@@ -89,12 +89,12 @@ def run_(
         started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
         show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
         return
+    progress.start(json_lines=out.fmt == "json" or detached_log is not None)  # a detached night logs JSON lines
     night = run_sleep(
         flags,
         dry_run=dry_run,
         chat_dirs=chat_dirs,
-        progress=progress,
-        on_rollout=progress.tick,
+        on_event=progress,
         on_start=background.claim_log(detached_log) if detached_log else None,
     )
     show(

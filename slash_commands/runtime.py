@@ -11,6 +11,7 @@ from typing import Any
 from skillsleep.core.backends.base import Backend
 from skillsleep.core.config import ModelSection, TrainConfig
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.events import Event, EventSink, Retry
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.night_settings import model_specs
@@ -21,8 +22,6 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
 from skillsleep.slash_commands.wiring import harness_settings, make_backend, sleep_settings
-
-Progress = Callable[[str], None]
 
 RUN = "skillsleep run"  # what a night's process records in the state lock
 
@@ -42,8 +41,8 @@ def config_retry_advice(role: str) -> str:
 
 
 class Models:
-    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry is
-    shown through `progress`; `retry_advice(role)` names the settings that allow more of them."""
+    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry goes
+    to `on_event` as a Retry naming its role; `retry_advice(role)` names the settings that allow more."""
 
     def __init__(
         self,
@@ -52,11 +51,11 @@ class Models:
         store: Store | None,
         run_id: str,
         *,
-        progress: Progress | None = None,
+        on_event: EventSink | None = None,
         retry_advice: Callable[[str], str] = config_retry_advice,
     ) -> None:
         self.backends: list[Backend] = []
-        self.progress = progress
+        self.on_event = on_event
         self.retry_advice = retry_advice
         self.target = self._llm("target", cfg.target, ledger, store, run_id, cfg.run.seed)
         self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
@@ -65,9 +64,8 @@ class Models:
     def _llm(
         self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int
     ) -> LLM:
-        show = self.progress
-        on_retry = (lambda event: show(f"{role} {event.describe()}")) if show else None
-        backend = make_backend(section, retry_advice=self.retry_advice(role), on_retry=on_retry)
+        heard = _with_role(self.on_event, role) if self.on_event is not None else None
+        backend = make_backend(section, retry_advice=self.retry_advice(role), on_event=heard)
         self.backends.append(backend)
         return LLM(
             backend,
@@ -82,6 +80,15 @@ class Models:
     async def aclose(self) -> None:
         for b in self.backends:
             await b.aclose()
+
+
+def _with_role(sink: EventSink, role: str) -> EventSink:
+    """`sink`, with each Retry naming the role ("optimizer openai:m attempt 1 of 2 failed …")."""
+
+    def heard(event: Event, /) -> None:
+        sink(event.model_copy(update={"role": role}) if isinstance(event, Retry) else event)
+
+    return heard
 
 
 def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> tuple[Any, str, float]:

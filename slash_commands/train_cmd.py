@@ -21,7 +21,12 @@ __all__ = ["train"]
 @click.option("--fresh", is_flag=True, help="Start over even if the run directory holds a resumable run.")
 @click.option("--budget-tokens", type=click.IntRange(min=1), help="Hard cap on tokens for this run.")
 @click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Hard cap on money (USD).")
-@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the run summary as JSON on stdout; progress events as JSON lines on stderr.",
+)
 @guard
 def train(
     config_path: Path,
@@ -39,5 +44,6 @@ def train(
         extra.append(f"budget.tokens={budget_tokens}")
     if budget_usd is not None:
         extra.append(f"budget.usd={budget_usd}")
-    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, progress=progress, on_rollout=progress.tick))
+    progress.start(json_lines=as_json)
+    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, on_event=progress))
     emit(summary, as_json, train_text)

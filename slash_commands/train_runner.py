@@ -4,22 +4,21 @@ engine, then optimize a skill on a task set."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from skillsleep.core.config import TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import EventSink, FinalScoring, Notice
 from skillsleep.core.ledger import Ledger
-from skillsleep.core.records import Rollout
 from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.runtime import Models, Progress, read_skill
+from skillsleep.slash_commands.runtime import Models, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db
 
 
@@ -28,8 +27,7 @@ async def run_training(
     overrides: list[str],
     *,
     fresh: bool,
-    progress: Progress,
-    on_rollout: Callable[[Rollout], None] | None = None,
+    on_event: EventSink,
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
     cfg = load_config(config_path, overrides)
@@ -42,7 +40,7 @@ async def run_training(
     state = _state(run_dir, cfg, fresh=fresh)
     earlier = _read_summary(run_dir) if state is not None and state.done else None
     if earlier is not None and not earlier.get("failed"):
-        progress(f"{run_dir.path} already finished; showing its summary (--fresh trains again)")
+        on_event(Notice(text=f"{run_dir.path} already finished; showing its summary (--fresh trains again)"))
         return earlier
     ledger = Ledger(
         budget=cfg.budget.to_budget(),
@@ -52,16 +50,16 @@ async def run_training(
         spent_usd=state.spent_usd if state else 0.0,
     )
     store = Store(state_db()) if cfg.cache.enabled else None
-    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), progress=progress)
+    models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), on_event=on_event)
     try:
         evaluator = Evaluator(
-            ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=progress),
+            ChatHarness(models.target, log_dir=chat_log_dir(), on_log_error=lambda text: on_event(Notice(text=text))),
             judge_llm=models.judge,
             gate=cfg.gate,
             rollouts_k=cfg.train.rollouts_k,
             timeout_s=cfg.target.timeout_s,
             log_path=run_dir.rollouts_path,
-            on_rollout=on_rollout,
+            on_event=on_event,
         )
         trainer = Trainer(
             cfg,
@@ -70,10 +68,10 @@ async def run_training(
             evaluator=evaluator,
             optimizer=models.optimizer,
             run_dir=run_dir,
-            on_event=lambda event: progress(event.describe()),
+            on_event=on_event,
             redactor=redactor,
         )
-        return await _train(trainer, run_dir, state, progress)
+        return await _train(trainer, run_dir, state, on_event)
     finally:
         await models.aclose()
         if store is not None:
@@ -106,14 +104,14 @@ def _state(run_dir: RunDir, cfg: TrainConfig, *, fresh: bool) -> TrainState | No
     return state
 
 
-async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, progress: Progress) -> dict[str, Any]:
+async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, on_event: EventSink) -> dict[str, Any]:
     """Run (or resume) the training, score the test split, write best_skill.md and summary.json."""
     if state is not None and not state.done:
-        progress(f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}")
+        on_event(Notice(text=f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}"))
     final = await trainer.run(state)
     test, failed = None, None
     if final.done:
-        progress(f"scoring seed, best and final skill on {len(trainer.test)} test tasks")
+        on_event(FinalScoring(subject="seed, best and final skill", tasks=len(trainer.test)))
         try:
             test = await trainer.score_test(final)
         except BudgetExceeded as exc:

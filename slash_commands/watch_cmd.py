@@ -51,6 +51,6 @@ def watch(
         click.echo(json.dumps(r, ensure_ascii=False) if as_json else report_line(r))
 
     def on_start(roots: list[tuple[str, Path]]) -> None:
-        progress("watching " + ", ".join(f"{h} {p}" for h, p in roots) + " (Ctrl-C to stop)")
+        progress.notice("watching " + ", ".join(f"{h} {p}" for h, p in roots) + " (Ctrl-C to stop)")
 
     run_watch(debounce_s, duration_s, effective_settings(chat_dirs, redact_patterns), on_report, on_start)

@@ -33,8 +33,9 @@ from skillsleep.core.user_config import Origin, Setting, SleepSection
 from skillsleep.slash_commands.setting_text import Scalar
 
 if TYPE_CHECKING:
-    from skillsleep.core.backends.base import Backend, BackendSettings, RetryListener
+    from skillsleep.core.backends.base import Backend, BackendSettings
     from skillsleep.core.config import ModelSection
+    from skillsleep.core.events import EventSink
     from skillsleep.core.user_config import UserConfig
 
 
@@ -123,9 +124,9 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
     )
 
 
-def make_backend(section: ModelSection, *, retry_advice: str = "", on_retry: RetryListener | None = None) -> Backend:
+def make_backend(section: ModelSection, *, retry_advice: str = "", on_event: EventSink | None = None) -> Backend:
     """A backend for a `[target]` / `[optimizer]` / `[judge]` section; `retry_advice` ends the error
-    after the last retry, `on_retry` hears of each retry."""
+    after the last retry, `on_event` hears a Retry event before each retry."""
     from skillsleep.core.backends.base import BaseBackend
     from skillsleep.core.backends.registry import create_backend, parse_spec
 
@@ -133,7 +134,7 @@ def make_backend(section: ModelSection, *, retry_advice: str = "", on_retry: Ret
     settings = backend_settings(provider, model, section).model_copy(update={"retry_advice": retry_advice})
     backend = create_backend(section.backend, settings)
     if isinstance(backend, BaseBackend):  # a third-party backend that retries by itself is not heard
-        backend.on_retry = on_retry
+        backend.on_event = on_event
     return backend
 
 

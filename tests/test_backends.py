@@ -19,6 +19,7 @@ from skillsleep.core.backends.ollama import OllamaBackend
 from skillsleep.core.backends.openai_compat import OpenAIBackend, retry_after_s
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.errors import BackendError, BackendUnavailable, ConfigError, RetriesExhausted
+from skillsleep.core.events import Event, Retry
 from skillsleep.core.records import CompletionRequest, Message
 
 KINDS = ["openai", "deepseek", "anthropic", "ollama"]
@@ -59,9 +60,20 @@ async def backend(request: pytest.FixtureRequest, fault_server: FaultServer) -> 
 
 async def test_rate_limit_then_ok_succeeds_after_one_retry(backend: BaseBackend, fault_server: FaultServer) -> None:
     fault_server.push(Action(kind="status", status=429, headers={"Retry-After": "0"}), Action(text="fine"))
+    heard: list[Event] = []
+    backend.on_event = heard.append
     completion = await backend.complete(req())
     assert completion.text == "fine"
     assert len(fault_server.posts()) == 2
+    # a Retry event before the retry (on a loaded machine a slow first connection may add one more)
+    retry = heard[-1]
+    assert isinstance(retry, Retry) and retry.attempt == len(heard), heard
+    assert (retry.backend, retry.delay_s, retry.role) == (
+        f"{backend.name}:{backend.model}",
+        0,
+        "",
+    )  # role: the caller's
+    assert "429" in retry.error
 
 
 async def test_server_error_forever_ends_in_retries_exhausted_naming_the_url(

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from skillsleep.slash_commands.cli import main
+from skillsleep.slash_commands.progress import plain_lines
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."
 SEED = "---\nname: fours\ndescription: answer sums\n---\n# Fours\n\n- Read the question.\n"
@@ -400,7 +401,7 @@ def test_a_failure_after_training_still_writes_the_best_skill_and_the_summary(
     summary = json.loads(out)
     assert summary["failed"] is None and summary["test"] is not None and summary["test"]["best"] == 1.0
     assert json.loads((run / "summary.json").read_text()) == summary
-    assert "rollout" not in err  # no training step ran again
+    assert "rollout" not in "\n".join(plain_lines(err.splitlines()))  # no training step ran again
 
 
 @pytest.mark.parametrize("override", ["run.out_dir=SKILL.md", "run.name=../../../../../../../../proc/nope"])
@@ -554,6 +555,6 @@ def test_train_names_every_reply_it_could_not_use_with_its_role_and_step(project
     ]
     expected = "epoch 1 step 1: reflect minibatch 1/1: malformed reply, nothing used: the reply is not valid JSON"
     assert any(p.startswith(expected) for p in summary["problems"]), summary["problems"]
-    assert "· epoch 1/2 step 1/1: reflect minibatch 1/1: malformed reply" in err
+    assert "· epoch 1/2 step 1/1: reflect minibatch 1/1: malformed reply" in "\n".join(plain_lines(err.splitlines()))
     code, text, _ = invoke("train", "--config", str(project / "run.toml"))
     assert code == 0 and expected in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pyte
@@ -16,7 +17,9 @@ import pytest
 from click.testing import CliRunner
 from sleep_kit import pty_run
 
+from skillsleep.core.events import HarvestDone, HarvestStarted, Mining
 from skillsleep.slash_commands.cli import main
+from skillsleep.slash_commands.progress import event_line, plain_lines, read_event
 
 COLUMNS, ROWS = 300, 60  # wide: the lines name long temporary paths
 SKILL = "---\nname: s\n---\n# S\n- rule\n"
@@ -88,3 +91,26 @@ def test_off_a_terminal_progress_is_plain_lines(eval_files: Path) -> None:
         f"· scoring {eval_files / 'SKILL.md'} on 5 tasks × 1 with scripted:{eval_files / 't.json'}"
     ]
     assert result.stdout.splitlines()[0].endswith("(5 tasks, metric hard): 1.000")
+
+
+def test_on_a_terminal_the_live_display_shows_the_stage_beside_the_count(eval_files: Path) -> None:
+    raw = run_in_terminal(eval_args(eval_files), eval_files)
+    last = raw.rfind(b"rollouts scored")
+    assert last >= 0, "no live count was shown on the terminal"
+    shown = screen_lines(raw[: raw.find(b"\n", last)])  # the screen while the live display was up
+    live = [line for line in shown if "rollouts scored" in line]
+    assert live, "\n".join(shown)
+    stage = f"scoring {eval_files / 'SKILL.md'} on 5 tasks"  # (cut to the display's width)
+    assert re.search(r"\d rollouts scored", live[-1]) and stage in live[-1], live[-1]
+
+
+def test_json_lines_are_read_back_as_the_plain_lines() -> None:
+    events = [HarvestStarted(), HarvestDone(sessions={"chat": 2}, errors=0), Mining(sessions=2)]
+    log = [event_line(e) for e in events] + ["Error: the model server is down", '{"kind": "nope"}']
+    assert [read_event(line) for line in log[:3]] == events
+    assert plain_lines(log) == [
+        "· harvesting new sessions",
+        "· mining 2 sessions for recurring tasks",
+        "Error: the model server is down",
+        '{"kind": "nope"}',
+    ]

@@ -29,6 +29,7 @@ from sleep_kit import RULE, write_script
 
 from skillsleep.core.backends.weights import weights_installed
 from skillsleep.slash_commands.cli import main
+from skillsleep.slash_commands.progress import plain_lines
 
 SAMPLE_SESSIONS = 15
 
@@ -94,7 +95,8 @@ def test_the_night_runs_in_the_demo_folder_and_its_commands_diff_and_adopt_there
     assert staged.is_dir()
     live = folder / "data" / "skills" / "skillsleep-learned" / "SKILL.md"
     assert Path(s["skill"]) == live and RULE not in live.read_text()
-    assert "· harvesting new sessions" in err  # the night's progress, passed on
+    # the night's progress, passed on as events (--json: JSON lines, read back as the plain lines)
+    assert "· harvesting new sessions" in plain_lines(err.splitlines()) and '{"kind": "rollout_done"' in err
     assert snapshot(user) == before  # the user's data folder, config, home and transcripts
 
     code, diff, err = run_printed(s["next"]["diff"])

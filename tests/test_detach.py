@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from sleep_kit import dead_pid, invoke, night_env, run_args, save_night, spend, write_chat_logs, write_scripts
 
+from skillsleep.core.events import HarvestDone, HarvestStarted, ProposalStaged, RolloutDone
 from skillsleep.core.lock import StateLock
 from skillsleep.core.night_store import NightRecord, Nights, month_start
+from skillsleep.slash_commands.progress import plain_lines, read_event
 
 
 @pytest.fixture
@@ -156,9 +158,16 @@ def test_detach_returns_with_the_night_number_and_the_night_goes_on_in_the_backg
     wait_gone(started["pid"])  # the test waits for the night it started
     record = Nights(night).list()[0]
     assert record.status == "finished" and record.log == started["log"] and record.pid == started["pid"]
-    log = Path(started["log"]).read_text()
-    assert "· harvesting new sessions" in log and "# skillsleep — night 1" in log  # progress, then the summary
-    assert record.proposal_id and record.proposal_id in log
+    log = Path(started["log"]).read_text().splitlines()
+    events = [e for e in map(read_event, log) if e is not None]  # the progress: one JSON event a line
+    assert events[0] == HarvestStarted() and isinstance(events[1], HarvestDone)
+    assert ProposalStaged(proposal=record.proposal_id or "", accepted=True, reason=record.reason) in events
+    assert sum(isinstance(e, RolloutDone) for e in events) == len(
+        (Nights(night).folder(1) / "rollouts.jsonl").read_text().splitlines()
+    )
+    plain = plain_lines(log)  # what a person reads of it: the lines a night prints, then the summary
+    assert plain[0] == "· harvesting new sessions" and "# skillsleep — night 1" in "\n".join(plain)
+    assert not [line for line in plain if line.startswith("{")]
     assert list((night / "logs").iterdir()) == [Path(started["log"])]  # the starting log became the night's
     s = json.loads(invoke("status", "--json")[1])
     assert s["nights"]["recent"][0]["status"] == "finished" and s["pending"][0]["id"] == record.proposal_id
@@ -213,7 +222,8 @@ def test_a_second_detach_starts_nothing_and_a_killed_detached_night_dies_and_res
     answer_like_scripts(fault_server, monkeypatch)  # no delay now
     code, out, err = invoke(*args, "--json")
     assert code == 0, err
-    assert "resuming night 1" in err and json.loads(out)["night"] == 1 and json.loads(out)["resumed"] is True
+    assert "· resuming night 1 of " in "\n".join(plain_lines(err.splitlines()))  # --json: as an event
+    assert json.loads(out)["night"] == 1 and json.loads(out)["resumed"] is True
 
 
 @pytest.mark.slow

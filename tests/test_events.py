@@ -6,20 +6,37 @@ import pytest
 from pydantic import TypeAdapter
 
 from skillsleep.core.events import (
+    Adopted,
+    AdoptRefused,
+    AskingRelevance,
+    Dreaming,
     EpochEnd,
+    EvalStarted,
     Event,
+    FinalScoring,
     GateDecided,
     GateStarted,
+    HarvestDone,
+    HarvestStarted,
+    Mining,
+    NightPlanned,
+    NightResumed,
     NoEdit,
     Notice,
     Plan,
+    ProposalPending,
+    ProposalStaged,
     Reflecting,
     Repairing,
+    ReportWritten,
+    Retry,
+    RolloutDone,
     SeedScoring,
     StepAt,
     StepProblem,
     StepStarted,
     Stopped,
+    WritingJudges,
 )
 
 AT = StepAt(epoch=0, epochs=2, step=2, steps=4)
@@ -47,8 +64,46 @@ CASES: list[tuple[object, str]] = [
     (GateDecided(at=AT, accepted=False, reason="no gain"), "epoch 1/2 step 3/4: rejected: no gain"),
     (EpochEnd(epoch=0), "epoch 1: boundary (slow update, meta skill)"),
     (Stopped(reason="budget of 100 tokens spent"), "stopped: budget of 100 tokens spent"),
-    (Notice(text="staged proposal p1"), "staged proposal p1"),
+    (Notice(text="watching claude-code /h (Ctrl-C to stop)"), "watching claude-code /h (Ctrl-C to stop)"),
+    (FinalScoring(subject="seed, best and final skill", tasks=3), "scoring seed, best and final skill on 3 test tasks"),
+    (
+        EvalStarted(skill="S.md", tasks=5, rollouts_k=1, harness="scripted:t"),
+        "scoring S.md on 5 tasks × 1 with scripted:t",
+    ),
+    (
+        RolloutDone(task="q1", sample=0, skill_hash="ab", hard=1.0, soft=0.5, error="timeout"),
+        "rollout q1 #0: hard 1.00, soft 0.50 (timeout)",
+    ),
+    (
+        Retry(backend="openai:m", attempt=1, attempts=2, error="HTTP 429", delay_s=0.04, role="optimizer"),
+        "optimizer openai:m attempt 1 of 2 failed: HTTP 429; retrying in 0 s",
+    ),
+    (HarvestStarted(), "harvesting new sessions"),
+    (HarvestDone(sessions={"chat": 3, "codex": 1}, errors=0), "harvested 4 new session(s), 0 error(s)"),
+    (NightResumed(night=2, skill="release", stopped=""), "resuming night 2 of release (stopped: the process died)"),
+    (Mining(sessions=18), "mining 18 sessions for recurring tasks"),
+    (AskingRelevance(tasks=6, skill="release"), "asking which of 6 recurring tasks release is about"),
+    (WritingJudges(tasks=6), "writing judges for 6 tasks"),
+    (Dreaming(variants=1, tasks=3), "dreaming 1 variant(s) of 3 training tasks"),
+    (
+        NightPlanned(night=1, train=3, dreamed=1, val=2, test=1, harness="scripted:t"),
+        "night 1: 3 train (1 dreamed), 2 val, 1 test tasks; replaying with scripted:t",
+    ),
+    (ReportWritten(folder="/d/nights/0001", outcome="accepted"), "night report (accepted) written in /d/nights/0001"),
+    (ProposalStaged(proposal="p1", accepted=False, reason="no gain"), "staged proposal p1 (not accepted: no gain)"),
+    (ProposalPending(proposal="p1"), "the same proposal is already pending: p1 (`skillsleep adopt p1`)"),
+    (
+        Adopted(proposal="p1", path="/s/SKILL.md"),
+        "adopted p1 into /s/SKILL.md (--auto-adopt; `skillsleep rollback` undoes it)",
+    ),
+    (
+        AdoptRefused(proposal="p1", error="the live file changed"),
+        "--auto-adopt did not adopt p1: the live file changed",
+    ),
 ]
+
+# what has no line of its own off a terminal (a rollout advances the live count; the rest is for JSON)
+UNSHOWN = {RolloutDone, HarvestDone, ReportWritten}
 
 
 @pytest.mark.parametrize(("event", "line"), CASES)
@@ -67,3 +122,8 @@ def test_an_event_survives_a_json_round_trip_through_the_union(event: Event, lin
 def test_the_kinds_are_distinct() -> None:
     kinds = [type(e).model_fields["kind"].default for e, _ in CASES]
     assert len(set(kinds)) == len({type(e) for e, _ in CASES})
+
+
+@pytest.mark.parametrize(("event", "line"), CASES)
+def test_only_rollouts_harvest_counts_and_the_report_have_no_line_of_their_own(event: Event, line: str) -> None:
+    assert event.shown is (type(event) not in UNSHOWN)

@@ -46,6 +46,7 @@ from skillsleep.core.lock import StateLock
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.report_files import read_json
 from skillsleep.core.trainer import Trainer
+from skillsleep.slash_commands.progress import plain_lines
 
 LIVE = (
     "---\nname: release-notes\ndescription: Changelogs, version bumps, release tags, CI fixes and team "
@@ -396,7 +397,7 @@ def test_a_stalled_server_fails_after_the_retries_and_call_timeout_of_run_showin
     code, summary, err = run_json(*openai_args(url, "--skill", str(skill), "--retries", "1", "--call-timeout", "1"))
     _assert_stopped_by_backend(data, skill, code, summary, err, url)
     assert summary is not None
-    retries = RETRY_LINE.findall(err)
+    retries = RETRY_LINE.findall("\n".join(plain_lines(err.splitlines())))  # --json: each retry a JSON event
     assert retries and all(u in (url, f"{url}/chat/completions") for u in retries), err
     assert "attempt 2 of 2 failed" not in err  # the last failure is the error, not a retry
     message = summary["stop"]["message"]

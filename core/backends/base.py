@@ -6,8 +6,8 @@ connection), `BackendUnavailable` / `BackendError` for a permanent one. `complet
 semaphore, the retry loop with exponential backoff and jitter, and latency measurement.
 Backends read no environment variables: the command line resolves keys and URLs into
 `BackendSettings` and hands them over (the local backend, given no `cache_dir` option, asks
-platformdirs for the user's cache folder, which on Linux follows `$XDG_CACHE_HOME`). `on_retry`, when set, is called with a `RetryEvent` before
-each retry (the command line shows it as a progress line; the engine never prints).
+platformdirs for the user's cache folder, which on Linux follows `$XDG_CACHE_HOME`). `on_event`, when set, hears a `Retry` event before each
+retry (the command line shows it as a progress line; the engine never prints).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import asyncio
 import importlib
 import random
 import time
-from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -24,6 +23,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from skillsleep.core.errors import BackendUnavailable, RetriesExhausted, TransientError
+from skillsleep.core.events import EventSink, Retry
 from skillsleep.core.records import Completion, CompletionRequest
 
 
@@ -89,27 +89,6 @@ class BackendSettings(BaseModel):
     retry_advice: str = ""
 
 
-class RetryEvent(BaseModel):
-    """An attempt that failed and will be retried."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    backend: str  # provider:model
-    attempt: int  # the attempt that failed, from 1
-    attempts: int  # how many there are in all
-    error: str
-    delay_s: float  # the wait before the next attempt
-
-    def describe(self) -> str:
-        return (
-            f"{self.backend} attempt {self.attempt} of {self.attempts} failed: {self.error}; "
-            f"retrying in {round(self.delay_s, 1):g} s"
-        )
-
-
-RetryListener = Callable[[RetryEvent], None]
-
-
 class ProviderInfo(BaseModel):
     """What a provider needs, for `skillsleep backends` and for error messages."""
 
@@ -164,7 +143,7 @@ class BaseBackend:
         self.concurrency = settings.concurrency
         self._sem: asyncio.Semaphore | None = None
         self._sleep = asyncio.sleep  # replaced in tests to make backoff instant
-        self.on_retry: RetryListener | None = None
+        self.on_event: EventSink | None = None  # hears a Retry before each retry
 
     async def _send(self, request: CompletionRequest) -> Completion:
         raise NotImplementedError
@@ -192,9 +171,9 @@ class BaseBackend:
                     return completion
             if attempt < policy.attempts:
                 delay = self._delay(attempt, last)
-                if self.on_retry is not None:
-                    self.on_retry(
-                        RetryEvent(
+                if self.on_event is not None:
+                    self.on_event(
+                        Retry(
                             backend=f"{self.name}:{self.model}",
                             attempt=attempt,
                             attempts=policy.attempts,
