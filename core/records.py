@@ -393,4 +393,7 @@ class StepRecord(Record):
     skipped: list[str] = Field(default_factory=list)
     failures: list[UnusableReply] = Field(default_factory=list)  # optimizer replies it could not use
     refused: list[Refusal] = Field(default_factory=list)  # by the safety screen, before ranking
-    gate: GateDecision | None = None
+    gate: GateDecision | None = None  # the kept candidate's decision, else the best rejected one's
+    candidates: int = 1  # candidate skills built ([train] candidates; identical ones gated once)
+    chosen: int | None = None  # the number (from 1) of the candidate the gate kept
+    candidate_gates: dict[int, GateDecision] = Field(default_factory=dict)  # by number, with several
