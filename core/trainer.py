@@ -103,8 +103,10 @@ _NOT_SHAPING: dict[str, bool | set[str]] = {
 
 
 def config_hash(cfg: TrainConfig) -> str:
-    """Hash of the settings that shape the run (a resume with other settings is refused)."""
-    return hashlib.sha256(cfg.model_dump_json(exclude=_NOT_SHAPING).encode()).hexdigest()[:16]
+    """Hash of the settings that shape the run (a resume with other settings is refused). One
+    candidate a step hashes as before `[train] candidates` existed, so earlier runs still resume."""
+    exclude = _NOT_SHAPING if cfg.train.candidates > 1 else {**_NOT_SHAPING, "train": {"candidates"}}
+    return hashlib.sha256(cfg.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
 class Trainer:

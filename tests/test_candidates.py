@@ -3,6 +3,7 @@ distinct candidate is gated, the best that passes is kept, and no rollout is pai
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from skillsleep.core.records import Check, CompletionRequest, Edit, Judge, Task
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
 from skillsleep.core.skill_lines import repeated
-from skillsleep.core.trainer import Trainer
+from skillsleep.core.trainer import Trainer, config_hash
 from skillsleep.harnesses.chat import ChatHarness
 
 GOOD = "End every reply with a final line `ANSWER: <answer>`."
@@ -216,3 +217,17 @@ def test_candidates_outside_1_to_8_is_a_config_error(tmp_path: Path, n: int) -> 
     train(tmp_path, [], [], n=1)
     with pytest.raises(ConfigError, match=r"train\.candidates|candidates"):
         load_config(tmp_path / "run.toml", [f"train.candidates={n}"])
+
+
+def test_one_candidate_keeps_the_config_hash_of_earlier_runs_so_they_resume(tmp_path: Path) -> None:
+    train(tmp_path, [], [], n=1)
+    one, two = load_config(tmp_path / "run.toml"), load_config(tmp_path / "run.toml", ["train.candidates=2"])
+    before = one.model_dump(mode="json", exclude={"budget": True, "train": {"candidates"}})  # as saved before
+    for role in ("target", "optimizer", "judge"):
+        for k in ("retry", "timeout_s"):
+            del before[role][k]
+    assert (
+        config_hash(one)
+        == hashlib.sha256(json.dumps(before, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()[:16]
+    )
+    assert config_hash(two) != config_hash(one)
