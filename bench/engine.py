@@ -1,11 +1,12 @@
 """One training step against a fixed-latency backend: calls made vs needed, wall time vs ideal.
 
-    python bench/engine.py [--concurrency C] [--latency S] [--repeats R]
+    python bench/engine.py [--concurrency C] [--latency S] [--repeats R] [--candidates N]
 
 The ideal wall time of a step is Σ over its stages of ceil(n / C) × latency, where the stages
 are: score the seed on the selection split (V×K), roll out the train batch (B×K), reflect
 (ceil(B×K / M) minibatches), merge (1), rank (1), score the candidate on the selection split
-(V×K). `calls_needed` is the number of distinct requests; `calls_made` what reached the
+(V×K) — with N candidates ([train] candidates), each distinct new candidate skill (V×K each,
+all at once). `calls_needed` is the number of distinct requests; `calls_made` what reached the
 backend. The last line printed is one JSON object (medians over the repeats).
 """
 
@@ -95,14 +96,15 @@ def _tasks() -> list[Task]:
     return out
 
 
-async def one_step(latency: float, concurrency: int) -> dict[str, float | int | dict[str, int]]:
+async def one_step(latency: float, concurrency: int, candidates: int = 1) -> dict[str, float | int | dict[str, int]]:
     tmp = Path(tempfile.mkdtemp(prefix="skillsleep-bench-"))
     (tmp / "tasks.jsonl").write_text("\n".join(t.model_dump_json() for t in _tasks()) + "\n")
     (tmp / "SKILL.md").write_text("# Sums\n\n- Add the numbers.\n")
     (tmp / "run.toml").write_text(
         '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
         f"[train]\nepochs = 1\nsteps_per_epoch = 1\nbatch_size = {B}\nminibatch_size = {M}\nrollouts_k = {K}\n"
-        'merge_group_size = 8\n[lr]\nschedule = "constant"\nmax_edits = 2\nmin_edits = 1\n'
+        f"merge_group_size = 8\ncandidates = {candidates}\n"
+        '[lr]\nschedule = "constant"\nmax_edits = 2\nmin_edits = 1\n'
         "[slow_update]\nenabled = false\n[meta]\nenabled = false\n"
     )
     cfg = load_config(tmp / "run.toml")
@@ -125,7 +127,7 @@ async def one_step(latency: float, concurrency: int) -> dict[str, float | int | 
     st = await trainer.run()
     wall = time.perf_counter() - start
     roles = {role: int(row["calls"]) for role, row in ledger.by_role().items()}
-    gated = any(s.gate for s in st.steps)
+    gated = sum(len(s.candidate_gates) or (1 if s.gate else 0) for s in st.steps)
     stages = [
         V * K,
         B * K,
@@ -133,12 +135,14 @@ async def one_step(latency: float, concurrency: int) -> dict[str, float | int | 
         roles.get("merge", 0),
         roles.get("rank", 0),
         roles.get("repair", 0),
-    ] + ([V * K] if gated else [])
+        V * K * gated,
+    ]
     ideal = sum(math.ceil(n / concurrency) for n in stages if n) * latency
     return {
         "calls_made": ledger.calls_made,
         "calls_needed": len(set(backend.seen)),
         "calls_by_role": roles,
+        "gated": gated,
         "wall_s": wall,
         "ideal_wall_s": ideal,
     }
@@ -149,8 +153,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--candidates", type=int, default=1, help="[train] candidates: candidate skills a step gates")
     args = parser.parse_args()
-    runs = [asyncio.run(one_step(args.latency, args.concurrency)) for _ in range(args.repeats)]
+    runs = [asyncio.run(one_step(args.latency, args.concurrency, args.candidates)) for _ in range(args.repeats)]
     for r in runs:
         print(json.dumps(r), file=sys.stderr)
     wall = statistics.median(float(r["wall_s"]) for r in runs)  # type: ignore[arg-type]
@@ -161,6 +166,8 @@ def main() -> None:
                 "calls_made": runs[0]["calls_made"],
                 "calls_needed": runs[0]["calls_needed"],
                 "calls_by_role": runs[0]["calls_by_role"],
+                "candidates": args.candidates,
+                "gated": runs[0]["gated"],
                 "concurrency": args.concurrency,
                 "latency_s": args.latency,
                 "wall_s": round(wall, 4),

@@ -122,6 +122,7 @@ class TrainSection(_Section):
     minibatch_size: int = Field(default=4, ge=1)
     rollouts_k: int = Field(default=1, ge=1)
     merge_group_size: int = Field(default=8, ge=1)
+    candidates: int = Field(default=1, ge=1, le=8)  # candidate skills a step gates (core/candidates.py)
 
     def steps(self, n_train: int) -> int:
         """Steps per epoch for a train split of `n_train` tasks."""

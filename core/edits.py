@@ -5,8 +5,13 @@ skipped with a reason in plain words the optimizer can act on next time. The rul
 
 - Targets match one body line exactly, ignoring trailing whitespace. When no line matches
   exactly, a second try also ignores leading whitespace and a leading list marker (`-`, `*`,
-  `+`, `1.`, `1)`) on both sides; it is used only when exactly one editable line matches, and a
-  one-line replacement without its own marker then keeps the matched line's marker.
+  `+`, `1.`, `1)`) on both sides; it is used only when exactly one editable line matches.
+- New lines read like the skill (`skill_lines.in_style`): an added line takes the list marker of
+  its neighbours in the section, or none where they are plain; a replacement takes the style of
+  the line it replaces.
+- No line is said twice (`skill_lines.key`: marker, spacing, case and a final '.' aside): an edit
+  whose line the skill already has, anywhere, is skipped; a rule that lands in the body takes its
+  reminder out of the appendix, and a reminder the body already states is skipped.
 - Lines in protected regions (and the region markers) and the frontmatter are never touched.
 - Edits add no sections: content with a markdown heading line is skipped, and heading lines
   cannot be deleted or replaced. A heading inside a fenced code block or an inline code span is
@@ -35,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillsleep.core.records import Edit
 from skillsleep.core.sections import headings, unclosed_fence
 from skillsleep.core.skill import REGIONS, RegionName, Skill
+from skillsleep.core.skill_lines import countable_lines, in_style, key, neighbours
 
 MAX_NOTES = 20
 
@@ -113,11 +119,9 @@ def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
     if edit.op == "add":
         new = _content_lines(edit, limits)
         at = _anchor(skill, lines, protected, edit.target)
-        _refuse_duplicate(lines, protected, new)
-        if at is None:
-            at, new = _end_of_body(lines, protected, new)
-        else:
-            at += 1
+        at, new = _end_of_body(lines, protected, new) if at is None else (at + 1, new)
+        new = in_style(new, *neighbours(lines, at, protected))
+        _refuse_duplicate(skill, lines, new)
         lines[at:at] = new
     elif edit.op == "delete":
         at, _ = _find(skill, lines, protected, edit.target, "delete")
@@ -128,18 +132,16 @@ def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
             del lines[at]  # do not leave two blank lines where the deleted line was
     else:
         new = _content_lines(edit, limits)
-        at, loose = _find(skill, lines, protected, edit.target, "replace")
+        at, _ = _find(skill, lines, protected, edit.target, "replace")
         if at in _heading_indexes(lines):
             raise _Skip(f"edits may not rename or replace section headings; {_q(lines[at])} is a heading")
-        if loose and len(new) == 1 and not _LIST_MARKER.match(new[0]):
-            marker = _LIST_MARKER.match(lines[at])
-            if marker:
-                new = [marker.group(0) + new[0].lstrip()]
+        new = in_style(new, None, lines[at])
         if new == [lines[at].rstrip()]:
             raise _Moot(f"the replacement is identical to the line it would replace: {_q(lines[at])}")
+        _refuse_duplicate(skill, lines, new, replacing=at)
         lines[at : at + 1] = new
     _refuse_new_structure(skill.body.split("\n"), lines)
-    return Skill(skill.frontmatter + "\n".join(lines))
+    return _without_stated_notes(Skill(skill.frontmatter + "\n".join(lines)))
 
 
 def _protected(skill: Skill, lines: list[str]) -> set[int]:
@@ -267,11 +269,30 @@ def _end_of_body(lines: list[str], protected: set[int], new: list[str]) -> tuple
     return 0, new
 
 
-def _refuse_duplicate(lines: list[str], protected: set[int], new: list[str]) -> None:
-    present = {line.strip() for i, line in enumerate(lines) if i not in protected}
-    wanted = [line.strip() for line in new if line.strip()]
-    if wanted and all(line in present for line in wanted):
-        raise _Moot(f"the skill already has this line: {_q(wanted[0])}")
+def _refuse_duplicate(skill: Skill, lines: list[str], new: list[str], *, replacing: int | None = None) -> None:
+    """Skip an edit that would say a line twice; the appendix's reminders do not count (a rule
+    written into the body takes their place, `_without_stated_notes`)."""
+    span = skill.region_span("appendix")
+    notes = set(range(span[0], span[1] + 1)) if span else set()
+    others = [line for i, line in enumerate(lines) if i != replacing and i not in notes]
+    present = {key(others[i]): others[i] for i in countable_lines(others)}
+    seen: set[str] = set()
+    for line in (new[i] for i in countable_lines(new)):
+        if key(line) in present:
+            raise _Moot(
+                f"the skill already has this line: {_q(present[key(line)])}; edit that line instead of writing it again"
+            )
+        if key(line) in seen:
+            raise _Skip(f"the content says the same line twice: {_q(line)}; write it once")
+        seen.add(key(line))
+
+
+def _without_stated_notes(skill: Skill) -> Skill:
+    """`skill` without the appendix reminders that its body now states as rules."""
+    notes = skill.region("appendix").split("\n")
+    stated = {key(line) for line in skill.editable_lines() if line.strip()}
+    kept = [note for note in notes if not note.strip() or key(note) not in stated]
+    return skill if kept == notes else skill.with_region("appendix", "\n".join(kept))
 
 
 def _add_note(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
@@ -284,8 +305,14 @@ def _add_note(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
     note = _LIST_MARKER.sub("", text, count=1)
     notes = [_LIST_MARKER.sub("", line, count=1).strip() for line in skill.region("appendix").split("\n")]
     notes = [n for n in notes if n]
-    if _fold(note) in {_fold(n) for n in notes}:
+    if key(note) in {key(n) for n in notes}:
         raise _Moot(f"the reminders already hold this note: {_q(note)}")
+    body = {key(line): line for line in skill.editable_lines() + skill.region("slow-update").split("\n")}
+    if key(note) in body:
+        raise _Moot(
+            f"the skill already states this as a rule: {_q(body[key(note)])}; "
+            "a reminder would repeat it — propose a skill_defect edit if the rule needs rewording"
+        )
     notes = [*notes, note][-MAX_NOTES:]
     return skill.with_region("appendix", "\n".join(f"- {n}" for n in notes))
 
@@ -332,10 +359,6 @@ def _check_size(before: Skill, after: Skill, limits: EditLimits) -> None:
 
 def _loose(line: str) -> str:
     return _LIST_MARKER.sub("", line, count=1).strip()
-
-
-def _fold(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def _q(text: str, limit: int = 120) -> str:

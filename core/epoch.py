@@ -12,6 +12,7 @@ from skillsleep.core.gate import decide
 from skillsleep.core.meta_skill import EpochSummary, update_meta_skill
 from skillsleep.core.records import UnusableReply
 from skillsleep.core.skill import Skill
+from skillsleep.core.skill_lines import unstated
 from skillsleep.core.slow_update import Comparison, classify, slow_update
 
 if TYPE_CHECKING:
@@ -60,17 +61,18 @@ async def _slow_update(
     result = await slow_update(
         tr.optimizer, previous, current, comparisons, max_lines=tr.cfg.slow_update.max_lines, redactor=tr.redactor
     )
+    guidance = unstated(current, result.guidance, region="slow-update")  # what the skill says once is enough
     record["slow_update"] = {
         "counts": result.counts,
         "failure": _failure(result.problems),
-        "guidance": result.guidance,
+        "guidance": guidance,
         "refused": [r.model_dump(mode="json") for r in result.refused],
     }
     for r in result.refused:
         tr.on_event(Notice(text=f"slow update: {r.reason()}"))
-    if not result.guidance.strip() or result.guidance.strip() == current.region("slow-update").strip():
+    if not guidance.strip() or guidance.strip() == current.region("slow-update").strip():
         return result.counts
-    candidate = current.with_region("slow-update", result.guidance)
+    candidate = current.with_region("slow-update", guidance)
     base = await tr.ev.task_scores(current, tr.val)
     cand = await tr.ev.task_scores(candidate, tr.val)
     decision = decide(tr.gate, base, cand, baseline_hash=current.hash, candidate_hash=candidate.hash, allow_ties=True)

@@ -8,7 +8,7 @@ renders: it calls an `EventSink` with events, and the command line decides how t
 with `--json` and in a detached night's log).
 
     training    Plan, SeedScoring, StepStarted, Reflecting, StepProblem, Repairing, NoEdit, GateStarted,
-                GateDecided, EpochEnd, Stopped (the Trainer), FinalScoring, EvalStarted
+                GateDecided, CandidateChosen, EpochEnd, Stopped (the Trainer), FinalScoring, EvalStarted
     a night     HarvestStarted, HarvestDone, NightResumed, Mining, AskingRelevance, WritingJudges,
                 Dreaming, NightPlanned, FinalScoring, ReportWritten, ProposalStaged, ProposalPending,
                 Adopted, AdoptRefused
@@ -41,6 +41,7 @@ from skillsleep.core.night_events import (
     WritingJudges,
 )
 from skillsleep.core.run_events import (
+    CandidateChosen,
     EpochEnd,
     EvalStarted,
     EventRecord,
@@ -65,6 +66,7 @@ __all__ = [
     "AdoptRefused",
     "Adopted",
     "AskingRelevance",
+    "CandidateChosen",
     "Dreaming",
     "EpochEnd",
     "EvalStarted",
@@ -109,6 +111,7 @@ Event = Annotated[
     | NoEdit
     | GateStarted
     | GateDecided
+    | CandidateChosen
     | EpochEnd
     | Stopped
     | Notice

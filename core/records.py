@@ -34,8 +34,7 @@ def _as_utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-# A time in a record: skillsleep writes them in UTC with the zone; one without a zone (a record
-# edited by hand) is read as UTC, so records always compare and sort.
+# A record's time: written in UTC with its zone; one without (edited by hand) is read as UTC, so all compare.
 UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
 
 
@@ -395,4 +394,7 @@ class StepRecord(Record):
     skipped: list[str] = Field(default_factory=list)
     failures: list[UnusableReply] = Field(default_factory=list)  # optimizer replies it could not use
     refused: list[Refusal] = Field(default_factory=list)  # by the safety screen, before ranking
-    gate: GateDecision | None = None
+    gate: GateDecision | None = None  # the kept candidate's decision, else the best rejected one's
+    candidates: int = 1  # candidate skills built ([train] candidates; identical ones gated once)
+    chosen: int | None = None  # the number (from 1) of the candidate the gate kept
+    candidate_gates: dict[int, GateDecision] = Field(default_factory=dict)  # by number, with several

@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "CandidateChosen",
     "EpochEnd",
     "EvalStarted",
     "EventRecord",
@@ -134,25 +135,48 @@ class NoEdit(_AtStep):
         return f"{self.at.label()}: no applicable edit"
 
 
-class GateStarted(_AtStep):
-    """The step's candidate goes to the gate."""
+class _AtCandidate(_AtStep):
+    """An event about one of the step's candidates (numbered from 1; most steps build one)."""
+
+    candidate: int = 1
+    candidates: int = 1
+
+    def which(self) -> str:
+        return f"candidate {self.candidate}/{self.candidates} " if self.candidates > 1 else ""
+
+
+class GateStarted(_AtCandidate):
+    """A candidate of the step goes to the gate."""
 
     kind: Literal["gate_started"] = "gate_started"
     tasks: int
 
     def describe(self) -> str:
-        return f"{self.at.label()}: gate on {self.tasks} selection tasks"
+        return f"{self.at.label()}: gate {self.which()}on {self.tasks} selection tasks"
 
 
-class GateDecided(_AtStep):
-    """The gate accepted or rejected the step's candidate."""
+class GateDecided(_AtCandidate):
+    """The gate accepted or rejected a candidate of the step."""
 
     kind: Literal["gate_decided"] = "gate_decided"
     accepted: bool
     reason: str
 
     def describe(self) -> str:
-        return f"{self.at.label()}: {'accepted' if self.accepted else 'rejected'}: {self.reason}"
+        return f"{self.at.label()}: {self.which()}{'accepted' if self.accepted else 'rejected'}: {self.reason}"
+
+
+class CandidateChosen(_AtStep):
+    """A step that built several candidates: how many, how many the gate scored, which one it kept."""
+
+    kind: Literal["candidate_chosen"] = "candidate_chosen"
+    built: int
+    gated: int
+    chosen: int | None
+
+    def describe(self) -> str:
+        kept = f"kept candidate {self.chosen}" if self.chosen else "none passed the gate" if self.gated else "none"
+        return f"{self.at.label()}: {self.built} candidates, {self.gated} distinct new skill(s) gated; {kept}"
 
 
 class EpochEnd(EventRecord):

@@ -15,17 +15,17 @@ import random
 
 from pydantic import Field
 
+from skillsleep.core import candidates
 from skillsleep.core.aggregate import AggregateResult, aggregate
 from skillsleep.core.config import TrainConfig
-from skillsleep.core.edits import EditLimits
+from skillsleep.core.edits import EditLimits, EditResult
 from skillsleep.core.epoch import end_epoch
 from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.events import (
+    CandidateChosen,
     EpochEnd,
     EventSink,
-    GateDecided,
-    GateStarted,
     NoEdit,
     Plan,
     Reflecting,
@@ -36,7 +36,7 @@ from skillsleep.core.events import (
     StepStarted,
     Stopped,
 )
-from skillsleep.core.gate import decide, mean
+from skillsleep.core.gate import mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.ranking import rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
@@ -47,6 +47,7 @@ from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
 from skillsleep.core.skill import Skill
+from skillsleep.core.step_notes import gate_note, refused_note
 
 
 class TrainState(Record):
@@ -105,8 +106,10 @@ _NOT_SHAPING: dict[str, bool | set[str]] = {
 
 
 def config_hash(cfg: TrainConfig) -> str:
-    """Hash of the settings that shape the run (a resume with other settings is refused)."""
-    return hashlib.sha256(cfg.model_dump_json(exclude=_NOT_SHAPING).encode()).hexdigest()[:16]
+    """Hash of the settings that shape the run (a resume with other settings is refused). One
+    candidate a step hashes as before `[train] candidates` existed, so earlier runs still resume."""
+    exclude = _NOT_SHAPING if cfg.train.candidates > 1 else {**_NOT_SHAPING, "train": {"candidates"}}
+    return hashlib.sha256(cfg.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
 class Trainer:
@@ -184,7 +187,7 @@ class Trainer:
         """Projected model calls of the whole run (an upper bound; the caches make it smaller)."""
         k, cfg = self.cfg.train.rollouts_k, self.cfg
         batch = min(cfg.train.batch_size, len(self.train_tasks)) * k
-        per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 3 + len(self.val) * k  # merge, rank, repair
+        per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 3 + len(self.val) * k * cfg.train.candidates
         per_epoch = per_step * self.steps_per_epoch
         if cfg.slow_update.enabled:
             per_epoch += 2 * min(cfg.slow_update.sample_size, len(self.train_tasks)) + 1 + len(self.val) * k
@@ -257,6 +260,8 @@ class Trainer:
         st.next_budget = selection.next_budget
         result = await self._land(st, current, selection.selected, at)
         refused += result.screened
+        first = EditResult(skill=result.skill, applied=result.applied, skipped=result.refused)
+        built = candidates.build(current, first, selection, self.limits, n=cfg.train.candidates)
         failures = [*reflected.problems, *merged.problems, *selection.problems, *result.problems]
         for failure in failures:
             self.on_event(StepProblem(at=at, problem=failure.line()))
@@ -270,20 +275,22 @@ class Trainer:
             merged=len(merged.edits),
             selected=selection.selected,
             applied=result.applied,
-            skipped=[*dropped, *result.skipped],
+            skipped=list(dict.fromkeys([*dropped, *result.skipped, *candidates.skip_lines(built[1:])])),
+            candidates=len(built),
             failures=failures,
             refused=refused,
         )
-        self._note_refused(st, refused)
+        if refused:
+            st.earlier_steps.append(refused_note(st.step, refused))
         step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
         self.run_dir.write_json(step_dir / "proposed.json", list(map(self.redactor.edit, reflected.edits)))
         self.run_dir.write_json(step_dir / "merged.json", list(map(self.redactor.edit, merged.edits)))
         self.run_dir.write_json(step_dir / "ranked.json", {"ranked": selection.ranked, "selected": selection.selected})
-        if result.skill == current:
+        if not candidates.to_gate(current, built):
             st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")
             self.on_event(NoEdit(at=at))
         else:
-            await self._gate_candidate(st, record, current, result.skill, at)
+            await self._gate_candidates(st, record, current, built, at)
         self.run_dir.write_json(step_dir / "step.json", record)
         remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
@@ -298,14 +305,6 @@ class Trainer:
         if result.asked:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
         return result
-
-    def _note_refused(self, st: TrainState, refused: list[Refusal]) -> None:
-        """Tell later reflections which edits the safety screen refused this step."""
-        if refused:
-            st.earlier_steps.append(
-                f"step {st.step + 1}: refused by the safety screen, never propose again: "
-                + "; ".join(f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused)
-            )
 
     def _reflect_context(self, st: TrainState) -> ReflectContext:
         """What the optimizer reads besides the trajectories: earlier steps, rejected edits, meta skill."""
@@ -329,25 +328,43 @@ class Trainer:
             self.on_event(StepProblem(at=at, problem=r.reason()))
         return merged, safe, refused
 
-    async def _gate_candidate(
-        self, st: TrainState, record: StepRecord, current: Skill, cand: Skill, at: StepAt
+    async def _gate_candidates(
+        self, st: TrainState, record: StepRecord, current: Skill, built: list[candidates.Candidate], at: StepAt
     ) -> None:
-        self.run_dir.write_text(f"candidates/e{st.epoch}s{st.step}.md", cand.text)
-        self.on_event(GateStarted(at=at, tasks=len(self.val)))
-        before = await self.ev.task_scores(current, self.val)
-        after = await self.ev.task_scores(cand, self.val)
-        decision = decide(self.gate, before, after, baseline_hash=current.hash, candidate_hash=cand.hash)
-        record.gate = decision
-        self.on_event(GateDecided(at=at, accepted=decision.accepted, reason=decision.reason))
-        verdict = "accepted" if decision.accepted else "rejected"
-        if decision.accepted:
-            self.accept(st, cand, decision.candidate)
-        else:
-            st.rejected.extend(
-                RejectedEdit(edit=e, before=decision.baseline, after=decision.candidate, epoch=st.epoch, step=st.step)
-                for e in record.applied
+        """Gate every new candidate skill of the step, keep the best accepted one, remember the rest."""
+        several, gated = len(built) > 1, candidates.to_gate(current, built)
+        for c in gated:
+            self.run_dir.write_text(
+                f"candidates/e{st.epoch}s{st.step}{f'c{c.number}' if several else ''}.md", c.skill.text
             )
-        st.earlier_steps.append(_step_line(st.step, record.applied, decision.baseline, decision.candidate, verdict))
+        decisions = await candidates.gate_all(
+            self.ev, self.gate, current, gated, self.val, at=at, on_event=self.on_event, built=len(built)
+        )
+        record.chosen = candidates.choose(decisions)
+        record.candidate_gates = decisions if several else {}
+        if several:
+            self.on_event(CandidateChosen(at=at, built=len(built), gated=len(gated), chosen=record.chosen))
+        kept = built[record.chosen - 1] if record.chosen else None
+        record.gate = decisions[kept.number] if kept else candidates.best_rejected(decisions)
+        if kept:
+            record.applied = kept.result.applied
+            self.accept(st, kept.skill, record.gate.candidate)
+        remembered = list(record.applied) if kept else []
+        for c in gated:
+            decision = decisions[c.number]
+            edits = c.result.applied
+            if not decision.accepted:
+                new = [e for e in edits if e not in remembered]
+                remembered += new
+                st.rejected.extend(
+                    RejectedEdit(
+                        edit=e, before=decision.baseline, after=decision.candidate, epoch=st.epoch, step=st.step
+                    )
+                    for e in new
+                )
+            verdict = ("accepted" if c is kept else "passed, not kept") if decision.accepted else "rejected"
+            which = f"candidate {c.number}/{len(built)} " if several else ""
+            st.earlier_steps.append(gate_note(st.step, edits, decision.baseline, decision.candidate, which + verdict))
 
     def accept(self, st: TrainState, skill: Skill, score: float, *, tie_ok: bool = False) -> None:
         """Make `skill` current; it becomes best (and best_skill.md) on a strict improvement, or on
@@ -375,8 +392,3 @@ class Trainer:
 def _number(epoch: object) -> str:
     """An epoch index from a record, counted from 1 for people."""
     return str(epoch + 1) if isinstance(epoch, int) else "?"
-
-
-def _step_line(step: int, edits: list[Edit], before: float, after: float, verdict: str) -> str:
-    what = "; ".join(f"{e.op} {(e.content or e.target or '')[:80]!r}" for e in edits)
-    return f"step {step + 1}: {verdict} ({before:.3f} → {after:.3f}): {what}"

@@ -135,6 +135,7 @@ class SleepSection(_Section):
     gate: Literal["on", "off"] = "on"  # accept edits only when held-out real tasks improve
     gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
     rollouts_k: int = Field(default=1, ge=1)  # samples per task and skill
+    candidates: int = Field(default=1, ge=1, le=8)  # candidate skills each step gates ([train] candidates)
     preferences: str = ""  # the user's rules, given to the optimizer as a prior
     budget_tokens: int = Field(default=0, ge=0)  # 0 → no cap
     budget_usd: float = Field(default=0.0, ge=0, allow_inf_nan=False)  # 0 → no cap

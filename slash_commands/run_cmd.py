@@ -48,6 +48,7 @@ __all__ = ["run_"]
 @click.option("--gate", type=click.Choice(["on", "off"]), help="on: stage only what strictly improves held-out tasks.")
 @click.option("--gate-metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score the gate compares.")
 @click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task (contrastive reflection).")
+@click.option("--candidates", type=click.IntRange(1, 8), help="Candidate skills each step gates, the best kept (1-8).")
 @click.option("--preferences", help='Your rules, given to the optimizer as a prior ("prefer short answers").')
 @click.option("--budget-tokens", type=click.IntRange(min=0), help="Hard cap on tokens tonight (0: none).")
 @click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")

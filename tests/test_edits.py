@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from skillsleep.core.edits import MAX_NOTES, EditLimits, apply_edits
 from skillsleep.core.records import Edit
 from skillsleep.core.skill import Skill
+from skillsleep.core.skill_lines import repeated
 
 FRONT = "---\nname: demo\ndescription: 'a demo: skill'   \n---\n"
 DOC = (
@@ -155,7 +159,7 @@ def test_frontmatter_line_cannot_be_edited() -> None:
 def test_add_after_a_protected_line_does_not_write_into_the_region() -> None:
     result = apply(Edit(op="add", target="- Keep the tone neutral.", content="- Sneaky."))
     assert result.skill.region("slow-update") == "- Keep the tone neutral."
-    assert "- Sneaky." in result.skill.editable_lines()
+    assert "Sneaky." in result.skill.editable_lines()  # at the end of the plain Output section, plain
 
 
 def test_multiline_target_is_skipped() -> None:
@@ -331,3 +335,130 @@ def test_skipped_reasons_name_the_edit_and_the_reason() -> None:
     result = apply(Edit(op="delete", target="- Missing line."))
     (line,) = result.skipped_reasons()
     assert line.startswith("delete '- Missing line.': the line to delete was not found")
+
+
+# --- new lines read like the skill ------------------------------------------------------------
+
+
+def test_a_plain_line_added_among_bullets_becomes_a_bullet() -> None:
+    result = apply(Edit(op="add", target="- Always answer briefly.", content="Use metric units."))
+    assert "- Always answer briefly.\n- Use metric units.\n- Cite the source.\n" in result.skill.text
+
+
+def test_a_bullet_added_to_a_plain_section_loses_its_marker() -> None:
+    result = apply(Edit(op="add", target="End with `ANSWER: <n>`.", content="* Show your work."))
+    assert "End with `ANSWER: <n>`.\nShow your work.\n" in result.skill.text
+
+
+def test_an_added_line_takes_the_neighbours_bullet_character_and_indent() -> None:
+    base = Skill.parse("# T\n\n## Steps\n  * Read the task.\n  * Answer it.\n")
+    result = apply(Edit(op="add", target="* Read the task.", content="- Check the units."), base=base)
+    assert "  * Read the task.\n  * Check the units.\n  * Answer it.\n" in result.skill.text
+
+
+def test_a_line_added_to_a_numbered_list_gets_the_next_number() -> None:
+    base = Skill.parse("# T\n\n## Steps\n1. Read the task.\n2) Answer it.\n")
+    result = apply(Edit(op="add", target="2) Answer it.", content="Check the answer.\n- Reply."), base=base)
+    assert "2) Answer it.\n3) Check the answer.\n4) Reply.\n" in result.skill.text
+
+
+def test_a_line_added_before_a_list_takes_the_list_style() -> None:
+    base = Skill.parse("# T\n\nFollow these rules:\n\n- Be brief.\n")
+    result = apply(Edit(op="add", target="Follow these rules:", content="Be kind."), base=base)
+    assert "Follow these rules:\n- Be kind.\n\n- Be brief.\n" in result.skill.text
+
+
+def test_a_line_under_a_bare_heading_is_kept_as_written() -> None:
+    base = Skill.parse("# T\n\n## Rules\n")
+    result = apply(Edit(op="add", target="## Rules", content="- Be brief."), base=base)
+    assert "## Rules\n- Be brief.\n" in result.skill.text
+
+
+def test_content_with_code_is_kept_as_written() -> None:
+    result = apply(Edit(op="add", target="- Cite the source.", content="Reply like:\n```\nVerdict: yes\n```"))
+    assert "- Cite the source.\nReply like:\n```\nVerdict: yes\n```\n" in result.skill.text
+
+
+def test_a_replacement_takes_the_style_of_the_line_it_replaces() -> None:
+    bulleted = apply(Edit(op="replace", target="- Cite the source.", content="Cite two sources."))
+    assert "- Cite two sources.\n" in bulleted.skill.text
+    plain = apply(Edit(op="replace", target="End with `ANSWER: <n>`.", content="- End with `ANSWER: n`."))
+    assert "\nEnd with `ANSWER: n`.\n" in plain.skill.text
+
+
+# --- no line said twice -----------------------------------------------------------------------
+
+
+def test_a_line_already_present_in_another_form_is_refused_with_the_line_to_edit() -> None:
+    result = apply(Edit(op="add", target="End with `ANSWER: <n>`.", content="cite   the SOURCE"))
+    assert only_reason(result) == (
+        "the skill already has this line: '- Cite the source.'; edit that line instead of writing it again"
+    )
+    assert result.skill == skill()
+
+
+def test_one_repeated_line_refuses_the_whole_edit() -> None:
+    result = apply(Edit(op="add", content="Show your work.\n- Always answer briefly."))
+    assert "already has this line: '- Always answer briefly.'" in only_reason(result)
+    assert result.skill == skill()
+
+
+def test_content_that_repeats_itself_is_refused() -> None:
+    result = apply(Edit(op="add", content="Show your work.\n- show your work"))
+    assert "says the same line twice" in only_reason(result)
+
+
+def test_a_line_of_the_guidance_region_is_not_written_into_the_body() -> None:
+    result = apply(Edit(op="add", content="Keep the tone neutral."))
+    assert "already has this line: '- Keep the tone neutral.'" in only_reason(result)
+
+
+def test_a_replacement_may_restate_the_line_it_replaces_in_other_words() -> None:
+    result = apply(Edit(op="replace", target="- Cite the source.", content="- Cite the source, always."))
+    assert result.applied and "- Cite the source, always.\n" in result.skill.text
+
+
+def test_a_reminder_of_a_rule_the_body_states_is_refused() -> None:
+    result = apply(Edit(op="add", content="- always answer briefly", kind="execution_lapse"))
+    assert only_reason(result).startswith("the skill already states this as a rule: '- Always answer briefly.'")
+    assert result.skill.region("appendix") == ""
+
+
+def test_a_rule_written_into_the_body_takes_its_reminder_out_of_the_appendix() -> None:
+    base = skill().with_region("appendix", "- Show your work.\n- Check units.")
+    result = apply(Edit(op="add", target="- Cite the source.", content="Show your work."), base=base)
+    assert "- Cite the source.\n- Show your work.\n" in result.skill.text
+    assert result.skill.region("appendix") == "- Check units."
+
+
+def test_in_one_step_a_body_rule_and_its_reminder_land_once() -> None:
+    note = Edit(op="add", content="Show your work.", kind="execution_lapse")
+    rule = Edit(op="add", content="Show your work.")
+    for edits in ((note, rule), (rule, note)):
+        result = apply(*edits)
+        assert result.skill.text.count("Show your work.") == 1
+        assert not repeated(result.skill.body.split("\n"))
+
+
+_LINES = ["Cite the source.", "- cite the source", "Show your work.", "1. Show your work", "Be brief.", "* be BRIEF."]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "replace", "delete", "note"]),
+            st.sampled_from(["", "- Always answer briefly.", "- Cite the source.", "End with `ANSWER: <n>`."]),
+            st.sampled_from(_LINES),
+        ),
+        max_size=8,
+    )
+)
+def test_no_sequence_of_edits_leaves_a_line_said_twice(plan: list[tuple[str, str, str]]) -> None:
+    edits = [
+        Edit(op="add", content=content, kind="execution_lapse")
+        if op == "note"
+        else Edit(op=op, target=target or None, content=None if op == "delete" else content)  # type: ignore[arg-type]
+        for op, target, content in plan
+    ]
+    result = apply_edits(skill(), edits, EditLimits(max_edits=8))
+    assert not repeated(result.skill.body.split("\n"))

@@ -9,6 +9,7 @@ from skillsleep.core.events import (
     Adopted,
     AdoptRefused,
     AskingRelevance,
+    CandidateChosen,
     Dreaming,
     EpochEnd,
     EvalStarted,
@@ -62,6 +63,22 @@ CASES: list[tuple[object, str]] = [
     (GateStarted(at=AT, tasks=6), "epoch 1/2 step 3/4: gate on 6 selection tasks"),
     (GateDecided(at=AT, accepted=True, reason="0.5 → 0.7"), "epoch 1/2 step 3/4: accepted: 0.5 → 0.7"),
     (GateDecided(at=AT, accepted=False, reason="no gain"), "epoch 1/2 step 3/4: rejected: no gain"),
+    (
+        GateStarted(at=AT, tasks=6, candidate=2, candidates=3),
+        "epoch 1/2 step 3/4: gate candidate 2/3 on 6 selection tasks",
+    ),
+    (
+        GateDecided(at=AT, accepted=False, reason="no gain", candidate=3, candidates=3),
+        "epoch 1/2 step 3/4: candidate 3/3 rejected: no gain",
+    ),
+    (
+        CandidateChosen(at=AT, built=3, gated=2, chosen=2),
+        "epoch 1/2 step 3/4: 3 candidates, 2 distinct new skill(s) gated; kept candidate 2",
+    ),
+    (
+        CandidateChosen(at=AT, built=2, gated=0, chosen=None),
+        "epoch 1/2 step 3/4: 2 candidates, 0 distinct new skill(s) gated; none",
+    ),
     (EpochEnd(epoch=0), "epoch 1: boundary (slow update, meta skill)"),
     (Stopped(reason="budget of 100 tokens spent"), "stopped: budget of 100 tokens spent"),
     (Notice(text="watching claude-code /h (Ctrl-C to stop)"), "watching claude-code /h (Ctrl-C to stop)"),

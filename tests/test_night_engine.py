@@ -9,6 +9,7 @@ failures that must leave a recorded (or no) night behind.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +32,7 @@ from skillsleep.core.report import NightResult
 from skillsleep.core.report_files import REPORT_FILES
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
+from skillsleep.core.trainer import TrainState
 from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
@@ -212,7 +214,7 @@ def test_the_candidate_is_composed_into_the_live_file_and_staged_against_it(root
     assert proposals.base(proposal) == LIVE.replace("\n", "\r\n")
     assert (proposal.baseline_score, proposal.candidate_score) == (0.0, 1.0) and proposal.night == 1
     assert proposal.details == {"harness": "chat", "section": None, "managed": False}
-    assert f"+{RULE}" in result.diff and skill.path.read_bytes() == LIVE.replace("\n", "\r\n").encode()
+    assert f"+- {RULE}" in result.diff and skill.path.read_bytes() == LIVE.replace("\n", "\r\n").encode()
 
 
 def test_a_night_that_relearns_a_pending_proposal_stages_nothing_new(root: Path) -> None:
@@ -329,3 +331,25 @@ def test_an_error_mid_night_is_recorded_as_stopped_and_raised(root: Path) -> Non
     record = record_of(root)
     assert record.status == "stopped" and record.outcome == "stopped-early"
     assert record.stop is not None and record.stop.kind == "error" and record.finished == NOW
+
+
+# --- candidates --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("candidates", "outcome"), [(1, "rejected"), (3, "accepted")])
+def test_a_night_gates_as_many_candidates_as_its_settings_ask(root: Path, candidates: int, outcome: str) -> None:
+    # the reflection ranks a harmful edit first: the clip (both edits) and the harmful one alone fail,
+    # the third candidate (the rule alone) passes
+    bad = "Reply in French only."
+    finding = {"kind": "skill_defect", "diagnosis": "d", "op": "add", "target": ""}
+    write_scripts(root, findings=[{**finding, "content": bad}, {**finding, "content": RULE}])
+    rules = json.loads((root / "target.json").read_text())
+    (root / "target.json").write_text(json.dumps([{"match": "French", "reply": "Bonjour."}, *rules]))
+    result = night(root, settings(root, steps=1, candidates=candidates), live_file(root))
+    assert result.outcome == outcome
+    state = TrainState.model_validate_json((root / "data" / "nights" / "0001" / "state.json").read_bytes())
+    step = state.steps[0]
+    assert step.candidates == candidates and step.chosen == (3 if candidates == 3 else None)
+    if outcome == "accepted":
+        staged = Proposals(root / "data").candidate(Proposals(root / "data").get(result.proposal or ""))
+        assert RULE in staged and bad not in staged

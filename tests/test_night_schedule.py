@@ -265,7 +265,7 @@ def test_a_typo_in_the_run_flags_fails_at_schedule_and_leaves_the_crontab_as_it_
             (["--at", "03:00", "--rollouts-k", "0"], "--rollouts-k"),
             (
                 ["--at", "03:00", "--harnes", "codex"],
-                "No such option '--harnes'. (Did you mean one of: '--dreams', '--harness'?)",
+                "No such option '--harnes'. (Did you mean one of: '--candidates', '--dreams', '--harness'?)",
             ),
             (["--at", "25:00"], "--at '25:00': expected a time of day HH:MM"),
         ):

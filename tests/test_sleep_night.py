@@ -389,7 +389,7 @@ def test_skill_section_trains_only_that_section_of_only_the_related_tasks(
         and new[new.index("## Style\n") :] == AGENTS[AGENTS.index("## Style\n") :]
     )
     patch = (folder / "diff.patch").read_text()
-    assert patch.startswith("--- a/AGENTS.md\n+++ b/AGENTS.md\n") and f"+{RULE}" in patch
+    assert patch.startswith("--- a/AGENTS.md\n+++ b/AGENTS.md\n") and f"+- {RULE}" in patch
     assert not [line for line in patch.splitlines() if line.startswith("-") and not line.startswith("---")]
     assert agents.read_bytes() == AGENTS.encode()  # the live file is untouched until adopt
 
@@ -412,7 +412,7 @@ def test_skill_path_to_an_existing_skill_stages_a_diff_against_it(
     assert candidate.startswith(seed.rstrip("\n")) and RULE in candidate
     patch = (folder / "diff.patch").read_text()
     assert patch.startswith("--- a/SKILL.md\n+++ b/SKILL.md\n")
-    assert " - Be factual." in patch.splitlines() and f"+{RULE}" in patch.splitlines()
+    assert " - Be factual." in patch.splitlines() and f"+- {RULE}" in patch.splitlines()
     assert skill.read_text() == seed
     assert not (data / "skills" / MANAGED_NAME).exists()
 

@@ -216,6 +216,27 @@ def test_preferences_reach_every_reflect_request(root: Path, monkeypatch: pytest
     assert not any("Prefer bullet lists" in t for t in rec.texts("target", "mine"))
 
 
+# --- --candidates ------------------------------------------------------------------------------
+
+
+def test_candidates_lets_the_good_edit_pass_alone_when_a_harmful_one_is_ranked_first(root: Path) -> None:
+    finding = {"kind": "skill_defect", "diagnosis": "d", "op": "add", "target": ""}
+    findings = [{**finding, "content": "Reply in French only."}, {**finding, "content": RULE}]
+    write_rules(root, replace_rule(optimizer_rules(), '"findings"', {"findings": findings}))
+    rules = json.loads((root / "target.json").read_text())
+    (root / "target.json").write_text(json.dumps([{"match": "French", "reply": "Bonjour."}, *rules]))
+    assert run_night(root, "--steps", "1", "--dreams", "0")["outcome"] == "rejected"  # the clip fails
+    s = run_night(root, "--steps", "1", "--dreams", "0", "--candidates", "3")
+    assert s["outcome"] == "accepted"
+    [p] = [p for p in proposals(root) if p["id"] == s["proposal"]]
+    assert RULE in staged_skill(root, p) and "French" not in staged_skill(root, p)
+
+
+def test_candidates_outside_1_to_8_is_a_usage_error(root: Path) -> None:
+    code, _, err = invoke(*run_args(root, "--candidates", "9"))
+    assert code == 2 and "--candidates" in err
+
+
 # --- budgets -------------------------------------------------------------------------------------
 
 

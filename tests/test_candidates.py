@@ -1,0 +1,233 @@
+"""Several candidates per step (`[train] candidates`), on a scripted optimizer and target: each
+distinct candidate is gated, the best that passes is kept, and no rollout is paid twice."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from skillsleep.core.backends.base import BackendSettings
+from skillsleep.core.backends.scripted import ScriptedBackend
+from skillsleep.core.candidates import edit_sets
+from skillsleep.core.config import load_config
+from skillsleep.core.errors import ConfigError
+from skillsleep.core.evaluate import Evaluator
+from skillsleep.core.events import CandidateChosen, Event, GateDecided, GateStarted, StepAt
+from skillsleep.core.gate import GateConfig
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.llm import LLM
+from skillsleep.core.records import Check, CompletionRequest, Edit, Judge, Task
+from skillsleep.core.rundir import RunDir
+from skillsleep.core.skill import Skill
+from skillsleep.core.skill_lines import repeated
+from skillsleep.core.trainer import Trainer, config_hash
+from skillsleep.harnesses.chat import ChatHarness
+
+GOOD = "End every reply with a final line `ANSWER: <answer>`."
+HALF = "For even first numbers, end with a final line `ANSWER: <answer>`."
+BAD = "Reply in French only."
+SEED = "# Sums\n\n- Read the question.\n"
+VAL = 4  # selection tasks
+BATCH = 3  # train tasks, one step
+
+
+def tasks() -> list[Task]:
+    judge = Judge(checks=[Check(type="last_line_regex", value=r"ANSWER: .+")], answer_pattern=r"ANSWER:\s*(.+)$")
+    return [
+        Task(id=f"t{i}", prompt=f"What is {i}+{i + 3}?", judge=judge.model_copy(update={"answer": str(2 * i + 3)}),
+             split="train" if i < BATCH else "val")
+        for i in range(BATCH + VAL)
+    ]  # fmt: skip
+
+
+def target(request: CompletionRequest) -> str:
+    system = request.messages[0].content if request.messages[0].role == "system" else ""
+    a, b = map(int, re.findall(r"(\d+)\+(\d+)", request.messages[-1].content)[0])
+    if BAD in system:
+        return "Bonjour."
+    if GOOD in system or (HALF in system and a % 2 == 0):
+        return f"{a} plus {b}.\nANSWER: {a + b}"
+    return f"The sum is {a + b}."
+
+
+def optimizer(findings: list[str], order: list[int]) -> Callable[[CompletionRequest], str]:
+    """Reflects `findings` (added lines; a '~' prefix makes an execution-lapse note), ranks them `order`."""
+
+    def answer(request: CompletionRequest) -> str:
+        required = (request.json_schema or {}).get("required", [])
+        if required == ["findings"]:
+            out = [
+                {"kind": "execution_lapse" if f.startswith("~") else "skill_defect", "diagnosis": "d", "op": "add",
+                 "target": "", "content": f.lstrip("~")}
+                for f in findings
+            ]  # fmt: skip
+            return json.dumps({"findings": out})
+        if required == ["groups"]:
+            return json.dumps({"groups": []})
+        if required == ["guidance"]:
+            return json.dumps({"guidance": ["- end every reply with a final line `ANSWER: <answer>`", "Stay calm."]})
+        if required == ["notes"]:
+            return json.dumps({"notes": []})
+        return json.dumps({"order": order})
+
+    return answer
+
+
+def train(
+    tmp_path: Path,
+    findings: list[str],
+    order: list[int],
+    *,
+    n: int,
+    max_edits: int = 1,
+    steps: int = 1,
+    slow: bool = False,
+) -> tuple[Trainer, ScriptedBackend, ScriptedBackend, list[Event]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "tasks.jsonl").write_text("\n".join(t.model_dump_json() for t in tasks()) + "\n")
+    (tmp_path / "SKILL.md").write_text(SEED)
+    (tmp_path / "run.toml").write_text(
+        '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n[run]\nname = "t"\nout_dir = "runs"\n'
+        f"[train]\nepochs = 1\nsteps_per_epoch = {steps}\nbatch_size = {BATCH}\nminibatch_size = {BATCH}\ncandidates = {n}\n"
+        f'[lr]\nschedule = "constant"\nmax_edits = {max_edits}\nmin_edits = 1\n'
+        f"[slow_update]\nenabled = {str(slow).lower()}\n[meta]\nenabled = false\n"
+    )
+    cfg = load_config(tmp_path / "run.toml")
+    ledger = Ledger()
+    tb = ScriptedBackend(BackendSettings(model="target"), target)
+    ob = ScriptedBackend(BackendSettings(model="opt"), optimizer(findings, order))
+    run_dir = RunDir(tmp_path / "runs" / "t")
+    ev = Evaluator(
+        ChatHarness(LLM(tb, ledger=ledger)), judge_llm=None, gate=GateConfig(), log_path=run_dir.rollouts_path
+    )
+    split = {s: [t for t in tasks() if t.split == s] for s in ("train", "val")}
+    events: list[Event] = []
+    trainer = Trainer(
+        cfg, splits=split, seed_skill=Skill.parse(SEED), evaluator=ev, optimizer=LLM(ob, ledger=ledger),
+        run_dir=run_dir, on_event=events.append,
+    )  # fmt: skip
+    return trainer, tb, ob, events
+
+
+async def test_two_candidates_are_both_gated_and_the_better_one_is_kept(tmp_path: Path) -> None:
+    trainer, _tb, ob, events = train(tmp_path, [HALF, GOOD], [1, 2], n=2, steps=2)
+    st = await trainer.run()
+    step = st.steps[0]
+    assert step.candidates == 2 and step.chosen == 2
+    assert {n: (d.accepted, d.candidate) for n, d in step.candidate_gates.items()} == {1: (True, 0.5), 2: (True, 1.0)}
+    assert step.gate == step.candidate_gates[2] and [e.content for e in step.applied] == [GOOD]
+    assert GOOD in st.current and HALF not in st.current and st.current_score == 1.0
+    assert (tmp_path / "runs/t/candidates/e0s0c1.md").read_text().count(HALF) == 1
+    first = [e for e in events if getattr(e, "at", StepAt(epoch=0, epochs=1, step=1, steps=2)).step == 0]
+    assert [(e.candidate, e.candidates) for e in first if isinstance(e, GateStarted)] == [(1, 2), (2, 2)]
+    assert [e.describe().split(": ", 1)[1] for e in first if isinstance(e, GateDecided)] == [
+        "candidate 1/2 accepted: improved 0.000 → 0.500",
+        "candidate 2/2 accepted: improved 0.000 → 1.000",
+    ]
+    assert [e for e in first if isinstance(e, CandidateChosen)] == [
+        CandidateChosen(at=StepAt(epoch=0, epochs=1, step=0, steps=2), built=2, gated=2, chosen=2)
+    ]
+    assert not [r for r in st.rejected if r.step == 0]  # a candidate that passed but was not kept is not rejected
+    second_reflection = [r.messages[-1].content for r in ob.requests if "findings" in str(r.json_schema)][-1]
+    assert "step 1: candidate 1/2 passed, not kept (0.000 → 0.500)" in second_reflection
+    assert "step 1: candidate 2/2 accepted (0.000 → 1.000)" in second_reflection
+
+
+async def test_the_next_ranked_edit_gets_a_turn_when_the_clip_fails(tmp_path: Path) -> None:
+    trainer, _, _, _ = train(tmp_path, [BAD, GOOD], [1, 2], n=2)
+    st = await trainer.run()
+    assert st.steps[0].chosen == 2 and GOOD in st.current and BAD not in st.current
+    assert [r.edit.content for r in st.rejected] == [BAD]  # remembered for the next reflection
+
+
+async def test_with_one_candidate_the_step_is_as_before(tmp_path: Path) -> None:
+    trainer, _, _, events = train(tmp_path, [BAD, GOOD], [1, 2], n=1)
+    st = await trainer.run()
+    step = st.steps[0]
+    assert step.candidates == 1 and step.chosen is None and step.candidate_gates == {}
+    assert step.gate is not None and not step.gate.accepted and st.current == SEED
+    assert not any(isinstance(e, CandidateChosen) for e in events)
+    assert [e.describe() for e in events if isinstance(e, GateDecided)] == [
+        "epoch 1/1 step 1/1: rejected: no improvement: 0.000 equals the current 0.000 (ties are rejected)"
+    ]
+
+
+async def test_equal_scores_keep_the_first_candidate(tmp_path: Path) -> None:
+    other = "Always finish with the line `ANSWER: <answer>` too. " + GOOD
+    trainer, _, _, _ = train(tmp_path, [GOOD, other], [1, 2], n=2)
+    st = await trainer.run()
+    assert st.steps[0].chosen == 1 and other not in st.current
+
+
+def rollouts_of(tb: ScriptedBackend) -> int:
+    return len(tb.requests)
+
+
+async def test_a_candidate_identical_to_the_current_skill_costs_no_rollout(tmp_path: Path) -> None:
+    # candidate 2 adds a line the skill has: refused, so it is the current skill and is never scored
+    trainer, tb, _, events = train(tmp_path, [GOOD, "read the question"], [1, 2], n=2)
+    st = await trainer.run()
+    assert rollouts_of(tb) == VAL + BATCH + VAL  # seed, batch, candidate 1: nothing for candidate 2
+    assert st.steps[0].candidates == 2 and list(st.steps[0].candidate_gates) == [1]
+    assert [e.candidate for e in events if isinstance(e, GateStarted)] == [1]
+    assert any("already has this line" in s for s in st.steps[0].skipped)
+
+
+async def test_identical_candidates_are_gated_once(tmp_path: Path) -> None:
+    # the clip {GOOD, a line the skill has} and {GOOD} alone make the same skill
+    trainer, tb, _, events = train(tmp_path, [GOOD, "- Read the question."], [1, 2], n=3, max_edits=2)
+    st = await trainer.run()
+    assert rollouts_of(tb) == VAL + BATCH + VAL
+    assert st.steps[0].candidates == 3 and list(st.steps[0].candidate_gates) == [1]
+    assert next(e for e in events if isinstance(e, CandidateChosen)).gated == 1
+
+
+async def test_extra_candidates_cost_no_optimizer_call(tmp_path: Path) -> None:
+    one, _, ob1, _ = train(tmp_path / "one", [HALF, GOOD], [1, 2], n=1)
+    await one.run()
+    three, _, ob3, _ = train(tmp_path / "three", [HALF, GOOD], [1, 2], n=3)
+    await three.run()
+    assert len(ob1.requests) == len(ob3.requests) == 3  # reflect, merge, rank
+
+
+async def test_the_trained_skill_never_says_a_line_twice(tmp_path: Path) -> None:
+    findings = [GOOD, "~" + GOOD, "- end every reply with a final line `answer: <answer>`", "~Read the question"]
+    trainer, _, _, _ = train(tmp_path, findings, [1, 2, 3, 4], n=4, max_edits=4, slow=True)
+    st = await trainer.run()
+    final = Skill(st.current)
+    assert GOOD in final.body and final.region("appendix") == ""
+    assert final.region("slow-update") == "- Stay calm."  # the guidance line the body states is left out
+    assert not repeated(st.current.split("\n"))
+
+
+def test_edit_sets_are_the_clip_then_each_ranked_edit_alone() -> None:
+    a, b, c = (Edit(op="add", content=x) for x in "abc")
+    assert edit_sets([a, b, c], [a, b], 4) == [[a, b], [a], [b], [c]]
+    assert edit_sets([a, b, c], [a], 3) == [[a], [b], [c]]
+    assert edit_sets([a], [a], 3) == [[a]]
+
+
+@pytest.mark.parametrize("n", [0, 9])
+def test_candidates_outside_1_to_8_is_a_config_error(tmp_path: Path, n: int) -> None:
+    train(tmp_path, [], [], n=1)
+    with pytest.raises(ConfigError, match=r"train\.candidates|candidates"):
+        load_config(tmp_path / "run.toml", [f"train.candidates={n}"])
+
+
+def test_one_candidate_keeps_the_config_hash_of_earlier_runs_so_they_resume(tmp_path: Path) -> None:
+    train(tmp_path, [], [], n=1)
+    one, two = load_config(tmp_path / "run.toml"), load_config(tmp_path / "run.toml", ["train.candidates=2"])
+    before = one.model_dump(mode="json", exclude={"budget": True, "train": {"candidates"}})  # as saved before
+    for role in ("target", "optimizer", "judge"):
+        for k in ("retry", "timeout_s"):
+            del before[role][k]
+    assert (
+        config_hash(one)
+        == hashlib.sha256(json.dumps(before, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()[:16]
+    )
+    assert config_hash(two) != config_hash(one)
