@@ -38,7 +38,7 @@ from skillsleep.core.events import (
 )
 from skillsleep.core.gate import mean
 from skillsleep.core.llm import LLM
-from skillsleep.core.ranking import rank_and_clip
+from skillsleep.core.ranking import Selection, rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
@@ -249,14 +249,7 @@ class Trainer:
         )
         merged, safe, refused = await self._merge_screened(reflected.edits, at)
         safe, dropped = drop_remembered(safe, st.rejected)
-        selection = await rank_and_clip(
-            self.optimizer,
-            current,
-            safe,
-            budget=lr,
-            autonomous=cfg.lr.schedule == "autonomous",
-            bounds=(cfg.lr.min_edits, cfg.lr.max_edits),
-        )
+        selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
         result = await self._land(st, current, selection.selected, at)
         refused += result.screened
@@ -294,6 +287,11 @@ class Trainer:
         self.run_dir.write_json(step_dir / "step.json", record)
         remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
+
+    async def _rank(self, current: Skill, edits: list[Edit], lr: int) -> Selection:
+        """`edits` ranked and clipped to the learning rate `lr` (bounded by `[lr]` when autonomous)."""
+        autonomous, bounds = self.cfg.lr.schedule == "autonomous", (self.cfg.lr.min_edits, self.cfg.lr.max_edits)
+        return await rank_and_clip(self.optimizer, current, edits, budget=lr, autonomous=autonomous, bounds=bounds)
 
     async def _land(self, st: TrainState, current: Skill, selected: list[Edit], at: StepAt) -> Landed:
         """The selected edits applied and the refused ones repaired once (`repair.json` records the round)."""
