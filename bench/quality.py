@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import statistics
@@ -131,24 +132,31 @@ def _say(line: str) -> None:
 
 
 class TestScores:
-    """Test-split scores by skill text, per family (temperature 0: one skill text, one score)."""
+    """Test-split scores by skill text, per family. At temperature 0 one skill text has one score
+    (llama.cpp in-process, fixed seed), so each is scored once, and kept in the work folder's
+    test-scores.json keyed by the skill, the tasks and the target: a later bench with the same
+    --work does not score the seed and reference skills again."""
 
     def __init__(self, folder: Path, family: Family, verbose: bool) -> None:
         self.folder, self.family, self.verbose = folder, family, verbose
-        self.scores: dict[str, float] = {}
-        self.tokens = 0
+        self.path = folder / "test-scores.json"
+        self.scores: dict[str, float] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def _key(self, text: str) -> str:
+        tasks = (self.folder / "all.jsonl").read_text()
+        return hashlib.sha256(f"{TARGET}\0{self.family.max_tokens}\0{tasks}\0{text}".encode()).hexdigest()
 
     async def score(self, skill: Path) -> float:
         from skillsleep.slash_commands.eval_cmd import EvalOptions, run_eval
 
-        text = skill.read_text()
-        if text not in self.scores:
+        key = self._key(skill.read_text())
+        if key not in self.scores:
             config = write_run_config(self.folder, self.family, OPTIMIZERS[-1], 0, 1)
             opts = EvalOptions(skill=skill, tasks=self.folder / "all.jsonl", config=config, split="test")
             result = await run_eval(opts, progress=_say if self.verbose else _quiet)
-            self.scores[text] = float(result["score"])
-            self.tokens += int(result["tokens"])
-        return self.scores[text]
+            self.scores[key] = float(result["score"])
+            self.path.write_text(json.dumps(self.scores, indent=1) + "\n")
+        return self.scores[key]
 
 
 def step_counts(run_dir: Path) -> dict[str, int]:
@@ -249,7 +257,7 @@ def _row_line(r: dict[str, Any]) -> str:
         f"sel {sel['seed']:.2f}→{sel['best']:.2f} (final {sel['final']:.2f})  "
         f"test {test['seed']:.2f}→{test['best']:.2f} (final {test['final']:.2f}, ref {r['reference']:.2f})  "
         f"steps {r['steps']} applicable {r['steps_applicable']} accepted {r['accepted']}  "
-        f"calls/tokens {roles}  {r['wall_s']:.0f} s"
+        f"calls/tokens {roles}  train {r['train_s']:.0f} s (with test scoring {r['wall_s']:.0f} s)"
     )
 
 
