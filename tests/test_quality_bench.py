@@ -3,31 +3,24 @@ message, and its summary computes the issue's targets."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from bench_script import load_bench
 
 from skillsleep.core.checks import run_checks
 from skillsleep.core.records import Judge, Run
 from skillsleep.core.skill import Skill
 
-REPO = Path(__file__).resolve().parents[1]
 FAMILIES = ("structure", "answer-format", "reasoning")
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("quality_bench", REPO / "bench" / "quality.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the bench's annotations through it
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("quality")
 
 
 @pytest.mark.parametrize("name", FAMILIES)

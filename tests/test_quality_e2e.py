@@ -3,13 +3,12 @@ Qwen2.5-Coder-0.5B as target and as its own optimizer: what must hold whatever t
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_script import load_bench
 from click.testing import CliRunner
 
 from skillsleep.core.records import StepRecord
@@ -18,16 +17,10 @@ from skillsleep.slash_commands.cli import main
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def _bench() -> ModuleType:
     """bench/quality.py, which builds the family's tasks from ../shared/data/tasks."""
-    spec = importlib.util.spec_from_file_location("quality_bench", REPO / "bench" / "quality.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the bench's annotations through it
-    spec.loader.exec_module(module)
+    module = load_bench("quality")
     if not module.DATA.is_dir():
         pytest.skip("../shared/data/tasks is absent (CI provides it)")
     return module
