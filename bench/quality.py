@@ -1,0 +1,351 @@
+"""The quality benchmark: does training lift a skill toward a hand-written reference on held-out tasks?
+
+For each task family under bench/quality/ (reply structure from IFEval, answer format from
+BIG-bench, a reasoning recipe from BBH; tasks read from ../shared/data/tasks), each optimizer
+and each seed: `skillsleep train` (in-process, the same code as the command) on the family's
+train and selection splits with the embedded Qwen2.5-Coder-0.5B as target, then the seed, best,
+final and reference skills scored on the held-out test split, which the optimizer never sees
+(`skillsleep eval` logic, same target and settings). Prints one line per run, a table per
+family × optimizer, and JSON as the last line.
+
+    .venv/bin/python bench/quality.py [--families structure,answer-format,reasoning]
+        [--optimizers local:qwen2.5-coder-1.5b,local:qwen2.5-coder-0.5b] [--seeds 0,1,2]
+        [--steps 2] [--work DIR] [--out FILE]
+
+The 1.5B optimizer needs `pip install -e '.[local,local-large]'`. Targets (issue 13), judged
+for the 1.5B optimizer: on every family the mean test gain is at least half the headroom
+(reference − seed) in at most 15k tokens per run, and at least 90% of steps end with an edit
+that applies. Scores at temperature 0 are deterministic per skill text (llama.cpp in-process,
+fixed seed), so each distinct skill is scored on the test split once per family.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from skillsleep.core.records import Judge, StepRecord, Task
+
+REPO = Path(__file__).resolve().parents[1]
+FAMILIES = REPO / "bench" / "quality"
+DATA = REPO.parent / "shared" / "data" / "tasks"
+TARGET = "local:qwen2.5-coder-0.5b"
+OPTIMIZERS = ("local:qwen2.5-coder-1.5b", "local:qwen2.5-coder-0.5b")
+TARGET_OPTIMIZER = "local:qwen2.5-coder-1.5b"  # the optimizer the issue's targets are judged for
+MAX_TOKENS_PER_RUN = 15_000
+MIN_APPLICABLE = 0.9
+
+
+class Family(BaseModel):
+    """One task family: where its tasks come from, its fixed splits and its judge."""
+
+    name: str
+    about: str
+    source: str  # relative to ../shared/data/tasks
+    format: str  # "ifeval" (JSONL keyed by `key`) or "examples" (BIG-bench / BBH JSON, by index)
+    prompt: str  # the task prompt, with {input}
+    max_tokens: int
+    splits: dict[str, list[int]]
+    judge: dict[str, Any]  # a Judge, with {target} in answer
+
+    @property
+    def seed_skill(self) -> Path:
+        return FAMILIES / self.name / "seed.md"
+
+    @property
+    def reference_skill(self) -> Path:
+        return FAMILIES / self.name / "reference.md"
+
+
+def load_family(name: str) -> Family:
+    path = FAMILIES / name / "family.json"
+    if not path.is_file():
+        known = ", ".join(sorted(p.name for p in FAMILIES.iterdir() if (p / "family.json").is_file()))
+        sys.exit(f"no task family {name!r}; the families are: {known}")
+    return Family(name=name, **json.loads(path.read_text()))
+
+
+def build_tasks(family: Family) -> list[Task]:
+    """The family's tasks with their fixed splits, read from ../shared/data/tasks."""
+    source = DATA / family.source
+    if not source.is_file():
+        sys.exit(
+            f"{source} is missing: the quality bench reads its tasks from ../shared/data/tasks "
+            "(beside the repository; see docs/benchmarks.md for what goes there)"
+        )
+    if family.format == "ifeval":
+        items = {row["key"]: (row["prompt"], "") for row in map(json.loads, source.read_text().splitlines())}
+    else:
+        examples = json.loads(source.read_text())["examples"]
+        items = {i: (ex["input"], str(ex["target"])) for i, ex in enumerate(examples)}
+    tasks = []
+    for split, keys in family.splits.items():
+        for key in keys:
+            text, target = items[key]
+            judge = dict(family.judge)
+            if "answer" in judge:
+                judge["answer"] = judge["answer"].replace("{target}", target)
+            tasks.append(
+                Task(
+                    id=f"{family.name}-{key}",
+                    prompt=family.prompt.replace("{input}", text),
+                    judge=Judge.model_validate(judge),
+                    split=split,  # type: ignore[arg-type]  # train / val / test from family.json
+                )
+            )
+    return tasks
+
+
+def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, steps: int) -> Path:
+    """A run.toml as a user would write it: 1 epoch of `steps` steps, batch 4, at most 3 edits."""
+    config = folder / "run.toml"
+    config.write_text(
+        f'[run]\nname = "run"\nout_dir = "{folder}"\nseed = {seed}\n'
+        f'[data]\ntasks = "{folder / "tasks.jsonl"}"\nskill = "{family.seed_skill}"\n'
+        f'[target]\nbackend = "{TARGET}"\nmax_tokens = {family.max_tokens}\ntimeout_s = 600\n'
+        f'[optimizer]\nbackend = "{optimizer}"\nmax_tokens = 512\ntimeout_s = 900\n'
+        f"[train]\nepochs = 1\nsteps_per_epoch = {steps}\nbatch_size = 4\nminibatch_size = 4\n"
+        '[lr]\nschedule = "cosine"\nmax_edits = 3\nmin_edits = 1\n'
+        '[gate]\nmetric = "hard"\n[slow_update]\nsample_size = 4\nmax_lines = 4\n'
+        "[cache]\nenabled = false\n"
+    )
+    return config
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class TestScores:
+    """Test-split scores by skill text, per family. At temperature 0 one skill text has one score
+    (llama.cpp in-process, fixed seed), so each is scored once, and kept in the work folder's
+    test-scores.json keyed by the skill, the tasks and the target: a later bench with the same
+    --work does not score the seed and reference skills again."""
+
+    def __init__(self, folder: Path, family: Family, verbose: bool) -> None:
+        self.folder, self.family, self.verbose = folder, family, verbose
+        self.path = folder / "test-scores.json"
+        self.scores: dict[str, float] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def _key(self, text: str) -> str:
+        tasks = (self.folder / "all.jsonl").read_text()
+        return hashlib.sha256(f"{TARGET}\0{self.family.max_tokens}\0{tasks}\0{text}".encode()).hexdigest()
+
+    async def score(self, skill: Path) -> float:
+        from skillsleep.slash_commands.eval_cmd import EvalOptions, run_eval
+
+        key = self._key(skill.read_text())
+        if key not in self.scores:
+            config = write_run_config(self.folder, self.family, OPTIMIZERS[-1], 0, 1)
+            opts = EvalOptions(skill=skill, tasks=self.folder / "all.jsonl", config=config, split="test")
+            result = await run_eval(opts, progress=_say if self.verbose else _quiet)
+            self.scores[key] = float(result["score"])
+            self.path.write_text(json.dumps(self.scores, indent=1) + "\n")
+        return self.scores[key]
+
+
+def step_counts(run_dir: Path) -> dict[str, int]:
+    """Steps, steps whose selected edits applied, accepted candidates (from the run's step records)."""
+    steps = [StepRecord.model_validate_json(p.read_text()) for p in sorted(run_dir.glob("steps/*/step.json"))]
+    return {
+        "steps": len(steps),
+        "steps_applicable": sum(1 for s in steps if s.applied),
+        "accepted": sum(1 for s in steps if s.gate is not None and s.gate.accepted),
+    }
+
+
+async def one_run(
+    work: Path, family: Family, tests: TestScores, optimizer: str, seed: int, steps: int, verbose: bool
+) -> dict[str, Any]:
+    """Train once and score the result on the test split; one row of the table."""
+    from skillsleep.slash_commands.train_cmd import run_training
+
+    folder = work / family.name / f"{optimizer.split(':')[-1]}-seed{seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks = [t for t in build_tasks(family) if t.split != "test"]  # the optimizer never sees test
+    (folder / "tasks.jsonl").write_text("".join(t.model_dump_json(exclude_none=True) + "\n" for t in tasks))
+    config = write_run_config(folder, family, optimizer, seed, steps)
+    start = time.perf_counter()
+    summary = await run_training(config, [], fresh=True, progress=_say if verbose else _quiet)
+    train_s = time.perf_counter() - start
+    run_dir = Path(summary["run_dir"])
+    (run_dir / "final_skill.md").write_text(json.loads((run_dir / "state.json").read_text())["current"])
+    test = {
+        "seed": await tests.score(family.seed_skill),
+        "best": await tests.score(run_dir / "best_skill.md"),
+        "final": await tests.score(run_dir / "final_skill.md"),
+    }
+    roles = {
+        role: {"calls": int(r["calls"]), "tokens": int(r["input_tokens"] + r["output_tokens"])}
+        for role, r in summary["calls_by_role"].items()
+    }
+    return {
+        "family": family.name,
+        "optimizer": optimizer,
+        "seed": seed,
+        "selection": {k: summary[f"{k}_score"] for k in ("seed", "best", "final")},
+        "test": test,
+        **step_counts(run_dir),
+        "calls": summary["calls_made"],
+        "tokens": summary["tokens"],
+        "by_role": roles,
+        "problems": len(summary["problems"]),
+        "stopped": summary["stopped"],
+        "train_s": round(train_s, 1),
+        "wall_s": round(time.perf_counter() - start, 1),
+        "run_dir": str(run_dir),
+    }
+
+
+def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[dict[str, Any]]:
+    """Per family × optimizer: the test gain over seeds (best skill − seed skill), the headroom
+    fraction and whether each target holds."""
+    out = []
+    for family, optimizer in dict.fromkeys((r["family"], r["optimizer"]) for r in rows):
+        runs = [r for r in rows if (r["family"], r["optimizer"]) == (family, optimizer)]
+        seed_score, ref = runs[0]["test"]["seed"], reference[family]
+        gains = [r["test"]["best"] - r["test"]["seed"] for r in runs]
+        gain = statistics.mean(gains)
+        headroom = ref - seed_score
+        steps = sum(r["steps"] for r in runs)
+        applicable = sum(r["steps_applicable"] for r in runs) / steps if steps else 0.0
+        max_tokens = max(r["tokens"] for r in runs)
+        out.append(
+            {
+                "family": family,
+                "optimizer": optimizer,
+                "seeds": len(runs),
+                "test_seed": seed_score,
+                "test_reference": ref,
+                "gain_mean": round(gain, 3),
+                "gain_sd": round(statistics.stdev(gains), 3) if len(gains) > 1 else 0.0,
+                "gain_min": round(min(gains), 3),
+                "gain_max": round(max(gains), 3),
+                "headroom": round(headroom, 3),
+                "headroom_fraction": round(gain / headroom, 3) if headroom > 0 else None,
+                "applicable_rate": round(applicable, 3),
+                "accepted": sum(r["accepted"] for r in runs),
+                "max_tokens_per_run": max_tokens,
+                "target_gain": headroom > 0 and gain >= 0.5 * headroom,
+                "target_tokens": max_tokens <= MAX_TOKENS_PER_RUN,
+                "target_applicable": applicable >= MIN_APPLICABLE,
+            }
+        )
+    return out
+
+
+def _row_line(r: dict[str, Any]) -> str:
+    sel, test = r["selection"], r["test"]
+    roles = " ".join(f"{k}={v['calls']}/{v['tokens']}" for k, v in sorted(r["by_role"].items()))
+    return (
+        f"{r['family']:13} {r['optimizer'].split(':')[-1]:18} seed {r['seed']}  "
+        f"sel {sel['seed']:.2f}→{sel['best']:.2f} (final {sel['final']:.2f})  "
+        f"test {test['seed']:.2f}→{test['best']:.2f} (final {test['final']:.2f}, ref {r['reference']:.2f})  "
+        f"steps {r['steps']} applicable {r['steps_applicable']} accepted {r['accepted']}  "
+        f"calls/tokens {roles}  train {r['train_s']:.0f} s (with test scoring {r['wall_s']:.0f} s)"
+    )
+
+
+def _summary_line(s: dict[str, Any]) -> str:
+    frac = "n/a" if s["headroom_fraction"] is None else f"{s['headroom_fraction']:.2f}"
+    ok = {True: "yes", False: "no"}
+    return (
+        f"{s['family']:13} {s['optimizer'].split(':')[-1]:18} {s['seeds']} seeds  "
+        f"test seed {s['test_seed']:.2f} ref {s['test_reference']:.2f}  "
+        f"gain {s['gain_mean']:+.2f} ± {s['gain_sd']:.2f} [{s['gain_min']:+.2f}, {s['gain_max']:+.2f}]  "
+        f"headroom fraction {frac}  applicable {s['applicable_rate']:.0%}  max tokens {s['max_tokens_per_run']}  "
+        f"targets: gain {ok[s['target_gain']]}, tokens {ok[s['target_tokens']]}, "
+        f"applicable {ok[s['target_applicable']]}"
+    )
+
+
+async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    reference: dict[str, float] = {}
+    start = time.perf_counter()
+    for family in map(load_family, args.families):
+        folder = work / family.name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "all.jsonl").write_text(
+            "".join(t.model_dump_json(exclude_none=True) + "\n" for t in build_tasks(family))
+        )
+        tests = TestScores(folder, family, args.verbose)
+        reference[family.name] = await tests.score(family.reference_skill)
+        for optimizer in args.optimizers:
+            for seed in args.seeds:
+                row = await one_run(work, family, tests, optimizer, seed, args.steps, args.verbose)
+                row["reference"] = reference[family.name]
+                rows.append(row)
+                print(_row_line(row), flush=True)
+                if args.out:
+                    Path(args.out).write_text(json.dumps({"runs": rows}, indent=1) + "\n")
+    summary = summarise(rows, reference)
+    for s in summary:
+        print(_summary_line(s), flush=True)
+    return {
+        "bench": "quality",
+        "target": TARGET,
+        "steps": args.steps,
+        "summary": summary,
+        "runs": rows,
+        "wall_s": round(time.perf_counter() - start, 1),
+    }
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--families", default="structure,answer-format,reasoning", help="comma-separated families")
+    ap.add_argument("--optimizers", default=",".join(OPTIMIZERS), help="comma-separated optimizer backends")
+    ap.add_argument("--seeds", default="0,1,2", help="comma-separated run seeds")
+    ap.add_argument("--steps", type=int, default=2, help="training steps per run (1 epoch)")
+    ap.add_argument("--work", type=Path, help="keep runs and the model cache here (default: a temporary folder)")
+    ap.add_argument("--out", help="also write the whole result as JSON to this file (rewritten after every run)")
+    ap.add_argument("--verbose", action="store_true", help="print the training's progress lines to stderr")
+    args = ap.parse_args(argv)
+    args.families = [f for f in args.families.split(",") if f]
+    args.optimizers = [o for o in args.optimizers.split(",") if o]
+    try:
+        args.seeds = [int(s) for s in args.seeds.split(",") if s]
+    except ValueError:
+        ap.error(f"--seeds takes whole numbers separated by commas, such as 0,1,2; got {args.seeds!r}")
+    if args.steps < 1:
+        ap.error("--steps must be 1 or more")
+    for name in args.families:
+        load_family(name)  # an unknown family fails before any model is loaded
+    if not DATA.is_dir():
+        sys.exit(
+            f"{DATA} is missing: the quality bench reads IFEval, BIG-bench and BBH tasks from "
+            "../shared/data/tasks beside the repository (see docs/benchmarks.md)"
+        )
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse(argv)
+    with tempfile.TemporaryDirectory(prefix="skillsleep-quality-") as scratch:
+        work = (args.work or Path(scratch)).resolve()
+        # the runs' state, chat logs and model cache stay out of the user's own skillsleep folders
+        os.environ["SKILLSLEEP_HOME"] = str(work / "home")
+        result = asyncio.run(bench(args, work))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

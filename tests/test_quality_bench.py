@@ -1,0 +1,102 @@
+"""bench/quality.py without a model: its families are well formed, bad input ends in a clear
+message, and its summary computes the issue's targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from bench_script import load_bench
+
+from skillsleep.core.checks import run_checks
+from skillsleep.core.records import Judge, Run
+from skillsleep.core.skill import Skill
+
+FAMILIES = ("structure", "answer-format", "reasoning")
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return load_bench("quality")
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_each_family_has_disjoint_fixed_splits_and_a_usable_judge(bench: ModuleType, name: str) -> None:
+    family = bench.load_family(name)
+    sizes = {split: len(keys) for split, keys in family.splits.items()}
+    assert sizes == {"train": 8, "val": 6, "test": 10}
+    keys = [k for ks in family.splits.values() for k in ks]
+    assert len(keys) == len(set(keys))
+    Judge.model_validate({**family.judge, "answer": "1"} if "answer" in family.judge else family.judge)
+    # the reference differs from the seed by what the seed lacks, and both are valid skills
+    seed, reference = Skill(family.seed_skill.read_text()), Skill(family.reference_skill.read_text())
+    assert seed.hash != reference.hash
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_tasks_built_from_the_shared_data_keep_their_split(bench: ModuleType, name: str) -> None:
+    if not bench.DATA.is_dir():
+        pytest.skip("../shared/data/tasks is absent (CI provides it)")
+    family = bench.load_family(name)
+    tasks = bench.build_tasks(family)
+    for split, keys in family.splits.items():
+        assert [t.id for t in tasks if t.split == split] == [f"{name}-{k}" for k in keys]
+    assert all("{input}" not in t.prompt and "{target}" not in (t.judge.answer or "") for t in tasks)
+
+
+def test_the_structure_judge_wants_a_summary_section(bench: ModuleType) -> None:
+    judge = Judge.model_validate(bench.load_family("structure").judge)
+    assert all(r.passed for r in run_checks(judge, Run(response="## Summary\nShort.\n\nMore text.")))
+    failed = run_checks(judge, Run(response="Just an answer."))
+    assert not failed[0].passed and "`Summary`" in failed[0].feedback
+
+
+def test_an_unknown_family_is_named_with_the_known_ones(bench: ModuleType) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--families", "structur"])
+    assert "no task family 'structur'" in str(exc.value) and "structure" in str(exc.value)
+
+
+def test_missing_shared_data_says_where_it_is_read_from(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench, "DATA", tmp_path / "absent")
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--families", "structure"])
+    assert "../shared/data/tasks" in str(exc.value) and str(tmp_path / "absent") in str(exc.value)
+
+
+def test_bad_seeds_are_a_usage_error(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--seeds", "0,one"])
+    assert exc.value.code == 2 and "--seeds takes whole numbers" in capsys.readouterr().err
+
+
+def _row(optimizer: str, seed: int, best: float, tokens: int, applicable: int) -> dict[str, Any]:
+    return {
+        "family": "f",
+        "optimizer": optimizer,
+        "seed": seed,
+        "test": {"seed": 0.2, "best": best, "final": best},
+        "steps": 2,
+        "steps_applicable": applicable,
+        "accepted": int(best > 0.2),
+        "tokens": tokens,
+    }
+
+
+def test_the_summary_measures_gain_against_the_headroom(bench: ModuleType) -> None:
+    rows = [_row("o", 0, 0.6, 9000, 2), _row("o", 1, 0.8, 14000, 2), _row("o", 2, 0.4, 12000, 1)]
+    (s,) = bench.summarise(rows, {"f": 1.0})
+    assert s["gain_mean"] == pytest.approx(0.4) and s["gain_min"] == pytest.approx(0.2)
+    assert s["headroom"] == pytest.approx(0.8) and s["headroom_fraction"] == pytest.approx(0.5)
+    assert s["target_gain"] and s["target_tokens"]
+    assert s["applicable_rate"] == pytest.approx(5 / 6, abs=1e-3) and not s["target_applicable"]
+    (over,) = bench.summarise([_row("o", 0, 0.3, 15001, 2)], {"f": 1.0})
+    assert not over["target_gain"] and not over["target_tokens"] and over["target_applicable"]
+    (none,) = bench.summarise([_row("o", 0, 0.2, 100, 0)], {"f": 0.2})
+    assert none["headroom_fraction"] is None and not none["target_gain"]
+    json.dumps([s, over, none])  # the summary is the JSON line's content
