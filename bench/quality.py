@@ -35,6 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from skillsleep.core.events import Event, quiet
 from skillsleep.core.records import Judge, StepRecord, Task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,12 +124,10 @@ def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, st
     return config
 
 
-def _quiet(_: str) -> None:
-    return None
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+def _say(event: Event) -> None:
+    """The training's progress lines on stderr (`--verbose`), as the command line prints them."""
+    if event.shown:
+        print(event.describe(), file=sys.stderr, flush=True)
 
 
 class TestScores:
@@ -147,13 +146,13 @@ class TestScores:
         return hashlib.sha256(f"{TARGET}\0{self.family.max_tokens}\0{tasks}\0{text}".encode()).hexdigest()
 
     async def score(self, skill: Path) -> float:
-        from skillsleep.slash_commands.eval_cmd import EvalOptions, run_eval
+        from skillsleep.slash_commands.eval_runner import EvalOptions, run_eval
 
         key = self._key(skill.read_text())
         if key not in self.scores:
             config = write_run_config(self.folder, self.family, OPTIMIZERS[-1], 0, 1)
             opts = EvalOptions(skill=skill, tasks=self.folder / "all.jsonl", config=config, split="test")
-            result = await run_eval(opts, progress=_say if self.verbose else _quiet)
+            result = await run_eval(opts, on_event=_say if self.verbose else quiet)
             self.scores[key] = float(result["score"])
             self.path.write_text(json.dumps(self.scores, indent=1) + "\n")
         return self.scores[key]
@@ -173,7 +172,7 @@ async def one_run(
     work: Path, family: Family, tests: TestScores, optimizer: str, seed: int, steps: int, verbose: bool
 ) -> dict[str, Any]:
     """Train once and score the result on the test split; one row of the table."""
-    from skillsleep.slash_commands.train_cmd import run_training
+    from skillsleep.slash_commands.train_runner import run_training
 
     folder = work / family.name / f"{optimizer.split(':')[-1]}-seed{seed}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -181,7 +180,7 @@ async def one_run(
     (folder / "tasks.jsonl").write_text("".join(t.model_dump_json(exclude_none=True) + "\n" for t in tasks))
     config = write_run_config(folder, family, optimizer, seed, steps)
     start = time.perf_counter()
-    summary = await run_training(config, [], fresh=True, progress=_say if verbose else _quiet)
+    summary = await run_training(config, [], fresh=True, on_event=_say if verbose else quiet)
     train_s = time.perf_counter() - start
     run_dir = Path(summary["run_dir"])
     (run_dir / "final_skill.md").write_text(json.loads((run_dir / "state.json").read_text())["current"])
