@@ -4,6 +4,8 @@
                        "repair") shows the optimizer each refused edit with the exact reason and
                        the skill's numbered lines; its rewrites pass the same safety screen and the
                        same bounded-edit rules (never looser), in the room the first pass left
+    quoted()           an added line that is only a bare heading (`## Summary`) is rewritten without
+                       a call into the rule the refusal asks for, the heading quoted in backticks
     remember_refused() what is still refused goes into the rejected-edit memory (stage "apply")
     drop_remembered()  a new proposal identical to a remembered refusal is dropped before ranking
 
@@ -31,6 +33,7 @@ from skillsleep.core.skill import Skill
 
 REPLY_TOKENS = 1024  # a few one-line rewrites
 _NUMBER = re.compile(r"^\s*\d+\| ")  # the line number the prompt shows before each skill line
+_BARE_HEADING = re.compile(r"^#{1,6}\s+\S")  # a markdown heading line, as an edit's whole content
 
 
 class Rewrite(Reply):
@@ -89,8 +92,10 @@ async def land(
     refusals = first.refusals()
     if not refusals:
         return Landed(skill=first.skill, applied=first.applied, skipped=lines)
-    on_repair(len(refusals))
-    rewrites, problems = await _ask(llm, first.skill, refusals, limits)
+    quotes = {n: q for n, (e, _) in enumerate(refusals, 1) if (q := quoted(e)) is not None}
+    ask = [(n, refusal) for n, refusal in enumerate(refusals, 1) if n not in quotes]
+    rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
+    rewrites += sorted(quotes.items())
     safe: list[tuple[int, Edit]] = []
     screened: list[Refusal] = []
     for n, rewrite in rewrites:
@@ -108,9 +113,36 @@ async def land(
         refused=still + second.refusals(),
         screened=screened,
         problems=problems,
-        asked=refusals,
+        asked=[refusal for _, refusal in ask],
         rewrites=[e for _, e in rewrites],
     )
+
+
+def quoted(edit: Edit) -> Edit | None:
+    """An added line that is nothing but a bare heading, rewritten as the rule the refusal asks for:
+    the heading quoted in backticks as text every reply must include. A small optimizer often
+    writes the literal the reply must contain instead of the rule (even when told how to rewrite
+    it); this rewrite costs no call, stays one plain line, and still has to pass the gate. None for
+    any other edit."""
+    content = (edit.content or "").strip()
+    if edit.op != "add" or "\n" in content or "`" in content or not _BARE_HEADING.match(content):
+        return None
+    return edit.model_copy(update={"content": f"Every reply must include the heading `{content}`."})
+
+
+async def _ask_for(
+    llm: LLM,
+    skill: Skill,
+    ask: list[tuple[int, tuple[Edit, str]]],
+    limits: EditLimits,
+    on_repair: Callable[[int], None],
+) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
+    """The repair call for the refusals in `ask` (numbered as in the step's refusals), when any."""
+    if not ask:
+        return [], []
+    on_repair(len(ask))
+    rewrites, problems = await _ask(llm, skill, [refusal for _, refusal in ask], limits)
+    return [(ask[i - 1][0] if 0 < i <= len(ask) else 0, e) for i, e in rewrites], problems
 
 
 def remember_refused(rejected: list[RejectedEdit], refused: list[tuple[Edit, str]], *, epoch: int, step: int) -> None:

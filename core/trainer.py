@@ -300,7 +300,7 @@ class Trainer:
             self.on_event(Repairing(at=at, refused=refused))
 
         result = await land(self.optimizer, current, selected, self.limits, redactor=self.redactor, on_repair=on_repair)
-        if result.asked:
+        if result.asked or result.rewrites:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
         return result
 

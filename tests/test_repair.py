@@ -18,11 +18,11 @@ from skillsleep.core.ledger import Budget, Ledger, Price
 from skillsleep.core.llm import LLM, estimate_usage
 from skillsleep.core.records import CompletionRequest, Edit
 from skillsleep.core.redact import Redactor
-from skillsleep.core.repair import land
+from skillsleep.core.repair import land, quoted
 from skillsleep.core.skill import Skill
 from tests.test_trainer import RULE, build, write_config
 
-HEADING = "## Answer"  # what a small optimizer writes for "the reply must end with an ANSWER line"
+HEADING = "## Answer\nPut the answer last."  # a new section: refused, and no bare heading to quote
 STILL_BAD = "## Final answer"
 QUIET = "[slow_update]\nenabled = false\n[meta]\nenabled = false\n"
 
@@ -100,7 +100,7 @@ async def test_a_still_refused_edit_is_remembered_shown_and_dropped_when_propose
     section = opt.prompts["findings"][0].split("## Edits already rejected or refused")[1].split("## The skill")[0]
     assert "(none)" in section
     later = opt.prompts["findings"][1]
-    assert '"## Answer"' in later and "refused by the edit rules (epoch 1, step 1): edits may not add sections" in later
+    assert "## Answer" in later and "refused by the edit rules (epoch 1, step 1): edits may not add sections" in later
     # proposed again: dropped before ranking, with a line in the step record, and never repaired again
     assert calls(ledger, "repair") == 1
     assert not st.steps[1].applied and st.steps[1].selected == []
@@ -189,3 +189,26 @@ async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes
     assert st.done and ob.requests == []  # reflect and repair answered from the cache
     assert not any("dropped before ranking" in line for line in st.steps[0].skipped)
     assert sorted(r.edit.content or "" for r in st.rejected) == [HEADING, STILL_BAD]
+
+
+async def test_a_bare_heading_becomes_the_quoted_rule_without_a_repair_call(tmp_path: Path) -> None:
+    # what the 1.5B optimizer did in bench/quality.py (structure): `add "## Summary"`, refused as a new
+    # section, and rewritten by its repair call into the same bare heading
+    opt, ledger = Optimizer(None, findings=("## Answer",)), Ledger()
+    trainer, _, _ = build(config(tmp_path, 1), tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    assert [e.content for e in st.steps[0].applied] == ["Every reply must include the heading `## Answer`."]
+    assert calls(ledger, "repair") == 0 and opt.prompts["rewrites"] == []
+    record = json.loads((tmp_path / "runs" / "t" / "steps" / "e0s0" / "repair.json").read_text())
+    assert record["asked"] == [] and [r["content"] for r in record["rewrites"]] == [st.steps[0].applied[0].content]
+    assert not [r for r in st.rejected if r.stage == "apply"]
+
+
+def test_only_an_added_bare_heading_is_quoted() -> None:
+    rule = quoted(Edit(op="add", target="Rules", content="  ### Verdict  "))
+    assert rule is not None and rule.content == "Every reply must include the heading `### Verdict`."
+    assert rule.op == "add" and rule.target == "Rules"
+    assert quoted(Edit(op="replace", target="x", content="## Verdict")) is None  # would drop the target line
+    assert quoted(Edit(op="add", content="## Verdict\nSay it.")) is None  # a section with lines: the model's job
+    assert quoted(Edit(op="add", content="Start with `## Verdict`")) is None  # already a rule
+    assert quoted(Edit(op="add", content="#hashtag")) is None  # not a heading

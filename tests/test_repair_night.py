@@ -17,7 +17,13 @@ from tests.test_night_engine import (
     settings,
 )
 
-HEADING = {"kind": "skill_defect", "diagnosis": "no answer line", "op": "add", "target": "", "content": "## Answer"}
+HEADING = {
+    "kind": "skill_defect",
+    "diagnosis": "no answer line",
+    "op": "add",
+    "target": "",
+    "content": "## Answer\nPut the answer last.",
+}
 REWRITE = {"edit": 1, "op": "add", "target": "", "content": "## Final answer"}
 
 
@@ -34,11 +40,11 @@ def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.
     assert first.usage.by_role["repair"].calls == 1  # the night's report counts the role
     memory = Nights(root / "data").memory(skill.key())
     refused = {r.edit.content: r for r in memory.rejected}
-    assert set(refused) == {"## Answer", "## Final answer"}
+    assert set(refused) == {"## Answer\nPut the answer last.", "## Final answer"}
     assert all(r.stage == "apply" and "edits may not add sections" in r.reason for r in refused.values())
     rec.seen.clear()
     second = night(root, settings(root), skill)
     assert second.night == 2 and "repair" not in rec.roles()  # proposed again: dropped, not repaired
     reflections = rec.texts("reflect")
     assert reflections and all("refused by the edit rules (epoch 1, step 1)" in t for t in reflections)
-    assert all('"## Answer"' in t for t in reflections)
+    assert all("## Answer" in t and "## Final answer" in t for t in reflections)
