@@ -12,10 +12,12 @@ prompts and slash commands ("/cmd args", with or without args) are read in order
 - a text that is only a bracketed marker ("[Image #1]") or empty;
 - a request that the safety screen of `core.safety` flags (sending data out, fetch-and-run,
   disabling safety, revealing secrets): a replay would do it for real, so it is never a task.
-- follow-ups of an open instance that correct the agent ("no, use X", "that's wrong", "don't ...",
-  "revert", "still failing", "again", "instead", "great, but ..."), /undo or /rewind, and a repeated
-  ask (a follow-up lexically as close to the open request as a near-duplicate is): they become
-  `Evidence` of that instance, never new intents. With no open instance such a text is an intent.
+- follow-ups that are about the open instance (`core.followups`, where the rule is defined):
+  a correction ("no, use X", "that's wrong", "you forgot …", or "still" / "not" / "instead" …
+  about the same subject), a revert ("revert that", /undo, /rewind) or a retry of the same
+  request; they become `Evidence` of that instance, never new intents. A follow-up on another
+  subject starts a new intent even when it says "still" or "not"; a bare "no" to the agent's
+  question declines an offer (skipped as "answer"). With no open instance every text is an intent.
 Each kind of skip is counted in `Intake.prompts_skipped`, each kind of evidence in `Intake.evidence`.
 
 Outcome of an instance (its span runs up to the next intent or the session's end):
@@ -42,12 +44,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from skillsleep.core.followups import Span, classify, outright
 from skillsleep.core.prompts import truncate
 from skillsleep.core.records import Edit, Record
 from skillsleep.core.redact import Redactor
 from skillsleep.core.safety import screen
 from skillsleep.core.session import Session, Turn
-from skillsleep.core.similarity import GROUP_THRESHOLD, feature_similarity, features, normalize, vocabulary
+from skillsleep.core.similarity import normalize, vocabulary
 
 EVIDENCE_CHARS = 400
 
@@ -149,25 +152,6 @@ _NEUTRAL = vocabulary(
 )
 _NEUTRAL_PHRASES = frozenset({"what else", "and", "more", "go", "next step", "what next"})
 
-_CORRECTION_START = re.compile(
-    r"^(?:no\b|nope\b|nah\b|wrong\b|incorrect\b|not\b|that'?s not\b|that is not\b|this is not\b|it'?s not\b|"
-    r"that'?s wrong|this is wrong|it'?s wrong|still\b|again\b|try again|revert|undo\b|roll ?back|stop\b|"
-    r"wait\b|actually\b|instead\b|don'?t\b|do not\b|never\b|why did you|why are you|why did it|you forgot|"
-    r"you missed|you didn'?t|you did not|you broke|you should have|i said|i asked|i told you|as i said|"
-    r"please fix|fix (?:it|this|that)\b|it'?s bad|bad idea|same (?:error|problem|issue|thing)|"
-    r"(?:ok|okay|good|great|nice|fine|cool|thanks|yes|yeah|sure|almost|it'?s good|looks good|that'?s good|"
-    r"the (?:main )?idea is (?:fine|good))\b[^.!?\n]{0,40}?\b(?:but|however)\b)",
-    re.I,
-)
-_CORRECTION_ANYWHERE = re.compile(
-    r"\b(?:still (?:fail\w*|broken|wrong|not\b|doesn'?t|does not|the same|getting|seeing|crash\w*|error\w*)|"
-    r"(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|won'?t) work\w*|not working|"
-    r"(?:is|was|are|were) (?:wrong|incorrect|broken)|not what i (?:asked|wanted|meant|said)|you broke|"
-    r"(?:revert|undo|roll ?back) (?:it|that|this|the|your|those|these|everything|all)\b|"
-    r"(?:use|try|do) \S+(?: \S+)? instead\b|instead of\b|not acceptable|unacceptable|bad idea|"
-    r"i (?:said|told you|already asked)|(?:do it|try) again\b)",
-    re.I,
-)
 _INTERRUPT = re.compile(r"interrupt|abort", re.I)
 _CHOICE = re.compile(r"^[a-z0-9][.)]?$", re.I)  # an answer to a menu: "p", "2", "a)"
 
@@ -182,18 +166,13 @@ def _acknowledgement(text: str) -> Literal["positive", "neutral"] | None:
     words = _words(stripped)
     if not words:
         return None
-    if _CORRECTION_START.match(stripped) or _CORRECTION_ANYWHERE.search(stripped):
+    if outright(stripped):
         return None
     if len(words) <= 8 and all(w in _POSITIVE or w in _NEUTRAL for w in words):
         return "positive" if any(w in _POSITIVE for w in words) else "neutral"
     if _CHOICE.match(stripped) or " ".join(words) in _NEUTRAL_PHRASES:
         return "neutral"
     return None
-
-
-def _is_correction(text: str) -> bool:
-    stripped = text.strip()
-    return bool(_CORRECTION_START.match(stripped) or _CORRECTION_ANYWHERE.search(stripped))
 
 
 def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "revert", "skillsleep"], str]:
@@ -230,7 +209,7 @@ class _Open:
 
     def __init__(self, session: Session, prompt: str, key: str, at: datetime | None) -> None:
         self.session, self.prompt, self.key, self.at = session, prompt, key, at
-        self.features = features(key)
+        self.span = Span(prompt, key)
         self.evidence: list[Evidence] = []
         self.active = False  # the agent did something
         self.positive = False  # the user acknowledged positively
@@ -239,6 +218,7 @@ class _Open:
     def attach(self, kind: EvidenceKind, text: str) -> None:
         """A sign that this attempt went wrong: a follow-up of the user's, or an interrupt."""
         self.evidence.append(Evidence(kind=kind, text=truncate(text, EVIDENCE_CHARS)))
+        self.span.user_text(text)
         self.last = None
 
     def observe(self, turn: Turn) -> None:
@@ -248,6 +228,10 @@ class _Open:
             return
         self.active = self.active or turn.kind != "error"
         self.last = turn
+        if turn.kind == "assistant":
+            self.span.agent_text(turn.text)
+        elif turn.kind == "tool_call":
+            self.span.tool_call(turn.arguments, turn.tool)
 
     def close(self, moved_on: bool, redactor: Redactor) -> Instance:
         last = self.last
@@ -339,11 +323,13 @@ def _session_instances(
             skipped["empty"] += 1
             continue
         if current is not None:
-            if _is_correction(text):
-                current.attach("correction", text)
+            follow_up = classify(text, current.span)
+            if follow_up == "answer":
+                skipped["answer"] += 1
+                current.last = None
                 continue
-            if key == current.key or feature_similarity(features(key), current.features) >= GROUP_THRESHOLD:
-                current.attach("repeat", text)
+            if follow_up != "request":
+                current.attach(follow_up, text)
                 continue
         if screen(Edit(op="add", content=text)) is not None:
             skipped["unsafe_intent"] += 1
