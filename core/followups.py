@@ -72,7 +72,8 @@ _OUTRIGHT_ANYWHERE = re.compile(
     re.I,
 )
 _WEAK = re.compile(
-    r"\b(?:not|no|never|nothing|cannot|\w+n't|(?:do|does|did|is|are|was|were|wo|ca|should|could|would)nt|still|again|instead|but|however|actually|wait|same|redundant|"
+    r"\b(?:not|no|never|nothing|cannot|\w+n't|(?:do|does|did|is|are|was|were|wo|ca|should|could|would)nt|"
+    r"still|again|instead|but|however|actually|wait|same|redundant|"
     r"wrong|incorrect|broken|bad idea|unacceptable|revise|redo|stop\s+\w+ing)\b",
     re.I,
 )
@@ -167,9 +168,13 @@ def _accepts(text: str) -> bool:
     return accepted is not None and not _CONTRAST.match(text, accepted.end())
 
 
+def _plain(text: str) -> str:
+    return text.replace("\u2019", "'")  # a typographic apostrophe: "don’t"
+
+
 def classify(text: str, span: Span) -> FollowUp:
     """What a follow-up `text` (stripped, redacted) is to the open request whose `span` is given."""
-    text = text.replace("\u2019", "'")  # a typographic apostrophe: "don’t"
+    text = _plain(text)
     if _REVERT.search(text):
         return "revert"
     if span.asked and _DECLINE.match(text):
@@ -187,5 +192,6 @@ def classify(text: str, span: Span) -> FollowUp:
 
 
 def outright(text: str) -> bool:
-    """The text corrects or reverts whatever it follows, whatever its subject (rules 1 and 2)."""
+    """The text corrects or reverts whatever it follows, whatever its subject (rules 1 and 3)."""
+    text = _plain(text)
     return bool(_REVERT.search(text) or _OUTRIGHT_START.match(text) or _OUTRIGHT_ANYWHERE.search(text))

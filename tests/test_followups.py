@@ -205,6 +205,19 @@ def test_a_bare_no_to_the_agents_question_declines_and_is_no_correction() -> Non
     assert classify("no, the default must be 20", asked) == "correction"
     assert classify("no thanks", _span("add a --limit option", "Added --limit.")) == "correction"
 
+    session = Session(
+        harness="codex",
+        id="s-offer",
+        turns=[
+            Turn(kind="user", text="add a --limit option"),
+            Turn(kind="assistant", text="Added `--limit N`. Shall I also document it in the README?"),
+            Turn(kind="user", text="No thanks."),
+        ],
+    )
+    instances, intake = extract_instances([session])
+    assert [(i.outcome, i.evidence) for i in instances] == [("unknown", [])]  # declined: no signal either way
+    assert intake.prompts_skipped == {"answer": 1} and intake.evidence == {}
+
 
 def test_subject_overlap_is_the_share_of_the_follow_ups_stemmed_subject_words_in_the_span() -> None:
     assert subject_words("Scrolling the files in xterm.js") == {"scroll", "fil", "xterm"}
