@@ -32,7 +32,7 @@ from skillsleep.core.secret_values import (
     placeholder,
     random_enough,
 )
-from skillsleep.core.session import Session
+from skillsleep.core.session import Session, Turn
 
 __all__ = ["REDACTED", "Redactor", "redaction_markers", "secret_name"]
 
@@ -279,18 +279,21 @@ class Redactor:
 
     def value(self, v: Any) -> Any:
         """A redacted copy of a JSON-like value: strings are redacted, and the whole value of a
-        dict key that names a secret (`password`, `api_key`, `Authorization` …) is replaced."""
+        dict key that names a secret (`password`, `api_key`, `Authorization` …) is replaced. A
+        value with nothing to redact comes back as it is (the same object), so nothing is copied."""
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):
-            return {
+            out = {
                 k: self._keyed_item(k, x) if isinstance(k, str) and secret_name(k) else self.value(x)
                 for k, x in v.items()
             }
-        if isinstance(v, list):
-            return [self.value(x) for x in v]
-        if isinstance(v, tuple):
-            return tuple(self.value(x) for x in v)
+            return v if all(out[k] is x for k, x in v.items()) else out
+        if isinstance(v, (list, tuple)):
+            items = [self.value(x) for x in v]
+            if all(a is b for a, b in zip(items, v, strict=True)):
+                return v
+            return items if isinstance(v, list) else tuple(items)
         return v
 
     def _keyed_item(self, key: str, v: Any) -> Any:
@@ -309,8 +312,11 @@ class Redactor:
 
     def session(self, s: Session) -> Session:
         """A redacted copy of a session: every turn's text and arguments (the project path and
-        ids are kept). The input is not modified."""
-        turns = [
-            t.model_copy(update={"text": self.text(t.text), "arguments": self.value(t.arguments)}) for t in s.turns
-        ]
-        return s.model_copy(update={"turns": turns})
+        ids are kept). The input is not modified; a turn with nothing to redact is shared, not copied."""
+        return s.model_copy(update={"turns": [self._turn(t) for t in s.turns]})
+
+    def _turn(self, t: Turn) -> Turn:
+        text, arguments = self.text(t.text), self.value(t.arguments)
+        if text is t.text and arguments is t.arguments:
+            return t
+        return t.model_copy(update={"text": text, "arguments": arguments})

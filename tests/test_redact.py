@@ -126,6 +126,22 @@ def test_tool_arguments_with_secret_keys_are_replaced_whole() -> None:
     assert args["password"] == 123456  # the input is not modified
 
 
+def test_only_what_holds_a_secret_is_copied() -> None:
+    r = Redactor()
+    clean = {"command": "ls -la", "nested": [{"path": "/tmp/x"}, ("a", 1)]}
+    assert r.value(clean) is clean
+    dirty = {"command": "ls", "nested": [{"env": f"export GITHUB_TOKEN={P.GHP}"}, ("a", 1)]}
+    out = r.value(dirty)
+    assert P.GHP in dirty["nested"][0]["env"] and P.GHP not in json.dumps(out)
+    assert out["nested"][1] is dirty["nested"][1]  # the clean tuple is shared
+    plain = Turn(kind="user", text="fix the failing test")
+    secret = Turn(kind="tool_call", tool="Bash", arguments=dirty)
+    session = Session(harness="claude-code", id="s1", turns=[plain, secret])
+    redacted = r.session(session)
+    assert redacted.turns[0] is plain and redacted.turns[1] is not secret
+    assert session.turns[1].arguments == dirty and P.GHP not in redacted.model_dump_json()  # input kept
+
+
 def test_false_positive_corpus_is_unchanged() -> None:
     r = Redactor()
     out = r.text(FALSE_POSITIVES)
