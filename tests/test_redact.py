@@ -275,6 +275,35 @@ def test_secret_names_among_characters_beyond_ascii_are_found_by_both_engines() 
         assert secret not in "".join(out)
 
 
+def test_prose_rules_go_by_word_where_a_character_folds_to_ascii() -> None:
+    # lower() makes K KELVIN SIGN a k, so "to\u212aen should be …" is a prose match wherever the
+    # word "token" occurs in the text; the narrower gates (ASCII) cannot see it and give way.
+    texts = [
+        "to\u212aen should be Pw9Pw9Pw9x, and the token is in the config",
+        "the pa\u017f\u017fword is Zq8Zq8Zq8Zq8 İ and a password is asked",
+        "tokens: 12 used, token budget 4000, TOKEN: Ab3dEf9hIj2kLm",
+        "the token counts and tokens to generate",
+    ]
+    fast, plain = Redactor(), Redactor(engine="python")
+    out = [fast.text(t) for t in texts]
+    assert out == [plain.text(t) for t in texts] and fast.counts == plain.counts
+    assert "Pw9Pw9Pw9x" not in out[0] and "Zq8Zq8Zq8Zq8" not in out[1] and "Ab3dEf9hIj2kLm" not in out[2]
+    assert out[3] == texts[3]
+
+
+def test_tokens_alone_on_lines_around_earlier_redactions_are_found() -> None:
+    token = "Qm7Xv2Lp9Rt4Wz8Ks3Nd6Hb1"
+    texts = [
+        f"output:\n{token}\nmore\n  '{token}',\n",
+        f"export GITHUB_TOKEN={P.GHP}\n{token}\n",
+        f"[REDACTED:custom] first\n{token}\n",
+        f"{token}",
+    ]
+    for text in texts:
+        for r in (Redactor(), Redactor(engine="python")):
+            assert token not in r.text(text) and "[REDACTED:high_entropy_token]" in r.text(text)
+
+
 def test_a_redactor_shared_by_threads_redacts_in_each() -> None:
     r = Redactor()
     text = f"export GITHUB_TOKEN={P.GHP}\n" * 500
