@@ -257,8 +257,16 @@ def test_both_scan_engines_redact_alike() -> None:
     assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
 
 
+def _by_both_engines(texts: list[str]) -> list[str]:
+    """The texts redacted with Hyperscan, asserted to be what the plain engine gives (and counts)."""
+    fast, plain = Redactor(), Redactor(engine="python")
+    out = [fast.text(t) for t in texts]
+    assert out == [plain.text(t) for t in texts] and fast.counts == plain.counts
+    return out
+
+
 def test_secret_names_among_characters_beyond_ascii_are_found_by_both_engines() -> None:
-    # Hyperscan finds where secret names start (one byte per character, `?` for those beyond
+    # Hyperscan finds where secret names end (one byte per character, `?` for those beyond
     # ASCII, case folded as ASCII); Python lower-cases K KELVIN SIGN to k and matches long s as s,
     # but no name holds them. Both engines must give the same text and counts.
     texts = [
@@ -268,9 +276,7 @@ def test_secret_names_among_characters_beyond_ascii_are_found_by_both_engines() 
         "\u212aEY = Kk2Kk2Kk2Kk2, \u017fecret=Ss5Ss5Ss5Ss5 and secret=Rr6Rr6Rr6Rr6",
         "İstanbul password=Pw9Pw9Pw9Pw9 ﬁle",
     ]
-    fast, plain = Redactor(), Redactor(engine="python")
-    out = [fast.text(t) for t in texts]
-    assert out == [plain.text(t) for t in texts] and fast.counts == plain.counts
+    out = _by_both_engines(texts)
     for secret in ("Zq8Zq8Zq8", "Tt4Tt4Tt4", "Ab3dEf9hIj", "Xy7Xy7Xy7", "Rr6Rr6Rr6", "Pw9Pw9Pw9"):
         assert secret not in "".join(out)
 
@@ -284,9 +290,7 @@ def test_prose_rules_go_by_word_where_a_character_folds_to_ascii() -> None:
         "tokens: 12 used, token budget 4000, TOKEN: Ab3dEf9hIj2kLm",
         "the token counts and tokens to generate",
     ]
-    fast, plain = Redactor(), Redactor(engine="python")
-    out = [fast.text(t) for t in texts]
-    assert out == [plain.text(t) for t in texts] and fast.counts == plain.counts
+    out = _by_both_engines(texts)
     assert "Pw9Pw9Pw9x" not in out[0] and "Zq8Zq8Zq8Zq8" not in out[1] and "Ab3dEf9hIj2kLm" not in out[2]
     assert out[3] == texts[3]
 
