@@ -22,7 +22,9 @@ the usual user cache and linked into the temp dir).
 `ideal_calls` is the fewest model calls that produce the decisions this night made, rebuilt from
 its plan.json and state.json (per role):
 
-    mine        1 paraphrase merge (2+ lexical groups) + 1 judge per chosen task
+    mine        1 paraphrase merge when 2+ lexical groups may be one task (`MineResult.asked`: the
+                plausible groups shown; none in this corpus, whose tasks share no words) + 1
+                judge per chosen task
     relevance   ceil(recurring / 40), 0 for the managed skill
     dream       1 per real training task (when --dreams > 0)
     target      the distinct (skill, task, sample) rollouts the night needs: the seed on val × K;
@@ -37,8 +39,14 @@ its plan.json and state.json (per role):
     repair      1 per step whose selected edits the edit rules refused (the step's repair.json)
     slow_update 1 per epoch whose skill changed; meta 1 per epoch
 
-`plan_max_calls` is Trainer.plan()'s upper bound for the training part, for comparison. Stderr
-gets a human summary; the last line on stdout is one JSON object.
+`plan_max_calls` is Trainer.plan()'s upper bound for the training part, for comparison.
+
+`mining` is the cost of mining, per 100 sessions: night 1's calls and tokens in the role "mine"
+(the paraphrase merge and the judges), and the peak Python memory (tracemalloc) of mining
+MEMORY_SESSIONS long sessions (each MEMORY_TURNS agent turns of MEMORY_TURN_KB KiB, one request)
+from a state database as the night reads them (`Store.stream_sessions()`, one session at a time)
+against the baseline of the same mining over every session loaded at once (`Store.sessions()`),
+both measured in this run. Stderr gets a human summary; the last line on stdout is one JSON object.
 """
 
 from __future__ import annotations
@@ -101,6 +109,7 @@ ONE_OFFS = [
 REPEATS = 3
 CORRECTION = "no, put the answer on its own last line"
 LOCAL_MODEL = "qwen2.5-coder-0.5b"
+MEMORY_SESSIONS, MEMORY_TURNS, MEMORY_TURN_KB = 100, 40, 8
 
 
 # --- the corpus and the scripted models ----------------------------------------------------------
@@ -273,7 +282,7 @@ def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> d
         "meta": 0,
     }
     chosen = plan.mined.tasks
-    out["mine"] = (1 if plan.mined.groups >= 2 else 0) + len(chosen)
+    out["mine"] = (1 if plan.mined.asked >= 2 else 0) + len(chosen)
     if not summary["skill"]["managed"] and plan.recurring:
         out["relevance"] = math.ceil(plan.recurring / 40)
     if plan.not_ready or not (folder / "state.json").is_file():
@@ -372,6 +381,48 @@ def plan_max_calls(folder: Path, k: int, steps: int) -> int:
     return int(trainer.plan()["max_calls"])
 
 
+# --- the cost of mining ----------------------------------------------------------------------------
+
+
+def mining_cost(summary: dict[str, Any], root: Path) -> dict[str, Any]:
+    """Night 1's mining calls and tokens, and mining's peak memory on long sessions streamed from
+    the store against all of them loaded at once, per 100 sessions."""
+    import asyncio
+    import tracemalloc
+
+    from skillsleep.core.mine import mine
+    from skillsleep.core.session import Session, Turn
+    from skillsleep.core.store import Store
+
+    per100 = 100 / max(1, summary["sessions"])
+    row = summary["calls_by_role"].get("mine", {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+    store = Store(root / "mining-memory" / "state.db")
+    body = "x" * (MEMORY_TURN_KB * 1024 - 1)
+    for n in range(MEMORY_SESSIONS):
+        turns = [Turn(kind="user", text=f"{TASKS[n % len(TASKS)][0]} in module {n}")]
+        turns += [
+            Turn(kind="tool_result", tool="Bash", call_id=f"c{t}", text=f"{t}{body}") for t in range(MEMORY_TURNS)
+        ]
+        store.put_session(Session(harness="chat", id=f"long{n}", turns=turns))
+
+    def peak(sessions: Any) -> float:
+        tracemalloc.start()
+        asyncio.run(mine(sessions(), llm=None, judges=False, max_tasks=None))
+        top = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return top / 2**20 * 100 / MEMORY_SESSIONS
+
+    baseline, streamed = peak(store.sessions), peak(store.stream_sessions)
+    store.close()
+    return {
+        "calls_per_100_sessions": round(row["calls"] * per100, 1),
+        "tokens_per_100_sessions": round((row["input_tokens"] + row["output_tokens"]) * per100),
+        "peak_mib_per_100_sessions": round(streamed, 1),
+        "baseline_peak_mib_per_100_sessions": round(baseline, 1),
+        "memory_corpus": f"{MEMORY_SESSIONS} sessions x {MEMORY_TURNS} turns x {MEMORY_TURN_KB} KiB",
+    }
+
+
 # --- main ----------------------------------------------------------------------------------------
 
 
@@ -422,6 +473,7 @@ def main() -> None:
     ideal = ideal_calls(folder, first, k, dreams)
     ideal_total = sum(ideal.values())
 
+    mining = mining_cost(first, root)
     second, wall2 = night(run_args(root, args.backend, extra))
     calls2, _, hits2 = _roles(second)
     made2, hit2 = sum(calls2.values()), sum(hits2.values())
@@ -441,6 +493,7 @@ def main() -> None:
         "calls_over_ideal": round(first["calls_made"] / ideal_total, 3) if ideal_total else None,
         "plan_max_calls": plan_max_calls(folder, k, steps),
         "tokens": first["tokens"],
+        "mining": mining,
         "wall_s": round(wall, 3),
         "second_night": {
             "outcome": second["outcome"],
@@ -455,6 +508,12 @@ def main() -> None:
     print(
         f"night 1: {first['outcome']} ({first['reason']}); {first['calls_made']} calls, ideal {ideal_total}, "
         f"{result['cache_hits']['total']} cache hits, {wall:.2f} s; tasks {first['tasks']}",
+        file=sys.stderr,
+    )
+    print(
+        f"mining per 100 sessions: {mining['calls_per_100_sessions']} calls, {mining['tokens_per_100_sessions']} "
+        f"tokens; peak {mining['peak_mib_per_100_sessions']} MiB streamed vs "
+        f"{mining['baseline_peak_mib_per_100_sessions']} MiB all loaded ({mining['memory_corpus']})",
         file=sys.stderr,
     )
     print(

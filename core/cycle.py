@@ -52,7 +52,6 @@ from skillsleep.core.redact import Redactor
 from skillsleep.core.report import NightResult, NightUsage, StopReason
 from skillsleep.core.report_files import report_files
 from skillsleep.core.rundir import RunDir
-from skillsleep.core.session import Session
 from skillsleep.core.since import parse_since
 from skillsleep.core.skill import Skill
 from skillsleep.core.trainer import TrainState, config_hash
@@ -222,7 +221,7 @@ async def _work(
 async def plan(n: _Night, optimizer: LLM) -> NightPlan:
     """The night's tasks from the stored sessions that ended (or began) since `[sleep] since`."""
     cutoff = parse_since(n.settings.since, now=n.deps.clock())
-    sessions = [x for x in n.deps.store.sessions() if _since(x, cutoff)]
+    sessions = n.deps.store.stream_sessions(since=cutoff)
     return await plan_night(
         sessions,
         skill=Skill.parse(n.seed),
@@ -234,12 +233,6 @@ async def plan(n: _Night, optimizer: LLM) -> NightPlan:
         redactor=Redactor(n.deps.redact_patterns),
         on_event=n.deps.on_event,
     )
-
-
-def _since(session: Session, cutoff: datetime) -> bool:
-    """Whether a session ended (or began) at or after `cutoff`; one with no time counts."""
-    when = session.ended or session.started
-    return when is None or when >= cutoff
 
 
 def finish(n: _Night, run_dir: RunDir) -> NightResult:
@@ -350,6 +343,7 @@ def remember(nights: Nights, memory: SkillMemory, state: TrainState, plan: Night
     """What the skill's next night carries over: rejected edits, the meta skill, the splits, the night."""
     memory.rejected = list(state.rejected)
     memory.meta_skill = state.meta_skill
-    memory.splits.update(plan.splits if plan else {})
+    if plan is not None:
+        memory.learn(plan.splits, plan.mined.tasks, night)
     memory.nights = [*memory.nights, night]
     nights.save_memory(memory)

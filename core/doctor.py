@@ -239,7 +239,8 @@ def _rebuild_memory(root: Path, path: Path, result: Repair) -> str:
     for r in trained:
         folder = nights.folder(r.night)
         try:
-            memory.splits.update(NightPlan.model_validate_json((folder / "plan.json").read_bytes()).splits)
+            plan = NightPlan.model_validate_json((folder / "plan.json").read_bytes())
+            memory.learn(plan.splits, plan.mined.tasks, r.night)
             state = TrainState.model_validate_json((folder / "state.json").read_bytes())
         except (OSError, ValidationError):
             result.lost.append(

@@ -4,16 +4,21 @@ Distinct normalized requests (`similarity.normalize`), most frequent first, are 
 pairs at or above GROUP_THRESHOLD are joined (union-find, so chains join too) into lexical groups,
 and pairs at or above RELATED_THRESHOLD are kept as related (the clusters of `mine`). Only the
 MAX_COMPARED most frequent distinct texts are compared pairwise (the rest group by identical
-normalized text only). Then ONE optimizer call (`paraphrases`, role "mine") sees the
-representatives of the MERGE_REQUESTS largest groups (redacted, inside data fences) and names
-groups that are paraphrases of one task. A reply that cannot be read keeps the lexical groups; a
-group that names requests that do not exist has those ignored; a group that lumps most of the
-requests together is ignored. Each is recorded as an `UnusableReply`.
+normalized text only). The optimizer is asked only about plausible merges: groups whose
+representatives are `similarity.plausible` pairs (a looser likeness, or one request's words inside
+the other's) form plausible sets, and when there are any, ONE call (`paraphrases`, role "mine")
+sees the representatives of those groups (the MERGE_REQUESTS first; redacted, inside data fences)
+and names groups that are paraphrases of one task. No plausible set, no call. A merge never
+leaves its plausible set (a reply that joins unrelated requests keeps only the parts that may be
+one task). A reply that cannot be read keeps the lexical groups; a group that names requests that
+do not exist has those ignored; a group that lumps most of a plausible set of 4+ together is
+ignored. Each is recorded as an `UnusableReply`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 
 from pydantic import ConfigDict, StrictInt
 
@@ -23,7 +28,14 @@ from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, render
 from skillsleep.core.records import Message, UnusableReply
 from skillsleep.core.replies import Lenient, Reply, Unfit, item_numbers
-from skillsleep.core.similarity import GROUP_THRESHOLD, RELATED_THRESHOLD, feature_similarity, features
+from skillsleep.core.similarity import (
+    GROUP_THRESHOLD,
+    PLACEHOLDERS,
+    RELATED_THRESHOLD,
+    feature_similarity,
+    features,
+    plausible,
+)
 
 MAX_COMPARED = 2500  # distinct normalized texts compared pairwise (the most frequent ones)
 MERGE_REQUESTS = 60  # lexical groups shown to the optimizer for the paraphrase merge
@@ -113,38 +125,80 @@ def merge_messages(requests: list[tuple[str, int]]) -> list[Message]:
     return [Message(role="system", content=render("mine_merge_system")), Message(role="user", content=user)]
 
 
-async def paraphrases(llm: LLM, groups: list[Group]) -> tuple[list[list[int]], list[UnusableReply]]:
-    """Index sets (into `groups`) the optimizer says are one task, and what of its reply could not
-    be used; no sets when the reply is unusable."""
-    shown = groups[:MERGE_REQUESTS]
-    messages = merge_messages([(g.representative.prompt, g.size) for g in shown])
+def plausible_sets(groups: list[Group]) -> list[list[int]]:
+    """Sets of 2+ groups (indexes, in order) whose representatives are joined by `plausible` pairs:
+    the only merges worth asking the optimizer about."""
+    feats = [features(g.key) for g in groups[:MAX_COMPARED]]
+    postings: dict[str, list[int]] = {}
+    for i, (words, _) in enumerate(feats):
+        for word in words - PLACEHOLDERS:  # a plausible pair shares a real word
+            postings.setdefault(word, []).append(i)
+    uf = UnionFind(len(feats))
+    for i, fi in enumerate(feats):
+        for j in sorted({j for word in fi[0] - PLACEHOLDERS for j in postings[word] if j > i}):
+            if uf.find(i) != uf.find(j) and plausible(fi, feats[j]):
+                uf.union(i, j)
+    return [members for members in uf.groups() if len(members) >= 2]
+
+
+@dataclass
+class Merges:
+    """What the paraphrase merge decided: index sets (into the groups) that are one task, the
+    groups the optimizer was shown (0: no call), and what of its reply could not be used."""
+
+    merges: list[list[int]] = field(default_factory=list)
+    asked: int = 0
+    problems: list[UnusableReply] = field(default_factory=list)
+
+
+async def paraphrases(llm: LLM, groups: list[Group]) -> Merges:
+    """Ask the optimizer (one call, only when some groups are `plausible_sets`) which of those
+    groups are one task. A merge never leaves its plausible set; within a set of 4+ groups, one
+    that joins most of them is ignored (a weak model lumps requests together)."""
+    sets = plausible_sets(groups)
+    shown = [i for members in sets for i in members][:MERGE_REQUESTS]
+    result = Merges(asked=len(shown) if len(shown) >= 2 else 0)
+    if not result.asked:
+        return result
+    set_of = {i: n for n, members in enumerate(sets) for i in members}
+    set_size = Counter(set_of[i] for i in shown)
+    messages = merge_messages([(groups[i].representative.prompt, groups[i].size) for i in shown])
     try:
         reply = await llm.ask_model("mine", messages, ParaphraseReply, max_tokens=REPLY_TOKENS)
     except ParseError as exc:
-        return [], [_problem(f"the optimizer's reply could not be read ({exc}); kept the lexical groups")]
-    merges: list[list[int]] = []
-    problems: list[UnusableReply] = []
+        result.problems.append(_problem(f"the optimizer's reply could not be read ({exc}); kept the lexical groups"))
+        return result
     for n, item in enumerate(reply.groups, 1):
         if isinstance(item, Unfit):
-            problems.append(_problem(f"group {n} is not a list of request numbers ({item.value!r}); ignored"))
+            result.problems.append(_problem(f"group {n} is not a list of request numbers ({item.value!r}); ignored"))
             continue
         numbers = item_numbers(item, len(shown))
         if numbers.out_of_range:
             bad = sorted(set(numbers.out_of_range))
-            problems.append(_problem(f"group {n} names requests that do not exist ({bad}); those ignored"))
-        members = sorted(numbers.indexes)
-        if len(shown) >= 4 and len(members) > max(3, len(shown) // 2):
-            problems.append(
-                _problem(
-                    f"group {n} joins {len(members)} of {len(shown)} requests into one task, which no real set of "
-                    "paraphrases does; ignored (a weak optimizer model lumps requests together: use a stronger "
-                    "--optimizer-model)"
-                )
+            result.problems.append(_problem(f"group {n} names requests that do not exist ({bad}); those ignored"))
+        parts: dict[int, list[int]] = {}
+        for position in sorted(numbers.indexes):
+            parts.setdefault(set_of[shown[position]], []).append(shown[position])
+        if len(parts) > 1:
+            result.problems.append(
+                _problem(f"group {n} joins requests too unlike to be one task; only those alike were joined")
             )
-            continue
-        if len(members) >= 2:
-            merges.append(members)
-    return merges, problems
+        for s, members in parts.items():
+            result.merges += [members] if _believable(n, len(members), set_size[s], result.problems) else []
+    return result
+
+
+def _believable(n: int, joined: int, among: int, problems: list[UnusableReply]) -> bool:
+    """Whether joining `joined` of `among` plausible requests is a real set of paraphrases."""
+    if among >= 4 and joined > max(3, among // 2):
+        problems.append(
+            _problem(
+                f"group {n} joins {joined} of {among} requests into one task, which no real set of paraphrases "
+                "does; ignored (a weak optimizer model lumps requests together: use a stronger --optimizer-model)"
+            )
+        )
+        return False
+    return joined >= 2
 
 
 def _problem(error: str) -> UnusableReply:

@@ -1,19 +1,24 @@
 """Mine tasks (sleep, step 2): the requests a user keeps giving the agent → ranked, judged Tasks.
 
-    sessions → instances (intent + outcome + evidence; `intents`) → lexical groups → optimizer merge
-    of paraphrases (one call; `grouping`) → tasks ranked by recurrence and failure → one judge call
-    per kept task (`judge_writing`)
+    sessions (read one at a time) → instances (intent + outcome + evidence; `intents`) → lexical
+    groups → optimizer merge of the plausible paraphrases only (one call, none when no groups are
+    plausibly one task; `grouping`) → ids kept from earlier nights (`identity`) → tasks ranked by
+    recurrence and failure → one judge call per kept task (`judge_writing`)
 
 Clusters (for the splitter). Tasks whose texts are near each other at the looser
 RELATED_THRESHOLD (e.g. "Reply with the word hello" / "... goodbye") are distinct tasks but share
 a `cluster`: near-duplicates of a training task must not reach val/test, so keep every cluster in
-one split (`MineResult.clusters`, `near_duplicates()`).
+one split (`MineResult.clusters`, `near_duplicates()`). Tasks holding requests of one earlier
+night's task (it split in two) share a cluster too.
 
 Tasks and ranking. A task is a final group. Its representative wording is the most frequent
 normalized text (ties: shorter, then alphabetical); `Task.prompt` is the latest instance with that
-wording, `Task.workdir` its session's cwd, `provenance` every "harness:session_id". The id is
-"mine-" + sha256(representative normalized text)[:12]: the same recurring request keeps its id
-across nights while it stays the most frequent wording. recurrence = instances; tasks with fewer
+wording, `Task.workdir` its session's cwd, `provenance` every "harness:session_id". The id is the
+one an earlier night gave the task (`known`, matched by shared or near-identical requests), else
+"mine-" + a hash of the set of its normalized requests (`identity`): never one member's wording,
+so new instances, paraphrases and the order of the sessions leave it alone; `MinedTask.earlier`
+names every earlier task whose requests it holds (the splitter keeps their most protected
+split). recurrence = instances; tasks with fewer
 than `min_recurrence` are kept but rank after every recurrent one. Within a tier,
 priority = recurrence × (1 + failure rate) (failures / instances; unknown is not failure), then
 distinct sessions, then id. `max_tasks` cuts the ranked list (before any judge call). With
@@ -39,13 +44,13 @@ from typing import Literal
 from pydantic import Field
 
 from skillsleep.core.grouping import Group, UnionFind, lexical, paraphrases
+from skillsleep.core.identity import Identified, Known, identify
 from skillsleep.core.intents import Evidence, Instance, Intake, Outcomes, extract_instances
 from skillsleep.core.judge_writing import DEFAULT_RUBRIC, write_judge
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Judge, Record, Role, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.session import Session
-from skillsleep.core.similarity import task_id
 
 MINE_ROLE: Role = "mine"  # the ledger's role of mining's optimizer calls (grouping, judge writing)
 TASK_EVIDENCE = 20
@@ -65,8 +70,14 @@ class MinedTask(Record):
     evidence: list[Evidence] = Field(default_factory=list)  # distinct, up to TASK_EVIDENCE
     wordings: list[str] = Field(default_factory=list)  # distinct requests, most frequent first
     merged_from: int = 1  # lexical groups the optimizer merged into this task
+    earlier: list[str] = Field(default_factory=list)  # earlier nights' tasks whose requests it holds
     judge_source: Literal["optimizer", "default"] = "default"
     dropped_checks: list[str] = Field(default_factory=list)
+
+    def keys(self) -> list[str]:
+        """The task's normalized requests, most frequent first (what its identity remembers)."""
+        counts = Counter(i.key for i in self.instances)
+        return sorted(counts, key=lambda k: (-counts[k], k))
 
 
 class MineResult(Record):
@@ -76,6 +87,7 @@ class MineResult(Record):
     clusters: dict[str, list[str]] = Field(default_factory=dict)  # cluster id → task ids
     intake: Intake = Field(default_factory=Intake)
     groups: int = 0  # lexical groups
+    asked: int = 0  # lexical groups shown to the optimizer's paraphrase merge (0: no call)
     merged: int = 0  # lexical groups merged into another by the optimizer
     cut: int = 0  # tasks beyond max_tasks
     dropped_checks: int = 0
@@ -107,11 +119,13 @@ async def mine(
     max_tasks: int | None = 50,
     redactor: Redactor | None = None,
     judges: bool = True,
+    known: Known | None = None,
 ) -> MineResult:
     """Mine the recurring tasks in `sessions`: ranked, judged, with clusters for the splitter.
 
-    `judges=False` leaves every task with the default rubric (judge the ones you keep later with
-    `judge_tasks`, which costs one optimizer call per task)."""
+    `known`: the tasks earlier nights split (their ids are kept, `identity`). `judges=False`
+    leaves every task with the default rubric (judge the ones you keep later with `judge_tasks`,
+    which costs one optimizer call per task)."""
     if min_recurrence < 1:
         raise ValueError(f"min_recurrence must be at least 1, got {min_recurrence}")
     if max_tasks is not None and max_tasks < 0:
@@ -124,22 +138,25 @@ async def mine(
     result.groups = len(groups)
     final = UnionFind(len(groups))
     if llm is not None and len(groups) >= 2:
-        merges, result.problems = await paraphrases(llm, groups)
-        for members in merges:
+        asked = await paraphrases(llm, groups)
+        result.asked, result.problems = asked.asked, asked.problems
+        for members in asked.merges:
             for other in members[1:]:
                 result.merged += final.union(members[0], other)
 
-    ranked: list[tuple[MinedTask, list[int]]] = []
-    for members in final.groups():
-        merged = Group([i for m in members for i in groups[m].instances])
-        ranked.append((_mined(merged, len(members), min_recurrence), members))
+    merged = [(Group([i for m in members for i in groups[m].instances]), members) for members in final.groups()]
+    ids = identify([Counter(i.key for i in g.instances) for g, _ in merged], known or Known())
+    ranked = [
+        (_mined(g, who, len(members), min_recurrence), members) for (g, members), who in zip(merged, ids, strict=True)
+    ]
     ranked.sort(key=lambda r: (not r[0].recurrent, -r[0].priority, -r[0].sessions, r[0].task.id))
     kept = ranked if max_tasks is None else ranked[:max_tasks]
     result.cut = len(ranked) - len(kept)
 
-    # Clusters: tasks joined by a related pair of wordings (over every task; kept ones listed).
+    # Clusters: tasks joined by a related pair of wordings, or holding requests of one earlier task.
     position = {m: n for n, (_, members) in enumerate(ranked) for m in members}
     links = [(position[group_of_key[a]], position[group_of_key[b]]) for a, b in related]
+    links += _shared_ancestry([m for m, _ in ranked])
     result.clusters = _clusters([m for m, _ in kept], len(ranked), links)
 
     result.tasks = [m for m, _ in kept]
@@ -148,6 +165,18 @@ async def mine(
         result.dropped_checks += judged.dropped_checks
         result.problems += judged.problems
     return result
+
+
+def _shared_ancestry(ranked: list[MinedTask]) -> list[tuple[int, int]]:
+    """Links between tasks (positions) holding requests of one earlier task: one split for them."""
+    holder: dict[str, int] = {}
+    links: list[tuple[int, int]] = []
+    for n, mined in enumerate(ranked):
+        for earlier in mined.earlier:
+            if earlier in holder:
+                links.append((holder[earlier], n))
+            holder.setdefault(earlier, n)
+    return links
 
 
 def _lexical_groups(instances: list[Instance]) -> tuple[list[Group], dict[str, int], list[tuple[str, str]]]:
@@ -196,7 +225,7 @@ def _clusters(kept: list[MinedTask], total: int, links: list[tuple[int, int]]) -
     return {names[root]: ids for root, ids in by_root.items()}
 
 
-def _mined(group: Group, merged_from: int, min_recurrence: int) -> MinedTask:
+def _mined(group: Group, who: Identified, merged_from: int, min_recurrence: int) -> MinedTask:
     outcomes = Outcomes.model_validate(Counter(i.outcome for i in group.instances))
     evidence: list[Evidence] = []
     for instance in sorted(group.instances, key=lambda i: (i.when, i.session_id), reverse=True):
@@ -208,7 +237,7 @@ def _mined(group: Group, merged_from: int, min_recurrence: int) -> MinedTask:
     wordings = [rep] + [t for t in sorted(texts, key=lambda t: (-texts[t], t)) if t != rep]
     sources = list(dict.fromkeys(i.source for i in sorted(group.instances, key=lambda i: (i.when, i.source))))
     task = Task(
-        id=task_id(group.key),
+        id=who.id,
         prompt=rep,
         workdir=group.representative.project,
         judge=Judge(rubric=DEFAULT_RUBRIC),
@@ -228,4 +257,5 @@ def _mined(group: Group, merged_from: int, min_recurrence: int) -> MinedTask:
         evidence=evidence,
         wordings=wordings,
         merged_from=merged_from,
+        earlier=who.earlier,
     )

@@ -19,7 +19,7 @@ night record. Nothing here writes a user's skill.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -51,7 +51,8 @@ from skillsleep.core.report import (
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.session import Session
 from skillsleep.core.skill import Skill
-from skillsleep.core.splits import split_tasks
+from skillsleep.core.splits import split_tasks, unsplit
+from skillsleep.core.store import StoredSessions
 from skillsleep.core.trainer import Trainer, TrainState
 from skillsleep.core.user_config import SleepSection
 
@@ -87,7 +88,7 @@ class NightPlan(Record):
 
 
 async def plan_night(
-    sessions: Iterable[Session],
+    sessions: Sequence[Session] | StoredSessions,
     *,
     skill: Skill,
     skill_name: str,
@@ -98,13 +99,14 @@ async def plan_night(
     redactor: Redactor | None = None,
     on_event: EventSink = quiet,
 ) -> NightPlan:
-    """Mine, filter, judge, split and dream: everything before the first rollout."""
-    sessions = list(sessions)
+    """Mine, filter, judge, split and dream: everything before the first rollout (`sessions` is read
+    once, one session at a time: `Store.stream_sessions()` keeps one in memory)."""
     on_event(Mining(sessions=len(sessions)))
+    least, known = settings.min_recurrence, memory.known()  # the ids earlier nights gave their tasks
     mined = await mine(
-        sessions, llm=optimizer, min_recurrence=settings.min_recurrence, max_tasks=None, redactor=redactor, judges=False
+        sessions, llm=optimizer, min_recurrence=least, max_tasks=None, redactor=redactor, judges=False, known=known
     )
-    plan = NightPlan(mined=mined, sessions=len(sessions), problems=list(mined.problems))
+    plan = NightPlan(mined=mined, sessions=mined.intake.sessions, problems=list(mined.problems))
     recurring = [m for m in mined.tasks if m.recurrent]
     plan.recurring = len(recurring)
     if managed or not recurring:
@@ -130,7 +132,9 @@ async def plan_night(
         plan.problems += judged.problems
     plan.splits = split_tasks(chosen, memory.splits)
     if not plan.splits:
-        plan.not_ready = _too_few(len(recurring), len(relevant), len({m.cluster for m in chosen}), settings)
+        plan.not_ready = unsplit(
+            len(recurring), len(relevant), len({m.cluster for m in chosen}), settings.min_recurrence
+        )
         return plan
     if settings.dreams:
         split = plan.tasks()
@@ -141,23 +145,6 @@ async def plan_night(
         plan.dreams = [t for d in dreams for t in d.tasks]
         plan.problems += [p for d in dreams for p in d.problems]
     return plan
-
-
-def _too_few(recurring: int, relevant: int, clusters: int, settings: SleepSection) -> str:
-    if recurring == 0:
-        return (
-            f"no task recurred {settings.min_recurrence}+ times in the harvested sessions yet; keep working "
-            "and run again later (or lower --min-recurrence)"
-        )
-    if relevant == 0:
-        return (
-            f"none of the {recurring} recurring tasks is about this skill; pick another with --skill, or leave "
-            "--skill empty to train the managed learned skill"
-        )
-    return (
-        f"only {clusters} distinct recurring task(s) for this skill; a night needs at least 2 (one to train "
-        "on, one held out to judge the result) — keep working and run again later"
-    )
 
 
 # --- train ---------------------------------------------------------------------------------------

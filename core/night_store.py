@@ -8,7 +8,9 @@
                                       and ledger.jsonl (each call) as it goes: `progress()` reads them
     <data>/sleep/<key>.json           SkillMemory of one live skill file: the rejected-edit buffer,
                                       the optimizer's meta skill, which split each task belongs to,
-                                      and the nights that trained it (a night is an epoch)
+                                      the tasks' identities (id and requests, so a task keeps
+                                      its id on later nights) and the nights that trained it
+                                      (a night is an epoch)
 
 `status` reads these; nothing here writes a user's skill.
 """
@@ -25,10 +27,13 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import StateDamaged
+from skillsleep.core.identity import Known, TaskIdentity, remembered
 from skillsleep.core.ledger import Ledger, read_ledger
+from skillsleep.core.mine import MinedTask
 from skillsleep.core.records import Record, RejectedEdit, Split, UtcDatetime, why_unreadable
 from skillsleep.core.report import HistoryPoint, NightResult, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
+from skillsleep.core.splits import PROTECTION
 
 NightStatus = Literal["running", "finished", "stopped"]
 
@@ -127,7 +132,27 @@ class SkillMemory(Record):
     rejected: list[RejectedEdit] = Field(default_factory=list)
     meta_skill: str = ""
     splits: dict[str, Split] = Field(default_factory=dict)  # task id → the split it was given
+    tasks: list[TaskIdentity] = Field(default_factory=list)  # the split tasks' ids and requests
     nights: list[int] = Field(default_factory=list)
+
+    def known(self) -> Known:
+        """The tasks earlier nights split, for mining to keep their ids (`core/identity.py`)."""
+        named = {t.id for t in self.tasks}
+        return Known(tasks=self.tasks, legacy=sorted(t for t in self.splits if t not in named))
+
+    def learn(self, splits: dict[str, Split], tasks: builtins.list[MinedTask], night: int) -> None:
+        """Remember a night's splits and its tasks' identities. An earlier task whose requests a
+        task of tonight holds takes that task's split when it is more protected (test > val >
+        train), so its requests stay held out whichever id they come back under."""
+        self.splits.update(splits)
+        for mined in tasks:
+            split = splits.get(mined.task.id)
+            for earlier in mined.earlier:
+                old = self.splits.get(earlier)
+                if split is not None and (old is None or PROTECTION[split] > PROTECTION[old]):
+                    self.splits[earlier] = split
+        identities = [TaskIdentity(id=m.task.id, keys=m.keys()) for m in tasks if m.task.id in splits]
+        self.tasks = remembered(self.tasks, identities, night)
 
 
 class Nights:

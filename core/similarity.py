@@ -7,7 +7,8 @@ numbers → <url> <id> <str> <path> <num>; a leading slash command → <cmd> and
 list removed) and of the character 3-grams of those words; it depends on the two texts only, not
 on the rest of the night, so the same requests group the same way night after night. At or above
 GROUP_THRESHOLD two requests are one task; at or above RELATED_THRESHOLD they are distinct tasks
-of one cluster (near-duplicates must stay in one split).
+of one cluster (near-duplicates must stay in one split); `plausible` pairs (a lower similarity, or
+one request's words inside the other's) are the only ones the optimizer is asked to merge.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import re
 
 GROUP_THRESHOLD = 0.7  # near-duplicates: one task
 RELATED_THRESHOLD = 0.55  # near each other: distinct tasks, one cluster (one split)
+PLAUSIBLE_THRESHOLD = 0.3  # possibly paraphrases: the optimizer is asked (see `plausible`)
+CONTAINED = 0.75  # the shorter request's words inside the longer one's: possibly paraphrases
 NORMALIZE_CHARS = 1000
 
 Features = tuple[frozenset[str], frozenset[str]]  # content words, their character 3-grams
@@ -35,7 +38,7 @@ _SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
 # A leading slash command ("/review-pr 12", "/commit") names the command: its name stays words (the
 # path pattern below would make every "/name" the same "<path>", merging distinct commands).
 _COMMAND = re.compile(r"^\s*/([\w][\w:.-]*)(?=\s|$)")
-_PLACEHOLDERS = frozenset({"<url>", "<id>", "<str>", "<path>", "<num>", "<cmd>"})
+PLACEHOLDERS = frozenset({"<url>", "<id>", "<str>", "<path>", "<num>", "<cmd>"})
 
 
 def vocabulary(words: str) -> frozenset[str]:
@@ -61,7 +64,7 @@ def features(key: str) -> Features:
     """What `similarity` compares of a normalized text."""
     tokens = key.split()
     words = [w for w in tokens if w not in _STOP] or tokens
-    grams = {f" {w} "[i : i + 3] for w in words if w not in _PLACEHOLDERS for i in range(len(w))}
+    grams = {f" {w} "[i : i + 3] for w in words if w not in PLACEHOLDERS for i in range(len(w))}
     return frozenset(words), frozenset(grams)
 
 
@@ -82,6 +85,19 @@ def similarity(a: str, b: str) -> float:
     return 1.0 if ka == kb else feature_similarity(features(ka), features(kb))
 
 
-def task_id(key: str) -> str:
-    """The stable id of a task whose representative normalized text is `key`."""
-    return "mine-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+def plausible(fa: Features, fb: Features) -> bool:
+    """Whether two requests may be paraphrases of one task, worth asking the optimizer about: at
+    least PLAUSIBLE_THRESHOLD alike, or the shorter one's content words (placeholders included)
+    at least CONTAINED within the other's and a real word shared ("implement <num>" in a
+    templated "implement issue <num> from the tracker …")."""
+    if feature_similarity(fa, fb) >= PLAUSIBLE_THRESHOLD:
+        return True
+    shared = fa[0] & fb[0]
+    smaller = min(len(fa[0]), len(fb[0]))
+    return bool(smaller and shared - PLACEHOLDERS and len(shared) / smaller >= CONTAINED)
+
+
+def task_id(*keys: str) -> str:
+    """The id of a task first mined with the normalized requests `keys` (their set, in any
+    order); with one request, the id earlier versions gave that task."""
+    return "mine-" + hashlib.sha256("\n".join(sorted(set(keys))).encode("utf-8")).hexdigest()[:12]

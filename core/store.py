@@ -19,6 +19,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -194,9 +195,46 @@ class Store:
             rows = self._db.execute(query + " ORDER BY ended, id", args).fetchall()
         return [Session.model_validate_json(r[0]) for r in rows]
 
+    def stream_sessions(self, since: datetime | None = None) -> StoredSessions:
+        """Stored sessions that ended (or, with no end, began) at or after `since` (all when None;
+        one with no time counts), oldest end first, read one at a time: only their keys are held."""
+        with self._use():
+            rows = self._db.execute(
+                "SELECT harness, id, ended, CASE WHEN ended IS NULL THEN json_extract(data, '$.started') END "
+                "FROM sessions ORDER BY ended, id"
+            ).fetchall()
+        keys = [
+            (str(h), str(i)) for h, i, ended, started in rows if since is None or _at_or_after(ended or started, since)
+        ]
+        return StoredSessions(self, keys)
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class StoredSessions:
+    """Sessions of a store, read one at a time when iterated (memory holds one session, not all)."""
+
+    def __init__(self, store: Store, keys: list[tuple[str, str]]) -> None:
+        self.store, self.keys = store, keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[Session]:
+        for harness, session_id in self.keys:
+            session = self.store.session(harness, session_id)
+            if session is not None:  # forgotten since it was listed (its transcript was replaced)
+                yield session
+
+
+def _at_or_after(when: str | None, since: datetime) -> bool:
+    """Whether a stored time (ISO 8601) is at or after `since`; no time counts as after."""
+    if not when:
+        return True
+    at = datetime.fromisoformat(when)
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)) >= since
 
 
 def database_error(path: Path, exc: sqlite3.DatabaseError) -> SkillsleepError:

@@ -118,23 +118,11 @@ def write_chat_logs(folder: Path, tasks: list[str] = TASKS, *, times: int = 3, e
     """One chat-log file: every task asked `times` times (a session each, with a correction);
     `extra` prompts once each."""
     folder.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for rep in range(times):
-        for i, t in enumerate(tasks):
-            lines.append(
-                json.dumps(
-                    {
-                        "id": f"s{rep}-{i}",
-                        "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z",
-                        "messages": [
-                            {"role": "user", "content": t},
-                            {"role": "assistant", "content": "Done."},
-                            {"role": "user", "content": "no, put the answer on its own last line"},
-                            {"role": "assistant", "content": "ok"},
-                        ],
-                    }
-                )
-            )
+    lines = [
+        corrected_session(f"s{rep}-{i}", f"2026-11-2{rep + 1}T10:{i:02d}:00Z", t)
+        for rep in range(times)
+        for i, t in enumerate(tasks)
+    ]
     for n, t in enumerate(extra):
         lines.append(
             json.dumps(
@@ -148,6 +136,22 @@ def write_chat_logs(folder: Path, tasks: list[str] = TASKS, *, times: int = 3, e
     path = folder / "log.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def corrected_session(sid: str, created: str, prompt: str) -> str:
+    """One chat-log line: `prompt`, the agent's answer and the user's correction of it."""
+    return json.dumps(
+        {
+            "id": sid,
+            "created": created,
+            "messages": [
+                {"role": "user", "content": prompt},
+                {"role": "assistant", "content": "Done."},
+                {"role": "user", "content": "no, put the answer on its own last line"},
+                {"role": "assistant", "content": "ok"},
+            ],
+        }
+    )
 
 
 def night_env(monkeypatch: pytest.MonkeyPatch, root: Path) -> Path:

@@ -135,7 +135,7 @@ def test_damaged_records_are_found_moved_aside_and_the_memory_rebuilt(night: Pat
     assert invoke("adopt")[0] == 0
     (memory,) = (data / "sleep").iterdir()
     original = SkillMemory.model_validate_json(memory.read_bytes())
-    assert original.splits and original.nights == [1]
+    assert original.splits and original.tasks and original.nights == [1]  # rebuilt with identities below
     memory.write_bytes(b'{"skill_path": "\xff')
     (data / "nights" / "0009").mkdir()
     (data / "nights" / "0009" / "night.json").write_bytes(b'{"night": 9, \xfe')

@@ -57,8 +57,21 @@ def test_earlier_splits_are_kept_and_a_cluster_takes_its_most_protected_one() ->
     assert all(again[t] == s for t, s in first.items() if t != train_id)
 
 
-def test_validation_moves_to_training_only_when_nothing_else_can_train() -> None:
+def test_a_held_out_task_never_trains_and_only_a_new_cluster_can() -> None:
     tasks = [mined("a"), mined("b"), mined("c")]
-    got = split_tasks(tasks, {"a": "val", "b": "val", "c": "test"})
-    assert sorted(got.values()) == ["test", "train", "val"] and got["c"] == "test"
+    assert split_tasks(tasks, {"a": "val", "b": "val", "c": "test"}) == {}  # nothing new to train on
+    got = split_tasks([*tasks, mined("d")], {"a": "val", "b": "val", "c": "test"})
+    assert got == {"a": "val", "b": "val", "c": "test", "d": "train"}
     assert split_tasks([mined("a"), mined("b")], {"a": "test", "b": "test"}) == {}  # never from test
+    fresh_test = split_tasks([mined("a"), mined("b"), mined("n1"), mined("n2")], {"a": "val", "b": "val"})
+    assert [fresh_test[t] for t in ("a", "b")] == ["val", "val"] and "train" in fresh_test.values()
+
+
+def test_a_task_holding_requests_of_an_earlier_held_out_task_stays_held_out() -> None:
+    split_in_two = mined("new-id")
+    split_in_two.earlier = ["old-test-task"]
+    merged = mined("train-task")
+    merged.earlier = ["train-task", "old-val-task"]
+    tasks = [split_in_two, merged, mined("x"), mined("y"), mined("z")]
+    got = split_tasks(tasks, {"old-test-task": "test", "old-val-task": "val", "train-task": "train"})
+    assert got["new-id"] == "test" and got["train-task"] == "val"

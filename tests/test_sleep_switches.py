@@ -21,6 +21,7 @@ from sleep_kit import (
     RULE,
     TASKS,
     Recorder,
+    corrected_session,
     invoke,
     night_env,
     optimizer_rules,
@@ -301,6 +302,8 @@ def test_budget_usd_stops_a_priced_backend(
     )
     # the mining calls (1024-token replies) fit; the first target call's estimate does not fit even alone
     budget = 0.75 * target_call
+    # a paraphrase of a kit task, so the optimizer's paraphrase merge (alone, before the judges) is asked
+    write_chat_logs(root / "chats", extra=["Why did the CI job fail on the docs?"])
     code, out, err = invoke(
         "run",
         "--backend",
@@ -351,20 +354,7 @@ def chat_logs_by_age(folder: Path, tasks: list[str], days_ago: list[int], tag: s
     for rep, days in enumerate(days_ago):
         for i, t in enumerate(tasks):
             created = (now - timedelta(days=days, minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            lines.append(
-                json.dumps(
-                    {
-                        "id": f"{tag}{rep}-{i}",
-                        "created": created,
-                        "messages": [
-                            {"role": "user", "content": t},
-                            {"role": "assistant", "content": "Done."},
-                            {"role": "user", "content": "no, put the answer on its own last line"},
-                            {"role": "assistant", "content": "ok"},
-                        ],
-                    }
-                )
-            )
+            lines.append(corrected_session(f"{tag}{rep}-{i}", created, t))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{tag}.jsonl").write_text("\n".join(lines) + "\n")
 
