@@ -1,14 +1,16 @@
 """Follow-ups: a correction is evidence about the open request only when it refers to it; a new
 topic is a new request even when it says "still" or "not" (core/followups.py).
 
-The labelled set, tests/fixtures/followups.json: every follow-up of the shared transcripts
-(../shared/data/transcripts: Claude Code, Codex and OpenClaw sessions, real and recorded), of the
-recorded fixtures in tests/fixtures, one of each distinct follow-up of the demo sessions, and a
-few hand-made contrasts (marked "hand-made", the xterm.js case of issue 14 among them), each
-labelled by hand "correction" / "new request" / "other" with its source file and line, the open
-request and only those words of the agent's span that the follow-up shares (redacted). Precision
-and recall of "correction" are measured twice: on the stored excerpts (always) and in the real
-transcripts, where the whole session is read by `extract_instances` (skipped without ../shared).
+The labelled set, tests/fixtures/followups.json: every follow-up (a user text after the first
+request of a main session; housekeeping commands and "[trimmed for fixture]" placeholders left out)
+of the shared transcripts (../shared/data/transcripts: Claude Code, Codex and OpenClaw sessions,
+real and recorded) and of the recorded fixtures in tests/fixtures, one of each distinct follow-up
+of the demo sessions, and a few hand-made contrasts (marked "hand-made", the xterm.js case of
+issue 14 among them), each labelled by hand "correction" / "new request" / "other" with its source
+file and line, the open request and only those words of the agent's span that the follow-up
+shares (redacted). Precision and recall of "correction" are measured twice: on the stored excerpts
+(always) and in the transcripts, where the whole session is read by `extract_instances` (the
+repository's own always; ../shared's skipped where it is absent).
 """
 
 from __future__ import annotations
