@@ -1,26 +1,32 @@
 """Follow-ups: a correction is evidence about the open request only when it refers to it; a new
 topic is a new request even when it says "still" or "not" (core/followups.py).
 
-The labelled set, tests/fixtures/followups.json: every follow-up of the shared transcripts
-(../shared/data/transcripts: Claude Code, Codex and OpenClaw sessions, real and recorded), of the
-recorded fixtures in tests/fixtures, one of each distinct follow-up of the demo sessions, and a
-few hand-made contrasts (marked "hand-made", the xterm.js case of issue 14 among them), each
-labelled by hand "correction" / "new request" / "other" with its source file and line, the open
-request and only those words of the agent's span that the follow-up shares (redacted). Precision
-and recall of "correction" are measured twice: on the stored excerpts (always) and in the real
-transcripts, where the whole session is read by `extract_instances` (skipped without ../shared).
+The labelled set, tests/fixtures/followups.json: every follow-up (a user text after the first
+request of a main session; housekeeping commands and "[trimmed for fixture]" placeholders left out)
+of the shared transcripts (../shared/data/transcripts: Claude Code, Codex and OpenClaw sessions,
+real and recorded) and of the recorded fixtures in tests/fixtures, one of each distinct follow-up
+of the demo sessions, and a few hand-made contrasts (marked "hand-made", the xterm.js case of
+issue 14 among them), each labelled by hand "correction" / "new request" / "other" with its source
+file and line, the open request and only those words of the agent's span that the follow-up
+shares (redacted). The shared data is not copied into the project: its items hold only the
+source file, the line, the harness and the label, and their texts are read from ../shared when the
+test runs. Precision and recall of "correction" are measured twice: on the stored excerpts
+(the repository's own and the hand-made ones, always) and in the transcripts, where the whole
+session is read by `extract_instances` (the repository's own always; ../shared's skipped where it
+is absent).
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 import pytest
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from skillsleep.core.followups import SUBJECT_OVERLAP, Span, classify, subject_words
 from skillsleep.core.intents import EVIDENCE_CHARS, Instance, extract_instances
@@ -45,15 +51,20 @@ class Labelled(Record):
     source: str  # a path from the repository root, or "hand-made"
     line: int  # the transcript line that holds the follow-up (0: hand-made)
     harness: str
-    request: str  # the open request
-    agent: list[str]  # the words of the agent's span that the follow-up shares, in short windows
+    # The stored excerpt; empty for ../shared items, whose texts are read from the transcript.
+    request: str = ""  # the open request
+    agent: list[str] = Field(
+        default_factory=list
+    )  # the words of the agent's span that the follow-up shares, in short windows
     agent_asked: str | None = None  # the agent's last sentence, when it asked the user a question
-    followup: str
+    followup: str = ""
+    sha256: str = ""  # of a ../shared item's redacted follow-up, first 16 hex digits: which text it is
     label: Label
     note: str = ""
 
 
 ITEMS = TypeAdapter(list[Labelled]).validate_json(FIXTURE.read_bytes())
+STORED = [i for i in ITEMS if not i.source.startswith(SHARED)]  # the items with their texts
 
 
 def _score(pairs: Iterable[tuple[Label, Label]]) -> tuple[float, float, list[str]]:
@@ -98,18 +109,28 @@ def _sessions(path: Path) -> list[Session]:
     return parse(data, source=name).sessions
 
 
+def _followup_at(item: Labelled, sessions: list[Session], raw: bytes) -> str:
+    """The user text at `item.line` of its transcript, redacted as extraction reads it."""
+    line = raw.decode("utf-8", "replace").split("\n")[item.line - 1]
+    texts = [t.text.strip() for s in sessions for t in s.turns if t.kind in ("user", "command")]
+    held = [Redactor().text(t) for t in texts if t and json.dumps(t[:40])[1:-1] in line]
+    if item.sha256:
+        held = [t for t in held if hashlib.sha256(t.encode()).hexdigest()[:16] == item.sha256]
+    assert held, f"{item.source}:{item.line} does not hold the labelled user text"
+    return held[0]
+
+
 def _in_context(items: list[Labelled], root: Path) -> list[tuple[Label, Label]]:
     """(label, prediction) of each item, read in its whole transcript by `extract_instances`."""
     pairs = []
     for item in items:
         path = root / item.source
         sessions = _sessions(path)
-        texts = [t.text.strip() for s in sessions for t in s.turns if t.kind in ("user", "command")]
-        assert any(Redactor().text(t)[:200] == item.followup[:200] for t in texts), f"not in {item.source}"
         raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        line = raw.decode("utf-8", "replace").split("\n")[item.line - 1]
-        assert json.dumps(item.followup[:40])[1:-1] in line, f"{item.source}:{item.line} does not hold it"
-        pairs.append((item.label, _predicted(extract_instances(sessions)[0], item.followup)))
+        followup = _followup_at(item, sessions, raw)
+        if item.followup:
+            assert followup[:200] == item.followup[:200], f"{item.source}:{item.line} does not hold it"
+        pairs.append((item.label, _predicted(extract_instances(sessions)[0], followup)))
     return pairs
 
 
@@ -123,8 +144,10 @@ def test_the_labelled_set_is_real_sized_labelled_and_redacted() -> None:
     assert {i.harness for i in shared} == {"claude-code", "codex", "openclaw"}
     assert {i.label for i in taken} == {"correction", "new request", "other"}
     assert all(i.line > 0 for i in taken)
+    assert all(not (i.request or i.agent or i.followup) and i.sha256 for i in shared), "no ../shared text copied"
+    assert all(i.request and i.followup for i in STORED)
     redactor = Redactor()
-    for item in ITEMS:
+    for item in STORED:
         for text in (item.request, item.followup, *item.agent):
             assert redactor.text(text) == text, f"unredacted text in {item.source}:{item.line}"
     xterm = [i for i in ITEMS if "xterm.js" in i.followup]
@@ -132,11 +155,11 @@ def test_the_labelled_set_is_real_sized_labelled_and_redacted() -> None:
 
 
 def test_corrections_are_found_with_the_stated_precision_and_recall_on_the_stored_excerpts() -> None:
-    for part in ([i for i in ITEMS if i.source != "hand-made"], ITEMS):
+    for part in ([i for i in STORED if i.source != "hand-made"], STORED):
         pairs = [(i.label, _on_excerpt(i)) for i in part]
         precision, recall, counts = _score(pairs)
         assert precision >= PRECISION and recall >= RECALL, (precision, recall, counts)
-    wrong = [i.followup for i in ITEMS if i.source == "hand-made" and _on_excerpt(i) != i.label]
+    wrong = [i.followup for i in STORED if i.source == "hand-made" and _on_excerpt(i) != i.label]
     assert wrong == [], "every hand-made contrast is read as labelled"
 
 
@@ -159,7 +182,7 @@ def test_corrections_are_found_with_the_stated_precision_and_recall_in_the_real_
     precision, recall, counts = _score(pairs)
     assert precision >= PRECISION and recall >= RECALL, (precision, recall, counts)
     new_read_as_correction = [
-        i.followup for i, (_, p) in zip(shared, pairs, strict=True) if p == "correction" != i.label
+        f"{i.source}:{i.line}" for i, (_, p) in zip(shared, pairs, strict=True) if p == "correction" != i.label
     ]
     assert new_read_as_correction == []
 
