@@ -37,6 +37,7 @@ from skillsleep.core.gate import GateConfig
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Check, Judge, Task
+from skillsleep.core.report import StopReason
 from skillsleep.core.skill import Skill
 from skillsleep.core.user_config import parse_user_config
 from skillsleep.harnesses.chat import ChatHarness
@@ -155,6 +156,11 @@ def test_cluster_events_have_lines_and_round_trip_as_json() -> None:
     assert load.describe() == "on the cluster: 3 in flight, 5 done (10.0.0.1 (ab): 4, 10.0.0.2 (cd): 1)"
     assert not load.shown and joined.shown
     assert read_event(event_line(load)) == load and read_event(event_line(joined)) == joined
+
+
+def test_a_night_stopped_by_a_lost_cluster_says_how_to_go_on() -> None:
+    stop = StopReason.from_error(ExecutorLost("lost the connection to the Ray cluster at h:6379"))
+    assert stop.kind == "backend" and "--executor local" in stop.advice and "model server" not in stop.advice
 
 
 def test_progress_shows_cluster_load_only_live_or_as_json(capsys: pytest.CaptureFixture[str]) -> None:
