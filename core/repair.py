@@ -60,6 +60,7 @@ class Landed:
     skill: Skill
     applied: list[Edit] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    moot: list[Edit] = field(default_factory=list)  # the selected edits the skill already holds, as written or repaired
     refused: list[tuple[Edit, str]] = field(default_factory=list)
     screened: list[Refusal] = field(default_factory=list)
     problems: list[UnusableReply] = field(default_factory=list)
@@ -91,7 +92,7 @@ async def land(
     lines = [_skip_line(e, why) for e, why in first.skipped]
     refusals = first.refusals()
     if not refusals:
-        return Landed(skill=first.skill, applied=first.applied, skipped=lines)
+        return Landed(skill=first.skill, applied=first.applied, skipped=lines, moot=first.moot)
     quotes = {n: q for n, (e, _) in enumerate(refusals, 1) if (q := quoted(e)) is not None}
     ask = [(n, refusal) for n, refusal in enumerate(refusals, 1) if n not in quotes]
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
@@ -105,11 +106,13 @@ async def land(
     room = limits.model_copy(update={"max_edits": max(0, limits.max_edits - len(first.applied))})
     second = apply_edits(first.skill, [e for _, e in safe], room)
     fixed = {n for n, e in safe if any(e is a for a in second.applied)}
+    moot = {n for n, e in safe if any(e is m for m in second.moot)}
     still = [(e, why) for n, (e, why) in enumerate(refusals, 1) if n not in fixed]
     return Landed(
         skill=second.skill,
         applied=[*first.applied, *second.applied],
         skipped=lines + [f"repair: {_skip_line(e, why)}" for e, why in second.skipped],
+        moot=[*first.moot, *(e for n, (e, _) in enumerate(refusals, 1) if n in moot)],
         refused=still + second.refusals(),
         screened=screened,
         problems=problems,

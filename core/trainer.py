@@ -269,6 +269,7 @@ class Trainer:
             selected=selection.selected,
             applied=result.applied,
             skipped=list(dict.fromkeys([*dropped, *result.skipped, *candidates.skip_lines(built[1:])])),
+            moot=result.moot,
             candidates=len(built),
             failures=failures,
             refused=refused,

@@ -164,6 +164,16 @@ async def test_an_edit_the_skill_already_holds_is_neither_repaired_nor_remembere
     landed = await land(llm, skill, [Edit(op="add", content=f"- {RULE}")], EditLimits(), redactor=Redactor())
     assert backend.requests == [] and landed.refused == [] and landed.skill == skill
     assert any("the skill already has this line" in line for line in landed.skipped)
+    assert [e.content for e in landed.moot] == [f"- {RULE}"]  # the step is moot, not a dead end
+
+
+async def test_a_bare_heading_whose_quoted_rule_the_skill_holds_is_moot(tmp_path: Path) -> None:
+    backend = ScriptedBackend(BackendSettings(model="opt"), Optimizer())
+    llm, skill = LLM(backend, ledger=Ledger()), Skill("# Sums\n\nEvery reply must include the heading `## Answer`.\n")
+    heading = Edit(op="add", content="## Answer")
+    landed = await land(llm, skill, [heading], EditLimits(), redactor=Redactor())
+    assert backend.requests == [] and landed.applied == [] and landed.skill == skill
+    assert landed.moot == [heading]
 
 
 async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes_from_the_cache(tmp_path: Path) -> None:
@@ -212,3 +222,13 @@ def test_only_an_added_bare_heading_is_quoted() -> None:
     assert quoted(Edit(op="add", content="## Verdict\nSay it.")) is None  # a section with lines: the model's job
     assert quoted(Edit(op="add", content="Start with `## Verdict`")) is None  # already a rule
     assert quoted(Edit(op="add", content="#hashtag")) is None  # not a heading
+
+
+async def test_a_step_proposing_the_line_the_gate_accepted_records_it_as_moot(tmp_path: Path) -> None:
+    trainer, _, _ = build(config(tmp_path, 2), tmp_path, Optimizer(findings=(RULE,)))
+    st = await trainer.run()
+    first, second = st.steps
+    assert first.gate and first.gate.accepted and first.moot == []
+    assert second.applied == [] and [e.content for e in second.moot] == [RULE] and second.gate is None
+    saved = json.loads((tmp_path / "runs/t/steps/e0s1/step.json").read_text())
+    assert [e["content"] for e in saved["moot"]] == [RULE]
