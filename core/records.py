@@ -325,7 +325,7 @@ class RejectedEdit(Record):
     reason: str = ""
     before: float | None = None
     after: float | None = None
-    skill: str | None = None  # the hash of the skill the gate rejected it on: not proposed again there
+    skill: str | None = None  # the hash of the skill the gate rejected it on, alone: not tried again there
     epoch: int
     step: int
 
