@@ -179,10 +179,10 @@ class Judge(Record):
     checks: list[Check] = Field(default_factory=list)
     answer: str | None = None
     answer_match: Literal["exact", "normalized", "number"] = "normalized"
-    # Where the answer is read from: a regex with one group (default: the whole response).
-    answer_pattern: str | None = None
+    answer_pattern: str | None = None  # where the answer is read: a regex with one group (default: all of it)
     rubric: str | None = None
     rubric_pass: float = Field(default=0.7, ge=0.0, le=1.0)  # a rubric score at or above this is a hard pass
+    grounding: Literal["evidence", "outcome-signals"] | None = None  # a mined judge's source; None: by hand
 
 
 Split = Literal["train", "val", "test"]
