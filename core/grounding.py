@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import Field
 
 from skillsleep.core.intents import Instance
+from skillsleep.core.prompts import PLACEHOLDER
 from skillsleep.core.records import Check, Record
 from skillsleep.core.similarity import normalize, vocabulary
 
@@ -47,7 +48,6 @@ _PATTERNS = frozenset({"regex", "not_regex", "last_line_regex"})
 _TOKEN = re.compile(r"[^\W_]+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _PLACEHOLDER = re.compile(r"<(?:id|path|num|url|str)>")
-_MARK = re.compile(r"<[^<>\n]*\s[^<>\n]*>")  # a placeholder of several words, as prompts show a format
 
 STOP = vocabulary(
     "a an the to of in on at for with and or nor but if then than so as by from into onto about over under "
@@ -121,7 +121,7 @@ class Grounds:
     def ungrounded_words(self, sentence: str) -> list[str]:
         """The content words of `sentence` that no text of the evidence holds (by stem), and each
         placeholder (`<what the user required>`, how prompts mark a format) it does not hold verbatim."""
-        marks = [m for m in _MARK.findall(sentence) if not any(m.casefold() in t.casefold() for t in self.texts)]
+        marks = [m for m in PLACEHOLDER.findall(sentence) if not any(m.casefold() in t.casefold() for t in self.texts)]
         words = [w for w in tokens(sentence) if w not in STOP and w not in JUDGING]
         return list(dict.fromkeys([*marks, *(w for w in words if stem(w) not in self._stems)]))
 
@@ -130,14 +130,15 @@ class Grounds:
 
 
 def ground_judge(checks: Sequence[Check], rubric: str | None, grounds: Grounds) -> Grounded:
-    """The checks and rubric sentences that `grounds` supports; each dropped one with why."""
+    """The checks and rubric sentences that `grounds` supports; each dropped one with why (a
+    generalised check keeps the feedback written for it)."""
     out = Grounded()
     for n, check in enumerate(checks, 1):
         kept, why = ground_check(check, grounds)
         if kept is None:
             out.dropped.append(f"check {n} ({check.type}): {why}")
             continue
-        if kept.feedback and (missing := grounds.ungrounded_words(kept.feedback)):
+        if kept is check and kept.feedback and (missing := grounds.ungrounded_words(kept.feedback)):
             out.dropped.append(f"the feedback of check {n}: {_words_missing(missing)}")
             kept = kept.model_copy(update={"feedback": None})
         out.checks.append(kept)

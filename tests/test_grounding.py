@@ -18,14 +18,26 @@ from sleep_kit import invoke, night_env
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.checks import run_checks
-from skillsleep.core.grounding import POSITIVE, Grounds, check_literals, ground_check, regex_literals, tokens
+from skillsleep.core.dream import dream
+from skillsleep.core.grounding import (
+    POSITIVE,
+    Grounds,
+    check_literals,
+    ground_check,
+    ground_judge,
+    regex_literals,
+    tokens,
+)
 from skillsleep.core.intents import Evidence, Instance, Outcomes
 from skillsleep.core.judge_writing import DEFAULT_RUBRIC, judge_messages, outcome_judge
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MinedTask, mine
 from skillsleep.core.night import NightPlan
+from skillsleep.core.prompts import PLACEHOLDER, render
 from skillsleep.core.records import Check, CompletionRequest, Judge, Run
+from skillsleep.core.redact import Redactor
+from skillsleep.core.reflect import Finding, as_edit
 from skillsleep.core.report import NightResult, ReportTask
 from skillsleep.core.report_markdown import render_markdown
 from skillsleep.core.session import Session, Turn
@@ -76,7 +88,10 @@ def test_an_id_of_one_instance_is_generalised_to_its_shape_when_every_instance_n
         [passed] = run_checks(Judge(checks=[check]), Run(response=f"Done: {request}."))
         assert passed.passed, other
     [failed] = run_checks(Judge(checks=[check]), Run(response="Done."))
-    assert not failed.passed
+    assert not failed.passed and "PROJ-<number>" in failed.feedback
+    written = Check(type="contains", value="PROJ-123", feedback="The answer must name PROJ-123.")
+    [kept] = ground_judge([written], None, g).checks
+    assert kept == check  # with the feedback written for the shape, not the one naming PROJ-123
 
 
 def test_an_id_or_file_of_one_instance_that_no_shape_fits_is_dropped() -> None:
@@ -336,8 +351,10 @@ RECORDED_HOMES = {
 def test_a_night_on_the_local_model_writes_no_ungrounded_judge_text(
     tmp_path: Path, local_model_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every role on the embedded 0.5B (which copies the prompt's examples when it can), over the
-    recorded Claude Code, Codex and OpenClaw sessions: every judge of the plan is grounded."""
+    """The embedded 0.5B (which copies the prompt's examples when it can) mines the recorded Claude
+    Code, Codex and OpenClaw sessions and writes the judge of their most recurring task ("say
+    hello", asked in all three agents): every text of it is grounded. One task is too few to
+    split, so the night ends after planning (a merge and a judge call: minutes on 2 shared cores)."""
     data = night_env(monkeypatch, tmp_path)
     monkeypatch.delenv("SKILLSLEEP_CHAT_DIRS", raising=False)
     for n, (variable, home) in enumerate(RECORDED_HOMES.items()):
@@ -350,18 +367,48 @@ def test_a_night_on_the_local_model_writes_no_ungrounded_judge_text(
     live = data / "skills" / "skillsleep-learned" / "SKILL.md"
     live.parent.mkdir(parents=True)
     live.write_text(managed_seed())
-    args = ["--since", "3650d", "--min-recurrence", "1", "--max-tasks", "4", "--steps", "1", "--dreams", "0"]
-    code, out, err = invoke("run", "--backend", "local", *args, "--rollouts-k", "1", "--json")
+    code, out, err = invoke("run", "--backend", "local", "--since", "3650d", "--max-tasks", "1", "--json")
     assert code == 0, err[-3000:]
     summary = json.loads(out)
     folder = Path(summary["report"]["report.json"]).parent
     plan = NightPlan.model_validate_json((folder / "plan.json").read_text())
-    assert len(plan.mined.tasks) == 4, plan.problems
-    assert summary["calls_by_role"]["mine"]["calls"] == 5  # the merge, then a judge per task
+    assert [m.task.prompt for m in plan.mined.tasks] == ["say hello"] and plan.not_ready, plan.problems
+    assert summary["calls_by_role"]["mine"]["calls"] == 2  # the paraphrase merge, the judge
     assert_grounded(plan.mined.tasks)
     system = judge_messages(["x"], [], Outcomes())[0].content
     examples = prompt_examples(system)
     for mined in plan.mined.tasks:
         for text in judge_texts(mined):
             assert not any(e in text for e in examples), (mined.task.id, text)
-    assert "Judges: " in (folder / "report.md").read_text()
+
+
+# --- the other prompts' examples --------------------------------------------------------------------
+
+
+def test_a_finding_that_copies_the_reflect_or_repair_examples_is_dropped() -> None:
+    for name in ("reflect_system", "repair_system"):
+        system = render(name)
+        assert "Label: value" not in system and "`<a label>: <its value>`" in system
+        assert "`<the exact text the feedback asks for>`" in system
+    for content in (
+        "Begin every reply with the line `<the exact text the feedback asks for>`.",
+        "End every reply with a line `<a label>: <its value>`.",
+    ):
+        for kind in ("skill_defect", "execution_lapse"):
+            finding = Finding(diagnosis="d", kind=kind, op="add", target="", content=content)  # type: ignore[arg-type]
+            edit, why = as_edit(finding)
+            assert edit is None and "copies the instructions' format" in why, content
+    filled = Finding(diagnosis="d", kind="skill_defect", op="add", target="", content="End with `ANSWER: <n>`.")
+    assert as_edit(filled)[0] is not None  # a placeholder of the judge's own feedback is content
+
+
+async def test_a_dream_that_copies_the_reply_format_is_no_variant() -> None:
+    system = render("dream_system")
+    assert '"<request>"' not in system
+    [placeholder] = PLACEHOLDER.findall(system)
+    replies = iter([json.dumps({"variants": [placeholder, "Tidy the imports of the parser module"]})])
+    llm = LLM(ScriptedBackend(BackendSettings(model="optimizer"), lambda _: next(replies)), ledger=Ledger())
+    [mined] = (await mine([session(("user", "tidy the imports"), ("assistant", "Done."), sid="d")])).tasks
+    dreams = await dream(llm, mined, 2, [], Redactor())
+    assert [t.prompt for t in dreams.tasks] == ["Tidy the imports of the parser module"]
+    assert any("copied the reply format" in p.line() for p in dreams.problems)
