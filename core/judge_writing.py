@@ -100,8 +100,10 @@ class JudgeReply(Reply):
 
     model_config = ConfigDict(title="mine_judge")
 
-    checks: list[Lenient[CheckReply]] = Field(default_factory=list)
-    rubric: Text = ""
+    # maxItems / maxLength bound a constrained decoder (the embedded 0.5B otherwise lists every
+    # check type until the token cap); a longer reply from another model is cut, not refused
+    checks: list[Lenient[CheckReply]] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_CHECKS})
+    rubric: Text = Field(default="", json_schema_extra={"maxLength": RUBRIC_CHARS})
 
 
 class WrittenJudge(Record):
