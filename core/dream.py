@@ -2,9 +2,9 @@
 
 One optimizer call (role "dream") per training task asks for `count` rewordings of the request
 (shown as data). A variant is redacted like harvested text and dropped when it is empty, unsafe,
-the same request again, or close to a held-out task (it would leak that task into training).
-A reply that cannot be read gives no variants; what was dropped and why is recorded as an
-`UnusableReply`.
+a copy of the reply format's placeholder, the same request again, or close to a held-out task (it
+would leak that task into training). A reply that cannot be read gives no variants; what was
+dropped and why is recorded as an `UnusableReply`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, StrictStr
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MinedTask
-from skillsleep.core.prompts import data_block, render, truncate
+from skillsleep.core.prompts import copied_placeholders, data_block, render, truncate
 from skillsleep.core.records import DREAM_MARK, Edit, Message, Record, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.replies import Lenient, Reply
@@ -89,6 +89,9 @@ async def dream(
             )
             continue
         if norm in seen:
+            continue
+        if copied_placeholders(text, "dream_system"):
+            out.problems.append(_problem(where, "a variant copied the reply format instead of writing a request"))
             continue
         if any(similarity(text, h) >= RELATED_THRESHOLD for h in held_out):
             out.problems.append(_problem(where, "a variant was dropped because it is close to a held-out task"))

@@ -5,26 +5,31 @@ One optimizer call per task (role "mine") reads the wordings, the corrections an
 counts (as data) and returns rule checks and/or a rubric. Each check is validated: a type
 `core.judges` supports (`records.CheckType`), a value of the right kind by the scorer's own rules
 (`checks.check_problem`: text, a compiling regex, a whole number ≥ 0, none for json_valid; a
-quoted number is taken as one), at most MAX_CHECKS; a check or a rubric that the safety screen
-flags is dropped too, and so is a check value, a feedback or a rubric copied from the
-judge-writing instructions rather than the user's words (a small model echoes the prompt's
-examples; a check keeps the scorer's own feedback then). Dropped checks are listed per task and
-counted. With no valid check and no rubric (or a reply that cannot be read) the judge is
-DEFAULT_RUBRIC. It refers to the request shown in the task data instead of quoting it, because a
-rubric is read by the judge as instructions and transcript text must only ever reach a model
-framed as data.
+quoted number is taken as one); a check or a rubric that the safety screen flags is dropped.
+Then the judge is grounded in the task's instances (`core.grounding`): a check whose literal the
+user never wrote, or that only one instance could pass, is dropped or generalised; a rubric
+sentence or a feedback with a word the user never wrote is dropped (so a prompt's example never
+survives), and at most MAX_CHECKS checks stay. What was dropped is listed per task and counted.
+Such a judge has `grounding = "evidence"`. With nothing usable and grounded (or a reply that
+cannot be read) the judge is the outcome-signals rubric (`outcome_judge`, `grounding =
+"outcome-signals"`): DEFAULT_RUBRIC and a sentence for each signal the instances show
+(corrections, repeated asks, reverts, interrupts, errors, successes), by count and kind. It refers
+to the request shown in the task data instead of quoting it, because a rubric is read by the judge
+as instructions and transcript text must only ever reach a model framed as data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Sequence
 from typing import Literal, get_args
 
 from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from skillsleep.core.checks import COUNT_CHECKS, check_problem
 from skillsleep.core.errors import ParseError
-from skillsleep.core.intents import EVIDENCE_CHARS, Evidence, Outcomes
+from skillsleep.core.grounding import Grounds, ground_judge
+from skillsleep.core.intents import EVIDENCE_CHARS, Evidence, EvidenceKind, Instance, Outcomes
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, render, truncate
 from skillsleep.core.records import Check, CheckType, Edit, Judge, Message, Record, UnusableReply
@@ -36,13 +41,29 @@ WORDING_CHARS = 300
 JUDGE_WORDINGS = 3
 JUDGE_EVIDENCE = 8
 MAX_CHECKS = 6
-COPIED_MIN_CHARS = 8  # shorter texts (a word like "JSON") are not taken for a copy of the instructions
 RUBRIC_CHARS = 800
 REPLY_TOKENS = 1024
 
 DEFAULT_RUBRIC = (
     "The response accomplishes the user's request shown in the task data: it does what was asked, "
     "completely and correctly, in the form the user asked for, without changes nobody asked for."
+)
+# The outcome-signals rubric: one sentence per kind of evidence the instances show.
+_SIGNALS: dict[EvidenceKind, str] = {
+    "correction": "The user corrected the answer in {n} of {total} earlier attempts: score strictly whether "
+    "the response does exactly what the request asks, not something close to it.",
+    "repeat": "The user had to ask again in {n} of {total} earlier attempts: the response must finish the "
+    "request in this one answer, leaving no part of it for later.",
+    "revert": "The user reverted the agent's work in {n} of {total} earlier attempts: score lower any change "
+    "the request did not ask for.",
+    "interrupt": "The user interrupted the agent in {n} of {total} earlier attempts: the response must stay "
+    "on the request and not wander into other work.",
+    "error": "{n} of {total} earlier attempts ended in an error: the response must finish the work without "
+    "stopping on an error, or say plainly what stopped it.",
+}
+_SUCCESS = (
+    "{n} of {total} earlier attempts ended as the user wanted (accepted, or followed by new work): a response "
+    "that does what was asked and no more passes."
 )
 
 _CHECK_TYPES: tuple[str, ...] = get_args(CheckType)
@@ -61,7 +82,7 @@ CHECK_HELP: dict[str, str] = {
     "max_words": "the answer has at most `value` words",
     "min_words": "the answer has at least `value` words",
     "json_valid": "the answer is valid JSON (value null)",
-    "tool_called": "the agent called the tool named `value` (for example Bash, Edit, Write)",
+    "tool_called": "the agent called the tool named `value` (a tool the user named)",
 }
 
 
@@ -79,8 +100,10 @@ class JudgeReply(Reply):
 
     model_config = ConfigDict(title="mine_judge")
 
-    checks: list[Lenient[CheckReply]] = Field(default_factory=list)
-    rubric: Text = ""
+    # maxItems / maxLength bound a constrained decoder (the embedded 0.5B otherwise lists every
+    # check type until the token cap); a longer reply from another model is cut, not refused
+    checks: list[Lenient[CheckReply]] = Field(default_factory=list, json_schema_extra={"maxItems": MAX_CHECKS})
+    rubric: Text = Field(default="", json_schema_extra={"maxLength": RUBRIC_CHARS})
 
 
 class WrittenJudge(Record):
@@ -162,87 +185,67 @@ def judge_messages(wordings: list[str], evidence: list[Evidence], outcomes: Outc
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-class _Copied:
-    """Whether a text of the optimizer's judge reply is copied from the judge-writing instructions
-    (their examples: "no, use X", the sample feedback) rather than from the user's words. A small
-    model returns the prompt's example feedback and rubric for nearly every task; such text is
-    never a judge (a judge comes from what the user asked or corrected, never from a prompt's
-    examples), and feedback like it would send the reflection after a requirement nobody made."""
-
-    def __init__(self, instructions: str, users_words: Iterable[str]) -> None:
-        self.instructions = _flat(instructions)
-        self.users_words = _flat("\n".join(users_words))
-
-    def __call__(self, text: str) -> bool:
-        flat = _flat(text).strip(" .")
-        return len(flat) >= COPIED_MIN_CHARS and flat in self.instructions and flat not in self.users_words
-
-
 async def write_judge(
-    llm: LLM, task_id: str, wordings: list[str], evidence: list[Evidence], outcomes: Outcomes
+    llm: LLM,
+    task_id: str,
+    wordings: list[str],
+    evidence: list[Evidence],
+    outcomes: Outcomes,
+    instances: Sequence[Instance],
 ) -> WrittenJudge:
-    """The judge the optimizer writes for one task, or DEFAULT_RUBRIC when nothing of it is usable."""
+    """The judge the optimizer writes for one task, kept as far as `instances` ground it
+    (`core.grounding`); the outcome-signals rubric when nothing of it is usable and grounded."""
     messages = judge_messages(wordings, evidence, outcomes)
     where = f"judge for {task_id}"
+    fallback = outcome_judge(outcomes, instances)
     try:
         reply = await llm.ask_model("mine", messages, JudgeReply, max_tokens=REPLY_TOKENS, cache_system=True)
     except ParseError as exc:
-        problem = f"the optimizer's reply could not be read ({exc}); the default rubric is used"
-        return WrittenJudge(judge=Judge(rubric=DEFAULT_RUBRIC), source="default", problems=[_problem(where, problem)])
-    copied = _Copied(messages[0].content, [*wordings, *(e.text for e in evidence)])
-    checks, dropped, copies = _checks(reply.checks, copied)
+        problem = f"the optimizer's reply could not be read ({exc}); the outcome-signals rubric is used"
+        return WrittenJudge(judge=fallback, source="default", problems=[_problem(where, problem)])
+    checks, dropped = _checks(reply.checks)
     rubric = " ".join(reply.rubric.split()) or None
-    if rubric is not None and copied(rubric):
-        copies.append("the rubric")
-        rubric = None
     problems = []
-    if copies:
-        problems.append(
-            _problem(
-                where,
-                "the optimizer copied the judge-writing instructions instead of the user's words "
-                f"into {', '.join(copies)}; dropped",
-            )
-        )
-    if rubric is not None:
-        unsafe = _unsafe(rubric)
-        if unsafe:
-            problems.append(_problem(where, f"the rubric was refused by the safety screen ({unsafe})"))
-            rubric = None
-        else:
-            rubric = truncate(rubric, RUBRIC_CHARS)
-    if not checks and rubric is None:
-        return WrittenJudge(judge=Judge(rubric=DEFAULT_RUBRIC), source="default", dropped=dropped, problems=problems)
-    return WrittenJudge(
-        judge=Judge(checks=checks, rubric=rubric), source="optimizer", dropped=dropped, problems=problems
-    )
+    if rubric is not None and (unsafe := _unsafe(rubric)):
+        problems.append(_problem(where, f"the rubric was refused by the safety screen ({unsafe})"))
+        rubric = None
+    grounded = ground_judge(checks, rubric, Grounds(instances))
+    dropped += grounded.dropped
+    if len(grounded.checks) > MAX_CHECKS:
+        dropped += [f"check {c.type}: more than {MAX_CHECKS} checks" for c in grounded.checks[MAX_CHECKS:]]
+    if not grounded.checks and grounded.rubric is None:
+        return WrittenJudge(judge=fallback, source="default", dropped=dropped, problems=problems)
+    rubric = truncate(grounded.rubric, RUBRIC_CHARS) if grounded.rubric else None
+    judge = Judge(checks=grounded.checks[:MAX_CHECKS], rubric=rubric, grounding="evidence")
+    return WrittenJudge(judge=judge, source="optimizer", dropped=dropped, problems=problems)
 
 
-def _checks(written: list[CheckReply | Unfit], copied: _Copied) -> tuple[list[Check], list[str], list[str]]:
-    """The usable checks, the dropped ones (why), and which texts were copied from the instructions."""
+def outcome_judge(outcomes: Outcomes, instances: Sequence[Instance]) -> Judge:
+    """The judge where nothing written is grounded: DEFAULT_RUBRIC and one sentence per outcome
+    signal the instances show (counts and kinds only: the rubric is read as instructions, so it
+    never quotes a transcript)."""
+    total = outcomes.total or len(instances)
+    signals = Counter(kind for i in instances for kind in {e.kind for e in i.evidence})
+    sentences = [DEFAULT_RUBRIC]
+    for kind, sentence in _SIGNALS.items():
+        if signals[kind]:
+            sentences.append(sentence.format(n=signals[kind], total=total))
+    if outcomes.success:
+        sentences.append(_SUCCESS.format(n=outcomes.success, total=total))
+    return Judge(rubric=" ".join(sentences), grounding="outcome-signals")
+
+
+def _checks(written: list[CheckReply | Unfit]) -> tuple[list[Check], list[str]]:
+    """The usable checks and the dropped ones (why)."""
     checks: list[Check] = []
     dropped: list[str] = []
-    copies: list[str] = []
     for n, item in enumerate(written, 1):
         check, why = validate_check(item.model_dump() if isinstance(item, CheckReply) else raw(item))
-        if check is not None and isinstance(check.value, str) and copied(check.value):
-            why = f"its value {check.value!r} is copied from the judge-writing instructions, not the user's words"
-            check = None
-            copies.append(f"check {n}")
-        if check is not None and check.feedback and copied(check.feedback):
-            check = check.model_copy(update={"feedback": None})  # the scorer's own feedback names the requirement
-            copies.append(f"the feedback of check {n}")
         if check is None:
             dropped.append(f"check {n}: {why}")
-        elif len(checks) >= MAX_CHECKS:
-            dropped.append(f"check {n}: more than {MAX_CHECKS} checks")
         else:
             checks.append(check)
-    return checks, dropped, copies
+    return checks, dropped
 
 
 def _problem(where: str, error: str) -> UnusableReply:

@@ -196,7 +196,9 @@ def _lexical_groups(instances: list[Instance]) -> tuple[list[Group], dict[str, i
 async def judge_tasks(llm: LLM, tasks: list[MinedTask]) -> Judged:
     """Give each task a judge written by the optimizer (concurrently). A reply that cannot be read
     leaves the default rubric and is named in the result's `problems`."""
-    written = await asyncio.gather(*(write_judge(llm, m.task.id, m.wordings, m.evidence, m.outcomes) for m in tasks))
+    written = await asyncio.gather(
+        *(write_judge(llm, m.task.id, m.wordings, m.evidence, m.outcomes, m.instances) for m in tasks)
+    )
     judged = Judged()
     for mined_task, w in zip(tasks, written, strict=True):
         mined_task.task.judge = w.judge

@@ -1,9 +1,12 @@
 """Prompt templates (`core/prompts/*.md`) and the small helpers that render data into them.
 
 Templates use `string.Template` placeholders (`$name`), so the JSON braces they show are safe;
-a literal dollar sign is written `$$`. Untrusted text (task prompts, agent responses, tool
-output) is always rendered through `data_block()`, which fences it and defuses fence markers
-inside it, so a transcript cannot close the fence and speak as the prompt.
+a literal dollar sign is written `$$`. An example in a prompt shows its variable part as words in
+angle brackets (`<the exact text the feedback asks for>`: `PLACEHOLDER`), so a model that copies
+the example instead of filling it in is caught (`copied_placeholders`). Untrusted text (task
+prompts, agent responses, tool output) is always rendered through `data_block()`, which fences it
+and defuses fence markers inside it, so a transcript cannot close the fence and speak as the
+prompt.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from skillsleep.core.records import Edit, RejectedEdit
 from skillsleep.core.skill import Skill
 
 _OPEN, _CLOSE = "<<<", ">>>"
+PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*\s[^<>\n]*[^\s<>]>")
+"""How a prompt shows a format, never content: several words in angle brackets (`<the exact text …>`)."""
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
 
 
@@ -30,6 +35,12 @@ def _template(name: str) -> Template:
 def render(name: str, /, **values: object) -> str:
     """Fill template `prompts/<name>.md`; a missing value is a KeyError, never a silent blank."""
     return _template(name).substitute({k: str(v) for k, v in values.items()})
+
+
+def copied_placeholders(text: str, *templates: str) -> list[str]:
+    """The placeholders of the prompt `templates` that a model's `text` copies instead of filling in."""
+    marks = {mark for name in templates for mark in PLACEHOLDER.findall(_template(name).template)}
+    return [mark for mark in PLACEHOLDER.findall(text) if mark in marks]
 
 
 def truncate(text: str, limit: int) -> str:

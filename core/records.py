@@ -181,6 +181,7 @@ class Judge(Record):
     answer_pattern: str | None = None  # where the answer is read: a regex with one group (default: all of it)
     rubric: str | None = None
     rubric_pass: float = Field(default=0.7, ge=0.0, le=1.0)  # a rubric score at or above this is a hard pass
+    grounding: Literal["evidence", "outcome-signals"] | None = None  # a mined judge's source; None: by hand
 
 
 Split = Literal["train", "val", "test"]

@@ -4,7 +4,8 @@ Each minibatch mixes failed and passed trajectories, so the optimizer sees what 
 what already works. Every finding is classified: a `skill_defect` edits the skill body; an
 `execution_lapse` (the skill already says it, the agent lapsed) becomes a reminder note for the
 protected appendix. A malformed reply or an invalid finding is recorded in `problems`, never
-applied.
+applied; so is a finding whose content copies a format placeholder of the reflect or repair
+instructions (`<the exact text the feedback asks for>`) instead of the text it stands for.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from pydantic import Field
 
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
-from skillsleep.core.prompts import data_block, describe_rejected, editable_text, or_none, render, truncate
+from skillsleep.core.prompts import (
+    copied_placeholders,
+    data_block,
+    describe_rejected,
+    editable_text,
+    or_none,
+    render,
+    truncate,
+)
 from skillsleep.core.records import (
     Edit,
     EditKind,
@@ -152,6 +161,8 @@ def as_edit(finding: Finding | Unfit) -> tuple[Edit | None, str]:
     kind, op = finding.kind, finding.op
     target, content = given(finding.target), given(finding.content)
     rationale = given(finding.diagnosis) or ""
+    if content and (copied := copied_placeholders(content, "reflect_system", "repair_system")):
+        return None, f"the content copies the instructions' format {copied[0]} instead of the text it stands for"
     if kind == "execution_lapse":
         # A lapse note goes to the appendix: it never targets or removes a body line.
         if content is None:

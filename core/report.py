@@ -38,10 +38,18 @@ class ReportTask(Record):
     split: Split | None = None
     recurrence: int = Field(default=1, ge=1)
     origin: Literal["real", "dream"] = "real"
+    grounding: Literal["evidence", "outcome-signals"] | None = None  # what its judge is built from
 
     @classmethod
     def from_task(cls, task: Task, *, recurrence: int = 1) -> ReportTask:
-        return cls(id=task.id, intent=short(task.prompt), split=task.split, recurrence=recurrence, origin=task.origin)
+        return cls(
+            id=task.id,
+            intent=short(task.prompt),
+            split=task.split,
+            recurrence=recurrence,
+            origin=task.origin,
+            grounding=task.judge.grounding,
+        )
 
 
 class GateRejection(Record):

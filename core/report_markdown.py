@@ -36,6 +36,7 @@ def render_markdown(r: NightResult, *, plain: bool = False) -> str:
     out += [f"| {label} | {md(text)} |" for label, text in summary_rows(r)]
     out.append("")
     out += _tasks(r, md)
+    out += _judges(r, md)
     out += _edits(r, md)
     out += _diff(r)
     if r.problems:
@@ -68,6 +69,24 @@ def _tasks(r: NightResult, md: Escape) -> list[str]:
         out += [f"| {md(t.id)} | {md(t.intent)} | {t.split or '—'} | {t.recurrence} | {t.origin} |" for t in r.tasks]
         out.append("")
     return out
+
+
+def _judges(r: NightResult, md: Escape) -> list[str]:
+    """What the real tasks' judges are built from: the sessions' evidence, or outcome signals only."""
+    real = [t for t in r.tasks if t.origin == "real" and t.grounding]
+    if not real:
+        return []
+    signals = [md(t.id) for t in real if t.grounding == "outcome-signals"]
+    line = (
+        f"Judges: {len(real) - len(signals)} of {len(real)} grounded in the sessions (every check and rubric "
+        "sentence traced to the user's words)"
+    )
+    if signals:
+        line += (
+            f"; {len(signals)} built from outcome signals only (nothing the user wrote could be checked): "
+            + ", ".join(signals)
+        )
+    return [line + ".", ""]
 
 
 def _edits(r: NightResult, md: Escape) -> list[str]:

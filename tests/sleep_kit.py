@@ -54,6 +54,7 @@ TASKS = [
     "Draft the weekly status email for the team",
 ]
 DREAM = "Please handle this one for the staging branch instead"
+CORRECTION = "no, put the answer on its own last line"  # what grounds the answer-line check of the judge
 
 
 def optimizer_rules(
@@ -92,6 +93,10 @@ def optimizer_rules(
         {"match": '"order"', "reply": json.dumps({"order": [1]})},
         {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
         {"match": '"notes"', "reply": json.dumps({"notes": ["Answer-format rules pay off."]})},
+        # the rubric judge, for a task whose judge is the outcome-signals rubric (nothing the user
+        # wrote grounds the answer-line check): a reply ending in the answer line passes
+        {"match": "(?s)<response-data>.*ANSWER: ", "reply": json.dumps({"score": 1, "rationale": "answer line"})},
+        {"match": "(?s)<response-data>.*</response-data>", "reply": json.dumps({"score": 0, "rationale": "none"})},
     ]
 
 
@@ -114,12 +119,14 @@ def write_script(root: Path, **optimizer: Any) -> Path:
     return path
 
 
-def write_chat_logs(folder: Path, tasks: list[str] = TASKS, *, times: int = 3, extra: list[str] = ()) -> Path:
-    """One chat-log file: every task asked `times` times (a session each, with a correction);
+def write_chat_logs(
+    folder: Path, tasks: list[str] = TASKS, *, times: int = 3, extra: list[str] = (), correction: str = CORRECTION
+) -> Path:
+    """One chat-log file: every task asked `times` times (a session each, with `correction`);
     `extra` prompts once each."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = [
-        corrected_session(f"s{rep}-{i}", f"2026-11-2{rep + 1}T10:{i:02d}:00Z", t)
+        corrected_session(f"s{rep}-{i}", f"2026-11-2{rep + 1}T10:{i:02d}:00Z", t, correction)
         for rep in range(times)
         for i, t in enumerate(tasks)
     ]
@@ -138,8 +145,8 @@ def write_chat_logs(folder: Path, tasks: list[str] = TASKS, *, times: int = 3, e
     return path
 
 
-def corrected_session(sid: str, created: str, prompt: str) -> str:
-    """One chat-log line: `prompt`, the agent's answer and the user's correction of it."""
+def corrected_session(sid: str, created: str, prompt: str, correction: str = CORRECTION) -> str:
+    """One chat-log line: `prompt`, the agent's answer and the user's `correction` of it."""
     return json.dumps(
         {
             "id": sid,
@@ -147,7 +154,7 @@ def corrected_session(sid: str, created: str, prompt: str) -> str:
             "messages": [
                 {"role": "user", "content": prompt},
                 {"role": "assistant", "content": "Done."},
-                {"role": "user", "content": "no, put the answer on its own last line"},
+                {"role": "user", "content": correction},
                 {"role": "assistant", "content": "ok"},
             ],
         }

@@ -481,10 +481,11 @@ async def test_judge_checks_are_validated_and_invalid_or_unsafe_ones_dropped() -
         {"type": "contains", "value": "done", "feedback": f"Then {INJECTION}."},
         {"type": "max_words", "value": "400", "feedback": "At most 400 words."},
     ]
-    judge = json.dumps({"checks": checks, "rubric": "Retries use tenacity with a bounded number of attempts."})
-    session = sess(user("add retries to the http client"), said(), user("no, use tenacity instead"), said())
+    judge = json.dumps({"checks": checks, "rubric": "Retries use tenacity. Use a bounded number of attempts."})
+    request = "add retries to the http client, report in JSON of at most 400 words"
+    session = sess(user(request), said(), user("no, use tenacity instead"), said())
     llm, _ = make_llm(judge=judge)
-    result = await mine([session, ask("add retries to the http client")], llm=llm)
+    result = await mine([session, ask(request)], llm=llm)
     mined = only_task(result)
     got = mined.task.judge
     assert [(c.type, c.value) for c in got.checks] == [
@@ -492,11 +493,13 @@ async def test_judge_checks_are_validated_and_invalid_or_unsafe_ones_dropped() -
         ("json_valid", None),
         ("max_words", 400),
     ]
-    assert got.rubric == "Retries use tenacity with a bounded number of attempts."
-    assert mined.judge_source == "optimizer" and result.dropped_checks == 4
+    assert got.rubric == "Retries use tenacity." and got.grounding == "evidence"  # "bounded" is nobody's word
+    assert mined.judge_source == "optimizer" and result.dropped_checks == 6
     reasons = " | ".join(mined.dropped_checks)
     assert "unknown check type 'llm_vibes'" in reasons and "not a valid regular expression" in reasons
     assert "whole number" in reasons and "safety screen" in reasons
+    assert "rubric sentence 2: 'bounded', 'number' are not in the user's words" in reasons
+    assert "the feedback of check 1: 'hand', 'written', 'loop' are not in the user's words" in reasons
     # The kept checks run in core.judges as they are.
     results = run_checks(got, Run(response='{"ok": "Tenacity is used"}', tool_calls=[ToolCall(name="Edit")]))
     assert [r.passed for r in results] == [True, True, True]
@@ -510,38 +513,6 @@ async def test_an_unsafe_rubric_is_refused_and_an_empty_judge_gets_the_default_r
     mined = only_task(result)
     assert mined.task.judge.rubric == DEFAULT_RUBRIC and mined.judge_source == "default"
     assert any("safety screen" in p.line() for p in result.problems)
-
-
-async def test_judge_text_copied_from_the_instructions_instead_of_the_users_words_is_dropped() -> None:
-    # What the 0.5B local model writes for nearly every task: the prompt's own example feedback as
-    # every check's feedback and as the rubric, and an example correction ("no, use X") as a check.
-    system = judge_messages(["x"], [], Outcomes())[0].content
-    example = "The answer must run the tests with pytest, not unittest: the user corrected this before."
-    assert example in system and "no, use X" in system
-    sign_off = "Signed-off-by: Sam Rivera <sam@example.com>"
-    checks = [
-        {"type": "contains", "value": sign_off, "feedback": example},
-        {"type": "contains", "value": "no, use X", "feedback": example},
-        {"type": "contains", "value": "pytest", "feedback": "Run the tests with pytest."},  # the user's word too
-    ]
-    llm, _ = make_llm(judge=json.dumps({"checks": checks, "rubric": example}))
-    corrected = sess(
-        user("commit message for the dependency bump"),
-        said("chore: bump deps"),
-        user(f"You forgot the sign-off line again, and use pytest:\n{sign_off}"),
-        said(),
-    )
-    result = await mine([corrected, ask("commit message for the dependency bump")], llm=llm)
-    mined = only_task(result)
-    got = mined.task.judge
-    assert [(c.type, c.value) for c in got.checks] == [("contains", sign_off), ("contains", "pytest")]
-    assert got.rubric is None and mined.judge_source == "optimizer"
-    assert any("no, use X" in d and "instructions" in d for d in mined.dropped_checks)
-    assert any(mined.task.id in p.line() and "instructions" in p.line() for p in result.problems)
-    # the scorer's own plain-words feedback replaces the copied one
-    [failed, passed] = run_checks(got, Run(response="chore: bump deps, tested with pytest"))
-    assert not failed.passed and sign_off in failed.feedback and "pytest, not unittest" not in failed.feedback
-    assert passed.passed
 
 
 def test_validate_check_accepts_every_supported_type_with_a_fitting_value() -> None:

@@ -62,7 +62,7 @@ def test_a_night_in_real_codex_trains_a_named_user_skill(
                 }
             )
     (tmp_path / "opt.json").write_text(json.dumps(opt))
-    write_chat_logs(tmp_path / "chats", TASKS[:4])
+    write_chat_logs(tmp_path / "chats", TASKS[:4], correction="no, the answer must contain the word mango")
 
     # --base-url is the optimizer backend's (scripted: unused); Codex keeps its own server
     args = run_args(

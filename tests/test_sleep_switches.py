@@ -162,6 +162,10 @@ def three_check_judge(root: Path) -> None:
         ],
     }
     write_rules(root, replace_rule(optimizer_rules(), '"mine_judge"', judge))
+    # the user's corrections name all three, so grounding keeps the checks
+    write_chat_logs(
+        root / "chats", correction="no: say Done., sign it Reviewed-by: and put the answer on its own last line"
+    )
 
 
 def test_gate_metric_soft_accepts_what_hard_rejects(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,6 +176,7 @@ def test_gate_metric_soft_accepts_what_hard_rejects(root: Path, monkeypatch: pyt
     assert soft["proposal"] is not None
 
     other = fresh_root(root, "other", monkeypatch)
+    three_check_judge(other)
     hard = run_night(other, "--gate-metric", "hard", "--steps", "1")
     assert hard["outcome"] == "rejected"
     assert hard["baseline"] == 0.0 and hard["candidate"] == 0.0
