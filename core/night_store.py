@@ -108,7 +108,8 @@ class NightRecord(Record):
             date=self.started.date(),
             baseline=self.baseline,
             candidate=self.candidate,
-            accepted=self.accepted,
+            accepted=self.accepted and not self.dry_run,
+            dry_run=self.dry_run,
         )
 
 

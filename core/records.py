@@ -291,7 +291,8 @@ class Edit(Record):
     content: str | None = None
     rationale: str = ""
     kind: EditKind = "skill_defect"
-    support: int = 1
+    support: int = 1  # distinct trajectories behind it (`evidence`), copies of one reply counted once
+    evidence: list[str] = Field(default_factory=list)  # "task:reply-fingerprint" of each (core/reflect.py)
 
     def key(self) -> str:
         """Identity for exact de-duplication (whitespace and case folded)."""
@@ -332,8 +333,7 @@ class RejectedEdit(Record):
 
 
 class Refusal(Record):
-    """An edit the safety screen refused before the gate (core/safety.py), with the rule and the
-    words that matched."""
+    """An edit the safety screen refused before the gate (core/safety.py), with the rule and the words that matched."""
 
     edit: Edit
     rule: str

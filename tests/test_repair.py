@@ -212,3 +212,19 @@ def test_only_an_added_bare_heading_is_quoted() -> None:
     assert quoted(Edit(op="add", content="## Verdict\nSay it.")) is None  # a section with lines: the model's job
     assert quoted(Edit(op="add", content="Start with `## Verdict`")) is None  # already a rule
     assert quoted(Edit(op="add", content="#hashtag")) is None  # not a heading
+
+
+async def test_an_edit_resting_on_fewer_trajectories_than_min_support_is_held_back(tmp_path: Path) -> None:
+    """`[train] min_support`: a finding on a batch of 3 failing tasks rests on 3 trajectories at most."""
+    cfg = config(tmp_path, 1)
+    thin = cfg.model_copy(update={"train": cfg.train.model_copy(update={"min_support": 4})})
+    opt, ledger = Optimizer(findings=(RULE,)), Ledger()
+    trainer, _, _ = build(thin, tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    step = st.steps[0]
+    assert step.selected == [] and not step.applied and step.gate is None and st.current == st.seed_skill
+    [line] = [s for s in step.skipped if "held back before ranking" in s]
+    assert "rests on 3 distinct trajectory(ies), min_support is 4" in line
+    enough = cfg.model_copy(update={"train": cfg.train.model_copy(update={"min_support": 3})})
+    trainer, _, _ = build(enough, tmp_path / "enough", Optimizer(findings=(RULE,)))
+    assert [e.support for e in (await trainer.run()).steps[0].applied] == [3]
