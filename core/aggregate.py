@@ -1,4 +1,5 @@
-"""Aggregate (gradient aggregation): merge edits that say the same thing; support counts add up.
+"""Aggregate (gradient aggregation): merge edits that say the same thing; their support joins
+(the distinct trajectories behind them: copies of one reply count once).
 
 First an exact de-duplication by `Edit.key()`. Then a hierarchical merge by the optimizer
 (role "merge"): chunks of `group_size` edits are merged concurrently, then the outputs are
@@ -43,13 +44,19 @@ class AggregateResult(Record):
     problems: list[UnusableReply] = Field(default_factory=list)
 
 
+def joined(edits: list[Edit]) -> dict[str, object]:
+    """The support of edits that say one thing: their distinct trajectories (`evidence`), so copies
+    of one reply count once; an edit without recorded evidence adds its own support."""
+    evidence = sorted({e for edit in edits for e in edit.evidence})
+    return {"evidence": evidence, "support": len(evidence) + sum(e.support for e in edits if not e.evidence)}
+
+
 def dedup(edits: list[Edit]) -> list[Edit]:
-    """Exact de-duplication by `Edit.key()`: first occurrence kept, support summed, order kept."""
-    by_key: dict[str, Edit] = {}
+    """Exact de-duplication by `Edit.key()`: first occurrence kept, support joined, order kept."""
+    by_key: dict[str, list[Edit]] = {}
     for edit in edits:
-        seen = by_key.get(edit.key())
-        by_key[edit.key()] = edit if seen is None else seen.model_copy(update={"support": seen.support + edit.support})
-    return list(by_key.values())
+        by_key.setdefault(edit.key(), []).append(edit)
+    return [same[0] if len(same) == 1 else same[0].model_copy(update=joined(same)) for same in by_key.values()]
 
 
 async def aggregate(llm: LLM, edits: list[Edit], *, group_size: int = 8) -> AggregateResult:
@@ -132,14 +139,16 @@ def _merged_edit(group: MergeGroup, members: list[Edit]) -> tuple[Edit | None, s
     """The group's merged edit, or None when it is invalid (its targets must be the members')."""
     op = group.op
     target, content = given(group.target), given(group.content)
-    support = sum(m.support for m in members)
+    support = joined(members)
     lapse = sum(m.support for m in members if m.kind == "execution_lapse")
-    kind: EditKind = "execution_lapse" if lapse * 2 > support else "skill_defect"
+    kind: EditKind = "execution_lapse" if lapse * 2 > sum(m.support for m in members) else "skill_defect"
     rationale = given(group.rationale) or "; ".join(dict.fromkeys(m.rationale for m in members if m.rationale))
     if kind == "execution_lapse":
         if content is None:
             return None, "a merged reminder needs content"
-        return Edit(op="add", content=content, rationale=rationale, kind=kind, support=support), ""
+        return Edit.model_validate(
+            {"op": "add", "content": content, "rationale": rationale, "kind": kind, **support}
+        ), ""
     if target is not None:
         target = _member_target(target, members)
         if target is None:
@@ -149,7 +158,8 @@ def _merged_edit(group: MergeGroup, members: list[Edit]) -> tuple[Edit | None, s
     if op in ("add", "replace") and content is None:
         return None, f"{op} needs content"
     content = None if op == "delete" else content
-    return Edit(op=op, target=target, content=content, rationale=rationale, kind=kind, support=support), ""
+    fields = {"op": op, "target": target, "content": content, "rationale": rationale, "kind": kind}
+    return Edit.model_validate({**fields, **support}), ""
 
 
 def _member_target(target: str, members: list[Edit]) -> str | None:

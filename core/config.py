@@ -123,6 +123,7 @@ class TrainSection(_Section):
     rollouts_k: int = Field(default=1, ge=1)
     merge_group_size: int = Field(default=8, ge=1)
     candidates: int = Field(default=1, ge=1, le=8)  # candidate skills a step gates (core/candidates.py)
+    min_support: int = Field(default=1, ge=1)  # distinct trajectories an edit must rest on to be ranked
 
     def steps(self, n_train: int) -> int:
         """Steps per epoch for a train split of `n_train` tasks."""

@@ -36,14 +36,7 @@ from skillsleep.core.harness import Harness
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.live_skill import LiveSkill
 from skillsleep.core.llm import LLM
-from skillsleep.core.night import (
-    NightPlan,
-    Trained,
-    night_config,
-    night_report,
-    plan_night,
-    train_night,
-)
+from skillsleep.core.night import NightPlan, Trained, night_config, plan_night, train_night
 from skillsleep.core.night_deps import NightDeps, NightModels
 from skillsleep.core.night_settings import train_config
 from skillsleep.core.night_store import NightRecord, Nights, PlanCounts, SkillMemory
@@ -51,6 +44,7 @@ from skillsleep.core.proposal_record import Proposal
 from skillsleep.core.redact import Redactor
 from skillsleep.core.report import NightResult, NightUsage, StopReason
 from skillsleep.core.report_files import report_files
+from skillsleep.core.report_night import night_report
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.since import parse_since
 from skillsleep.core.skill import Skill
@@ -70,6 +64,7 @@ class _Night:
     seed: str  # the text that is trained
     memory: SkillMemory
     record: NightRecord
+    requires: str = ""  # what the gate requires, in words (the report states it)
     state: TrainState | None = None
     plan: NightPlan | None = None
     trained: Trained | None = None
@@ -93,6 +88,7 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
         deps.on_event(NightResumed(night=record.night, skill=skill.label(), stopped=n.state.stopped or ""))
     folder = deps.nights.folder(record.night)
     cfg = train_config(settings, folder, skill.path)
+    n.requires = requirements(cfg)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     models = deps.open_models(cfg, ledger, str(folder))
     try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
@@ -304,7 +300,22 @@ def _head(n: _Night) -> NightResult:
         skill_name=n.skill.name,
         outcome="no-candidate",
         reason="nothing to train on",
+        dry_run=n.dry_run,
+        requires=n.requires,
     )
+
+
+def requirements(cfg: TrainConfig) -> str:
+    """What a night's candidate must show to be accepted, in words."""
+    if not cfg.gate.enabled:
+        return cfg.gate.describe()
+    need = cfg.train.min_support
+    support = (
+        f"; only edits resting on at least {need} distinct trajectories reach it (copies of one reply count once)"
+        if need > 1
+        else ""
+    )
+    return cfg.gate.describe() + support
 
 
 def stage(n: _Night, result: NightResult, candidate: str, files: dict[str, str]) -> Proposal:

@@ -10,8 +10,8 @@ with `--json` and in a detached night's log).
     training    Plan, SeedScoring, StepStarted, Reflecting, StepProblem, Repairing, NoEdit, GateStarted,
                 GateDecided, CandidateChosen, EpochEnd, Stopped (the Trainer), FinalScoring, EvalStarted
     a night     HarvestStarted, HarvestDone, NightResumed, Mining, AskingRelevance, WritingJudges,
-                Dreaming, NightPlanned, FinalScoring, ReportWritten, ProposalStaged, ProposalPending,
-                Adopted, AdoptRefused
+                NotEnoughEvidence, Dreaming, NightPlanned, FinalScoring, ReportWritten, ProposalStaged,
+                ProposalPending, Adopted, AdoptRefused
     anywhere    RolloutDone (core/evaluate.py), Retry (core/backends/base.py), Notice,
                 ClusterJoined and ClusterLoad (an executor that runs rollouts on a cluster)
 
@@ -36,6 +36,7 @@ from skillsleep.core.night_events import (
     Mining,
     NightPlanned,
     NightResumed,
+    NotEnoughEvidence,
     ProposalPending,
     ProposalStaged,
     ReportWritten,
@@ -87,6 +88,7 @@ __all__ = [
     "NightPlanned",
     "NightResumed",
     "NoEdit",
+    "NotEnoughEvidence",
     "Notice",
     "Plan",
     "ProposalPending",
@@ -134,6 +136,7 @@ Event = Annotated[
     | WritingJudges
     | Dreaming
     | NightPlanned
+    | NotEnoughEvidence
     | ReportWritten
     | ProposalStaged
     | ProposalPending

@@ -22,7 +22,17 @@ from typing import Any, TypeVar
 import msgspec
 from pydantic import BaseModel, ValidationError
 
-from skillsleep.core.records import why_unreadable
+
+def why_unreadable(exc: OSError | ValidationError) -> str:
+    """Why a record file or line cannot be read, in a few words (the first problem found)."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    err = exc.errors(include_url=False)[0]
+    if err["type"] == "json_invalid":
+        return "not valid JSON: " + str(err["msg"]).removeprefix("Invalid JSON: ")
+    where = ".".join(str(x) for x in err["loc"])
+    return f"not a valid record ({where}: {err['msg']})" if where else f"not a valid record ({err['msg']})"
+
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped as "huge_line"
 M = TypeVar("M", bound=BaseModel)

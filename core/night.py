@@ -10,10 +10,9 @@
                    clip → gate; slow update and meta skill at its end) numbered as the night, with
                    the skill's memory (rejected edits, meta skill) carried in; then the night's
                    verdict on the held-out split and the test split's before → after
-    night_report() the NightResult the report renders
 
-`core/cycle.run_night` runs these in order and stages the proposal, saves the memory and the
-night record. Nothing here writes a user's skill.
+`core/cycle.run_night` runs these in order, makes the report (core/report_night.py) and stages the
+proposal, saves the memory and the night record. Nothing here writes a user's skill.
 """
 
 from __future__ import annotations
@@ -21,29 +20,34 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from pydantic import Field
 
-from skillsleep.core.changes import Change
 from skillsleep.core.config import TrainConfig
 from skillsleep.core.dream import dream
 from skillsleep.core.errors import BudgetExceeded
 from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.events import AskingRelevance, Dreaming, EventSink, FinalScoring, Mining, WritingJudges, quiet
-from skillsleep.core.gate import decide, mean
+from skillsleep.core.events import (
+    AskingRelevance,
+    Dreaming,
+    EventSink,
+    FinalScoring,
+    Mining,
+    NotEnoughEvidence,
+    WritingJudges,
+    quiet,
+)
+from skillsleep.core.gate import NOT_ENOUGH, decide, mean
 from skillsleep.core.llm import LLM
 from skillsleep.core.mine import MineResult, judge_tasks, mine
 from skillsleep.core.night_store import SkillMemory
 from skillsleep.core.records import Record, Split, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.relevance import relevant_tasks
+from skillsleep.core.repair import HELD_BACK
 from skillsleep.core.report import (
     GateRejection,
-    HistoryPoint,
     NightResult,
-    NightUsage,
-    ReportTask,
     SafetyRefusal,
     SplitResult,
     StopReason,
@@ -136,6 +140,11 @@ async def plan_night(
             len(recurring), len(relevant), len({m.cluster for m in chosen}), settings.min_recurrence
         )
         return plan
+    val = sum(1 for split in plan.splits.values() if split == "val")
+    if settings.gate == "on" and val < settings.gate_min_wins:  # the gate could accept nothing
+        plan.not_ready = _not_enough(val, settings.gate_min_wins)
+        on_event(NotEnoughEvidence(held_out=val, needed=settings.gate_min_wins))
+        return plan
     if settings.dreams:
         split = plan.tasks()
         held_out = [t.prompt for t in split["val"] + split["test"]]
@@ -145,6 +154,14 @@ async def plan_night(
         plan.dreams = [t for d in dreams for t in d.tasks]
         plan.problems += [p for d in dreams for p in d.problems]
     return plan
+
+
+def _not_enough(held_out: int, needed: int) -> str:
+    return (
+        f"{NOT_ENOUGH}: only {held_out} real held-out task(s) for this skill, and the gate accepts a candidate "
+        f"only when it scores higher on at least {needed} (--gate-min-wins) with none lower, so nothing was "
+        "trained; keep working and run again later (more recurring tasks give more held-out ones)"
+    )
 
 
 # --- train ---------------------------------------------------------------------------------------
@@ -338,46 +355,9 @@ def _no_candidate_reason(steps: list[StepRecord]) -> str:
         return "the optimizer proposed no edit (the skill already does well on these tasks, or its replies could not be read)"
     if refused and refused >= proposed:
         return f"all {refused} proposed edit(s) were refused by the safety screen"
+    if any(HELD_BACK in line for s in steps for line in s.skipped):
+        return (
+            f"not enough evidence: the {proposed} proposed edit(s) rest on fewer distinct trajectories than "
+            "--min-support asks (copies of one reply count once), so none reached the gate"
+        )
     return f"none of the {proposed} proposed edit(s) could be applied to the skill"
-
-
-# --- report --------------------------------------------------------------------------------------
-
-
-def night_report(
-    result: NightResult,
-    *,
-    finished: datetime,
-    plan: NightPlan | None,
-    diff: str,
-    usage: NightUsage,
-    changes: Sequence[Change] = (),
-    history: list[HistoryPoint],
-    stop: StopReason | None = None,
-    reason: str = "",
-) -> NightResult:
-    """The report of a night: `result` (the trained verdict, or the night untrained) with its
-    tasks, usage, history and diff; `stop` (overriding the verdict) makes it stopped-early."""
-    tasks: list[ReportTask] = []
-    if plan is not None:
-        rec = plan.recurrence()
-        for _split, items in plan.tasks().items():
-            tasks += [ReportTask.from_task(t, recurrence=rec.get(t.parent or t.id, 1)) for t in items]
-    stop = stop or result.stop
-    return NightResult.model_validate(
-        {
-            **dict(result),
-            "finished": finished,
-            "tasks": tasks,
-            "usage": usage,
-            "history": history,
-            "diff": diff,
-            "changes": list(changes),
-            "problems": [p.line() for p in (plan.problems if plan else [])] + result.problems,
-            **(
-                {"outcome": "stopped-early", "stop": stop, "reason": reason or stop.message}
-                if stop is not None
-                else {"reason": reason or result.reason}
-            ),
-        }
-    )

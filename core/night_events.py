@@ -17,6 +17,7 @@ __all__ = [
     "Mining",
     "NightPlanned",
     "NightResumed",
+    "NotEnoughEvidence",
     "ProposalPending",
     "ProposalStaged",
     "ReportWritten",
@@ -114,6 +115,20 @@ class NightPlanned(EventRecord):
         return (
             f"night {self.night}: {self.train} train ({self.dreamed} dreamed), {self.val} val, {self.test} test "
             f"tasks; replaying with {self.harness}"
+        )
+
+
+class NotEnoughEvidence(EventRecord):
+    """The night has too few real held-out tasks for the gate to accept anything: it trains nothing."""
+
+    kind: Literal["not_enough_evidence"] = "not_enough_evidence"
+    held_out: int  # real held-out (val) tasks tonight
+    needed: int  # the gate's `gate_min_wins`
+
+    def describe(self) -> str:
+        return (
+            f"not enough evidence: {self.held_out} held-out task(s), the gate needs a higher score on at least "
+            f"{self.needed}; nothing is trained tonight"
         )
 
 

@@ -42,8 +42,14 @@ def train_config(s: SleepSection, folder: Path, skill_path: Path) -> TrainConfig
         ),
         optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048, retry=retry),
         judge=JudgeSection(retry=retry),
-        train=TrainSection(epochs=1, steps_per_epoch=s.steps, rollouts_k=s.rollouts_k, candidates=s.candidates),
-        gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric),
+        train=TrainSection(
+            epochs=1,
+            steps_per_epoch=s.steps,
+            rollouts_k=s.rollouts_k,
+            candidates=s.candidates,
+            min_support=s.min_support,
+        ),
+        gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric, min_wins=s.gate_min_wins, no_regress=True),
         budget=BudgetSection(tokens=s.budget_tokens, usd=s.budget_usd),
         reflect=ReflectSection(preferences=s.preferences),
     )

@@ -28,9 +28,10 @@ from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import StateDamaged
 from skillsleep.core.identity import Known, TaskIdentity, remembered
+from skillsleep.core.jsonl import why_unreadable
 from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.mine import MinedTask
-from skillsleep.core.records import Record, RejectedEdit, Split, UtcDatetime, why_unreadable
+from skillsleep.core.records import Record, RejectedEdit, Split, UtcDatetime
 from skillsleep.core.report import HistoryPoint, NightResult, Outcome, StopReason
 from skillsleep.core.rundir import write_atomic
 from skillsleep.core.splits import PROTECTION
@@ -113,7 +114,8 @@ class NightRecord(Record):
             date=self.started.date(),
             baseline=self.baseline,
             candidate=self.candidate,
-            accepted=self.accepted,
+            accepted=self.accepted and not self.dry_run,
+            dry_run=self.dry_run,
         )
 
 

@@ -36,7 +36,7 @@ from skillsleep.core import changes as numbered
 from skillsleep.core.changes import Change, unified_diff
 from skillsleep.core.edits import structure_problems
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.jsonl import line_label, read_records
+from skillsleep.core.jsonl import line_label, read_records, why_unreadable
 from skillsleep.core.newlines import endings_note, style
 from skillsleep.core.proposal_record import (
     ABSENT,
@@ -49,7 +49,7 @@ from skillsleep.core.proposal_record import (
     read_text,
     your_edits,
 )
-from skillsleep.core.records import Edit, why_unreadable
+from skillsleep.core.records import Edit
 from skillsleep.core.rundir import append_line, write_atomic
 from skillsleep.core.safety import screen_all
 

@@ -16,7 +16,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_serializer,
     model_validator,
@@ -41,17 +40,6 @@ class Record(BaseModel):
     """Base of every record: unknown fields are an error, not silently dropped."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-def why_unreadable(exc: OSError | ValidationError) -> str:
-    """Why a record file or line cannot be read, in a few words (the first problem found)."""
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    err = exc.errors(include_url=False)[0]
-    if err["type"] == "json_invalid":
-        return "not valid JSON: " + str(err["msg"]).removeprefix("Invalid JSON: ")
-    where = ".".join(str(x) for x in err["loc"])
-    return f"not a valid record ({where}: {err['msg']})" if where else f"not a valid record ({err['msg']})"
 
 
 # --- model calls -------------------------------------------------------------------------------
@@ -290,7 +278,8 @@ class Edit(Record):
     content: str | None = None
     rationale: str = ""
     kind: EditKind = "skill_defect"
-    support: int = 1
+    support: int = 1  # distinct trajectories behind it (`evidence`), copies of one reply counted once
+    evidence: list[str] = Field(default_factory=list)  # "task:reply-fingerprint" of each (core/reflect.py)
 
     def key(self) -> str:
         """Identity for exact de-duplication (whitespace and case folded)."""
@@ -332,8 +321,7 @@ class RejectedEdit(Record):
 
 
 class Refusal(Record):
-    """An edit the safety screen refused before the gate (core/safety.py), with the rule and the
-    words that matched."""
+    """An edit the safety screen refused before the gate (core/safety.py), with the rule and the words that matched."""
 
     edit: Edit
     rule: str

@@ -5,13 +5,17 @@ what already works. Every finding is classified: a `skill_defect` edits the skil
 `execution_lapse` (the skill already says it, the agent lapsed) becomes a reminder note for the
 protected appendix. A malformed reply or an invalid finding is recorded in `problems`, never
 applied; so is a finding whose content copies a format placeholder of the reflect or repair
-instructions (`<the exact text the feedback asks for>`) instead of the text it stands for.
+instructions (`<the exact text the feedback asks for>`) instead of the text it stands for. A
+finding's support is the distinct trajectories it rests on (`backing`): the failed ones of its
+minibatch, each a task and its reply, so copies of one reply to one task count once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
+import re
 
 from pydantic import Field
 
@@ -45,6 +49,7 @@ PROMPT_CHARS = 1500
 FEEDBACK_CHARS = 400  # one requirement line in the feedback summary
 SUMMARY_LINES = 5
 REPLY_TOKENS = 2048  # a minibatch of findings; a reply cut off at the limit is a ParseError
+_DIGITS = re.compile(r"\d+")
 
 
 class Finding(Reply):
@@ -75,6 +80,21 @@ class Trajectory(Record):
     @property
     def passed(self) -> bool:
         return self.rollout.score.hard >= 1.0 and self.rollout.run.error is None
+
+
+def reply_key(t: Trajectory) -> str:
+    """A trajectory as independent evidence: its real task (a dream counts as its parent) and its reply
+    with case, whitespace and digits folded, so copies of one reply (samples, paraphrases) are one."""
+    folded = " ".join(_DIGITS.sub("0", t.rollout.run.response.casefold()).split())
+    digest = hashlib.sha256(folded.encode("utf-8")).hexdigest()[:12]
+    return f"{t.task.parent or t.task.id}:{digest}"
+
+
+def backing(batch: list[Trajectory]) -> list[str]:
+    """The distinct trajectories a finding on `batch` rests on: its failed ones (all of them when
+    none failed), by `reply_key`."""
+    failed = [t for t in batch if not t.passed]
+    return sorted({reply_key(t) for t in failed or batch})
 
 
 class ReflectContext(Record):
@@ -145,10 +165,11 @@ async def _reflect_one(
         return [], [UnusableReply(role="reflect", where=where, error=f"malformed reply, nothing used: {exc}")]
     edits: list[Edit] = []
     problems: list[UnusableReply] = []
+    evidence = backing(batch)
     for n, finding in enumerate(reply.findings, 1):
         edit, why = as_edit(finding)
         if edit is not None:
-            edits.append(edit)
+            edits.append(edit.model_copy(update={"evidence": evidence, "support": len(evidence)}))
         else:
             problems.append(UnusableReply(role="reflect", where=where, error=f"finding {n} dropped: {why}"))
     return edits, problems

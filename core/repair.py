@@ -11,6 +11,8 @@
     remember_refused() what is still refused goes into the rejected-edit memory (stage "apply")
     drop_remembered()  a new proposal identical to a remembered refusal, or to an edit the gate rejected
                        on its own on the same skill text, is dropped before ranking
+    usable()           that, and a proposal resting on fewer distinct trajectories than
+                       `[train] min_support` is held back before ranking
 
 A malformed repair reply, or a rewrite that is not a usable edit, is recorded as an unusable
 reply and the step goes on with what already applied. A budget reached during the repair raises
@@ -234,6 +236,24 @@ def _before(r: RejectedEdit) -> str:
     )
 
 
+HELD_BACK = "held back before ranking"  # the step record's words for an edit on too few trajectories
+
+
+def usable(
+    edits: list[Edit], rejected: list[RejectedEdit], min_support: int, skill: Skill
+) -> tuple[list[Edit], list[str]]:
+    """`edits` without those refused or rejected before (`drop_remembered`) and those resting on
+    fewer distinct trajectories than `min_support`, with a line for each one held back."""
+    kept, dropped = drop_remembered(edits, rejected, skill)
+    dropped += [
+        f"{_skip_line(e, '')}{HELD_BACK}: it rests on {e.support} distinct trajectory(ies), "
+        f"min_support is {min_support} (copies of one reply count once)"
+        for e in kept
+        if e.support < min_support
+    ]
+    return [e for e in kept if e.support >= min_support], dropped
+
+
 async def _ask(
     llm: LLM, skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits
 ) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
@@ -264,7 +284,8 @@ def _as_rewrite(item: Rewrite | Unfit, skipped: list[tuple[Edit, str]]) -> tuple
     target = _NUMBER.sub("", item.target, count=1)
     finding = Finding(diagnosis=original.rationale, kind=original.kind, op=item.op, target=target, content=item.content)
     edit, why = as_edit(finding)
-    return (edit.model_copy(update={"support": original.support}) if edit else None), why
+    kept = {"support": original.support, "evidence": original.evidence}
+    return (edit.model_copy(update=kept) if edit else None), why
 
 
 def _user(skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits) -> Message:

@@ -30,8 +30,16 @@ REPORT_VERSION = 1  # of report.json; the HTML page names it too
 Outcome = Literal["accepted", "rejected", "no-candidate", "stopped-early"]
 
 
+class MemberRequest(Record):
+    """One distinct request of a mined task (as harvested, redacted) and how often it was given."""
+
+    text: str
+    times: int = Field(default=1, ge=1)
+
+
 class ReportTask(Record):
-    """A task the night used: what it asks (short), where it went, how often it recurred."""
+    """A task the night used: what it asks (short), where it went, how often it recurred; a mined
+    task also with its distinct member requests (most frequent first) and its sessions."""
 
     id: str
     intent: str
@@ -39,6 +47,9 @@ class ReportTask(Record):
     recurrence: int = Field(default=1, ge=1)
     origin: Literal["real", "dream"] = "real"
     grounding: Literal["evidence", "outcome-signals"] | None = None  # what its judge is built from
+    requests: list[MemberRequest] = Field(default_factory=list)
+    more_requests: int = Field(default=0, ge=0)  # distinct requests beyond those listed
+    sessions: int = Field(default=0, ge=0)  # distinct sessions it was asked in (0: not known)
 
     @classmethod
     def from_task(cls, task: Task, *, recurrence: int = 1) -> ReportTask:
@@ -176,7 +187,8 @@ class HistoryPoint(Record):
     date: dt.date
     baseline: float | None = None
     candidate: float | None = None
-    accepted: bool = False
+    accepted: bool = False  # the gate accepted it and it was not a dry run
+    dry_run: bool = False  # a dry run: nothing was staged or remembered, whatever the gate said
 
 
 class NightResult(Record):
@@ -193,6 +205,8 @@ class NightResult(Record):
     skill_name: str
     outcome: Outcome
     reason: str
+    dry_run: bool = False  # `--dry-run`: nothing staged, no chat log, nothing remembered
+    requires: str = ""  # what the gate requires of a candidate, in words ("" when it was not set up)
     stop: StopReason | None = None
     baseline: float | None = None  # the live skill's held-out score when no candidate reached the gate
     gate: GateDecision | None = None
@@ -250,7 +264,8 @@ class NightResult(Record):
             date=self.started.date(),
             baseline=self.baseline_score(),
             candidate=self.scores()["candidate_score"],
-            accepted=self.outcome == "accepted",
+            accepted=self.outcome == "accepted" and not self.dry_run,
+            dry_run=self.dry_run,
         )
 
 

@@ -18,13 +18,13 @@ from importlib.resources import files
 from skillsleep.core.records import Edit
 from skillsleep.core.report import REPORT_VERSION, HistoryPoint, NightResult, chart_points
 from skillsleep.core.report_wording import (
-    TITLE,
     change_text,
     intents_by_id,
     next_step,
     numbered,
     score_text,
     summary_rows,
+    title,
 )
 
 _e = html.escape
@@ -47,7 +47,7 @@ def render_html(r: NightResult) -> str:
         f"<style>\n{_css()}</style></head><body>",
         "<header>",
         f"<h1>skillsleep — night {r.night}: {_e(r.skill_name)}</h1>",
-        f'<p><span class="badge {r.outcome}">{_e(TITLE[r.outcome])}</span> {_e(r.reason)}</p>',
+        f'<p><span class="badge {r.outcome}">{_e(title(r))}</span> {_e(r.reason)}</p>',
     ]
     if r.stop:
         parts.append(
@@ -263,7 +263,7 @@ def render_chart(points: Sequence[HistoryPoint]) -> str:
     for i, p in enumerate(points):
         tip = (
             f"night {p.night} ({p.date.isoformat()}): baseline {score_text(p.baseline)}, "
-            f"candidate {score_text(p.candidate)}{', accepted' if p.accepted else ''}"
+            f"candidate {score_text(p.candidate)}{', accepted' if p.accepted else ''}{', dry run' if p.dry_run else ''}"
         )
         g = [f'<g class="night" data-night="{p.night}"><title>{_e(tip)}</title>']
         for attr, cls in (("baseline", "base"), ("candidate", "cand")):

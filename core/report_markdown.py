@@ -12,7 +12,6 @@ from collections.abc import Callable
 from skillsleep.core.display import fence, md_line, plain_line, visible
 from skillsleep.core.report import NightResult, chart_points
 from skillsleep.core.report_wording import (
-    TITLE,
     change_text,
     edit_text,
     intents_by_id,
@@ -20,6 +19,7 @@ from skillsleep.core.report_wording import (
     numbered,
     score_text,
     summary_rows,
+    title,
 )
 
 Escape = Callable[[str], str]
@@ -29,7 +29,7 @@ def render_markdown(r: NightResult, *, plain: bool = False) -> str:
     """The report as markdown; `plain` shows untrusted text as it is (for a terminal) instead of
     escaping it for a markdown renderer. Control characters are made visible either way."""
     md = plain_line if plain else md_line
-    out = [f"# skillsleep — night {r.night}: {md(r.skill_name)}", "", f"**{TITLE[r.outcome]}** — {md(r.reason)}", ""]
+    out = [f"# skillsleep — night {r.night}: {md(r.skill_name)}", "", f"**{title(r)}** — {md(r.reason)}", ""]
     if r.stop:
         out += [f"**Why it stopped:** {md(r.stop.message)}", "", f"**What to do:** {md(r.stop.advice)}", ""]
     out += [next_step(r), "", "| | |", "|---|---|"]
@@ -37,6 +37,7 @@ def render_markdown(r: NightResult, *, plain: bool = False) -> str:
     out.append("")
     out += _tasks(r, md)
     out += _judges(r, md)
+    out += _mined(r, md)
     out += _edits(r, md)
     out += _diff(r)
     if r.problems:
@@ -45,7 +46,7 @@ def render_markdown(r: NightResult, *, plain: bool = False) -> str:
     out += ["## Score over nights", "", "| night | date | baseline | candidate | accepted |", "|---|---|---|---|---|"]
     out += [
         f"| {p.night} | {p.date.isoformat()} | {score_text(p.baseline)} | {score_text(p.candidate)} | "
-        f"{'yes' if p.accepted else 'no'} |"
+        f"{'dry run' if p.dry_run else 'yes' if p.accepted else 'no'} |"
         for p in chart_points(r)
     ]
     return "\n".join(out) + "\n"
@@ -87,6 +88,22 @@ def _judges(r: NightResult, md: Escape) -> list[str]:
             + ", ".join(signals)
         )
     return [line + ".", ""]
+
+
+def _mined(r: NightResult, md: Escape) -> list[str]:
+    """The mined tasks with their member requests (as harvested, redacted) and how often each recurred."""
+    mined = [t for t in r.tasks if t.requests]
+    if not mined:
+        return []
+    out = ["## Mined tasks and their requests", ""]
+    for t in mined:
+        where = f"{t.split}, " if t.split else ""
+        sessions = f" in {t.sessions} session(s)" if t.sessions else ""
+        out.append(f"- {md(t.id)} ({where}asked {t.recurrence} time(s){sessions}):")
+        out += [f"  - {md(q.text)}" + (f" (×{q.times})" if q.times > 1 else "") for q in t.requests]
+        if t.more_requests:
+            out.append(f"  - … and {t.more_requests} more distinct request(s)")
+    return [*out, ""]
 
 
 def _edits(r: NightResult, md: Escape) -> list[str]:

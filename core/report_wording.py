@@ -17,8 +17,15 @@ TITLE = {
 }
 
 
+def title(r: NightResult) -> str:
+    """The verdict's title; a dry run says so."""
+    return TITLE[r.outcome] + (" (dry run)" if r.dry_run else "")
+
+
 def next_step(r: NightResult) -> str:
-    """What the user can do now (our own wording; may contain markdown code spans)."""
+    """What the user can do now, as it happened (our own wording; may contain markdown code spans)."""
+    if r.dry_run:
+        return _dry_step(r)
     if r.outcome == "accepted":
         return (
             "The candidate is staged as a proposal; the live skill was not changed. Read the diff, then "
@@ -26,7 +33,24 @@ def next_step(r: NightResult) -> str:
         )
     if r.outcome == "stopped-early":
         return "The live skill was not changed. This report is partial: it shows what was measured before the stop."
+    if r.outcome == "rejected" and r.diff.strip():
+        return (
+            "The gate did not accept the candidate; the live skill was not changed. It is staged as a proposal "
+            "only to look at: `/sleep diff` shows it, `/sleep reject` drops it."
+        )
     return "The live skill was not changed and there is nothing to adopt."
+
+
+def _dry_step(r: NightResult) -> str:
+    done = (
+        "A dry run: nothing was staged, no chat log was written and nothing was remembered for the next night "
+        "(rejected edits, notes, task splits); the live skill was not changed."
+    )
+    if r.outcome == "accepted":
+        return done + " The gate accepted the candidate: run `skillsleep run` without `--dry-run` to stage it."
+    if r.outcome == "stopped-early":
+        return done + " This report is partial: it shows what was measured before the stop."
+    return done
 
 
 def score_text(v: float | None, digits: int = 3) -> str:
@@ -70,6 +94,8 @@ def summary_rows(r: NightResult) -> list[tuple[str, str]]:
         ("started", time_text(r.started)),
         ("finished", f"{time_text(r.finished)} ({duration_text(r)})"),
     ]
+    if r.requires:
+        rows.append(("the gate requires", r.requires))
     if r.gate:
         rows.append(
             (

@@ -140,8 +140,10 @@ class SleepSection(_Section):
     target_model: str = ""  # "" → the optimizer's (chat harness) / the agent's own (CLI harness)
     gate: Literal["on", "off"] = "on"  # accept edits only when held-out real tasks improve
     gate_metric: Literal["hard", "soft", "mixed"] = "mixed"
+    gate_min_wins: int = Field(default=2, ge=1)  # held-out tasks a candidate must score higher on (none lower)
     rollouts_k: int = Field(default=1, ge=1)  # samples per task and skill
     candidates: int = Field(default=1, ge=1, le=8)  # candidate skills each step gates ([train] candidates)
+    min_support: int = Field(default=2, ge=1)  # distinct trajectories an edit must rest on ([train] min_support)
     preferences: str = ""  # the user's rules, given to the optimizer as a prior
     budget_tokens: int = Field(default=0, ge=0)  # 0 → no cap
     budget_usd: float = Field(default=0.0, ge=0, allow_inf_nan=False)  # 0 → no cap

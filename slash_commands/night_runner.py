@@ -82,10 +82,12 @@ def _retry_advice(_role: str) -> str:
     )
 
 
-def _harness(s: SleepSection, models: NightModels, on_event: EventSink) -> tuple[Any, str, float]:
-    if s.harness == "chat":
+def _harness(s: SleepSection, models: NightModels, on_event: EventSink, *, dry_run: bool) -> tuple[Any, str, float]:
+    if s.harness == "chat":  # a dry run leaves no chat log behind
         harness = ChatHarness(
-            models.target, log_dir=chat_log_dir(), on_log_error=lambda text: on_event(Notice(text=text))
+            models.target,
+            log_dir=None if dry_run else chat_log_dir(),
+            on_log_error=lambda text: on_event(Notice(text=text)),
         )
         return harness, models.target.label, s.call_timeout
     # --base-url is the backend's server; an agent's own server is `base_url` in [harness.<name>]
@@ -120,7 +122,7 @@ async def _night(
         open_models=lambda cfg, ledger, run_id: Models(
             cfg, ledger, store, run_id=run_id, on_event=on_event, retry_advice=_retry_advice
         ),
-        open_harness=lambda models: _harness(s, models, on_event),
+        open_harness=lambda models: _harness(s, models, on_event, dry_run=dry_run),
         clock=lambda: datetime.now(UTC),
         pid=os.getpid(),
         redact_patterns=patterns,

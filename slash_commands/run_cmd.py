@@ -47,8 +47,18 @@ __all__ = ["run_"]
 )
 @click.option("--gate", type=click.Choice(["on", "off"]), help="on: stage only what strictly improves held-out tasks.")
 @click.option("--gate-metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score the gate compares.")
+@click.option(
+    "--gate-min-wins",
+    type=click.IntRange(min=1),
+    help="Held-out tasks a candidate must score higher on, none lower (default 2).",
+)
 @click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task (contrastive reflection).")
 @click.option("--candidates", type=click.IntRange(1, 8), help="Candidate skills each step gates, the best kept (1-8).")
+@click.option(
+    "--min-support",
+    type=click.IntRange(min=1),
+    help="Distinct trajectories an edit must rest on to reach the gate (default 2).",
+)
 @click.option("--preferences", help='Your rules, given to the optimizer as a prior ("prefer short answers").')
 @click.option("--budget-tokens", type=click.IntRange(min=0), help="Hard cap on tokens tonight (0: none).")
 @click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")
@@ -59,7 +69,7 @@ __all__ = ["run_"]
 @click.option("--steps", type=click.IntRange(min=1), help="Training steps tonight.")
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
 @click.option("--min-recurrence", type=click.IntRange(min=1), help="How often a request must recur to be a task.")
-@click.option("--dry-run", is_flag=True, help="Run the night and write its report, but stage no proposal.")
+@click.option("--dry-run", is_flag=True, help="Run the night and write its report; stage, log and remember nothing.")
 @executor_option
 @click.option(
     "--detach",

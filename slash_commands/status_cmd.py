@@ -158,6 +158,7 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
                 "baseline": r.baseline,
                 "candidate": r.candidate,
                 "accepted": r.accepted,
+                "dry_run": r.dry_run,
                 "reason": r.reason,
             }
             for r in records
@@ -193,7 +194,9 @@ def _when(iso: str, md: Inline) -> str:
         return md(iso)
 
 
-def _verdict(accepted: bool, reason: str, md: Inline) -> str:
+def _verdict(accepted: bool, reason: str, md: Inline, *, dry_run: bool = False) -> str:
+    if dry_run:  # the gate's words, but nothing was staged
+        return "dry run, nothing staged" + (f" ({md(reason)})" if reason else "")
     if accepted:
         return "accepted" + (f" ({md(reason)})" if reason else "")
     return "not accepted" + (f": {md(reason)}" if reason else "")
@@ -213,7 +216,8 @@ def _night_line(n: Data, md: Inline) -> str:
     parts = (
         [] if n["outcome"] in ("accepted", "rejected") else [n["outcome"] or n["status"]]
     )  # else: the verdict says it
-    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", _verdict(n["accepted"], n["reason"], md)]
+    verdict = _verdict(n["accepted"], n["reason"], md, dry_run=n["dry_run"])
+    parts += [f"held-out {_scores(n['baseline'], n['candidate'])}", verdict]
     if n["test_before"] is not None or n["test_after"] is not None:
         parts.append(f"test {_scores(n['test_before'], n['test_after'])}")
     if n["proposal_id"]:
@@ -240,7 +244,7 @@ def status_text(s: Data, *, plain: bool = False) -> str:
             out += ["### Gate history (held-out baseline → candidate)", ""]
             out += [
                 f"- night {g['night']} · {g['date']} · {md(g['skill'])}: {_scores(g['baseline'], g['candidate'])} "
-                f"{_verdict(g['accepted'], g['reason'], md)}"
+                f"{_verdict(g['accepted'], g['reason'], md, dry_run=g['dry_run'])}"
                 for g in s["gate_history"]
             ]
             out.append("")

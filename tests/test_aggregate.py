@@ -137,3 +137,28 @@ async def test_group_size_below_two_is_an_error():
     llm, _ = make_llm(lambda r: NO_GROUPS)
     with pytest.raises(ValueError):
         await aggregate(llm, [add("a"), add("b")], group_size=1)
+
+
+def backed(content: str, *evidence: str) -> Edit:
+    return Edit(op="add", content=content, evidence=list(evidence), support=len(evidence))
+
+
+def test_dedup_counts_the_distinct_trajectories_behind_copies_once():
+    """Three findings drawn from copies of one reply are one piece of evidence, not three."""
+    copies = [backed("Run the tests with pytest.", "t1:aaa") for _ in range(3)]
+    [edit] = dedup(copies)
+    assert edit.support == 1 and edit.evidence == ["t1:aaa"]
+    [edit] = dedup([backed("x", "t1:aaa", "t2:bbb"), backed("x", "t2:bbb", "t3:ccc")])
+    assert edit.support == 3 and edit.evidence == ["t1:aaa", "t2:bbb", "t3:ccc"]
+
+
+async def test_llm_merge_joins_the_evidence_of_its_members():
+    reply = {"groups": [group([1, 2, 3], content="Put ANSWER: last.")]}
+    llm, _ = make_llm(lambda r: json.dumps(reply))
+    edits = [
+        backed("Finish with ANSWER.", "t1:aaa"),
+        backed("End on ANSWER.", "t1:aaa"),
+        backed("ANSWER last.", "t2:b"),
+    ]
+    [merged] = (await aggregate(llm, edits)).edits
+    assert merged.evidence == ["t1:aaa", "t2:b"] and merged.support == 2

@@ -148,6 +148,8 @@ def test_type_error_from_a_parent_names_the_parent(tmp_path: Path) -> None:
         ("train.epochs=3", lambda c: c.train.epochs, 3),
         ("gate.mixed_weight=0.25", lambda c: c.gate.mixed_weight, 0.25),
         ("gate.no_regress=true", lambda c: c.gate.no_regress, True),
+        ("gate.min_wins=3", lambda c: c.gate.min_wins, 3),
+        ("train.min_support=2", lambda c: c.train.min_support, 2),
         ("gate.metric=soft", lambda c: c.gate.metric, "soft"),
         ("lr.schedule=linear", lambda c: c.lr.schedule, "linear"),
         ('reflect.preferences="be brief"', lambda c: c.reflect.preferences, "be brief"),
@@ -294,3 +296,10 @@ def test_a_negative_price_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path / "run.toml", MINIMAL + '[prices."deepseek:*"]\ninput = -1.0\n')
     with pytest.raises(ConfigError, match=r"input: must be >= 0, got -1.0"):
         load_config(path)
+
+
+@pytest.mark.parametrize("override", ["gate.min_wins=0", "train.min_support=0"])
+def test_evidence_settings_below_one_are_refused_by_name(tmp_path: Path, override: str) -> None:
+    key = override.split("=")[0].split(".")[1]
+    with pytest.raises(ConfigError, match=rf"\] {key}: "):
+        load_config(write(tmp_path / "run.toml", MINIMAL), [override])

@@ -23,6 +23,7 @@ from skillsleep.core.events import (
     NightPlanned,
     NightResumed,
     NoEdit,
+    NotEnoughEvidence,
     Notice,
     Plan,
     ProposalPending,
@@ -105,6 +106,11 @@ CASES: list[tuple[object, str]] = [
     (
         NightPlanned(night=1, train=3, dreamed=1, val=2, test=1, harness="scripted:t"),
         "night 1: 3 train (1 dreamed), 2 val, 1 test tasks; replaying with scripted:t",
+    ),
+    (
+        NotEnoughEvidence(held_out=1, needed=2),
+        "not enough evidence: 1 held-out task(s), the gate needs a higher score on at least 2; nothing is trained "
+        "tonight",
     ),
     (ReportWritten(folder="/d/nights/0001", outcome="accepted"), "night report (accepted) written in /d/nights/0001"),
     (ProposalStaged(proposal="p1", accepted=False, reason="no gain"), "staged proposal p1 (not accepted: no gain)"),

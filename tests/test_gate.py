@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from skillsleep.core.gate import GateConfig, decide
 
@@ -56,3 +57,48 @@ def test_deltas_record_each_task_before_and_after() -> None:
 @pytest.mark.parametrize("before,after,accepted", [(0.3, 0.3 + 1e-12, False), (0.3, 0.31, True)])
 def test_float_noise_is_a_tie(before: float, after: float, accepted: bool) -> None:
     assert _d(GateConfig(), {"a": before}, {"a": after}).accepted is accepted
+
+
+def test_min_wins_rejects_a_rise_that_one_task_carries() -> None:
+    """The issue's night: 0.125 → 0.188 on two held-out tasks is one task's half step, not evidence."""
+    d = _d(GateConfig(min_wins=2, no_regress=True), {"a": 0.25, "b": 0.0}, {"a": 0.375, "b": 0.0})
+    assert not d.accepted and (d.baseline, d.candidate) == (0.125, 0.1875)
+    assert (
+        d.reason == "not enough evidence: higher on 1 of 2 held-out task(s), the gate needs at least 2 (0.125 → 0.188)"
+    )
+
+
+def test_min_wins_with_fewer_tasks_than_wins_says_there_is_too_little_to_judge() -> None:
+    d = _d(GateConfig(min_wins=3), {"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 1.0})
+    assert not d.accepted
+    assert d.reason == "not enough evidence: only 2 held-out task(s), and the gate needs a higher score on at least 3"
+
+
+def test_min_wins_accepts_enough_winning_tasks_and_counts_them() -> None:
+    d = _d(GateConfig(min_wins=2), {"a": 0.0, "b": 0.5, "c": 1.0}, {"a": 1.0, "b": 0.75, "c": 1.0})
+    assert d.accepted and d.reason == "improved 0.500 → 0.917: higher on 2 of 3 held-out tasks, 0 lower"
+
+
+def test_min_wins_and_no_regress_reject_a_loss_however_many_win() -> None:
+    d = _d(GateConfig(min_wins=2, no_regress=True), {"a": 0, "b": 0, "c": 1}, {"a": 1, "b": 1, "c": 0.5})
+    assert not d.accepted and d.reason == "tasks regressed: c"
+
+
+def test_min_wins_leaves_the_tie_rule_of_guidance_alone() -> None:
+    assert _d(GateConfig(min_wins=3), {"a": 1}, {"a": 1}, allow_ties=True).accepted
+
+
+def test_min_wins_must_be_positive() -> None:
+    with pytest.raises(ValidationError):
+        GateConfig(min_wins=0)
+
+
+def test_the_gate_says_what_it_requires() -> None:
+    assert GateConfig().describe() == (
+        "a strictly higher mean hard score on the held-out tasks (each task counts once, its score the mean of its samples)"
+    )
+    night = GateConfig(metric="mixed", min_wins=2, no_regress=True)
+    assert night.describe().startswith(
+        "a strictly higher mean mixed score on the held-out tasks, higher on at least 2 of them, lower on none"
+    )
+    assert GateConfig(enabled=False).describe() == "gate off: every candidate is accepted unchecked"

@@ -3,12 +3,13 @@ from __future__ import annotations
 import asyncio
 import json
 
+from skillsleep.core.aggregate import dedup
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Completion, CompletionRequest, Edit, RejectedEdit, Rollout, Run, Score, Task
-from skillsleep.core.reflect import ReflectContext, Trajectory, minibatches, reflect
+from skillsleep.core.reflect import ReflectContext, Trajectory, backing, minibatches, reflect, reply_key
 from skillsleep.core.skill import Skill
 
 SKILL = Skill("# Answering\nAnswer in one word.\nBe polite.\n").with_region("slow-update", "- Keep answers short.")
@@ -204,3 +205,41 @@ async def test_each_finding_is_written_requirement_first_then_the_edit():
     await reflect(llm, SKILL, [traj(1, False)], ReflectContext())
     item = backend.requests[0].json_schema["properties"]["findings"]["items"]
     assert list(item["properties"]) == ["diagnosis", "kind", "op", "target", "content"]
+
+
+def copy_of(t: Trajectory, task: Task, response: str) -> Trajectory:
+    """`t` as the trajectory of `task` with `response` (a sample or a dream of the same request)."""
+    run = t.rollout.run.model_copy(update={"response": response})
+    return Trajectory(task=task, rollout=t.rollout.model_copy(update={"task_id": task.id, "run": run}))
+
+
+def test_reply_key_folds_copies_of_one_reply_to_one_task():
+    one = traj(1, False, response="Ran 12 tests, all   passed.")
+    dream = Task(id="t1~dream1", prompt="task prompt 1, again", origin="dream")
+    assert reply_key(copy_of(one, one.task, "ran 7 tests, ALL passed.")) == reply_key(one)  # case, spaces, digits
+    assert reply_key(copy_of(one, dream, one.rollout.run.response)) == reply_key(one)  # a dream counts as its task
+    assert reply_key(copy_of(one, Task(id="t2", prompt="other"), one.rollout.run.response)) != reply_key(one)
+    assert reply_key(copy_of(one, one.task, "Ran the tests: 2 failed.")) != reply_key(one)
+
+
+async def test_findings_on_copies_of_one_reply_support_an_edit_once():
+    """The issue's "support 3": three samples of one task, the same reply, each in its own minibatch,
+    each proposing the same line. After the exact de-duplication the edit rests on one trajectory."""
+    reply = json.dumps({"findings": [finding(content="Run the tests with pytest.")]})
+    llm, _ = make_llm(lambda r: reply)
+    one = traj(1, False, response="I ran unittest.")
+    trajectories = [copy_of(one, one.task, "I ran unittest.") for _ in range(3)]
+    result = await reflect(llm, SKILL, trajectories, ReflectContext(), minibatch_size=1)
+    assert [e.support for e in result.edits] == [1, 1, 1]  # one finding per minibatch
+    [edit] = dedup(result.edits)
+    assert edit.support == 1 and edit.evidence == [reply_key(one)]
+
+
+async def test_a_finding_rests_on_the_distinct_failed_trajectories_of_its_minibatch():
+    reply = json.dumps({"findings": [finding()]})
+    llm, _ = make_llm(lambda r: reply)
+    failed = [traj(1, False), traj(2, False)]
+    batch = [*failed, copy_of(failed[0], failed[0].task, "RESPONSE 1"), traj(3, True)]
+    [edit] = (await reflect(llm, SKILL, batch, ReflectContext(), minibatch_size=4)).edits
+    assert edit.evidence == sorted(reply_key(t) for t in failed) and edit.support == 2  # the passed one is not
+    assert backing([traj(4, True), traj(5, True)]) == sorted(reply_key(t) for t in [traj(4, True), traj(5, True)])

@@ -318,3 +318,19 @@ async def test_a_bare_literal_line_lands_as_the_quoted_instruction_without_a_cal
     assert calls(ledger, "repair") == 0 and st.steps[0].gate and st.steps[0].gate.accepted
     proposed = json.loads((tmp_path / "runs/t/steps/e0s0/proposed.json").read_text())
     assert [e["content"] for e in proposed] == ["ANSWER: <answer>"]  # the optimizer's own words stay on record
+
+
+async def test_an_edit_resting_on_fewer_trajectories_than_min_support_is_held_back(tmp_path: Path) -> None:
+    """`[train] min_support`: a finding on a batch of 3 failing tasks rests on 3 trajectories at most."""
+    cfg = config(tmp_path, 1)
+    thin = cfg.model_copy(update={"train": cfg.train.model_copy(update={"min_support": 4})})
+    opt, ledger = Optimizer(findings=(RULE,)), Ledger()
+    trainer, _, _ = build(thin, tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    step = st.steps[0]
+    assert step.selected == [] and not step.applied and step.gate is None and st.current == st.seed_skill
+    [line] = [s for s in step.skipped if "held back before ranking" in s]
+    assert "rests on 3 distinct trajectory(ies), min_support is 4" in line
+    enough = cfg.model_copy(update={"train": cfg.train.model_copy(update={"min_support": 3})})
+    trainer, _, _ = build(enough, tmp_path / "enough", Optimizer(findings=(RULE,)))
+    assert [e.support for e in (await trainer.run()).steps[0].applied] == [3]

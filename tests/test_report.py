@@ -20,6 +20,7 @@ from skillsleep.core.records import Edit, GateDecision, LedgerEntry, RejectedEdi
 from skillsleep.core.report import (
     GateRejection,
     HistoryPoint,
+    MemberRequest,
     NightResult,
     NightUsage,
     ReportTask,
@@ -438,3 +439,46 @@ def test_usage_from_the_ledger_counts_cache_hits_apart() -> None:
     total = usage.total()
     assert (total.calls, total.cache_hits, total.input_tokens) == (3, 1, 5300)
     assert total.cost_usd == pytest.approx(0.0125)
+
+
+def test_a_dry_night_says_so_in_the_title_the_next_step_the_history_and_the_chart() -> None:
+    r = full_report(dry_run=True)
+    md = render_markdown(r)
+    assert "**Accepted (dry run)** — improved" in md and "/sleep adopt`" not in md
+    assert "A dry run: nothing was staged" in md and "without `--dry-run` to stage it" in md
+    assert md.rstrip().endswith("| 5 | 2025-03-04 | 0.500 | 0.750 | dry run |")
+    assert r.point().dry_run and not r.point().accepted
+    groups = _groups(render_html(r).split("<svg", 1)[1])
+    assert [n for n, body in groups if 'class="ring"' in body] == ["1", "4"]  # a dry night is not ringed
+    assert "dry run" in groups[-1][1] and ">Accepted (dry run)<" in render_html(r)
+
+
+def test_the_next_step_of_a_rejected_night_with_a_diff_names_the_proposal_staged_to_look_at() -> None:
+    gate = full_report().gate
+    assert gate is not None
+    rejected = full_report(outcome="rejected", gate=gate.model_copy(update={"accepted": False}))
+    md = render_markdown(rejected)
+    assert "It is staged as a proposal only to look at: `/sleep diff` shows it, `/sleep reject` drops it." in md
+    nothing = full_report(outcome="rejected", gate=gate.model_copy(update={"accepted": False}), diff="", changes=[])
+    assert "there is nothing to adopt" in render_markdown(nothing)
+
+
+def test_markdown_lists_each_mined_task_with_its_requests() -> None:
+    task = ReportTask(
+        id="t9",
+        intent="deploy",
+        split="val",
+        recurrence=4,
+        sessions=3,
+        requests=[MemberRequest(text="Deploy [now](http://x)", times=3), MemberRequest(text="deploy it")],
+        more_requests=2,
+    )
+    md = render_markdown(full_report(tasks=[task]))
+    section = md.split("## Mined tasks and their requests\n\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        "- t9 (val, asked 4 time(s) in 3 session(s)):",
+        "  - Deploy \\[now\\](http://x) (×3)",
+        "  - deploy it",
+        "  - … and 2 more distinct request(s)",
+    ]
+    assert "## Mined tasks" not in render_markdown(full_report())  # tasks without requests: the table says it

@@ -124,6 +124,8 @@ def test_one_night_on_the_local_model(tmp_path: Path, local_model_path: Path, mo
         "3",
         "--rollouts-k",
         "1",
+        "--gate-min-wins",  # 3 tasks hold out 1: the gate may judge on it (the default needs 2 wins)
+        "1",
         "--json",
     )
     wall = time.perf_counter() - start

@@ -313,7 +313,8 @@ def test_distinct_slash_commands_are_distinct_tasks(tmp_path: Path, monkeypatch:
     write_scripts(tmp_path)
     commands = ["/commit", "/changelog", "/review-pr 12"]
     write_chat_logs(tmp_path / "chats", commands)
-    s = run_night(tmp_path)
+    # 3 tasks: 1 held out, 1 trained (its dream's reply a copy of its own): enough for what this is about
+    s = run_night(tmp_path, "--gate-min-wins", "1", "--min-support", "1")
     plan = plan_of(tmp_path / "data")
     assert sorted(m.task.prompt for m in plan.mined.tasks) == sorted(commands)
     assert all(m.recurrence == 3 and m.wordings == [m.task.prompt] for m in plan.mined.tasks)
@@ -359,7 +360,7 @@ def test_skill_section_trains_only_that_section_of_only_the_related_tasks(
     rec = Recorder(monkeypatch)
     data = tmp_path / "data"
 
-    s = run_night(tmp_path, "--skill", f"{agents}#Release")
+    s = run_night(tmp_path, "--skill", f"{agents}#Release", "--gate-min-wins", "1")  # 4 tasks hold out 1
     assert s["outcome"] == "accepted"
     assert s["skill"] == {"path": str(agents), "section": "Release", "name": "Release", "managed": False}
 
