@@ -39,7 +39,7 @@ from skillsleep.core.events import (
 )
 from skillsleep.core.gate import NOT_ENOUGH, decide, mean
 from skillsleep.core.llm import LLM
-from skillsleep.core.mine import MineResult, judge_tasks, mine
+from skillsleep.core.mine import MinedTask, MineResult, judge_tasks, mine
 from skillsleep.core.night_store import SkillMemory
 from skillsleep.core.records import Record, Split, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
@@ -124,11 +124,7 @@ async def plan_night(
         plan.unrelated = [m.task.id for m in recurring if m.task.id not in kept]
     chosen, cut = relevant[: settings.max_tasks], relevant[settings.max_tasks :]
     plan.cut = [m.task.id for m in cut]
-    # Only the chosen tasks stay in the plan (clusters restricted to them).
-    chosen_ids = {m.task.id for m in chosen}
-    mined.tasks = chosen
-    mined.clusters = {c: [t for t in ids if t in chosen_ids] for c, ids in mined.clusters.items()}
-    mined.clusters = {c: ids for c, ids in mined.clusters.items() if ids}
+    _keep_only(mined, chosen)
     if chosen:
         on_event(WritingJudges(tasks=len(chosen)))
         judged = await judge_tasks(optimizer, chosen)
@@ -154,6 +150,14 @@ async def plan_night(
         plan.dreams = [t for d in dreams for t in d.tasks]
         plan.problems += [p for d in dreams for p in d.problems]
     return plan
+
+
+def _keep_only(mined: MineResult, chosen: list[MinedTask]) -> None:
+    """Only the chosen tasks stay in the plan (clusters restricted to them)."""
+    chosen_ids = {m.task.id for m in chosen}
+    mined.tasks = chosen
+    mined.clusters = {c: [t for t in ids if t in chosen_ids] for c, ids in mined.clusters.items()}
+    mined.clusters = {c: ids for c, ids in mined.clusters.items() if ids}
 
 
 def _not_enough(held_out: int, needed: int) -> str:
