@@ -54,9 +54,13 @@ SINCE = "2026-11-01"  # before the first sample session (16 November 2026)
 # One step on the real tasks only: what the 0.5B model turns into an accepted proposal. Measured on 2
 # shared cores: 75–170 s; the same accepted proposal with 1, 2 or 4 threads, and an accepted one on 5 of 5
 # reshuffled sample sets (other one-off requests, correction order, dates).
-# Its few recorded sessions give 2 held-out tasks: the demo's gate asks for a win on 1 of them
-# (a real night asks for 2, `[sleep] gate_min_wins`), and the demo's text says so.
-NIGHT_FLAGS = ("--steps", "1", "--dreams", "0", "--rollouts-k", "1", "--gate-min-wins", "1", "--since", SINCE)
+# Its few recorded sessions give 1 task to train on and 1 held out: the demo's gate asks for a win
+# on 1 held-out task and an edit may rest on 1 trajectory (a real night asks for 2 of each,
+# `[sleep] gate_min_wins` and `min_support`), and the demo's text says so.
+NIGHT_FLAGS = (
+    *("--steps", "1", "--dreams", "0", "--rollouts-k", "1"),
+    *("--gate-min-wins", "1", "--min-support", "1", "--since", SINCE),
+)
 MAX_NIGHTS = 2
 AGENT_FOLDERS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR")  # they default to folders in HOME
 
@@ -286,8 +290,8 @@ def demo_text(s: dict[str, Any]) -> str:
         )
         lines.append(f"night {n['night']} on {s['backend']}: {n['outcome']} — {scores}")
     lines.append(
-        "  (the demo's gate asks for a higher score on 1 held-out task, none lower; a real night asks for 2: "
-        "--gate-min-wins)"
+        "  (the demo's gate asks for a higher score on 1 held-out task, none lower, and an edit may rest on 1 "
+        "trajectory; a real night asks for 2 of each: --gate-min-wins, --min-support)"
     )
     verdict = (
         "accepted by the gate"

@@ -120,7 +120,7 @@ def test_text_output_names_the_folder_the_verdict_and_the_next_commands(
     data = shlex.quote(str(folder / "data"))
     assert f"demo folder: {folder}" in out
     assert "night 1 on scripted:" in out and "accepted" in out
-    assert "a real night asks for 2: --gate-min-wins" in out  # the demo says its gate is looser
+    assert "a real night asks for 2 of each: --gate-min-wins, --min-support" in out  # the demo says its gate is looser
     for line in (
         f"SKILLSLEEP_HOME={data} skillsleep diff",
         f"SKILLSLEEP_HOME={data} skillsleep adopt ",
