@@ -16,6 +16,11 @@ so `ANSWER:` is grounded by "put the answer last" and `src/app.ts` by "fix src/a
   placeholders, or any digit), yet is missing from some instance's words, names one instance:
   a `contains` is generalised to a regex over its shape (digits → `\\d+`, the rest kept, e.g.
   `PROJ-\\d+`) when every instance's words hold a match of that shape; any other is dropped.
+  A literal that is only the wording of some requests (in no correction, repeated ask or revert,
+  and not in every instance's words: "ruff" of "commit message for the ruff pass" in a task whose
+  other requests are about other changes) is no requirement every instance can meet: dropped.
+- Checks that no reply can pass together (`contains X` and `not_contains X`, `regex P` and
+  `not_regex P`) are both dropped.
 - A rubric sentence, and a check's feedback, is kept only when every content word is grounded:
   its words less the stop words and the judging words (`answer`, `must`, `user`, ...; JUDGING),
   each matched by a light stem (`tests` ~ `test`, `fixing` ~ `fix`), and a placeholder of several
@@ -97,11 +102,13 @@ class Grounds:
     """A task's evidence: every instance's words, for grounding the judge written for it."""
 
     def __init__(self, instances: Iterable[Instance]) -> None:
+        instances = list(instances)
         self.instances: list[list[str]] = []
         for instance in instances:
             texts = [instance.prompt, *(e.text for e in instance.evidence if e.kind in USER_EVIDENCE and e.text)]
             self.instances.append(texts)
         self.texts = [t for texts in self.instances for t in texts]
+        self.said = [e.text for i in instances for e in i.evidence if e.kind in USER_EVIDENCE and e.text]
         self._phrases = [f" {' '.join(tokens(t))} " for t in self.texts]
         self._stems = {stem(w) for t in self.texts for w in tokens(t)}
 
@@ -117,6 +124,11 @@ class Grounds:
 
     def in_every_instance(self, literal: str) -> bool:
         return all(self.has(literal, texts) for texts in self.instances)
+
+    def one_requests_words(self, literal: str) -> bool:
+        """Whether `literal` is only the wording of some requests: in no correction, repeated ask or
+        revert, and not in every instance (a reply to another request could never hold it)."""
+        return not self.has(literal, self.said) and not self.in_every_instance(literal)
 
     def ungrounded_words(self, sentence: str) -> list[str]:
         """The content words of `sentence` that no text of the evidence holds (by stem), and each
@@ -142,6 +154,7 @@ def ground_judge(checks: Sequence[Check], rubric: str | None, grounds: Grounds) 
             out.dropped.append(f"the feedback of check {n}: {_words_missing(missing)}")
             kept = kept.model_copy(update={"feedback": None})
         out.checks.append(kept)
+    out.checks = _consistent(out.checks, out.dropped)
     sentences = [s.strip() for s in _SENTENCE.split(rubric or "") if s.strip()]
     kept_sentences = []
     for n, sentence in enumerate(sentences, 1):
@@ -167,6 +180,8 @@ def ground_check(check: Check, grounds: Grounds) -> tuple[Check | None, str]:
             if general is None:
                 return None, f"{literal!r} names one instance's id, file or number, and no shape fits every instance"
             return general, ""
+        if grounds.one_requests_words(literal):
+            return None, f"{literal!r} is the wording of some requests, not a requirement every instance can meet"
     return check, ""
 
 
@@ -270,6 +285,17 @@ def _generalised(check: Check, literal: str, grounds: Grounds) -> Check | None:
         case_sensitive=check.case_sensitive,
         feedback=f"The answer must name the request's own {shown} (each request names a different one)",
     )
+
+
+_NEGATION = {"not_contains": "contains", "not_regex": "regex"}
+
+
+def _consistent(checks: list[Check], dropped: list[str]) -> list[Check]:
+    """`checks` less each pair that no reply can pass together (`contains X` and `not_contains X`)."""
+    negated = {(_NEGATION[c.type], c.value) for c in checks if c.type in _NEGATION}
+    clash = {key for key in negated if any((c.type, c.value) == key for c in checks)}
+    dropped += [f"contradictory checks on {value!r}: both dropped" for _, value in sorted(clash, key=str)]
+    return [c for c in checks if (_NEGATION.get(c.type, c.type), c.value) not in clash]
 
 
 def _words_missing(words: list[str]) -> str:

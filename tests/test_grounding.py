@@ -192,7 +192,11 @@ async def test_an_example_the_sessions_do_contain_survives() -> None:
     ]
     [mined] = (await mine(sessions, llm=llm)).tasks
     assert mined.task.judge.grounding == "evidence"
-    assert {c.value for c in mined.task.judge.checks if c.type == "contains"} == {example, "reply in plain text"}
+    kept = mined.task.judge.checks
+    assert {c.value for c in kept if c.type == "section_present"} == {example, "reply in plain text"}
+    # the writer also wrote `contains X` and `not_contains X` for each: no reply passes both, so both go
+    assert not any(c.type in ("contains", "not_contains") for c in kept)
+    assert sum("contradictory checks" in d for d in mined.dropped_checks) == 2
 
 
 # --- the fallback ----------------------------------------------------------------------------------
@@ -412,3 +416,46 @@ async def test_a_dream_that_copies_the_reply_format_is_no_variant() -> None:
     dreams = await dream(llm, mined, 2, [], Redactor())
     assert [t.prompt for t in dreams.tasks] == ["Tidy the imports of the parser module"]
     assert any("copied the reply format" in p.line() for p in dreams.problems)
+
+
+# --- one request's wording; contradictions (the demo's 0.5B judges) --------------------------------
+
+
+def test_a_literal_from_some_requests_wording_is_dropped_and_one_from_the_corrections_stays() -> None:
+    """The 0.5B merged "commit message for the ruff formatting pass" with other commit-message
+    requests and wrote `contains "ruff"`: a reply to another request can never hold it."""
+    sign_off = "You missed the sign-off line:\nSigned-off-by: Sam Rivera <sam@example.com>"
+    g = Grounds(
+        [
+            instance("Short commit message for the ruff formatting pass", sign_off),
+            instance("One-line commit message for the updated test snapshots", sign_off),
+            instance("Commit message for the Crowdin translation sync", sign_off.replace("missed", "forgot")),
+        ]
+    )
+    dropped, why = ground_check(Check(type="contains", value="ruff"), g)
+    assert dropped is None and "wording of some requests" in why
+    request = Check(type="contains", value="commit message for the Crowdin translation sync")
+    assert ground_check(request, g)[0] is None
+    for kept in ("Signed-off-by: Sam Rivera <sam@example.com>", "commit message"):  # a correction; every request
+        check = Check(type="contains", value=kept)
+        assert ground_check(check, g) == (check, "")
+    absent = Check(type="not_contains", value="ruff")  # a negative check any reply can meet
+    assert ground_check(absent, g) == (absent, "")
+
+
+def test_checks_no_reply_can_pass_together_are_both_dropped() -> None:
+    g = grounds("write the commit message for the ruff pass", "write the commit message for the docs")
+    checks = [
+        Check(type="contains", value="commit message"),
+        Check(type="not_contains", value="commit message"),
+        Check(type="regex", value="^commit"),
+        Check(type="not_regex", value="^commit"),
+        Check(type="not_contains", value="write"),
+    ]
+    out = ground_judge(checks, None, g)
+    assert [(c.type, c.value) for c in out.checks] == [("not_contains", "write")]
+    assert sorted(d for d in out.dropped if "contradictory" in d) == [
+        "contradictory checks on '^commit': both dropped",
+        "contradictory checks on 'commit message': both dropped",
+    ]
+    assert len(out.checks) == 1  # what is left can be passed
