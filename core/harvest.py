@@ -96,7 +96,11 @@ class HarvestReport(Record):
 
 def _head(path: Path, n: int) -> str:
     with path.open("rb") as fh:
-        return hashlib.sha256(fh.read(n)).hexdigest()
+        return _sha256(fh.read(n))
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _db_stats(path: Path) -> list[int]:
@@ -215,7 +219,7 @@ class Harvester:
                 size=st.st_size,
                 mtime_ns=st.st_mtime_ns,
                 offset=offset,
-                head=_head(source.path, min(offset, HEAD_BYTES)),
+                head=_head(source.path, min(offset, HEAD_BYTES)) if start else _sha256(data[: min(offset, HEAD_BYTES)]),
             ).model_dump(),
         )
 

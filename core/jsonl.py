@@ -33,7 +33,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins valid pairs:
 _FAST = msgspec.json.Decoder()
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     """One complete JSON object line: its byte offset (absolute) and parsed value."""
 
@@ -57,27 +57,28 @@ class Reader:
 
     def records(self) -> Iterator[Line]:
         pos, data = 0, self.data
+        view = memoryview(data)  # lines are decoded where they lie, not copied out first
         while pos < len(data):
             nl = data.find(b"\n", pos)
             if nl < 0:
                 break  # half-written last line: leave it for the next read
-            raw, start, pos = data[pos:nl], pos, nl + 1
+            start, pos = pos, nl + 1
             self.consumed = self.base_offset + pos
-            if not raw.strip():
+            if data[start : start + 1].isspace() and not data[start:nl].strip():
                 continue
-            if len(raw) > self.max_line_bytes:
+            if nl - start > self.max_line_bytes:
                 self.skipped["huge_line"] += 1
                 continue
-            value = _decode(raw, self.skipped)
+            value = _decode(view[start:nl], self.skipped)
             if value is not None:
                 yield Line(offset=self.base_offset + start, end=self.base_offset + pos, value=value)
 
 
-def _decode(raw: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
+def _decode(raw: memoryview, skipped: Counter[str]) -> dict[str, Any] | None:
     try:
         value = _FAST.decode(raw)
     except (msgspec.DecodeError, RecursionError):
-        return _decode_exactly(raw, skipped)  # json.loads decides what it is, and counts it
+        return _decode_exactly(bytes(raw), skipped)  # json.loads decides what it is, and counts it
     if not isinstance(value, dict):
         skipped["not_an_object"] += 1
         return None

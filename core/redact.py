@@ -14,14 +14,14 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Edit
-from skillsleep.core.scan import ENGINE, LiteralScan, MatchStarts
+from skillsleep.core.scan import ENGINE, Ends, LiteralScan
 from skillsleep.core.secret_names import name_strength, secret_name
-from skillsleep.core.secret_rules import PROSE_RULES, TOKEN_RULES
+from skillsleep.core.secret_rules import FOLDS_TO_ASCII, PROSE_RULES, PROSE_WORDS, TOKEN_RULES
 from skillsleep.core.secret_values import (
     IDENTIFIER,
     STANDALONE,
@@ -32,7 +32,7 @@ from skillsleep.core.secret_values import (
     placeholder,
     random_enough,
 )
-from skillsleep.core.session import Session
+from skillsleep.core.session import Session, Turn
 
 __all__ = ["REDACTED", "Redactor", "redaction_markers", "secret_name"]
 
@@ -80,8 +80,12 @@ _KEYED_GATE = (
 )
 
 _CASE_GATES = tuple(dict.fromkeys(r.gate for r in TOKEN_RULES if not r.fold and not r.gate_is_regex))
-_REGEX_GATES = (*dict.fromkeys(r.gate for r in TOKEN_RULES if r.gate_is_regex), STANDALONE_GATE, _KEYED_GATE)
-_FOLD_GATES = tuple(dict.fromkeys([r.gate for r in TOKEN_RULES + PROSE_RULES if r.fold] + list(_KEY_WORDS)))
+_REGEX_GATES = tuple(dict.fromkeys(r.gate for r in TOKEN_RULES + PROSE_RULES if r.gate_is_regex))
+_FOLD_GATES = tuple(
+    dict.fromkeys([r.gate for r in TOKEN_RULES if r.fold and not r.gate_is_regex] + list(PROSE_WORDS.values()))
+)
+# the two gates whose places the scan reports: `_keyed` and `_standalone` start from them
+_LOCATED_GATES = (_KEYED_GATE, STANDALONE_GATE)
 
 
 def _by_gate(rules: Sequence[Rule]) -> dict[str, tuple[Rule, ...]]:
@@ -119,6 +123,30 @@ def _keyword_hits(s: str, low: str) -> list[int]:
     return hits
 
 
+def _name_end(s: str, end: int) -> int:
+    """The last character of the name whose separator a `_KEYED_GATE` match ends with at `end`:
+    before `=`, `:` or `!`, ` value`, or the blank after a `--flag`, and the quotes, `]` and
+    backslashes between (no character of a name)."""
+    i = end - 1
+    if s[i] in "=!:":
+        i -= 1
+    elif s[i] not in " \t":
+        i -= len("value")  # `name value = …`: the blank before the word
+    while s[i] not in _NAME_CHARS:
+        i -= 1
+    return i
+
+
+def _line_starts(s: str, ends: list[int]) -> list[int]:
+    """Where the lines begin that `STANDALONE_GATE` matches ending at `ends` cover, in order (a
+    match ends after its line's newline, or at the end of the text)."""
+    starts = set()
+    for end in ends:
+        eol = end - 1 if s[end - 1] == "\n" else end
+        starts.add(s.rfind("\n", 0, eol) + 1)
+    return sorted(starts)
+
+
 class Redactor:
     """Replaces secrets in text, JSON-like values and sessions; `counts` tallies them by kind."""
 
@@ -126,8 +154,7 @@ class Redactor:
         self.counts: Counter[str] = Counter()
         self._lowered: dict[str, str] = {}
         self._custom: list[re.Pattern[str]] = []
-        self._scan = LiteralScan(_CASE_GATES, _FOLD_GATES, _REGEX_GATES, engine=engine)
-        self._keyed_starts = MatchStarts(_KEYED_GATE, engine=engine)
+        self._scan = LiteralScan(_CASE_GATES, _FOLD_GATES, _REGEX_GATES, _LOCATED_GATES, engine=engine)
         for pattern in extra_patterns:
             try:
                 compiled = re.compile(pattern)
@@ -145,18 +172,21 @@ class Redactor:
             return s
         for pattern in self._custom:
             s = self._outside_markers(s, functools.partial(pattern.sub, self._custom_repl))
-        present = self._scan.present(s)  # looked up before redacting: redacting never adds a gate
+        scanned = s
+        present, ends = self._scan.scan(s)  # looked up before redacting: redacting never adds a gate
         if not present:
             return s
+        if not s.isascii() and any(c in s for c in FOLDS_TO_ASCII):  # the prose gates may miss: go by word
+            present = (present - PROSE_WORDS.keys()) | {gate for gate, word in PROSE_WORDS.items() if word in present}
         self._lowered = {}  # lower() of each piece the fold rules search, reused across rules
         for rule in _present_rules(_TOKEN_BY_GATE, _TOKEN_ORDER, present):
             s = self._outside_markers(s, functools.partial(self._apply, rule))
         if _KEYED_GATE in present:
-            s = self._outside_markers(s, self._keyed)
+            s = self._located(s, scanned, ends, _KEYED_GATE, self._keyed)
         for rule in _present_rules(_PROSE_BY_GATE, _PROSE_ORDER, present):
             s = self._outside_markers(s, functools.partial(self._apply, rule))
         if STANDALONE_GATE in present:
-            s = self._outside_markers(s, self._standalone)
+            s = self._located(s, scanned, ends, STANDALONE_GATE, self._standalone)
         self._lowered = {}
         return s
 
@@ -171,6 +201,16 @@ class Redactor:
         for marker, part in zip(markers, parts[1:], strict=True):
             out += [marker, fn(part)]
         return "".join(out)
+
+    def _located(
+        self, s: str, scanned: str, ends: Ends | None, gate: str, fn: Callable[[str, list[int] | None], str]
+    ) -> str:
+        """`fn` over the parts of `s` outside markers. While `s` is still the text scanned and holds
+        no marker, `fn` starts from where the scan saw `gate`'s matches end; otherwise each part
+        finds its own places (as the first rules changed it, the offsets would be wrong)."""
+        if ends is not None and s is scanned and "[REDACTED:" not in s:
+            return fn(s, ends[gate])
+        return self._outside_markers(s, lambda part: fn(part, None))
 
     def _lower(self, s: str) -> str:
         """`s.lower()`, computed once per piece of text while its rules run."""
@@ -195,12 +235,17 @@ class Redactor:
             self.counts[rule.kind] += 1
         return "".join(out) + s[done:] if out else s
 
-    def _standalone(self, s: str) -> str:
-        """Redact a generated-looking token that is a whole line by itself (no name, no prefix)."""
+    def _standalone(self, s: str, ends: list[int] | None) -> str:
+        """Redact a generated-looking token that is a whole line by itself (no name, no prefix);
+        `ends`, where known, are where the gate's matches end: only their lines are looked at."""
         out: list[str] = []
         done = 0
-        for m in STANDALONE.finditer(s):
-            if looks_generated(m.group(1)):
+        if ends is None:
+            matches: Iterable[re.Match[str] | None] = STANDALONE.finditer(s)
+        else:
+            matches = map(functools.partial(STANDALONE.match, s), _line_starts(s, ends))
+        for m in matches:
+            if m is not None and looks_generated(m.group(1)):
                 out += [s[done : m.start(1)], _mark("high_entropy_token")]
                 done = m.end(1)
                 self.counts["high_entropy_token"] += 1
@@ -214,15 +259,13 @@ class Redactor:
         s = m.string
         return s[m.start() : m.start(group)] + _mark("custom") + s[m.end(group) : m.end()]
 
-    def _keyed(self, s: str) -> str:
-        """Redact values whose key names a secret, scanning outwards from each secret word."""
+    def _keyed(self, s: str, ends: list[int] | None) -> str:
+        """Redact values whose key names a secret, scanning outwards from each secret word (or from
+        the name before each `_KEYED_GATE` match's end, where `ends` gives them)."""
         out: list[str] = []
         done = 0  # everything before this offset is already in `out`
         scanned = 0  # names before this offset were already looked at
-        # Where _KEYED_GATE matches begins each name run that can hold a secret's name (the other
-        # runs of secret words redact nothing, and a run reads the same from any of its words).
-        hits = self._keyed_starts.starts(s)
-        for hit in _keyword_hits(s, self._lower(s)) if hits is None else hits:
+        for hit in self._keyed_hits(s, ends):
             if hit < scanned:
                 continue
             start = end = hit
@@ -245,6 +288,17 @@ class Redactor:
                 done = scanned = max(scanned, span[1])
                 self.counts[kind] += 1
         return "".join(out) + s[done:] if out else s
+
+    def _keyed_hits(self, s: str, ends: list[int] | None) -> list[int]:
+        """A place in each name run of `s` that may hold a secret's name, in order: the end of the
+        name before each `_KEYED_GATE` match (a match ends just after the separator of a name run
+        that can hold one; the other runs of secret words redact nothing, and a run reads the same
+        from any of its characters), or each secret word where Hyperscan is missing."""
+        if ends is None and not self._scan.locates:
+            return _keyword_hits(s, self._lower(s))
+        if ends is None:
+            ends = (self._scan.scan(s)[1] or {}).get(_KEYED_GATE, [])
+        return sorted({_name_end(s, end) for end in ends})
 
     @staticmethod
     def _keyed_value(s: str, name_start: int, m: re.Match[str], name: str, *, weak: bool) -> tuple[int, int] | None:
@@ -279,18 +333,21 @@ class Redactor:
 
     def value(self, v: Any) -> Any:
         """A redacted copy of a JSON-like value: strings are redacted, and the whole value of a
-        dict key that names a secret (`password`, `api_key`, `Authorization` …) is replaced."""
+        dict key that names a secret (`password`, `api_key`, `Authorization` …) is replaced. A
+        value with nothing to redact comes back as it is (the same object), so nothing is copied."""
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):
-            return {
+            out = {
                 k: self._keyed_item(k, x) if isinstance(k, str) and secret_name(k) else self.value(x)
                 for k, x in v.items()
             }
-        if isinstance(v, list):
-            return [self.value(x) for x in v]
-        if isinstance(v, tuple):
-            return tuple(self.value(x) for x in v)
+            return v if all(out[k] is x for k, x in v.items()) else out
+        if isinstance(v, (list, tuple)):
+            items = [self.value(x) for x in v]
+            if all(a is b for a, b in zip(items, v, strict=True)):
+                return v
+            return items if isinstance(v, list) else tuple(items)
         return v
 
     def _keyed_item(self, key: str, v: Any) -> Any:
@@ -309,8 +366,11 @@ class Redactor:
 
     def session(self, s: Session) -> Session:
         """A redacted copy of a session: every turn's text and arguments (the project path and
-        ids are kept). The input is not modified."""
-        turns = [
-            t.model_copy(update={"text": self.text(t.text), "arguments": self.value(t.arguments)}) for t in s.turns
-        ]
-        return s.model_copy(update={"turns": turns})
+        ids are kept). The input is not modified; a turn with nothing to redact is shared, not copied."""
+        return s.model_copy(update={"turns": [self._turn(t) for t in s.turns]})
+
+    def _turn(self, t: Turn) -> Turn:
+        text, arguments = self.text(t.text), self.value(t.arguments)
+        if text is t.text and arguments is t.arguments:
+            return t
+        return t.model_copy(update={"text": text, "arguments": arguments})

@@ -141,6 +141,10 @@ _PROSE_WORDS = (
 _VALUE = r"(?:[\"'`]?)([^\s\"'`<>\\]{5,199}[^\s\"'`<>\\.,;:!?)\]}])"
 _EXPLICIT = r"s?(?![a-z0-9_-])(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|to|would be|should be)[ \t]+)" + _VALUE
 _BARE = r"s?(?![a-z0-9_-])[ \t]+" + _VALUE
+# Their gates: the word, its separator and the start of a value the check can accept (a bare value
+# is 12 or more of `_BARE_TOKEN`'s characters), so "tokens" in prose runs no rule.
+_EXPLICIT_GATE = r"s?(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|was|to|would be|should be)[ \t]+)[\"'`]?[^\s\"'`<>\\]{6}"
+_BARE_GATE = r"s?[ \t]+[\"'`]?[A-Za-z0-9_+=-]{12}"
 _WORD_BOUNDARY = ALNUM | frozenset("_")
 _BARE_TOKEN = re.compile(r"[A-Za-z0-9_+=-]{12,}")  # no dots or slashes: "tokens truncated…/a.ts:264" is not one
 
@@ -155,26 +159,31 @@ def _bare_secret(v: str) -> bool:
     return token_like and _explicit_secret(v) and letters >= 2 and any(c.isdigit() for c in v)
 
 
-def _prose_rules() -> list[Rule]:
+def _prose_rules() -> list[tuple[Rule, str]]:
+    """Each prose rule and its whole word (`api key`)."""
     words = _PROSE_WORDS.replace("api key", "api").replace("access key", "access").split()
     out = []
     for word in words:
         literal, rest = (word, "") if word not in ("api", "access") else (word, "[ ]key")
-        gate = literal + rest.replace("[ ]", " ")  # the whole word: one scan finds every gate at once
-        for sep, check in ((_EXPLICIT, _explicit_secret), (_BARE, _bare_secret)):
-            out.append(
-                rule(
-                    "keyword_secret",
-                    literal,
-                    rest + sep,
-                    gate=gate,
-                    group=1,
-                    boundary=_WORD_BOUNDARY,
-                    check=check,
-                    fold=True,
-                )
+        for sep, check, gate in ((_EXPLICIT, _explicit_secret, _EXPLICIT_GATE), (_BARE, _bare_secret, _BARE_GATE)):
+            prose = rule(
+                "keyword_secret",
+                literal,
+                rest + sep,
+                group=1,
+                boundary=_WORD_BOUNDARY,
+                check=check,
+                fold=True,
+                gate_regex="(?i)" + re.escape(literal) + rest + gate,
             )
+            out.append((prose, literal + rest.replace("[ ]", " ")))
     return out
 
 
-PROSE_RULES = _prose_rules()
+PROSE_RULES = [prose for prose, _ in _prose_rules()]
+# The gate of each prose rule → its word. The rules run over lower-cased text (or case-insensitively),
+# where K KELVIN SIGN is k, and long s, dotless i and İ match s and i; in a text holding one of those
+# the gates (ASCII, case folded as ASCII) may miss a match, so there a prose rule runs wherever its
+# word occurs.
+PROSE_WORDS = {prose.gate: word for prose, word in _prose_rules()}
+FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"  # İ, dotless i, long s, K KELVIN SIGN

@@ -126,6 +126,22 @@ def test_tool_arguments_with_secret_keys_are_replaced_whole() -> None:
     assert args["password"] == 123456  # the input is not modified
 
 
+def test_only_what_holds_a_secret_is_copied() -> None:
+    r = Redactor()
+    clean = {"command": "ls -la", "nested": [{"path": "/tmp/x"}, ("a", 1)]}
+    assert r.value(clean) is clean
+    dirty = {"command": "ls", "nested": [{"env": f"export GITHUB_TOKEN={P.GHP}"}, ("a", 1)]}
+    out = r.value(dirty)
+    assert P.GHP in dirty["nested"][0]["env"] and P.GHP not in json.dumps(out)
+    assert out["nested"][1] is dirty["nested"][1]  # the clean tuple is shared
+    plain = Turn(kind="user", text="fix the failing test")
+    secret = Turn(kind="tool_call", tool="Bash", arguments=dirty)
+    session = Session(harness="claude-code", id="s1", turns=[plain, secret])
+    redacted = r.session(session)
+    assert redacted.turns[0] is plain and redacted.turns[1] is not secret
+    assert session.turns[1].arguments == dirty and P.GHP not in redacted.model_dump_json()  # input kept
+
+
 def test_false_positive_corpus_is_unchanged() -> None:
     r = Redactor()
     out = r.text(FALSE_POSITIVES)
@@ -241,8 +257,16 @@ def test_both_scan_engines_redact_alike() -> None:
     assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
 
 
+def _by_both_engines(texts: list[str]) -> list[str]:
+    """The texts redacted with Hyperscan, asserted to be what the plain engine gives (and counts)."""
+    fast, plain = Redactor(), Redactor(engine="python")
+    out = [fast.text(t) for t in texts]
+    assert out == [plain.text(t) for t in texts] and fast.counts == plain.counts
+    return out
+
+
 def test_secret_names_among_characters_beyond_ascii_are_found_by_both_engines() -> None:
-    # Hyperscan finds where secret names start (one byte per character, `?` for those beyond
+    # Hyperscan finds where secret names end (one byte per character, `?` for those beyond
     # ASCII, case folded as ASCII); Python lower-cases K KELVIN SIGN to k and matches long s as s,
     # but no name holds them. Both engines must give the same text and counts.
     texts = [
@@ -252,11 +276,36 @@ def test_secret_names_among_characters_beyond_ascii_are_found_by_both_engines() 
         "\u212aEY = Kk2Kk2Kk2Kk2, \u017fecret=Ss5Ss5Ss5Ss5 and secret=Rr6Rr6Rr6Rr6",
         "İstanbul password=Pw9Pw9Pw9Pw9 ﬁle",
     ]
-    fast, plain = Redactor(), Redactor(engine="python")
-    out = [fast.text(t) for t in texts]
-    assert out == [plain.text(t) for t in texts] and fast.counts == plain.counts
+    out = _by_both_engines(texts)
     for secret in ("Zq8Zq8Zq8", "Tt4Tt4Tt4", "Ab3dEf9hIj", "Xy7Xy7Xy7", "Rr6Rr6Rr6", "Pw9Pw9Pw9"):
         assert secret not in "".join(out)
+
+
+def test_prose_rules_go_by_word_where_a_character_folds_to_ascii() -> None:
+    # lower() makes K KELVIN SIGN a k, so "to\u212aen should be …" is a prose match wherever the
+    # word "token" occurs in the text; the narrower gates (ASCII) cannot see it and give way.
+    texts = [
+        "to\u212aen should be Pw9Pw9Pw9x, and the token is in the config",
+        "the pa\u017f\u017fword is Zq8Zq8Zq8Zq8 İ and a password is asked",
+        "tokens: 12 used, token budget 4000, TOKEN: Ab3dEf9hIj2kLm",
+        "the token counts and tokens to generate",
+    ]
+    out = _by_both_engines(texts)
+    assert "Pw9Pw9Pw9x" not in out[0] and "Zq8Zq8Zq8Zq8" not in out[1] and "Ab3dEf9hIj2kLm" not in out[2]
+    assert out[3] == texts[3]
+
+
+def test_tokens_alone_on_lines_around_earlier_redactions_are_found() -> None:
+    token = "Qm7Xv2Lp9Rt4Wz8Ks3Nd6Hb1"
+    texts = [
+        f"output:\n{token}\nmore\n  '{token}',\n",
+        f"export GITHUB_TOKEN={P.GHP}\n{token}\n",
+        f"[REDACTED:custom] first\n{token}\n",
+        f"{token}",
+    ]
+    for text in texts:
+        for r in (Redactor(), Redactor(engine="python")):
+            assert token not in r.text(text) and "[REDACTED:high_entropy_token]" in r.text(text)
 
 
 def test_a_redactor_shared_by_threads_redacts_in_each() -> None:

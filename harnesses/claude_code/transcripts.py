@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -82,18 +83,25 @@ class _Builder:
     usage: dict[str, Usage] = field(default_factory=dict)  # message id → last usage seen
     tools: dict[str, str] = field(default_factory=dict)  # tool_use id → tool name
     has_content: bool = False
+    ts: datetime | None = None  # the time of the record being read
+    # the session's times and end, kept here while reading (a model's attribute write is not
+    # free, and these change on every line) and set on the session by finish()
+    started: datetime | None = None
+    ended: datetime | None = None
+    byte_end: int = 0
 
     def add(self, rec: dict[str, Any], turn: Turn) -> None:
         if turn.kind == "tool_call" and turn.call_id:
             if turn.call_id in self.tools:
                 return  # the same block written twice (a resumed session copies history)
             self.tools[turn.call_id] = turn.tool or ""
-        turn.ts = utc(_str(rec.get("timestamp")))
+        turn.ts = self.ts
         self.session.turns.append(turn)
         self.has_content = True
 
     def finish(self) -> Session:
         self.session.usage = sum(self.usage.values(), Usage())
+        self.session.started, self.session.ended, self.session.byte_end = self.started, self.ended, self.byte_end
         return self.session
 
 
@@ -128,13 +136,14 @@ def parse_claude(data: bytes, *, source: str, base_offset: int = 0, sidechain: b
             session.byte_start = line.offset
         if not side:
             current = key  # a later record without a sessionId belongs to this session
+        builder.ts = utc(_str(rec.get("timestamp")))
         try:
             handler(builder, rec, line)
         except (AttributeError, TypeError, ValueError, KeyError):
             # A record of a known type whose fields have drifted: count it, keep the rest.
             skipped[f"bad_record:{kind}"] += 1
             continue
-        _envelope(builder.session, rec, line)
+        _envelope(builder, rec, line)
     skipped.update(reader.skipped)
     sessions = [b.finish() for b in builders.values() if b.has_content]
     return ParseResult(sessions=sessions, skipped=skipped, bytes_read=reader.consumed - base_offset)
@@ -188,21 +197,22 @@ def _identity(
     return own, True, parent
 
 
-def _envelope(session: Session, rec: dict[str, Any], line: Line) -> None:
+def _envelope(b: _Builder, rec: dict[str, Any], line: Line) -> None:
     """Widen the session's times, and take its project, version and end from one record; a field
-    is assigned only when it changes (a model's attribute write is not free, and this runs per line)."""
-    ts = utc(_str(rec.get("timestamp")))
+    of the session is assigned only when it changes (a model's attribute write is not free, and
+    this runs per line)."""
+    ts, session = b.ts, b.session
     if ts is not None:
-        if session.started is None or ts < session.started:
-            session.started = ts
-        if session.ended is None or ts > session.ended:
-            session.ended = ts
+        if b.started is None or ts < b.started:
+            b.started = ts
+        if b.ended is None or ts > b.ended:
+            b.ended = ts
     if not session.project:
         session.project = _str(rec.get("cwd"))
     version = _str(rec.get("version"))
     if version and version != session.agent_version:
         session.agent_version = version
-    session.byte_end = line.end
+    b.byte_end = line.end
 
 
 # --- record handlers ----------------------------------------------------------------------------
