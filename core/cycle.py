@@ -178,6 +178,7 @@ async def _work(
             timeout_s=timeout_s,
             log_path=run_dir.rollouts_path,
             on_event=n.deps.on_event,
+            executor=n.deps.executor,
         )
         if n.plan is None:
             n.plan = await plan(n, models.optimizer)

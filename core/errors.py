@@ -8,7 +8,9 @@ SkillsleepError
 ├── BackendError             a model endpoint failed for the whole run (after retries)
 │   ├── BackendUnavailable   no key, server unreachable, SDK or weights not installed
 │   ├── RetriesExhausted     429 / 5xx / timeouts kept coming after the last retry
-│   └── TransientError       one retryable failure (caught by the retry loop, never escapes it)
+│   ├── TransientError       one retryable failure (caught by the retry loop, never escapes it)
+│   └── ExecutorLost         the cluster that runs the rollouts went away (the run stops; run
+│                            it again to resume without repaying finished rollouts)
 ├── BudgetExceeded           the token or money cap would be crossed by the next call
 ├── FinalScoringFailed       training finished, scoring the test split did not (results kept)
 ├── Busy                     another cycle holds the state directory's lock, or another
@@ -64,6 +66,10 @@ class TransientError(BackendError):
 
 class RetriesExhausted(BackendError):
     """Retryable failures continued past the configured number of attempts."""
+
+
+class ExecutorLost(BackendError):
+    """The connection to the cluster that runs the rollouts was lost; the run stops cleanly."""
 
 
 class BudgetExceeded(SkillsleepError):

@@ -2,8 +2,9 @@
 
 A rollout is identified by (skill hash, task id, sample index) and is computed at most once per
 run: results are memoised in memory and appended to `rollouts.jsonl` in the run directory, so
-a resumed run reuses them. All rollouts of one call run concurrently; the backend's own limit
-caps how many are in flight.
+a resumed run reuses them. All rollouts of one call run concurrently through the executor
+(core/executor.py: in this process by default, or on a cluster); the backend's own limit caps
+how many are in flight. Only a rollout not held here is handed to the executor.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 from pathlib import Path
 
 from skillsleep.core.events import EventSink, RolloutDone
+from skillsleep.core.executor import Executor, LocalExecutor
 from skillsleep.core.gate import GateConfig
 from skillsleep.core.harness import Harness
 from skillsleep.core.jsonl import read_records
@@ -36,8 +38,10 @@ class Evaluator:
         timeout_s: float = 600.0,
         log_path: Path | None = None,
         on_event: EventSink | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.harness = harness
+        self.executor = executor or LocalExecutor()
         self.judge_llm = judge_llm
         self.gate = gate
         self.k = rollouts_k
@@ -69,7 +73,7 @@ class Evaluator:
             self._pending.pop(key, None)
 
     async def _compute(self, skill: Skill, task: Task, sample: int) -> Rollout:
-        run = await self.harness.run(task, skill, sample=sample, timeout_s=self.timeout_s)
+        run = await self.executor.run(self.harness, task, skill, sample=sample, timeout_s=self.timeout_s)
         verdict = await score(task, run, llm=self.judge_llm)
         result = Rollout(task_id=task.id, skill_hash=skill.hash, sample=sample, run=run, score=verdict)
         self._memo[(skill.hash, task.id, sample)] = result

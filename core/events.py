@@ -12,7 +12,8 @@ with `--json` and in a detached night's log).
     a night     HarvestStarted, HarvestDone, NightResumed, Mining, AskingRelevance, WritingJudges,
                 Dreaming, NightPlanned, FinalScoring, ReportWritten, ProposalStaged, ProposalPending,
                 Adopted, AdoptRefused
-    anywhere    RolloutDone (core/evaluate.py), Retry (core/backends/base.py), Notice
+    anywhere    RolloutDone (core/evaluate.py), Retry (core/backends/base.py), Notice,
+                ClusterJoined and ClusterLoad (an executor that runs rollouts on a cluster)
 
 The records live in core/run_events.py (training, scoring, rollouts, retries; `EventRecord`) and
 core/night_events.py (a night's own stages); import them from here.
@@ -42,6 +43,8 @@ from skillsleep.core.night_events import (
 )
 from skillsleep.core.run_events import (
     CandidateChosen,
+    ClusterJoined,
+    ClusterLoad,
     EpochEnd,
     EvalStarted,
     EventRecord,
@@ -67,6 +70,8 @@ __all__ = [
     "Adopted",
     "AskingRelevance",
     "CandidateChosen",
+    "ClusterJoined",
+    "ClusterLoad",
     "Dreaming",
     "EpochEnd",
     "EvalStarted",
@@ -119,6 +124,8 @@ Event = Annotated[
     | EvalStarted
     | RolloutDone
     | Retry
+    | ClusterJoined
+    | ClusterLoad
     | HarvestStarted
     | HarvestDone
     | NightResumed

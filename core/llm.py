@@ -95,7 +95,7 @@ class LLM:
         if hit is None and key in self._inflight:
             hit = await asyncio.shield(self._inflight[key])
         if hit is not None:
-            self._record(role, hit, cache_hit=True)
+            self.record(role, hit, cache_hit=True)
             return hit.model_copy(update={"cached": True})
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
@@ -121,11 +121,11 @@ class LLM:
         try:
             completion = await self.backend.complete(request, timeout_s=timeout_s)
         except BackendError as exc:
-            self._record(role, Completion(text=""), cache_hit=False, error=str(exc))
+            self.record(role, Completion(text=""), cache_hit=False, error=str(exc))
             raise
         finally:
             self.ledger.release(reservation)
-        self._record(role, completion, cache_hit=False)
+        self.record(role, completion, cache_hit=False)
         if self.store is not None and not completion.truncated:
             self.store.cache(key, completion)
         return completion
@@ -161,7 +161,9 @@ class LLM:
         except ValidationError as exc:
             raise ParseError(short_error(exc)) from exc
 
-    def _record(self, role: Role, c: Completion, *, cache_hit: bool, error: str | None = None) -> None:
+    def record(self, role: Role, c: Completion, *, cache_hit: bool, error: str | None = None) -> None:
+        """Count one answered request in the ledger (and the store's call log); a cluster's driver
+        records here what its workers' calls used."""
         cost = 0.0 if cache_hit else self.ledger.cost(self.backend.name, self.backend.model, c.usage)
         entry = LedgerEntry(
             role=role,

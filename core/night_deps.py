@@ -8,10 +8,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.config import TrainConfig
 from skillsleep.core.events import EventSink, quiet
+from skillsleep.core.executor import Executor, LocalExecutor
 from skillsleep.core.harness import Harness
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
@@ -52,3 +53,4 @@ class NightDeps(BaseModel):
     alive: Callable[[int], bool] = pid_alive  # whether a recorded process still runs
     on_event: EventSink = quiet  # hears every event of the night: its stages, the training, each rollout
     on_start: Callable[[NightRecord], NightRecord] | None = None  # amends the record before it is first written
+    executor: Executor = Field(default_factory=LocalExecutor)  # where the night's rollouts run

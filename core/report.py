@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from skillsleep.core.changes import Change
-from skillsleep.core.errors import BackendError, BudgetExceeded
+from skillsleep.core.errors import BackendError, BudgetExceeded, ExecutorLost
 from skillsleep.core.records import Edit, GateDecision, Record, RejectedEdit, Split, Task
 from skillsleep.core.safety import Refusal
 
@@ -124,6 +124,13 @@ class StopReason(Record):
                 message=message,
                 advice="Raise the budget (--budget-tokens / --budget-usd) or let the next night go on; "
                 "what was measured tonight is kept.",
+            )
+        if isinstance(exc, ExecutorLost):
+            return cls(
+                kind="backend",
+                message=message,
+                advice="Start the Ray cluster again (or pass --executor local), then run `skillsleep run` again; "
+                "the rollouts already finished are not repaid.",
             )
         if isinstance(exc, BackendError):
             return cls(

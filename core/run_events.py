@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "CandidateChosen",
+    "ClusterJoined",
+    "ClusterLoad",
     "EpochEnd",
     "EvalStarted",
     "EventRecord",
@@ -248,6 +250,34 @@ class RolloutDone(EventRecord):
     def describe(self) -> str:
         scores = f"rollout {self.task} #{self.sample}: hard {self.hard:.2f}, soft {self.soft:.2f}"
         return scores + (f" ({self.error})" if self.error else "")
+
+
+class ClusterJoined(EventRecord):
+    """Rollouts will run on a cluster: where it is, its nodes and their CPUs."""
+
+    kind: Literal["cluster_joined"] = "cluster_joined"
+    executor: str  # "ray"
+    address: str
+    nodes: list[str]
+    cpus: float
+
+    def describe(self) -> str:
+        nodes = ", ".join(self.nodes) or "none yet"
+        return f"rollouts run on the {self.executor} cluster at {self.address}: {len(self.nodes)} node(s) ({nodes}), {self.cpus:g} CPUs"
+
+
+class ClusterLoad(EventRecord):
+    """Where a cluster's rollouts are: in flight, done in all, and done on each node."""
+
+    shown: ClassVar[bool] = False
+    kind: Literal["cluster_load"] = "cluster_load"
+    in_flight: int
+    done: int
+    by_node: dict[str, int]
+
+    def describe(self) -> str:
+        nodes = ", ".join(f"{node}: {n}" for node, n in sorted(self.by_node.items()))
+        return f"on the cluster: {self.in_flight} in flight, {self.done} done" + (f" ({nodes})" if nodes else "")
 
 
 class Retry(EventRecord):

@@ -16,6 +16,11 @@ The file is TOML with one table per command family:
     since = "7d"                               # ISO date/time or a span: 30m, 24h, 7d, 2w
     auto_adopt = false
 
+    [executor]                                 # where rollouts run (train, eval, run): local or ray
+    kind = "ray"
+    address = "ray://head:10001"
+    resources = {codex = 1}                    # a Codex replay needs 1 of the node resource "codex"
+
 It is validated strictly: an unknown table or key is an error that names the file and the key
 and lists the known keys; a TOML syntax error names the file and the line; a bad value names the
 file, the table and the key. A later section is a new `_Section` model plus one field on
@@ -42,6 +47,7 @@ from pydantic_core import PydanticCustomError
 
 from skillsleep.core.backends.base import BaseUrl
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.executor import ExecutorSection
 from skillsleep.core.since import parse_since
 from skillsleep.core.textfile import load_toml, user_path
 from skillsleep.core.validation import describe_validation_error
@@ -172,6 +178,7 @@ class UserConfig(_Section):
     # validated against that harness's own settings model by the caller (core knows no harness).
     harness: dict[str, dict[str, Any]] = Field(default_factory=dict)
     sleep: SleepSection = Field(default_factory=SleepSection)  # `[sleep]`: the nightly cycle
+    executor: ExecutorSection = Field(default_factory=ExecutorSection)  # `[executor]`: where rollouts run
 
 
 def parse_user_config(text: str, path: Path, *, harnesses: Sequence[str] = ()) -> UserConfig:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.llm import LLM
-from skillsleep.core.records import Completion, Message, Run, Task
+from skillsleep.core.records import Completion, CompletionRequest, Message, Run, Task
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import task_text
 
@@ -68,11 +68,18 @@ class ChatHarness:
     async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
         """One episode; `timeout_s` limits each attempt of the model call, not time spent queued.
         A backend that keeps failing is systemic and raises (see `Harness`)."""
-        messages = chat_messages(task, skill)
-        request = self.llm.request(messages, sample=sample)
+        request = self.request(task, skill, sample=sample)
         completion = await self.llm.complete("target", request, timeout_s=timeout_s)
+        return self.finish(task, sample, request, completion)
+
+    def request(self, task: Task, skill: Skill, *, sample: int = 0) -> CompletionRequest:
+        """The request one episode sends (a cluster's driver checks its cache key before dispatch)."""
+        return self.llm.request(chat_messages(task, skill), sample=sample)
+
+    def finish(self, task: Task, sample: int, request: CompletionRequest, completion: Completion) -> Run:
+        """The episode's Run from the model's answer, appended to the chat log when there is one."""
         if self.log_dir is not None:
-            self._log(self.log_dir, task, sample, messages, completion)
+            self._log(self.log_dir, task, sample, request.messages, completion)
         return Run(
             response=completion.text,
             usage=completion.usage,

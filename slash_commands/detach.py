@@ -47,8 +47,11 @@ def child_args(flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: 
     return args + (["--dry-run"] if dry_run else [])
 
 
-def detach(flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: Sequence[Path]) -> Data:
-    """Start the night in the background; return its number, pid and log once it has recorded them."""
+def detach(
+    flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: Sequence[Path], executor: str | None = None
+) -> Data:
+    """Start the night in the background; return its number, pid and log once it has recorded them.
+    `executor` is the `--executor` given, passed on to the child."""
     check_night(flags)
     data = data_dir()
     _refuse_while_running(data)
@@ -61,6 +64,7 @@ def detach(flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: Sequ
         "skillsleep.slash_commands.cli",
         "run",
         *child_args(flags, dry_run=dry_run, chat_dirs=chat_dirs),
+        *(["--executor", executor] if executor else []),
         "--detached-log",
         str(pending),
     ]

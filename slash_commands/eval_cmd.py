@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.options import executor_option
 from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.progress import progress
 
@@ -44,6 +45,7 @@ __all__ = ["eval_"]
     help="Where tasks run: chat, claude-code, codex or openclaw (see `skillsleep harnesses`).",
 )
 @click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
+@executor_option
 @click.option("--json", "as_json", is_flag=True, help="Print scores as JSON; progress events as JSON lines on stderr.")
 @guard
 def eval_(
@@ -58,6 +60,7 @@ def eval_(
     rollouts_k: int | None,
     harness_name: str,
     target_model: str | None,
+    executor: str | None,
     as_json: bool,
 ) -> None:
     """Score a skill on a task file (a transfer check): `skillsleep eval --skill S --tasks T`."""
@@ -75,6 +78,7 @@ def eval_(
         rollouts_k=rollouts_k,
         harness=harness_name,
         target_model=target_model,
+        executor=executor,
     )
     progress.start(json_lines=as_json)
     emit(asyncio.run(run_eval(opts, on_event=progress)), as_json, eval_text)

@@ -20,7 +20,7 @@ from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.runtime import Models, agent_harness, read_skill
+from skillsleep.slash_commands.runtime import Models, agent_harness, open_executor, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, state_db
 
 
@@ -40,6 +40,7 @@ class EvalOptions(BaseModel):
     rollouts_k: int | None = None
     harness: str = "chat"
     target_model: str | None = None
+    executor: str | None = None  # "local" or "ray"; None: config.toml's [executor]
 
 
 def _eval_config(opts: EvalOptions) -> TrainConfig:
@@ -93,6 +94,7 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
+    runner = open_executor(opts.executor, on_event=on_event)
     models = Models(cfg, ledger, store, run_id="", on_event=on_event)
     gate = cfg.gate
     try:
@@ -104,10 +106,12 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
             rollouts_k=cfg.train.rollouts_k,
             timeout_s=timeout_s,
             on_event=on_event,
+            executor=runner,
         )
         on_event(EvalStarted(skill=str(opts.skill), tasks=len(tasks), rollouts_k=cfg.train.rollouts_k, harness=label))
         rollouts = await ev.rollouts(skill, tasks)
     finally:
+        await runner.aclose()
         await models.aclose()
         if store is not None:
             store.close()

@@ -35,7 +35,7 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvester import chat_folders, run_harvest
-from skillsleep.slash_commands.runtime import RUN, Models, agent_harness, check_night
+from skillsleep.slash_commands.runtime import RUN, Models, agent_harness, check_night, open_executor
 from skillsleep.slash_commands.wiring import (
     SLEEP_ENVS,
     SLEEP_FLAGS,
@@ -53,8 +53,10 @@ def run_sleep(
     on_event: EventSink,
     chat_dirs: Sequence[Path] = (),
     on_start: Callable[[NightRecord], NightRecord] | None = None,
+    executor: str | None = None,
 ) -> RunSummary:
     """One night with the settings layered flag > env > file > default; returns the summary.
+    `executor` is `--executor` (None: config.toml's `[executor]`): where the rollouts run.
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
     `on_start` may amend the night's record before it is first written (a detached night's log)."""
     settings = check_night(flags)
@@ -66,6 +68,7 @@ def run_sleep(
                 on_event=on_event,
                 chat_dirs=chat_dirs,
                 on_start=on_start,
+                executor=executor,
             )
         )
 
@@ -96,6 +99,7 @@ async def _night(
     on_event: EventSink,
     chat_dirs: Sequence[Path],
     on_start: Callable[[NightRecord], NightRecord] | None,
+    executor: str | None,
 ) -> RunSummary:
     data = data_dir()
     eff = effective_settings(chat_dirs)
@@ -106,6 +110,7 @@ async def _night(
     patterns = tuple(eff.harvest.redact_patterns.value)
     harvested = run_harvest(None, None, patterns, folders)
     on_event(HarvestDone(sessions=harvested["sessions"], errors=harvested.get("errors", 0)))
+    runner = open_executor(executor, on_event=on_event)
     store = Store(state_db())
     nights = Nights(data)
     deps = NightDeps(
@@ -121,10 +126,12 @@ async def _night(
         redact_patterns=patterns,
         on_event=on_event,
         on_start=on_start,
+        executor=runner,
     )
     try:
         result = await run_night(s, target, deps, dry_run=dry_run)
     finally:
+        await runner.aclose()
         store.close()
     return RunSummary.of(result, nights, target, harvested, dry_run=dry_run)
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["chat_dir_option", "redact_pattern_option"]
+__all__ = ["chat_dir_option", "executor_option", "redact_pattern_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,4 +31,13 @@ def redact_pattern_option(fn: F) -> F:
         "redact_patterns",
         multiple=True,
         help="Extra regex to redact (repeatable; added to SKILLSLEEP_REDACT_PATTERNS and the config file's).",
+    )(fn)
+
+
+def executor_option(fn: F) -> F:
+    """`--executor local|ray`: where rollouts run (over `[executor] kind` in config.toml)."""
+    return click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        help="Where rollouts run: local (this process) or ray (the cluster of [executor] in config.toml).",
     )(fn)

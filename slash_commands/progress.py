@@ -1,8 +1,9 @@
 """Progress of a verb on stderr, rendered from the engine's events (core/events.py):
 
     on a terminal   `· line` for each event that has one, above a live display of the rollouts
-                    scored so far and the stage or step the run is in (rich); `stop()` clears it
-                    before a command prints its result
+                    scored so far, where they run on a cluster (in flight, done per node) and the
+                    stage or step the run is in (rich); `stop()` clears it before a command
+                    prints its result
     otherwise       `· line` for each event that has one (the same lines, nothing live)
     JSON lines      `start(json_lines=True)` (`--json`, a detached night's log): one object per
                     event, `kind` first, then `ts` (UTC), then the event's fields; every event,
@@ -40,6 +41,7 @@ class Progress:
         self._live: Any = None  # rich.progress.Progress while the live display is shown
         self._task: Any = None  # its task id
         self._stage = ""  # the latest line, shown beside the count
+        self._where = ""  # where a cluster's rollouts are (in flight, done per node), after the count
 
     def start(self, *, json_lines: bool = False) -> None:
         """Render this command's events as JSON lines, or as lines for a person (the default)."""
@@ -50,6 +52,10 @@ class Progress:
             click.echo(event_line(event), err=True)
         elif event.kind == "rollout_done":
             self._tick()
+        elif event.kind == "cluster_load":
+            self._where = f" ({event.describe()})"
+            if self._live is not None:
+                self._live.update(self._task, where=self._where)
         elif event.shown:
             self._line(event.describe())
 
@@ -77,13 +83,13 @@ class Progress:
 
             self._live = Live(
                 SpinnerColumn(),
-                TextColumn("{task.completed:.0f} rollouts scored"),
+                TextColumn("{task.completed:.0f} rollouts scored{task.fields[where]}", markup=False),
                 TimeElapsedColumn(),
                 TextColumn("{task.description}", markup=False),
                 console=Console(stderr=True),
                 transient=True,
             )
-            self._task = self._live.add_task(self._stage, total=None)
+            self._task = self._live.add_task(self._stage, total=None, where=self._where)
             self._live.start()
         self._live.advance(self._task)
 
@@ -91,7 +97,7 @@ class Progress:
         """Clear the live display (if shown); later lines are plain again, and the next command's
         events are lines for a person unless it says otherwise. Safe to call twice."""
         live, self._live = self._live, None
-        self.json_lines, self._stage = False, ""
+        self.json_lines, self._stage, self._where = False, "", ""
         if live is not None:
             live.stop()
 

@@ -11,7 +11,7 @@ import click
 
 from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.options import chat_dir_option
+from skillsleep.slash_commands.options import chat_dir_option, executor_option
 from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
 
@@ -60,6 +60,7 @@ __all__ = ["run_"]
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
 @click.option("--min-recurrence", type=click.IntRange(min=1), help="How often a request must recur to be a task.")
 @click.option("--dry-run", is_flag=True, help="Run the night and write its report, but stage no proposal.")
+@executor_option
 @click.option(
     "--detach",
     is_flag=True,
@@ -73,6 +74,7 @@ def run_(
     dry_run: bool,
     detach: bool,
     detached_log: Path | None,
+    executor: str | None,
     as_json: bool,
     fmt: str | None,
     chat_dirs: tuple[Path, ...],
@@ -87,7 +89,7 @@ def run_(
 
     out = resolve(fmt, as_json)
     if detach:
-        started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs)
+        started = background.detach(flags, dry_run=dry_run, chat_dirs=chat_dirs, executor=executor)
         show(started, out, background.detach_text, lambda d, prefix: background.detach_text(d, False, prefix))
         return
     progress.start(json_lines=out.fmt == "json" or detached_log is not None)  # a detached night logs JSON lines
@@ -97,6 +99,7 @@ def run_(
         chat_dirs=chat_dirs,
         on_event=progress,
         on_start=background.claim_log(detached_log) if detached_log else None,
+        executor=executor,
     )
     show(
         night.model_dump(mode="json"), out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s)

@@ -12,6 +12,7 @@ from skillsleep.core.backends.base import Backend
 from skillsleep.core.config import ModelSection, TrainConfig
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.events import Event, EventSink, Retry
+from skillsleep.core.executor import Executor, LocalExecutor
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.night_settings import model_specs
@@ -21,7 +22,7 @@ from skillsleep.core.textfile import read_text_file
 from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
-from skillsleep.slash_commands.wiring import harness_settings, make_backend, sleep_settings
+from skillsleep.slash_commands.wiring import harness_settings, make_backend, sleep_settings, user_config
 
 RUN = "skillsleep run"  # what a night's process records in the state lock
 
@@ -106,6 +107,19 @@ def agent_harness(name: str, *, target_model: str | None, base_url: str | None) 
         raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
     model = settings.target_model or "its configured model"
     return harness, f"{name} {status.version} ({model})", settings.timeout_s
+
+
+def open_executor(kind: str | None, *, on_event: EventSink) -> Executor:
+    """Where this command's rollouts run: `[executor]` of config.toml with `--executor` (its kind)
+    on top; the Ray executor connects here, so an unreachable cluster fails before any work."""
+    section = user_config().executor
+    if kind is not None:
+        section = section.model_copy(update={"kind": kind})
+    if section.kind == "local":
+        return LocalExecutor()
+    from skillsleep.harnesses.cluster import RayExecutor
+
+    return RayExecutor(section, on_event=on_event)
 
 
 def check_night(flags: Mapping[str, object | None]) -> SleepSection:

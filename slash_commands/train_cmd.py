@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from skillsleep.slash_commands.guard import guard
+from skillsleep.slash_commands.options import executor_option
 from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.progress import progress
 
@@ -21,6 +22,7 @@ __all__ = ["train"]
 @click.option("--fresh", is_flag=True, help="Start over even if the run directory holds a resumable run.")
 @click.option("--budget-tokens", type=click.IntRange(min=1), help="Hard cap on tokens for this run.")
 @click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), help="Hard cap on money (USD).")
+@executor_option
 @click.option(
     "--json",
     "as_json",
@@ -34,6 +36,7 @@ def train(
     fresh: bool,
     budget_tokens: int | None,
     budget_usd: float | None,
+    executor: str | None,
     as_json: bool,
 ) -> None:
     """Optimize a skill on a task set: `skillsleep train --config run.toml [section.key=value ...]`."""
@@ -45,5 +48,5 @@ def train(
     if budget_usd is not None:
         extra.append(f"budget.usd={budget_usd}")
     progress.start(json_lines=as_json)
-    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, on_event=progress))
+    summary = asyncio.run(run_training(config_path, extra, fresh=fresh, on_event=progress, executor=executor))
     emit(summary, as_json, train_text)

@@ -18,7 +18,7 @@ from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.runtime import Models, read_skill
+from skillsleep.slash_commands.runtime import Models, open_executor, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db
 
 
@@ -28,8 +28,10 @@ async def run_training(
     *,
     fresh: bool,
     on_event: EventSink,
+    executor: str | None = None,
 ) -> dict[str, Any]:
-    """Train as configured, resuming an unfinished run in the same directory unless `fresh`."""
+    """Train as configured, resuming an unfinished run in the same directory unless `fresh`;
+    `executor` ("local" or "ray", None: config.toml's `[executor]`) is where rollouts run."""
     cfg = load_config(config_path, overrides)
     # what the optimizer writes is redacted with the user's own patterns too ([harvest] redact_patterns)
     redactor = Redactor(effective_settings().harvest.redact_patterns.value)
@@ -50,6 +52,7 @@ async def run_training(
         spent_usd=state.spent_usd if state else 0.0,
     )
     store = Store(state_db()) if cfg.cache.enabled else None
+    runner = open_executor(executor, on_event=on_event)
     models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), on_event=on_event)
     try:
         evaluator = Evaluator(
@@ -60,6 +63,7 @@ async def run_training(
             timeout_s=cfg.target.timeout_s,
             log_path=run_dir.rollouts_path,
             on_event=on_event,
+            executor=runner,
         )
         trainer = Trainer(
             cfg,
@@ -73,6 +77,7 @@ async def run_training(
         )
         return await _train(trainer, run_dir, state, on_event)
     finally:
+        await runner.aclose()
         await models.aclose()
         if store is not None:
             store.close()

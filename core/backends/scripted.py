@@ -5,11 +5,13 @@ responder list is consumed in order. `ScriptedBackend.from_script(settings, path
 `scripted:<script.json>`) reads a list of rules `{"match": "<regex>", "reply": "..."}`: the first
 rule whose regex is found in the requested JSON schema (if any), the last user message or a
 system message answers; no match is an
-error naming the request. Nothing ever falls back to this backend.
+error naming the request. Nothing ever falls back to this backend. A `latency_s` option
+(`BackendSettings.options`) makes each answer take that many seconds (benchmarks, fault tests).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -91,6 +93,9 @@ class ScriptedBackend(BaseBackend):
 
     async def _send(self, request: CompletionRequest) -> Completion:
         self.requests.append(request)
+        delay = float(self.settings.options.get("latency_s", 0.0))
+        if delay > 0:
+            await asyncio.sleep(delay)
         text = self._responder(request)
         chars_in = sum(len(m.content) for m in request.messages)
         usage = Usage(input_tokens=max(1, chars_in // 4), output_tokens=max(1, len(text) // 4))
