@@ -15,7 +15,7 @@ family × optimizer, and JSON as the last line.
 The 1.5B optimizer needs `pip install -e '.[local,local-large]'`. Targets (issue 13), judged
 for the 1.5B optimizer: on every family the mean test gain is at least half the headroom
 (reference − seed) in at most 15k tokens per run, and at least 90% of steps end with an edit
-that applies. Scores at temperature 0 are deterministic per skill text (llama.cpp in-process,
+that applies (moot steps aside: those whose only proposals the skill already holds). Scores at temperature 0 are deterministic per skill text (llama.cpp in-process,
 fixed seed), so each distinct skill is scored on the test split once per family.
 """
 
@@ -158,12 +158,26 @@ class TestScores:
         return self.scores[key]
 
 
+def step_outcome(step: StepRecord) -> str:
+    """How a step ended: "applicable" (an edit applied), "moot" (every selected edit is a line the
+    skill already holds, as proposed or repaired: the optimizer found nothing missing, and no
+    rewrite would help) or "dead_end" (nothing selected, or refused edits that no rewrite saved)."""
+    if step.applied:
+        return "applicable"
+    held = {e.key() for e in step.moot}
+    return "moot" if step.selected and all(e.key() in held for e in step.selected) else "dead_end"
+
+
 def step_counts(run_dir: Path) -> dict[str, int]:
-    """Steps, steps whose selected edits applied, accepted candidates (from the run's step records)."""
+    """Steps; steps whose selected edits applied, were moot, or ended at a dead end; accepted
+    candidates (from the run's step records)."""
     steps = [StepRecord.model_validate_json(p.read_text()) for p in sorted(run_dir.glob("steps/*/step.json"))]
+    outcomes = [step_outcome(s) for s in steps]
     return {
         "steps": len(steps),
-        "steps_applicable": sum(1 for s in steps if s.applied),
+        "steps_applicable": outcomes.count("applicable"),
+        "steps_moot": outcomes.count("moot"),
+        "steps_dead_end": outcomes.count("dead_end"),
         "accepted": sum(1 for s in steps if s.gate is not None and s.gate.accepted),
     }
 
@@ -221,8 +235,10 @@ def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[d
         gains = [r["test"]["best"] - r["test"]["seed"] for r in runs]
         gain = statistics.mean(gains)
         headroom = ref - seed_score
-        steps = sum(r["steps"] for r in runs)
-        applicable = sum(r["steps_applicable"] for r in runs) / steps if steps else 0.0
+        steps, moot = sum(r["steps"] for r in runs), sum(r["steps_moot"] for r in runs)
+        # a moot step proposed only what the skill already says: not a step an edit could have saved
+        needing = steps - moot
+        applicable = sum(r["steps_applicable"] for r in runs) / needing if needing else 1.0
         max_tokens = max(r["tokens"] for r in runs)
         out.append(
             {
@@ -237,6 +253,10 @@ def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[d
                 "gain_max": round(max(gains), 3),
                 "headroom": round(headroom, 3),
                 "headroom_fraction": round(gain / headroom, 3) if headroom > 0 else None,
+                "steps": steps,
+                "steps_applicable": sum(r["steps_applicable"] for r in runs),
+                "steps_moot": moot,
+                "steps_dead_end": sum(r["steps_dead_end"] for r in runs),
                 "applicable_rate": round(applicable, 3),
                 "accepted": sum(r["accepted"] for r in runs),
                 "max_tokens_per_run": max_tokens,
@@ -255,7 +275,8 @@ def _row_line(r: dict[str, Any]) -> str:
         f"{r['family']:13} {r['optimizer'].split(':')[-1]:18} seed {r['seed']}  "
         f"sel {sel['seed']:.2f}→{sel['best']:.2f} (final {sel['final']:.2f})  "
         f"test {test['seed']:.2f}→{test['best']:.2f} (final {test['final']:.2f}, ref {r['reference']:.2f})  "
-        f"steps {r['steps']} applicable {r['steps_applicable']} accepted {r['accepted']}  "
+        f"steps {r['steps']} applicable {r['steps_applicable']} moot {r['steps_moot']} "
+        f"dead-end {r['steps_dead_end']} accepted {r['accepted']}  "
         f"calls/tokens {roles}  train {r['train_s']:.0f} s (with test scoring {r['wall_s']:.0f} s)"
     )
 
@@ -267,7 +288,9 @@ def _summary_line(s: dict[str, Any]) -> str:
         f"{s['family']:13} {s['optimizer'].split(':')[-1]:18} {s['seeds']} seeds  "
         f"test seed {s['test_seed']:.2f} ref {s['test_reference']:.2f}  "
         f"gain {s['gain_mean']:+.2f} ± {s['gain_sd']:.2f} [{s['gain_min']:+.2f}, {s['gain_max']:+.2f}]  "
-        f"headroom fraction {frac}  applicable {s['applicable_rate']:.0%}  max tokens {s['max_tokens_per_run']}  "
+        f"headroom fraction {frac}  steps {s['steps']}: applicable {s['steps_applicable']}, "
+        f"moot {s['steps_moot']}, dead-end {s['steps_dead_end']} ({s['applicable_rate']:.0%} of the non-moot apply)  "
+        f"max tokens {s['max_tokens_per_run']}  "
         f"targets: gain {ok[s['target_gain']]}, tokens {ok[s['target_tokens']]}, "
         f"applicable {ok[s['target_applicable']]}"
     )

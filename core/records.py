@@ -1,8 +1,7 @@
 """Typed records shared by every stage: model calls, tasks, rollouts, edits, gate decisions.
 
 They are pydantic models written to disk as JSON; an unknown field is an error (`Record`).
-`SCHEMA_VERSION` is written into the trainer's resumable state (`TrainState.version`); nothing
-reads it back yet.
+`SCHEMA_VERSION` is written into the trainer's resumable state (`TrainState.version`), not read back yet.
 """
 
 from __future__ import annotations
@@ -179,8 +178,7 @@ class Judge(Record):
     checks: list[Check] = Field(default_factory=list)
     answer: str | None = None
     answer_match: Literal["exact", "normalized", "number"] = "normalized"
-    # Where the answer is read from: a regex with one group (default: the whole response).
-    answer_pattern: str | None = None
+    answer_pattern: str | None = None  # where the answer is read: a regex with one group (default: all of it)
     rubric: str | None = None
     rubric_pass: float = Field(default=0.7, ge=0.0, le=1.0)  # a rubric score at or above this is a hard pass
 
@@ -327,6 +325,7 @@ class RejectedEdit(Record):
     reason: str = ""
     before: float | None = None
     after: float | None = None
+    skill: str | None = None  # the hash of the skill the gate rejected it on, alone: not tried again there
     epoch: int
     step: int
 
@@ -392,6 +391,7 @@ class StepRecord(Record):
     selected: list[Edit]
     applied: list[Edit]
     skipped: list[str] = Field(default_factory=list)
+    moot: list[Edit] = Field(default_factory=list)  # selected edits the skill already holds (as written or repaired)
     failures: list[UnusableReply] = Field(default_factory=list)  # optimizer replies it could not use
     refused: list[Refusal] = Field(default_factory=list)  # by the safety screen, before ranking
     gate: GateDecision | None = None  # the kept candidate's decision, else the best rejected one's

@@ -6,8 +6,11 @@
                        same bounded-edit rules (never looser), in the room the first pass left
     quoted()           an added line that is only a bare heading (`## Summary`) is rewritten without
                        a call into the rule the refusal asks for, the heading quoted in backticks
+    literal_rules()    an added line that is only a literal output template (`ANSWER: <number>`, a JSON
+                       shape) is rewritten without a call into the instruction quoting it, before ranking
     remember_refused() what is still refused goes into the rejected-edit memory (stage "apply")
-    drop_remembered()  a new proposal identical to a remembered refusal is dropped before ranking
+    drop_remembered()  a new proposal identical to a remembered refusal, or to an edit the gate rejected
+                       on its own on the same skill text, is dropped before ranking
 
 A malformed repair reply, or a rewrite that is not a usable edit, is recorded as an unusable
 reply and the step goes on with what already applied. A budget reached during the repair raises
@@ -34,6 +37,21 @@ from skillsleep.core.skill import Skill
 REPLY_TOKENS = 1024  # a few one-line rewrites
 _NUMBER = re.compile(r"^\s*\d+\| ")  # the line number the prompt shows before each skill line
 _BARE_HEADING = re.compile(r"^#{1,6}\s+\S")  # a markdown heading line, as an edit's whole content
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+# a literal output line: a short label, a colon and only a placeholder (`ANSWER: <number>`, `Verdict: ...`)
+_LABEL_LINE = re.compile(
+    r"^(?P<label>[A-Za-z][\w()/-]*(?: [\w()/-]+){0,2}):\s*"  # up to three words, then a colon
+    r"(?:<[^<>]+>|\[[^\[\]]+\]|\{[^{}]*\}|\.\.\.|…)$"  # and only a placeholder: <number>, [value], {x}, ...
+)
+_JSON_SHAPE = re.compile(r'^(?:\{\s*"[^"]+"\s*:.*\}|\[\s*\{\s*"[^"]+"\s*:.*\}\s*\])$')  # {"answer": <number>}
+# a label's first word that makes the line an instruction, not a literal ("Write ANSWER: <n>")
+_VERB = re.compile(
+    r"(?:add|always|begin|end|finish|give|include|never|output|print|put|"
+    r"reply|respond|return|say|show|start|state|use|write)\b",
+    re.IGNORECASE,
+)
+_AT_END = re.compile(r"\b(?:end|ends|ending|last|final|finish)\b", re.IGNORECASE)
+_AT_START = re.compile(r"\b(?:start|starts|begin|begins|first|open|opens)\b", re.IGNORECASE)
 
 
 class Rewrite(Reply):
@@ -60,6 +78,7 @@ class Landed:
     skill: Skill
     applied: list[Edit] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    moot: list[Edit] = field(default_factory=list)  # the selected edits the skill already holds, as written or repaired
     refused: list[tuple[Edit, str]] = field(default_factory=list)
     screened: list[Refusal] = field(default_factory=list)
     problems: list[UnusableReply] = field(default_factory=list)
@@ -91,10 +110,11 @@ async def land(
     lines = [_skip_line(e, why) for e, why in first.skipped]
     refusals = first.refusals()
     if not refusals:
-        return Landed(skill=first.skill, applied=first.applied, skipped=lines)
+        return Landed(skill=first.skill, applied=first.applied, skipped=lines, moot=first.moot)
     quotes = {n: q for n, (e, _) in enumerate(refusals, 1) if (q := quoted(e)) is not None}
     ask = [(n, refusal) for n, refusal in enumerate(refusals, 1) if n not in quotes]
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
+    rewrites = [(n, literal_rule(e) or e) for n, e in rewrites]
     rewrites += sorted(quotes.items())
     safe: list[tuple[int, Edit]] = []
     screened: list[Refusal] = []
@@ -105,11 +125,13 @@ async def land(
     room = limits.model_copy(update={"max_edits": max(0, limits.max_edits - len(first.applied))})
     second = apply_edits(first.skill, [e for _, e in safe], room)
     fixed = {n for n, e in safe if any(e is a for a in second.applied)}
+    moot = {n for n, e in safe if any(e is m for m in second.moot)}
     still = [(e, why) for n, (e, why) in enumerate(refusals, 1) if n not in fixed]
     return Landed(
         skill=second.skill,
         applied=[*first.applied, *second.applied],
         skipped=lines + [f"repair: {_skip_line(e, why)}" for e, why in second.skipped],
+        moot=[*first.moot, *(e for n, (e, _) in enumerate(refusals, 1) if n in moot)],
         refused=still + second.refusals(),
         screened=screened,
         problems=problems,
@@ -128,6 +150,39 @@ def quoted(edit: Edit) -> Edit | None:
     if edit.op != "add" or "\n" in content or "`" in content or not _BARE_HEADING.match(content):
         return None
     return edit.model_copy(update={"content": f"Every reply must include the heading `{content}`."})
+
+
+def literal_rule(edit: Edit) -> Edit | None:
+    """An added line that is only a literal output template (a short label with a placeholder value
+    such as `ANSWER: <number>` or `Verdict: ...`, or a JSON shape such as `{"answer": <number>}`),
+    rewritten without a call into the instruction that quotes it: "End every reply with the line
+    `ANSWER: <number>`." (the end or start when the edit's rationale says so, else "Every reply must
+    include …"). A small optimizer writes the line the reply must contain instead of the rule, and
+    the target model does not read a bare template as one. A label with a concrete value (one
+    task's answer) or a line that reads as an instruction is not a template: None, as for any
+    other edit."""
+    content = _LIST_MARKER.sub("", (edit.content or "").strip(), count=1)
+    if edit.op != "add" or "\n" in content or "`" in content:
+        return None
+    label = _LABEL_LINE.match(content)
+    if label is not None and not _VERB.match(label.group("label")):
+        what = "the line"
+    elif _JSON_SHAPE.match(content):
+        what = "JSON shaped like"
+    else:
+        return None
+    if _AT_END.search(edit.rationale):
+        rule = f"End every reply with {what} `{content}`."
+    elif _AT_START.search(edit.rationale):
+        rule = f"Start every reply with {what} `{content}`."
+    else:
+        rule = f"Every reply must include {what} `{content}`."
+    return edit.model_copy(update={"content": rule})
+
+
+def literal_rules(edits: list[Edit]) -> list[Edit]:
+    """`edits` with each literal output line rewritten as the instruction quoting it (`literal_rule`)."""
+    return [literal_rule(e) or e for e in edits]
 
 
 async def _ask_for(
@@ -154,17 +209,29 @@ def remember_refused(rejected: list[RejectedEdit], refused: list[tuple[Edit, str
             rejected.append(RejectedEdit(edit=edit, stage="apply", reason=why, epoch=epoch, step=step))
 
 
-def drop_remembered(edits: list[Edit], rejected: list[RejectedEdit]) -> tuple[list[Edit], list[str]]:
-    """`edits` without those identical (whitespace and case folded) to a remembered refusal, and a
-    line for each one dropped."""
-    known = {r.edit.key(): r for r in rejected if r.stage == "apply"}
-    kept = [e for e in edits if e.key() not in known]
+def drop_remembered(edits: list[Edit], rejected: list[RejectedEdit], skill: Skill) -> tuple[list[Edit], list[str]]:
+    """`edits` without those identical to a remembered refusal or to an edit the gate rejected on
+    its own on this same `skill` text, and a line for each one dropped. Identical is after the rewrites that
+    need no call (`quoted`) and with whitespace and case folded."""
+    known = {_normal(r.edit): r for r in rejected if r.stage == "apply" or r.skill == skill.hash}
+    kept = [e for e in edits if _normal(e) not in known]
     dropped = [
-        f"{_skip_line(e, '')}dropped before ranking, refused before (epoch {r.epoch + 1}, step {r.step + 1}): {r.reason}"
-        for e in edits
-        if (r := known.get(e.key())) is not None
+        f"{_skip_line(e, '')}dropped before ranking, {_before(r)}" for e in edits if (r := known.get(_normal(e)))
     ]
     return kept, dropped
+
+
+def _normal(edit: Edit) -> str:
+    return (quoted(edit) or literal_rule(edit) or edit).key()
+
+
+def _before(r: RejectedEdit) -> str:
+    at = f"(epoch {r.epoch + 1}, step {r.step + 1})"
+    if r.stage == "apply":
+        return f"refused before {at}: {r.reason}"
+    return (
+        f"the gate rejected it alone on this same skill before {at}: selection {r.before or 0:.3f} → {r.after or 0:.3f}"
+    )
 
 
 async def _ask(

@@ -42,7 +42,7 @@ from skillsleep.core.ranking import Selection, rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
-from skillsleep.core.repair import Landed, drop_remembered, land, remember_refused
+from skillsleep.core.repair import Landed, drop_remembered, land, literal_rules, remember_refused
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
@@ -248,7 +248,7 @@ class Trainer:
             self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
         )
         merged, safe, refused = await self._merge_screened(reflected.edits, at)
-        safe, dropped = drop_remembered(safe, st.rejected)
+        safe, dropped = drop_remembered(literal_rules(safe), st.rejected, current)
         selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
         result = await self._land(st, current, selection.selected, at)
@@ -269,6 +269,7 @@ class Trainer:
             selected=selection.selected,
             applied=result.applied,
             skipped=list(dict.fromkeys([*dropped, *result.skipped, *candidates.skip_lines(built[1:])])),
+            moot=result.moot,
             candidates=len(built),
             failures=failures,
             refused=refused,
@@ -348,6 +349,7 @@ class Trainer:
             record.applied = kept.result.applied
             self.accept(st, kept.skill, record.gate.candidate)
         remembered = list(record.applied) if kept else []
+        alone = [c.result.applied[0] for c in gated if len(c.result.applied) == 1 and not decisions[c.number].accepted]
         for c in gated:
             decision = decisions[c.number]
             edits = c.result.applied
@@ -356,7 +358,12 @@ class Trainer:
                 remembered += new
                 st.rejected.extend(
                     RejectedEdit(
-                        edit=e, before=decision.baseline, after=decision.candidate, epoch=st.epoch, step=st.step
+                        edit=e,
+                        before=decision.baseline,
+                        after=decision.candidate,
+                        skill=current.hash if e in alone else None,  # rejected on its own: not tried again here
+                        epoch=st.epoch,
+                        step=st.step,
                     )
                     for e in new
                 )

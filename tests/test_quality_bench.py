@@ -12,7 +12,7 @@ import pytest
 from bench_script import load_bench
 
 from skillsleep.core.checks import run_checks
-from skillsleep.core.records import Judge, Run
+from skillsleep.core.records import Edit, Judge, Run, StepRecord
 from skillsleep.core.skill import Skill
 
 FAMILIES = ("structure", "answer-format", "reasoning")
@@ -75,7 +75,7 @@ def test_bad_seeds_are_a_usage_error(bench: ModuleType, capsys: pytest.CaptureFi
     assert exc.value.code == 2 and "--seeds takes whole numbers" in capsys.readouterr().err
 
 
-def _row(optimizer: str, seed: int, best: float, tokens: int, applicable: int) -> dict[str, Any]:
+def _row(optimizer: str, seed: int, best: float, tokens: int, applicable: int, moot: int = 0) -> dict[str, Any]:
     return {
         "family": "f",
         "optimizer": optimizer,
@@ -83,6 +83,8 @@ def _row(optimizer: str, seed: int, best: float, tokens: int, applicable: int) -
         "test": {"seed": 0.2, "best": best, "final": best},
         "steps": 2,
         "steps_applicable": applicable,
+        "steps_moot": moot,
+        "steps_dead_end": 2 - applicable - moot,
         "accepted": int(best > 0.2),
         "tokens": tokens,
     }
@@ -100,3 +102,36 @@ def test_the_summary_measures_gain_against_the_headroom(bench: ModuleType) -> No
     (none,) = bench.summarise([_row("o", 0, 0.2, 100, 0)], {"f": 0.2})
     assert none["headroom_fraction"] is None and not none["target_gain"]
     json.dumps([s, over, none])  # the summary is the JSON line's content
+
+
+def _step(selected: list[Edit], applied: list[Edit], moot: list[Edit]) -> StepRecord:
+    return StepRecord(
+        epoch=0,
+        step=0,
+        learning_rate=1,
+        batch=[],
+        train_score=0.0,
+        proposed=len(selected),
+        merged=len(selected),
+        selected=selected,
+        applied=applied,
+        moot=moot,
+    )
+
+
+def test_a_step_whose_proposals_the_skill_holds_is_moot_not_a_dead_end(bench: ModuleType) -> None:
+    rule, heading = Edit(op="add", content="Every reply must include `## Summary`."), Edit(op="add", content="## X")
+    assert bench.step_outcome(_step([rule], [rule], [])) == "applicable"
+    assert bench.step_outcome(_step([rule], [], [rule.model_copy()])) == "moot"
+    assert bench.step_outcome(_step([rule, heading], [], [rule])) == "dead_end"  # the heading was refused
+    assert bench.step_outcome(_step([], [], [])) == "dead_end"  # nothing selected (all dropped, or none proposed)
+
+
+def test_the_summary_counts_moot_steps_apart_from_dead_ends(bench: ModuleType) -> None:
+    # structure, seed 0: step 1 applied (accepted), step 2 proposed the accepted line again
+    (s,) = bench.summarise([_row("o", 0, 0.9, 13934, 1, moot=1), _row("o", 1, 0.2, 9000, 1)], {"f": 1.0})
+    assert (s["steps"], s["steps_applicable"], s["steps_moot"], s["steps_dead_end"]) == (4, 2, 1, 1)
+    assert s["applicable_rate"] == pytest.approx(2 / 3, abs=1e-3) and not s["target_applicable"]
+    (held,) = bench.summarise([_row("o", 0, 0.9, 13934, 1, moot=1)], {"f": 1.0})
+    assert held["applicable_rate"] == 1.0 and held["target_applicable"]
+    assert "moot 1, dead-end 0" in bench._summary_line(held)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.config import TrainConfig, load_config
@@ -16,14 +18,15 @@ from skillsleep.core.errors import BackendError
 from skillsleep.core.events import Event, Repairing
 from skillsleep.core.ledger import Budget, Ledger, Price
 from skillsleep.core.llm import LLM, estimate_usage
-from skillsleep.core.records import CompletionRequest, Edit
+from skillsleep.core.records import CompletionRequest, Edit, RejectedEdit
 from skillsleep.core.redact import Redactor
-from skillsleep.core.repair import land, quoted
+from skillsleep.core.repair import drop_remembered, land, literal_rule, quoted
 from skillsleep.core.skill import Skill
 from tests.test_trainer import RULE, build, write_config
 
 HEADING = "## Answer\nPut the answer last."  # a new section: refused, and no bare heading to quote
 STILL_BAD = "## Final answer"
+IGNORED = "Be brief."  # a rule the scripted target does not follow: the gate rejects it
 QUIET = "[slow_update]\nenabled = false\n[meta]\nenabled = false\n"
 
 
@@ -164,6 +167,16 @@ async def test_an_edit_the_skill_already_holds_is_neither_repaired_nor_remembere
     landed = await land(llm, skill, [Edit(op="add", content=f"- {RULE}")], EditLimits(), redactor=Redactor())
     assert backend.requests == [] and landed.refused == [] and landed.skill == skill
     assert any("the skill already has this line" in line for line in landed.skipped)
+    assert [e.content for e in landed.moot] == [f"- {RULE}"]  # the step is moot, not a dead end
+
+
+async def test_a_bare_heading_whose_quoted_rule_the_skill_holds_is_moot(tmp_path: Path) -> None:
+    backend = ScriptedBackend(BackendSettings(model="opt"), Optimizer())
+    llm, skill = LLM(backend, ledger=Ledger()), Skill("# Sums\n\nEvery reply must include the heading `## Answer`.\n")
+    heading = Edit(op="add", content="## Answer")
+    landed = await land(llm, skill, [heading], EditLimits(), redactor=Redactor())
+    assert backend.requests == [] and landed.applied == [] and landed.skill == skill
+    assert landed.moot == [heading]
 
 
 async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes_from_the_cache(tmp_path: Path) -> None:
@@ -212,3 +225,96 @@ def test_only_an_added_bare_heading_is_quoted() -> None:
     assert quoted(Edit(op="add", content="## Verdict\nSay it.")) is None  # a section with lines: the model's job
     assert quoted(Edit(op="add", content="Start with `## Verdict`")) is None  # already a rule
     assert quoted(Edit(op="add", content="#hashtag")) is None  # not a heading
+
+
+async def test_a_step_proposing_the_line_the_gate_accepted_records_it_as_moot(tmp_path: Path) -> None:
+    trainer, _, _ = build(config(tmp_path, 2), tmp_path, Optimizer(findings=(RULE,)))
+    st = await trainer.run()
+    first, second = st.steps
+    assert first.gate and first.gate.accepted and first.moot == []
+    assert second.applied == [] and [e.content for e in second.moot] == [RULE] and second.gate is None
+    saved = json.loads((tmp_path / "runs/t/steps/e0s1/step.json").read_text())
+    assert [e["content"] for e in saved["moot"]] == [RULE]
+
+
+async def test_an_edit_the_gate_rejected_is_dropped_when_proposed_again_on_the_same_skill(tmp_path: Path) -> None:
+    opt = Optimizer(findings=(IGNORED,))
+    trainer, _, _ = build(config(tmp_path, 2), tmp_path, opt)
+    st = await trainer.run()
+    first, second = st.steps
+    assert first.gate and not first.gate.accepted
+    (memory,) = st.rejected
+    assert memory.stage == "gate" and memory.skill == Skill(st.seed_skill).hash
+    assert second.selected == [] and second.gate is None and st.current == st.seed_skill
+    assert any(
+        line.startswith(
+            f"add {IGNORED!r}: dropped before ranking, the gate rejected it alone on this same skill before (epoch 1, step 1)"
+        )
+        for line in second.skipped
+    )
+    assert IGNORED in opt.prompts["findings"][1]  # the later reflection still sees the rejection
+
+
+def test_a_gate_rejection_is_dropped_only_on_the_skill_it_was_rejected_on() -> None:
+    rejected = RejectedEdit(
+        edit=Edit(op="add", content="Be brief."), before=0.0, after=0.0, skill="abc", epoch=0, step=0
+    )
+    again = Edit(op="add", content="  be   BRIEF. ")
+    kept, dropped = drop_remembered([again], [rejected], Skill("# Sums\n"))
+    assert kept == [again] and dropped == []  # another skill text: the edit may help there
+    on_it = rejected.model_copy(update={"skill": Skill("# Sums\n").hash})
+    kept, dropped = drop_remembered([again], [on_it], Skill("# Sums\n"))
+    assert kept == [] and len(dropped) == 1
+    # identical after the rewrite without a call: the bare template of a rejected quoted rule
+    rule = Edit(op="add", content="End every reply with the line `ANSWER: <number>`.", rationale="must end with it")
+    template = Edit(op="add", content="ANSWER: <number>", rationale="the final line")
+    kept, _ = drop_remembered([template], [on_it.model_copy(update={"edit": rule})], Skill("# Sums\n"))
+    assert kept == []
+
+
+@pytest.mark.parametrize(
+    ("content", "rationale", "rule"),
+    [
+        ("ANSWER: <number>", "must end with it", "End every reply with the line `ANSWER: <number>`."),
+        ("- Verdict: ...", "", "Every reply must include the line `Verdict: ...`."),
+        ("Final answer: [value]", "begin with it", "Start every reply with the line `Final answer: [value]`."),
+        ('{"answer": <number>}', "", 'Every reply must include JSON shaped like `{"answer": <number>}`.'),
+    ],
+)
+def test_a_bare_literal_output_line_becomes_the_instruction_quoting_it(content: str, rationale: str, rule: str) -> None:
+    edit = literal_rule(Edit(op="add", target="Rules", content=content, rationale=rationale))
+    assert edit is not None and edit.content == rule and edit.target == "Rules" and edit.rationale == rationale
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "ANSWER: True",  # one task's answer, not a template
+        "Answer: think it through step by step.",  # an instruction with a colon
+        "Write ANSWER: <number> as the last line.",  # already an instruction
+        "Write ANSWER: <number>",  # starts with a verb
+        "Use the format ANSWER: <number>",
+        "End every reply with the line `ANSWER: <number>`.",  # already quoted
+        "ANSWER: <number>\nThen stop.",  # more than one line
+        "Show your work before the answer.",
+        "{not json}",
+    ],
+)
+def test_an_ordinary_instruction_line_is_not_taken_for_a_literal(content: str) -> None:
+    assert literal_rule(Edit(op="add", content=content)) is None
+    assert literal_rule(Edit(op="replace", target="x", content="ANSWER: <number>")) is None  # keeps its target's place
+
+
+async def test_a_bare_literal_line_lands_as_the_quoted_instruction_without_a_call(tmp_path: Path) -> None:
+    # what the 1.5B optimizer did in bench/quality.py (answer-format): `add "ANSWER: <number>"`,
+    # applied as it was, changed nothing in the 0.5B target's replies and was proposed again
+    opt, ledger = (
+        Optimizer(None, findings=("ANSWER: <answer>",), diagnosis="the reply must end with the answer line"),
+        Ledger(),
+    )
+    trainer, _, _ = build(config(tmp_path, 1), tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    assert [e.content for e in st.steps[0].applied] == ["End every reply with the line `ANSWER: <answer>`."]
+    assert calls(ledger, "repair") == 0 and st.steps[0].gate and st.steps[0].gate.accepted
+    proposed = json.loads((tmp_path / "runs/t/steps/e0s0/proposed.json").read_text())
+    assert [e["content"] for e in proposed] == ["ANSWER: <answer>"]  # the optimizer's own words stay on record

@@ -48,3 +48,26 @@ def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.
     reflections = rec.texts("reflect")
     assert reflections and all("refused by the edit rules (epoch 1, step 1)" in t for t in reflections)
     assert all("## Answer" in t and "## Final answer" in t for t in reflections)
+
+
+def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ignored = {"kind": "skill_defect", "diagnosis": "too long", "op": "add", "target": "", "content": "Be brief."}
+    (root / "opt.json").write_text(json.dumps(optimizer_rules(findings=[ignored])))
+    skill = live_file(root)
+    rec = Recorder(monkeypatch)
+    first = night(root, settings(root), skill)
+    assert first.outcome == "rejected"
+    (memory,) = Nights(root / "data").memory(skill.key()).rejected
+    assert memory.stage == "gate" and memory.edit.content == "Be brief." and memory.skill
+    assert any("Be brief." in text for text in rec.texts("target"))  # night 1 gated it
+    rec.seen.clear()
+    second = night(root, settings(root), skill)
+    assert second.night == 2 and second.outcome == "no-candidate"
+    assert not any("Be brief." in text for text in rec.texts("target"))  # dropped before ranking, never gated
+    steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
+    skipped = json.loads(steps[-1].read_text())["skipped"]
+    assert any(
+        "dropped before ranking, the gate rejected it alone on this same skill before" in line for line in skipped
+    )
