@@ -146,7 +146,7 @@ class RayExecutor:
             node = placed.node
             return placed
         except self._died as exc:
-            node = self._node_of(ref)
+            node = await self._node_of(ref)
             tries = self.section.max_retries + 1
             error = (
                 f"the worker running this rollout on node {node} died ({type(exc).__name__}), "
@@ -222,17 +222,25 @@ class RayExecutor:
             )
         self._checked.add(harness)
 
-    def _node_of(self, ref: Any) -> str:
-        """The node a failed task last ran on, from Ray's state API ("an unknown node" if it cannot say)."""
-        try:
-            from ray.util.state import get_task
+    async def _node_of(self, ref: Any, wait_s: float = 10.0) -> str:
+        """The node a failed task last ran on, from Ray's state API ("an unknown node" if it cannot
+        say). Ray reports task events asynchronously, so a just-failed task may not be known yet:
+        ask again for up to `wait_s` (only a failed rollout pays it)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                from ray.util.state import get_task
 
-            found = get_task(ref.task_id().hex())
-            attempts = found if isinstance(found, list) else [found]
-            ids = [a.node_id for a in attempts if a is not None and a.node_id]
-            return self._nodes().get(ids[-1], ids[-1][:8]) if ids else "an unknown node"
-        except Exception:  # the state API is best effort; the failed episode is recorded either way
-            return "an unknown node"
+                found = get_task(ref.task_id().hex())
+                attempts = found if isinstance(found, list) else [found]
+                ids = [a.node_id for a in attempts if a is not None and a.node_id]
+                if ids:
+                    return self._nodes().get(ids[-1], ids[-1][:8])
+            except Exception:  # the state API is best effort; the failed episode is recorded either way
+                pass
+            if time.monotonic() >= deadline:
+                return "an unknown node"
+            await asyncio.sleep(0.5)
 
 
 def _host_port(address: str) -> str:
