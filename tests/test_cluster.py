@@ -282,16 +282,21 @@ def _kill_first_worker(killed: list[int], timeout_s: float = 60.0) -> None:
     """SIGKILL the first process that runs a rollout (found by its title), once."""
     end = time.monotonic() + timeout_s
     while time.monotonic() < end and not killed:
-        for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-            try:
-                title = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
-            except OSError:
-                continue
-            if title.startswith(WORKER_TITLE):
+        for pid, argv in _processes():
+            if argv[0].startswith(WORKER_TITLE):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
                 return
         time.sleep(0.05)
+
+
+def _processes() -> Iterator[tuple[int, list[str]]]:
+    """Each running process's pid and argv (argv[0] may be a title the process set itself)."""
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            yield pid, Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
 
 
 TASK = Task(
@@ -401,11 +406,7 @@ def _kill_head(cluster: str, after_s: float) -> None:
     """SIGKILL the head's GCS process of this cluster (by its port) after `after_s`."""
     time.sleep(after_s)
     port = cluster.rpartition(":")[2]
-    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            continue
+    for pid, argv in _processes():
         if argv and argv[0].endswith("gcs_server") and any(a.endswith(f"={port}") for a in argv):
             os.kill(pid, signal.SIGKILL)
 
