@@ -18,7 +18,13 @@ so `ANSWER:` is grounded by "put the answer last" and `src/app.ts` by "fix src/a
   `PROJ-\\d+`) when every instance's words hold a match of that shape; any other is dropped.
   A literal that is only the wording of some requests (in no correction, repeated ask or revert,
   and not in every instance's words: "ruff" of "commit message for the ruff pass" in a task whose
-  other requests are about other changes) is no requirement every instance can meet: dropped.
+  other requests are about other changes) is no requirement every instance can meet: dropped, in a
+  negative check too (`not_contains "ruff formatting pass"` forbids one request's own subject).
+- A line the user shows in the corrections of most corrected instances (at least 2; shown: after
+  a line ending in `:`, in a code fence or in backticks, e.g. "You forgot it again:\n
+  Signed-off-by: Sam <sam@example.com>") is text the user demands in every reply
+  (`demanded_lines`): a `contains` check for it is added to the judge, and a negative check it
+  would fail is dropped.
 - Checks that no reply can pass together (`contains X` and `not_contains X`, `regex P` and
   `not_regex P`) are both dropped.
 - A rubric sentence, and a check's feedback, is kept only when every content word is grounded:
@@ -36,12 +42,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 
 from pydantic import Field
 
+from skillsleep.core.checks import run_checks
 from skillsleep.core.intents import Instance
 from skillsleep.core.prompts import PLACEHOLDER
-from skillsleep.core.records import Check, Record
+from skillsleep.core.records import Check, Judge, Record, Run
 from skillsleep.core.similarity import normalize, vocabulary
 
 USER_EVIDENCE = frozenset({"correction", "repeat", "revert"})  # evidence whose text is the user's words
@@ -172,6 +180,13 @@ def ground_check(check: Check, grounds: Grounds) -> tuple[Check | None, str]:
     for literal in check_literals(check):
         if not grounds.has(literal):
             return None, f"{literal!r} is not in the user's words"
+    if check.type in _NEGATION:
+        for literal in check_literals(check):
+            if grounds.one_requests_words(literal):
+                return (
+                    None,
+                    f"{literal!r} is the wording of some requests: forbidding it is no requirement of every instance",
+                )
     if check.type not in POSITIVE and check.type not in _LENGTH:
         return check, ""
     for literal in check_literals(check):
@@ -285,6 +300,53 @@ def _generalised(check: Check, literal: str, grounds: Grounds) -> Check | None:
         case_sensitive=check.case_sensitive,
         feedback=f"The answer must name the request's own {shown} (each request names a different one)",
     )
+
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+_SPAN = re.compile(r"`([^`\n]+)`")
+SHOWN_CHARS = 200
+
+
+def shown_lines(text: str) -> list[str]:
+    """The lines a user's message shows as literal text: each line after a line ending in `:`,
+    each line of a code fence, each backtick span (at most SHOWN_CHARS long)."""
+    shown = [line for block in _FENCE.findall(text) for line in block.splitlines()]
+    lines = _FENCE.sub("", text).splitlines()
+    shown += [line for before, line in pairwise(lines) if before.rstrip().endswith(":")]
+    shown += _SPAN.findall(text)
+    kept = (line.strip().strip("`").strip() for line in shown)
+    return list(dict.fromkeys(line for line in kept if line and len(line) <= SHOWN_CHARS))
+
+
+def demanded_lines(instances: Sequence[Instance]) -> list[str]:
+    """The lines the user showed in the corrections of at least 2 instances and of more than half
+    of the corrected ones: text every reply must hold (in order of first showing)."""
+    corrected = [
+        {line for e in i.evidence if e.kind == "correction" and e.text for line in shown_lines(e.text)}
+        for i in instances
+        if any(e.kind == "correction" for e in i.evidence)
+    ]
+    order = list(dict.fromkeys(line for lines in corrected for line in sorted(lines)))
+    counts = {line: sum(line in lines for lines in corrected) for line in order}
+    return [line for line in order if counts[line] >= 2 and counts[line] * 2 > len(corrected)]
+
+
+def with_demanded(checks: list[Check], demanded: Sequence[str], dropped: list[str]) -> list[Check]:
+    """`checks` with a `contains` check first for each demanded line they do not already require,
+    less each negative check a demanded line fails (noted in `dropped`)."""
+    required = {c.value for c in checks if c.type == "contains"}
+    added = [Check(type="contains", value=line) for line in demanded if line not in required]
+    kept = []
+    for check in checks:
+        if check.type in _NEGATION and any(_fails(check, line) for line in demanded):
+            dropped.append(f"{check.type} {check.value!r}: the user demands a line it forbids")
+        else:
+            kept.append(check)
+    return [*added, *kept]
+
+
+def _fails(check: Check, line: str) -> bool:
+    return not run_checks(Judge(checks=[check]), Run(response=line))[0].passed
 
 
 _NEGATION = {"not_contains": "contains", "not_regex": "regex"}

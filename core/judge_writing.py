@@ -10,9 +10,11 @@ Then the judge is grounded in the task's instances (`core.grounding`): a check w
 user never wrote, or that only one instance could pass, is dropped or generalised; a rubric
 sentence or a feedback with a word the user never wrote is dropped (so a prompt's example never
 survives), and at most MAX_CHECKS checks stay. What was dropped is listed per task and counted.
-Such a judge has `grounding = "evidence"`. With nothing usable and grounded (or a reply that
-cannot be read) the judge is the outcome-signals rubric (`outcome_judge`, `grounding =
-"outcome-signals"`): DEFAULT_RUBRIC and a sentence for each signal the instances show
+A line the user's corrections keep showing (`grounding.demanded_lines`: "Signed-off-by: …" after
+"You forgot it again:") is added as a `contains` check. Such a judge has `grounding = "evidence"`.
+With nothing usable and grounded (or a reply that cannot be read) the judge is the demanded lines'
+checks; without any, the outcome-signals rubric (`outcome_judge`, `grounding = "outcome-signals"`):
+DEFAULT_RUBRIC and a sentence for each signal the instances show
 (corrections, repeated asks, reverts, interrupts, errors, successes), by count and kind. It refers
 to the request shown in the task data instead of quoting it, because a rubric is read by the judge
 as instructions and transcript text must only ever reach a model framed as data.
@@ -28,7 +30,7 @@ from pydantic import ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from skillsleep.core.checks import COUNT_CHECKS, check_problem
 from skillsleep.core.errors import ParseError
-from skillsleep.core.grounding import Grounds, ground_judge
+from skillsleep.core.grounding import Grounds, demanded_lines, ground_judge, with_demanded
 from skillsleep.core.intents import EVIDENCE_CHARS, Evidence, EvidenceKind, Instance, Outcomes
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, render, truncate
@@ -211,6 +213,7 @@ async def write_judge(
         rubric = None
     grounded = ground_judge(checks, rubric, Grounds(instances))
     dropped += grounded.dropped
+    grounded.checks = with_demanded(grounded.checks, demanded_lines(instances), dropped)
     if len(grounded.checks) > MAX_CHECKS:
         dropped += [f"check {c.type}: more than {MAX_CHECKS} checks" for c in grounded.checks[MAX_CHECKS:]]
     if not grounded.checks and grounded.rubric is None:
@@ -221,9 +224,13 @@ async def write_judge(
 
 
 def outcome_judge(outcomes: Outcomes, instances: Sequence[Instance]) -> Judge:
-    """The judge where nothing written is grounded: DEFAULT_RUBRIC and one sentence per outcome
-    signal the instances show (counts and kinds only: the rubric is read as instructions, so it
-    never quotes a transcript)."""
+    """The judge where nothing written is grounded: a `contains` check for each line the user's
+    corrections demand (`grounding.demanded_lines`, so `grounding = "evidence"`); without one,
+    DEFAULT_RUBRIC and one sentence per outcome signal the instances show (counts and kinds only:
+    the rubric is read as instructions, so it never quotes a transcript)."""
+    demanded = with_demanded([], demanded_lines(instances), [])
+    if demanded:
+        return Judge(checks=demanded[:MAX_CHECKS], grounding="evidence")
     total = outcomes.total or len(instances)
     signals = Counter(kind for i in instances for kind in {e.kind for e in i.evidence})
     sentences = [DEFAULT_RUBRIC]

@@ -22,14 +22,14 @@ reply and the step goes on with what already applied. A budget reached during th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from skillsleep.core.edits import EditLimits, apply_edits
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, describe_edit, render
-from skillsleep.core.records import Edit, EditOp, Message, RejectedEdit, UnusableReply
+from skillsleep.core.records import Edit, EditOp, Message, RejectedEdit, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import Finding, as_edit
 from skillsleep.core.replies import Lenient, Reply, Text, Unfit
@@ -52,6 +52,7 @@ _VERB = re.compile(
     r"reply|respond|return|say|show|start|state|use|write)\b",
     re.IGNORECASE,
 )
+_VERBATIM = frozenset({"contains", "starts_with", "ends_with"})
 _AT_END = re.compile(r"\b(?:end|ends|ending|last|final|finish)\b", re.IGNORECASE)
 _AT_START = re.compile(r"\b(?:start|starts|begin|begins|first|open|opens)\b", re.IGNORECASE)
 
@@ -154,7 +155,17 @@ def quoted(edit: Edit) -> Edit | None:
     return edit.model_copy(update={"content": f"Every reply must include the heading `{content}`."})
 
 
-def literal_rule(edit: Edit) -> Edit | None:
+def required_lines(tasks: Iterable[Task]) -> frozenset[str]:
+    """The texts every one of `tasks` requires verbatim (a `contains`, `starts_with` or `ends_with`
+    check of each judge): a line the reply must hold, whatever the task."""
+    sets = [
+        {c.value for c in t.judge.checks if c.type in _VERBATIM and isinstance(c.value, str) and "\n" not in c.value}
+        for t in tasks
+    ]
+    return frozenset(set.intersection(*sets)) if sets else frozenset()
+
+
+def literal_rule(edit: Edit, required: frozenset[str] = frozenset()) -> Edit | None:
     """An added line that is only a literal output template (a short label with a placeholder value
     such as `ANSWER: <number>` or `Verdict: ...`, or a JSON shape such as `{"answer": <number>}`),
     rewritten without a call into the instruction that quotes it: "End every reply with the line
@@ -162,12 +173,13 @@ def literal_rule(edit: Edit) -> Edit | None:
     include …"). A small optimizer writes the line the reply must contain instead of the rule, and
     the target model does not read a bare template as one. A label with a concrete value (one
     task's answer) or a line that reads as an instruction is not a template: None, as for any
-    other edit."""
+    other edit — unless the line is one every task requires verbatim (`required`, from
+    `required_lines`: "Signed-off-by: Sam <sam@example.com>" that every judge checks for)."""
     content = _LIST_MARKER.sub("", (edit.content or "").strip(), count=1)
     if edit.op != "add" or "\n" in content or "`" in content:
         return None
     label = _LABEL_LINE.match(content)
-    if label is not None and not _VERB.match(label.group("label")):
+    if content in required or (label is not None and not _VERB.match(label.group("label"))):
         what = "the line"
     elif _JSON_SHAPE.match(content):
         what = "JSON shaped like"
@@ -182,9 +194,9 @@ def literal_rule(edit: Edit) -> Edit | None:
     return edit.model_copy(update={"content": rule})
 
 
-def literal_rules(edits: list[Edit]) -> list[Edit]:
+def literal_rules(edits: list[Edit], required: frozenset[str] = frozenset()) -> list[Edit]:
     """`edits` with each literal output line rewritten as the instruction quoting it (`literal_rule`)."""
-    return [literal_rule(e) or e for e in edits]
+    return [literal_rule(e, required) or e for e in edits]
 
 
 async def _ask_for(

@@ -42,7 +42,7 @@ from skillsleep.core.ranking import Selection, rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
-from skillsleep.core.repair import Landed, land, literal_rules, remember_refused, usable
+from skillsleep.core.repair import Landed, land, literal_rules, remember_refused, required_lines, usable
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
@@ -248,7 +248,7 @@ class Trainer:
             self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
         )
         merged, safe, refused = await self._merge_screened(reflected.edits, at)
-        safe, dropped = usable(literal_rules(safe), st.rejected, cfg.train.min_support, current)
+        safe, dropped = usable(literal_rules(safe, required_lines(batch)), st.rejected, cfg.train.min_support, current)
         selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
         result = await self._land(st, current, selection.selected, at)

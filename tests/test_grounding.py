@@ -101,9 +101,11 @@ def test_an_id_or_file_of_one_instance_that_no_shape_fits_is_dropped() -> None:
         assert check is None and "names one instance" in why
     assert ground_check(Check(type="regex", value=r"PROJ-123\b"), g)[0] is None
     assert ground_check(Check(type="max_words", value=123), g)[0] is None
-    # a check every instance can pass stays: a word of the request, or a negative check
+    # a check every instance can pass stays: a word of every request
     assert ground_check(Check(type="contains", value="Implement"), g)[0] is not None
-    assert ground_check(Check(type="not_contains", value="src/app.ts"), g)[0] is not None
+    # forbidding what one request names is no requirement of the task either
+    check, why = ground_check(Check(type="not_contains", value="src/app.ts"), g)
+    assert check is None and "wording of some requests" in why
 
 
 def test_a_literal_nobody_wrote_drops_the_check() -> None:
@@ -439,7 +441,11 @@ def test_a_literal_from_some_requests_wording_is_dropped_and_one_from_the_correc
     for kept in ("Signed-off-by: Sam Rivera <sam@example.com>", "commit message"):  # a correction; every request
         check = Check(type="contains", value=kept)
         assert ground_check(check, g) == (check, "")
-    absent = Check(type="not_contains", value="ruff")  # a negative check any reply can meet
+    for forbidden in ("ruff", "ruff formatting pass"):  # forbids one request's own subject
+        for kind in ("not_contains", "not_regex"):
+            dropped, why = ground_check(Check(type=kind, value=forbidden), g)
+            assert dropped is None and "wording of some requests" in why
+    absent = Check(type="not_contains", value="commit message")  # every request's words: any reply can meet it
     assert ground_check(absent, g) == (absent, "")
 
 

@@ -18,9 +18,9 @@ from skillsleep.core.errors import BackendError
 from skillsleep.core.events import Event, Repairing
 from skillsleep.core.ledger import Budget, Ledger, Price
 from skillsleep.core.llm import LLM, estimate_usage
-from skillsleep.core.records import CompletionRequest, Edit, RejectedEdit
+from skillsleep.core.records import Check, CompletionRequest, Edit, Judge, RejectedEdit, Task
 from skillsleep.core.redact import Redactor
-from skillsleep.core.repair import drop_remembered, land, literal_rule, quoted
+from skillsleep.core.repair import drop_remembered, land, literal_rule, quoted, required_lines
 from skillsleep.core.skill import Skill
 from tests.test_trainer import RULE, build, write_config
 
@@ -334,3 +334,22 @@ async def test_an_edit_resting_on_fewer_trajectories_than_min_support_is_held_ba
     enough = cfg.model_copy(update={"train": cfg.train.model_copy(update={"min_support": 3})})
     trainer, _, _ = build(enough, tmp_path / "enough", Optimizer(findings=(RULE,)))
     assert [e.support for e in (await trainer.run()).steps[0].applied] == [3]
+
+
+def test_a_concrete_line_every_task_requires_verbatim_becomes_the_instruction_quoting_it() -> None:
+    """The demo's night: the 0.5B proposed `add "Signed-off-by: Sam Rivera <sam@example.com>"`,
+    a bare line the target did not read as a rule (0.333 → 0.333); every judge checks for it."""
+    sign_off = "Signed-off-by: Sam Rivera <sam@example.com>"
+    judge = Judge(checks=[Check(type="contains", value=sign_off), Check(type="max_lines", value=3)])
+    other = Judge(checks=[Check(type="ends_with", value=sign_off), Check(type="contains", value="fix:")])
+    tasks = [
+        Task(id="a", prompt="commit message for the ruff pass", judge=judge),
+        Task(id="b", prompt="b", judge=other),
+    ]
+    required = required_lines(tasks)
+    assert required == {sign_off}  # "fix:" is one task's, the count is no text
+    edit = literal_rule(Edit(op="add", content=f"- {sign_off}", rationale="the user adds it last"), required)
+    assert edit is not None and edit.content == f"End every reply with the line `{sign_off}`."
+    assert literal_rule(Edit(op="add", content=sign_off)) is None  # no judge requires it: maybe one task's answer
+    assert literal_rule(Edit(op="add", content="fix:"), required) is None
+    assert required_lines([]) == frozenset()
