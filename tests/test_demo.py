@@ -25,13 +25,27 @@ import pytest
 from click.testing import CliRunner
 from conftest import LOCAL_MODEL
 from replay_checks import snapshot
-from sleep_kit import RULE, write_script
+from sleep_kit import TARGET_RULES, write_script
 
 from skillsleep.core.backends.weights import weights_installed
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.progress import plain_lines
 
 SAMPLE_SESSIONS = 15
+SIGN_OFF = "Signed-off-by: Sam Rivera <sam@example.com>"  # what Sam's corrections show, every time
+RULE = f"End every commit message with the line `{SIGN_OFF}`."
+
+
+def demo_script(root: Path, *, propose: bool = True) -> Path:
+    """Scripted rules for the demo's night: the optimizer proposes RULE (or nothing), and the
+    target signs off only when its skill holds the sign-off line."""
+    finding = {"kind": "skill_defect", "diagnosis": "no sign-off line", "op": "add", "target": "", "content": RULE}
+    path = write_script(root, findings=[finding] if propose else [])
+    rules = json.loads(path.read_text())
+    signs = {"match": "Signed-off-by: Sam Rivera", "reply": f"chore: tidy\n\n{SIGN_OFF}"}
+    rules.insert(len(rules) - len(TARGET_RULES), signs)
+    path.write_text(json.dumps(rules))
+    return path
 
 
 def demo(*args: str) -> tuple[int, str, str]:
@@ -85,7 +99,7 @@ def test_the_night_runs_in_the_demo_folder_and_its_commands_diff_and_adopt_there
     before = snapshot(user)
     folder = tmp_path / "demo"
     folder.mkdir()  # an empty folder is used as it is
-    code, out, err = demo("--dir", str(folder), "--backend", f"scripted:{write_script(tmp_path / 'script')}", "--json")
+    code, out, err = demo("--dir", str(folder), "--backend", f"scripted:{demo_script(tmp_path / 'script')}", "--json")
     assert code == 0, err
     s = json.loads(out)
     assert Path(s["dir"]) == folder and s["env"]["SKILLSLEEP_HOME"] == str(folder / "data")
@@ -113,7 +127,7 @@ def test_text_output_names_the_folder_the_verdict_and_the_next_commands(
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # the default: a new temporary folder
     (tmp_path / "tmp").mkdir()
-    code, out, err = demo("--backend", f"scripted:{write_script(tmp_path / 'script')}")
+    code, out, err = demo("--backend", f"scripted:{demo_script(tmp_path / 'script')}")
     assert code == 0, err
     [folder] = (tmp_path / "tmp").iterdir()
     assert folder.name.startswith("skillsleep-demo-")
@@ -146,14 +160,14 @@ def test_a_used_dir_is_refused_and_left_as_it_is(kind: str, user: Path, tmp_path
 
 def test_a_missing_dir_is_created(user: Path, tmp_path: Path) -> None:
     folder = tmp_path / "new" / "demo"
-    code, out, err = demo("--dir", str(folder), "--backend", f"scripted:{write_script(tmp_path / 'script')}", "--json")
+    code, out, err = demo("--dir", str(folder), "--backend", f"scripted:{demo_script(tmp_path / 'script')}", "--json")
     assert code == 0, err
     assert json.loads(out)["proposal"] and (folder / "home" / ".claude" / "projects").is_dir()
 
 
 def test_when_no_night_stages_a_proposal_the_demo_says_why_and_exits_1(user: Path, tmp_path: Path) -> None:
     folder = tmp_path / "demo"
-    script = write_script(tmp_path / "script", findings=[])  # the optimizer proposes no edit, night after night
+    script = demo_script(tmp_path / "script", propose=False)  # the optimizer proposes no edit, night after night
     code, out, err = demo("--dir", str(folder), "--backend", f"scripted:{script}")
     assert code == 1 and out == ""
     assert "night 1 staged no proposal" in err and "a second night" in err  # one more try, as the next night
