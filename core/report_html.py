@@ -139,7 +139,22 @@ def _html_tasks(r: NightResult) -> str:
         "<section><h2>Tasks used</h2>"
         + _table(("task", "intent", "split", "recurrence", "origin"), rows)
         + "</section>"
+        + _html_mined(r)
     )
+
+
+def _html_mined(r: NightResult) -> str:
+    """The mined tasks with their member requests (redacted), as report.md lists them."""
+    items = []
+    for t in (t for t in r.tasks if t.requests):
+        where = f"{t.split}, " if t.split else ""
+        sessions = f" in {t.sessions} session(s)" if t.sessions else ""
+        requests = [f"<li>{_e(q.text)}" + (f" (×{q.times})" if q.times > 1 else "") + "</li>" for q in t.requests]
+        if t.more_requests:
+            requests.append(f"<li>… and {t.more_requests} more distinct request(s)</li>")
+        head = f"{_e(t.id)} ({_e(where)}asked {t.recurrence} time(s){sessions})"
+        items.append(f"<li>{head}<ul>{''.join(requests)}</ul></li>")
+    return f"<section><h2>Mined tasks and their requests</h2><ul>{''.join(items)}</ul></section>" if items else ""
 
 
 def _edit_cells(e: Edit) -> str:

@@ -482,3 +482,22 @@ def test_markdown_lists_each_mined_task_with_its_requests() -> None:
         "  - … and 2 more distinct request(s)",
     ]
     assert "## Mined tasks" not in render_markdown(full_report())  # tasks without requests: the table says it
+
+
+def test_html_lists_each_mined_task_with_its_requests_escaped() -> None:
+    task = ReportTask(
+        id="t9",
+        intent="deploy",
+        split="val",
+        recurrence=4,
+        sessions=3,
+        requests=[MemberRequest(text="Deploy <b>now</b>", times=3), MemberRequest(text="deploy it")],
+        more_requests=2,
+    )
+    page = render_html(full_report(tasks=[task]))
+    section = page.split("<h2>Mined tasks and their requests</h2>", 1)[1].split("</section>", 1)[0]
+    assert section == (
+        "<ul><li>t9 (val, asked 4 time(s) in 3 session(s))<ul><li>Deploy &lt;b&gt;now&lt;/b&gt; (×3)</li>"
+        "<li>deploy it</li><li>… and 2 more distinct request(s)</li></ul></li></ul>"
+    )
+    assert "Mined tasks" not in render_html(full_report())
