@@ -84,7 +84,7 @@ class _Builder:
     """One session being assembled, plus the bookkeeping that does not belong in `Session`."""
 
     session: Session
-    usage: dict[str, Usage] = field(default_factory=dict)  # message id → last usage seen
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # message id → last usage object seen
     tools: dict[str, str] = field(default_factory=dict)  # tool_use id → tool name
     has_content: bool = False
     ts: datetime | None = None  # the time of the record being read
@@ -104,7 +104,12 @@ class _Builder:
         self.has_content = True
 
     def finish(self) -> Session:
-        self.session.usage = sum(self.usage.values(), Usage())
+        counts = [usage_of(raw) for raw in self.usage.values()]  # only the last of a split reply
+        self.session.usage = Usage(
+            input_tokens=sum(u.input_tokens for u in counts),
+            output_tokens=sum(u.output_tokens for u in counts),
+            cached_tokens=sum(u.cached_tokens for u in counts),
+        )
         self.session.started, self.session.ended, self.session.byte_end = self.started, self.ended, self.byte_end
         return self.session
 
@@ -254,7 +259,7 @@ def _assistant(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
     msg_id = _str(message.get("id")) or _str(rec.uuid) or f"@{line.offset}"
     usage = message.get("usage")
     if isinstance(usage, dict):
-        b.usage[msg_id] = usage_of(usage)  # last line of a split reply wins: it has the final count
+        b.usage[msg_id] = usage  # last line of a split reply wins: it has the final count
         b.has_content = True
     content = message.get("content")
     parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
