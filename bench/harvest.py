@@ -13,6 +13,8 @@ file's old id string by a new uuid4), laid out as `~/.claude/projects/<proj>/<uu
     redact_mb_per_s         the corpus size over the time spent inside Redactor.session during
                             that harvest; redact_ratio is it over baseline_mb_per_s, and
                             ratio_without_redaction what the harvest's ratio is with that time taken out
+    cpu_ratio               the same ratio in CPU seconds of this process (time.process_time), which
+                            other load on the machine sways far less than wall time
     second_pass_bytes_read  a second harvest with nothing changed (target 0), and its wall time
     append_bytes_read       a harvest after appending one complete line to 10 files (target:
                             exactly the appended bytes)
@@ -133,19 +135,20 @@ class TimedRedactor(Redactor):
             self.spent += time.perf_counter() - t0
 
 
-def first_pass(work: Path, sources: list[Source], i: int) -> tuple[float, float, Harvester, Store, Any]:
-    """(seconds, seconds redacting) of a full harvest into a fresh state database."""
+def first_pass(work: Path, sources: list[Source], i: int) -> tuple[float, float, float, Harvester, Store, Any]:
+    """(seconds, seconds redacting, CPU seconds) of a full harvest into a fresh state database."""
     store = Store(work / f"state-{i}.db")
     redactor = TimedRedactor()
     harvester = Harvester(store, PARSERS, redactor, db_readers=DB_READERS)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     first = harvester.harvest(sources)
-    return time.perf_counter() - t0, redactor.spent, harvester, store, first
+    return time.perf_counter() - t0, redactor.spent, time.process_time() - c0, harvester, store, first
 
 
-def baseline(sources: list[Source]) -> float:
-    """Seconds to read every file and json.loads each line (no sessions, redaction or store)."""
-    start = time.perf_counter()
+def baseline(sources: list[Source]) -> tuple[float, float]:
+    """(seconds, CPU seconds) to read every file and json.loads each line (no sessions, redaction
+    or store)."""
+    start, cpu = time.perf_counter(), time.process_time()
     for s in sources:
         with s.path.open("rb") as fh:
             for line in fh.read().splitlines():
@@ -154,7 +157,7 @@ def baseline(sources: list[Source]) -> float:
                         json.loads(line)
                     except ValueError:
                         pass
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
@@ -182,15 +185,18 @@ def main() -> None:
 
         for s in sources:  # warm the page cache for both sides
             s.path.read_bytes()
-        base_times = [baseline(sources) for _ in range(args.repeats)]
+        base_runs = [baseline(sources) for _ in range(args.repeats)]
+        base_times = [wall for wall, _ in base_runs]
         base_s = statistics.median(base_times)
+        base_cpu_s = statistics.median(cpu for _, cpu in base_runs)
 
         runs = [first_pass(work, sources, i) for i in range(args.repeats)]
-        for _, _, _, other, _ in runs[:-1]:
+        for *_, other, _ in runs[:-1]:
             other.close()
         first_s = statistics.median(r[0] for r in runs)
         redact_s = statistics.median(r[1] for r in runs)
-        _, _, harvester, store, first = runs[-1]
+        first_cpu_s = statistics.median(r[2] for r in runs)
+        *_, harvester, store, first = runs[-1]
         t0 = time.perf_counter()
         second = harvester.harvest(sources)
         second_s = time.perf_counter() - t0
@@ -215,6 +221,7 @@ def main() -> None:
             "mb_per_s": round(mb_per_s, 2),
             "baseline_mb_per_s": round(base_mb_per_s, 2),
             "ratio": round(mb_per_s / base_mb_per_s, 4),
+            "cpu_ratio": round(base_cpu_s / first_cpu_s, 4),
             "redact_mb_per_s": round(redact_mb_per_s, 2),
             "redact_ratio": round(redact_mb_per_s / base_mb_per_s, 4),
             "redact_share": round(redact_s / first_s, 4),
@@ -228,10 +235,12 @@ def main() -> None:
             "first_pass_bytes_read": first.bytes_read,
             "first_pass_s": round(first_s, 3),
             "first_pass_s_all": [round(r[0], 3) for r in runs],
+            "first_pass_cpu_s": round(first_cpu_s, 3),
             "redact_s": round(redact_s, 3),
             "first_pass_skipped": sum(first.skipped.values()),
             "baseline_s": round(base_s, 3),
             "baseline_s_all": [round(t, 3) for t in base_times],
+            "baseline_cpu_s": round(base_cpu_s, 3),
             "second_pass_bytes_read": second.bytes_read,
             "second_pass_files_read": second.files_read,
             "second_pass_s": round(second_s, 4),
@@ -244,7 +253,7 @@ def main() -> None:
         }
         print(
             f"harvest {mb_per_s:.2f} MB/s vs read+json.loads {base_mb_per_s:.2f} MB/s "
-            f"(ratio {out['ratio']}); redaction alone {redact_mb_per_s:.1f} MB/s ({out['redact_share']:.0%} of the "
+            f"(ratio {out['ratio']}, in CPU time {out['cpu_ratio']}); redaction alone {redact_mb_per_s:.1f} MB/s ({out['redact_share']:.0%} of the "
             f"harvest, ratio {out['redact_ratio']}); second pass read {second.bytes_read} B in {second_s:.3f}s; "
             f"append read {third.bytes_read}/{appended} B",
             file=sys.stderr,

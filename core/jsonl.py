@@ -5,6 +5,12 @@ newline is the agent still writing: it is not consumed, so the next incremental 
 its first byte (`consumed` tells where to resume). Values hold valid Unicode only: invalid UTF-8
 and lone surrogates (JSON may escape one, "\\ud800") become U+FFFD, and the line is counted.
 
+`records_as(Kind)` does the same straight into a msgspec `Struct`: the fields the struct does not
+declare are skipped while parsing, never built into Python objects (the big payloads a parser
+never reads). A line the typed decoder refuses goes the generic way (repaired and counted, or
+skipped and counted, as above) and is then converted to the struct, so a drifted record is read,
+not lost.
+
 `read_records()` reads a JSONL file skillsleep wrote itself (history, ledger, rollouts): every
 line that is a valid record, and the number of every line that is not, with why.
 """
@@ -17,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ValidationError
@@ -36,20 +42,35 @@ def why_unreadable(exc: OSError | ValidationError) -> str:
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped as "huge_line"
 M = TypeVar("M", bound=BaseModel)
+S = TypeVar("S", bound=msgspec.Struct)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # may decode to a lone surrogate
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins valid pairs: any left is lone
 # msgspec decodes UTF-8 bytes about 3× as fast as `json.loads` (bench/harvest.py) and to the same
 # values; what it refuses (invalid UTF-8, lone surrogates, NaN, malformed lines) json.loads reads.
 _FAST = msgspec.json.Decoder()
+_DECODERS: dict[type[msgspec.Struct], msgspec.json.Decoder[Any]] = {}
 
 
 @dataclass(slots=True)
-class Line:
-    """One complete JSON object line: its byte offset (absolute) and parsed value."""
+class Span:
+    """Where one complete line lies in its file: from `offset` to `end` (past its newline)."""
 
     offset: int
     end: int
+
+
+@dataclass(slots=True)
+class Line(Span):
+    """One complete JSON object line: its byte offsets (absolute) and parsed value."""
+
     value: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Typed(Span, Generic[S]):
+    """One complete JSON object line decoded into the struct `S` (see `Reader.records_as`)."""
+
+    value: S
 
 
 @dataclass
@@ -66,8 +87,36 @@ class Reader:
         self.consumed = self.base_offset
 
     def records(self) -> Iterator[Line]:
+        view = memoryview(self.data)  # lines are decoded where they lie, not copied out first
+        for start, end in self._spans():
+            value = _decode(view[start : end - 1], self.skipped)
+            if value is not None:
+                yield Line(offset=self.base_offset + start, end=self.base_offset + end, value=value)
+
+    def records_as(self, kind: type[S]) -> Iterator[Typed[S]]:
+        """The JSON-object lines decoded into `kind`, whose fields must all accept any JSON value
+        (`Any`) for a drifted record to be kept; a line that still does not fit is counted as
+        `unexpected_shape`."""
+        view, decoder = memoryview(self.data), _typed_decoder(kind)
+        for start, end in self._spans():
+            raw = view[start : end - 1]
+            try:
+                value = decoder.decode(raw)
+            except (msgspec.DecodeError, RecursionError):  # not UTF-8, a lone surrogate, not an object…
+                generic = _decode(raw, self.skipped)
+                if generic is None:
+                    continue
+                try:
+                    value = msgspec.convert(generic, kind)
+                except msgspec.ValidationError:
+                    self.skipped["unexpected_shape"] += 1
+                    continue
+            yield Typed(offset=self.base_offset + start, end=self.base_offset + end, value=value)
+
+    def _spans(self) -> Iterator[tuple[int, int]]:
+        """(start, end past the newline) of every complete line worth decoding, relative to `data`;
+        blank lines are passed over and huge ones counted."""
         pos, data = 0, self.data
-        view = memoryview(data)  # lines are decoded where they lie, not copied out first
         while pos < len(data):
             nl = data.find(b"\n", pos)
             if nl < 0:
@@ -79,9 +128,14 @@ class Reader:
             if nl - start > self.max_line_bytes:
                 self.skipped["huge_line"] += 1
                 continue
-            value = _decode(view[start:nl], self.skipped)
-            if value is not None:
-                yield Line(offset=self.base_offset + start, end=self.base_offset + pos, value=value)
+            yield start, pos
+
+
+def _typed_decoder(kind: type[S]) -> msgspec.json.Decoder[S]:
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        decoder = _DECODERS[kind] = msgspec.json.Decoder(kind)
+    return decoder  # the dict maps each kind to its own decoder
 
 
 def _decode(raw: memoryview, skipped: Counter[str]) -> dict[str, Any] | None:

@@ -30,11 +30,16 @@ def utc(value: object) -> datetime | None:
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             dt = datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
         elif isinstance(value, str):
-            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            try:
+                dt = datetime.fromisoformat(value)  # the common case, "…Z" included: one call
+            except ValueError:
+                dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         else:
             return None
     except (ValueError, OverflowError, OSError):
         return None
+    if dt.tzinfo is UTC:
+        return dt
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 

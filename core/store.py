@@ -174,10 +174,11 @@ class Store:
     def put_session(self, session: Session) -> None:
         """Store (or replace) a harvested, already redacted session."""
         ended = session.ended.isoformat() if session.ended else None
+        data = session.__pydantic_serializer__.to_json(session)  # UTF-8 bytes: SQLite reads them as the text
         with self._use():
             self._db.execute(
-                "INSERT OR REPLACE INTO sessions (harness, id, source, ended, data) VALUES (?, ?, ?, ?, ?)",
-                (session.harness, session.id, session.source, ended, session.model_dump_json()),
+                "INSERT OR REPLACE INTO sessions (harness, id, source, ended, data) VALUES (?, ?, ?, ?, CAST(? AS TEXT))",
+                (session.harness, session.id, session.source, ended, data),
             )
 
     def delete_sessions_from(self, source: str) -> None:

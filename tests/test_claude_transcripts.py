@@ -284,3 +284,36 @@ def test_generated_hello_and_stub_tool_sessions(transcripts: Path) -> None:
     assert (call.tool, call.arguments and call.arguments["command"]) == ("Bash", "echo stub-tool-ok")
     assert (result.call_id, result.tool, result.is_error) == (call.call_id, "Bash", False)
     assert result.text == "stub-tool-ok"
+
+
+def test_unread_payload_and_drifted_records_lose_no_turn() -> None:
+    """Lines are decoded into a struct of the fields read: a big `toolUseResult` (bad bytes in it
+    included) is skipped, a lone surrogate in a prompt is repaired, and a drifted top-level
+    tool_result keeps the difference between `output: null` and no `output` at all."""
+    env = {"sessionId": SID, "timestamp": "2026-11-29T09:00:00Z"}
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+    result_block = {"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}
+    records = [
+        {"type": "user", **env, "message": {"role": "user", "content": "fix LONE it"}},
+        {"type": "assistant", **env, "message": {"id": "m1", "model": "claude-x", "content": [call]}},
+        {
+            "type": "user",
+            **env,
+            "toolUseResult": {"stdout": "z" * 10_000, "b": "BAD"},
+            "message": {"content": [result_block]},
+        },
+        {"type": "tool_result", **env, "tool_use_id": "t2", "output": None, "content": "ignored"},
+        {"type": "tool_result", **env, "tool_use_id": "t3", "content": "kept"},
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    data = text.replace("LONE", "\\ud800").encode().replace(b"BAD", b"\xff\xfe")
+    result = parse_claude(data, source="/p/s.jsonl")
+    session = only(result)
+    assert [(t.kind, t.text, t.tool, t.call_id) for t in session.turns] == [
+        ("user", "fix \ufffd it", None, None),
+        ("tool_call", "", "Bash", "t1"),
+        ("tool_result", "a.txt", "Bash", "t1"),
+        ("tool_result", "", None, "t2"),
+        ("tool_result", "kept", None, "t3"),
+    ]
+    assert result.skipped == {"lone_surrogate_repaired": 1} and result.bytes_read == len(data)

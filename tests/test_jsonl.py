@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,3 +103,62 @@ def test_the_fast_decoder_skips_any_bad_line_for_the_reason_json_loads_gives(raw
 def test_a_number_beyond_64_bits_stays_an_exact_integer() -> None:
     reader = Reader(b'{"n": 123456789012345678901234567890, "m": -9223372036854775809}\n')
     assert [line.value for line in reader.records()] == [{"n": 123456789012345678901234567890, "m": -(2**63) - 1}]
+
+
+class _Wanted(msgspec.Struct):
+    """A struct of the kind `records_as` is made for: every field takes any JSON value."""
+
+    type: Any = None
+    text: Any = None
+
+
+class _Strict(msgspec.Struct):
+    n: int
+
+
+def test_typed_records_keep_every_line_the_generic_reader_keeps_and_count_the_same() -> None:
+    big = json.dumps({"stdout": "x" * 5000, "nested": [{"a": [1, 2, {"b": None}]}] * 50})
+    data = b"".join(
+        [
+            b'{"type": "user", "text": "hi", "unread": ' + big.encode() + b"}\n",
+            b'{"type": "user", "text": "caf\xe9"}\n',  # invalid UTF-8 in a field read
+            b'{"type": "user", "text": "\\ud800 lone"}\n',  # a lone surrogate in a field read
+            b'{"type": ["drifted", 1], "text": {"not": "a string"}}\n',
+            b'{"text": "no type", "type": "a", "type": "last wins"}\n',
+            b"[1, 2]\n\nnot json\n" + b'{"type": "huge", "text": "' + b"y" * 9000 + b'"}\n',
+            b'{"type": "half-written"',
+        ]
+    )
+    generic, typed = Reader(data, base_offset=7, max_line_bytes=9000), Reader(data, base_offset=7, max_line_bytes=9000)
+    expected = [(line.offset, line.end, msgspec.convert(line.value, _Wanted)) for line in generic.records()]
+    got = [(line.offset, line.end, line.value) for line in typed.records_as(_Wanted)]
+    assert got == expected and len(got) == 5
+    assert got[1][2].text == "caf\ufffd" and got[2][2].text == "\ufffd lone" and got[4][2].type == "last wins"
+    assert (
+        typed.skipped
+        == generic.skipped
+        == {
+            "bad_encoding_repaired": 1,
+            "lone_surrogate_repaired": 1,
+            "not_an_object": 1,
+            "malformed_json": 1,
+            "huge_line": 1,
+        }
+    )
+    assert typed.consumed == generic.consumed == 7 + data.rindex(b"\n") + 1
+
+
+def test_a_field_the_struct_skips_is_never_built_so_its_bad_bytes_cost_nothing() -> None:
+    """Unread payload is skipped while parsing: invalid UTF-8 there is neither repaired nor
+    counted, and the fields read come out exactly as the generic reader gives them."""
+    data = b'{"type": "user", "text": "ok", "unread": "\xff\xfe"}\n'
+    typed = Reader(data)
+    assert [line.value for line in typed.records_as(_Wanted)] == [_Wanted(type="user", text="ok")]
+    assert not typed.skipped
+    assert [line.value["text"] for line in Reader(data).records()] == ["ok"]
+
+
+def test_a_line_that_does_not_fit_a_strict_struct_is_counted_not_raised() -> None:
+    reader = Reader(b'{"n": "seven"}\n{"n": 7}\n{"n": 8, "m": "\xe9"}\n')
+    assert [line.value.n for line in reader.records_as(_Strict)] == [7, 8]
+    assert reader.skipped == {"unexpected_shape": 1}

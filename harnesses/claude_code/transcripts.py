@@ -1,9 +1,10 @@
 """Claude Code transcripts (`<config dir>/projects/**.jsonl`) read into sessions of turns.
 
-Records are keyed on `type`; an unknown type is skipped and counted (`unknown_type:<t>`), known
-metadata records are ignored, and nothing here raises for bad input. The choices the format
-leaves open (usage per message id, what is not a prompt, sidechains, `byte_end`) are listed in
-docs/agents.md.
+Each line is decoded straight into a `TranscriptRecord` (record.py: only the fields read here, so
+big unread payloads such as a tool result's `toolUseResult` copy are never built). Records are
+keyed on `type`; an unknown type is skipped and counted (`unknown_type:<t>`), known metadata
+records are ignored, and nothing here raises for bad input. The choices the format leaves open
+(usage per message id, what is not a prompt, sidechains, `byte_end`) are listed in docs/agents.md.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any
 
+import msgspec
+
 from skillsleep.core.discovery import Found, Parts, walk
-from skillsleep.core.jsonl import Line, Reader
+from skillsleep.core.jsonl import Reader, Span
 from skillsleep.core.records import Usage
 from skillsleep.core.session import ParseResult, Session, Turn, utc
 from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.claude_code.cli import NAME
 from skillsleep.harnesses.claude_code.home import config_dir
+from skillsleep.harnesses.claude_code.record import TranscriptRecord
 from skillsleep.harnesses.claude_code.wire import block_text, blocks
 from skillsleep.harnesses.claude_code.wire import usage as usage_of
 
@@ -80,7 +84,7 @@ class _Builder:
     """One session being assembled, plus the bookkeeping that does not belong in `Session`."""
 
     session: Session
-    usage: dict[str, Usage] = field(default_factory=dict)  # message id → last usage seen
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # message id → last usage object seen
     tools: dict[str, str] = field(default_factory=dict)  # tool_use id → tool name
     has_content: bool = False
     ts: datetime | None = None  # the time of the record being read
@@ -90,7 +94,7 @@ class _Builder:
     ended: datetime | None = None
     byte_end: int = 0
 
-    def add(self, rec: dict[str, Any], turn: Turn) -> None:
+    def add(self, turn: Turn) -> None:
         if turn.kind == "tool_call" and turn.call_id:
             if turn.call_id in self.tools:
                 return  # the same block written twice (a resumed session copies history)
@@ -100,7 +104,12 @@ class _Builder:
         self.has_content = True
 
     def finish(self) -> Session:
-        self.session.usage = sum(self.usage.values(), Usage())
+        counts = [usage_of(raw) for raw in self.usage.values()]  # only the last of a split reply
+        self.session.usage = Usage(
+            input_tokens=sum(u.input_tokens for u in counts),
+            output_tokens=sum(u.output_tokens for u in counts),
+            cached_tokens=sum(u.cached_tokens for u in counts),
+        )
         self.session.started, self.session.ended, self.session.byte_end = self.started, self.ended, self.byte_end
         return self.session
 
@@ -115,11 +124,11 @@ def parse_claude(data: bytes, *, source: str, base_offset: int = 0, sidechain: b
     builders: dict[str, _Builder] = {}
     hints = _Hints.of(source)
     current: str | None = None
-    for line in reader.records():
+    for line in reader.records_as(TranscriptRecord):
         rec = line.value
-        kind = rec.get("type")
-        if kind is None and isinstance(rec.get("message"), dict):
-            kind = rec["message"].get("role")  # the oldest lines carry no type
+        kind = rec.type
+        if kind is None and isinstance(rec.message, dict):
+            kind = rec.message.get("role")  # the oldest lines carry no type
         if not isinstance(kind, str):
             skipped["missing_type"] += 1
             continue
@@ -136,7 +145,7 @@ def parse_claude(data: bytes, *, source: str, base_offset: int = 0, sidechain: b
             session.byte_start = line.offset
         if not side:
             current = key  # a later record without a sessionId belongs to this session
-        builder.ts = utc(_str(rec.get("timestamp")))
+        builder.ts = utc(_str(rec.timestamp))
         try:
             handler(builder, rec, line)
         except (AttributeError, TypeError, ValueError, KeyError):
@@ -184,20 +193,20 @@ def _claude_enter(parts: Parts) -> bool:
 
 
 def _identity(
-    rec: dict[str, Any], hints: _Hints, forced: bool | None, *, fallback: str
+    rec: TranscriptRecord, hints: _Hints, forced: bool | None, *, fallback: str
 ) -> tuple[str, bool, str | None]:
     """(session id, sidechain?, parent id) of one record."""
-    sid = _str(rec.get("sessionId")) or _str(rec.get("session_id"))
-    side = forced is True or (forced is None and hints.sidechain) or rec.get("isSidechain") is True
+    sid = _str(rec.sessionId) or _str(rec.session_id)
+    side = forced is True or (forced is None and hints.sidechain) or rec.isSidechain is True
     if not side:
         return sid or fallback, False, None
-    agent = _str(rec.get("agentId")) or hints.agent
+    agent = _str(rec.agentId) or hints.agent
     own = f"agent-{agent}" if agent else (f"{sid}:sidechain" if sid else hints.stem)
     parent = sid if sid and sid != own else hints.parent
     return own, True, parent
 
 
-def _envelope(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+def _envelope(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
     """Widen the session's times, and take its project, version and end from one record; a field
     of the session is assigned only when it changes (a model's attribute write is not free, and
     this runs per line)."""
@@ -208,8 +217,8 @@ def _envelope(b: _Builder, rec: dict[str, Any], line: Line) -> None:
         if b.ended is None or ts > b.ended:
             b.ended = ts
     if not session.project:
-        session.project = _str(rec.get("cwd"))
-    version = _str(rec.get("version"))
+        session.project = _str(rec.cwd)
+    version = _str(rec.version)
     if version and version != session.agent_version:
         session.agent_version = version
     b.byte_end = line.end
@@ -218,8 +227,8 @@ def _envelope(b: _Builder, rec: dict[str, Any], line: Line) -> None:
 # --- record handlers ----------------------------------------------------------------------------
 
 
-def _user(b: _Builder, rec: dict[str, Any], line: Line) -> None:
-    message = rec["message"]
+def _user(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
+    message = rec.message
     if not isinstance(message, dict):
         raise TypeError("user message is not an object")
     parts = blocks(message.get("content"))
@@ -232,61 +241,61 @@ def _user(b: _Builder, rec: dict[str, Any], line: Line) -> None:
         tool = b.tools.get(call_id) if call_id else None
         text = block_text(result.get("content"))
         failed = result.get("is_error") is True
-        b.add(rec, Turn(kind="tool_result", call_id=call_id, tool=tool, text=text, is_error=failed))
+        b.add(Turn(kind="tool_result", call_id=call_id, tool=tool, text=text, is_error=failed))
     text = "\n".join(texts)
     if _REMINDER.sub("", text).strip().startswith(_INTERRUPTED):
-        b.add(rec, Turn(kind="error", text=text.strip()))
+        b.add(Turn(kind="error", text=text.strip()))
     elif not results and not _is_meta_record(rec):
         turn = _prompt_turn(text)
         if turn is not None:
-            b.add(rec, turn)
+            b.add(turn)
 
 
-def _assistant(b: _Builder, rec: dict[str, Any], line: Line) -> None:
-    message = rec["message"]
+def _assistant(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
+    message = rec.message
     if not isinstance(message, dict):
         raise TypeError("assistant message is not an object")
     model = _str(message.get("model"))
-    msg_id = _str(message.get("id")) or _str(rec.get("uuid")) or f"@{line.offset}"
+    msg_id = _str(message.get("id")) or _str(rec.uuid) or f"@{line.offset}"
     usage = message.get("usage")
     if isinstance(usage, dict):
-        b.usage[msg_id] = usage_of(usage)  # last line of a split reply wins: it has the final count
+        b.usage[msg_id] = usage  # last line of a split reply wins: it has the final count
         b.has_content = True
     content = message.get("content")
     parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-    if model == _SYNTHETIC or rec.get("isApiErrorMessage") is True:
+    if model == _SYNTHETIC or rec.isApiErrorMessage is True:
         text = "\n".join(x["text"] for x in parts if _is_text(x))
-        if rec.get("isApiErrorMessage") is True or rec.get("error") or text.startswith("API Error"):
-            b.add(rec, Turn(kind="error", text=text or _str(rec.get("error")) or "API error", model=model))
+        if rec.isApiErrorMessage is True or rec.error or text.startswith("API Error"):
+            b.add(Turn(kind="error", text=text or _str(rec.error) or "API error", model=model))
         return
     if model and model not in b.session.models:
         b.session.models.append(model)
     for block in parts:
         turn = _assistant_turn(block, model)
         if turn is not None:
-            b.add(rec, turn)
+            b.add(turn)
 
 
-def _system(b: _Builder, rec: dict[str, Any], line: Line) -> None:
-    if rec.get("subtype") in _ERROR_SUBTYPES:
-        b.add(rec, Turn(kind="error", text=_error_text(rec)))
+def _system(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
+    if rec.subtype in _ERROR_SUBTYPES:
+        b.add(Turn(kind="error", text=_error_text(rec)))
 
 
-def _tool_use(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+def _tool_use(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
     """A drifted shape: a tool call as its own top-level record."""
-    args = rec.get("input")
-    call_id = _str(rec.get("id")) or _str(rec.get("tool_use_id"))
+    args = rec.input
+    call_id = _str(rec.id) or _str(rec.tool_use_id)
     args = args if isinstance(args, dict) else {}
-    b.add(rec, Turn(kind="tool_call", tool=_str(rec.get("name")), call_id=call_id, arguments=args))
+    b.add(Turn(kind="tool_call", tool=_str(rec.name), call_id=call_id, arguments=args))
 
 
-def _tool_result(b: _Builder, rec: dict[str, Any], line: Line) -> None:
+def _tool_result(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
     """A drifted shape: a tool result as its own top-level record."""
-    text = block_text(rec.get("output", rec.get("content")))
-    call_id = _str(rec.get("tool_use_id")) or _str(rec.get("id"))
-    failed = rec.get("is_error") is True
-    name = _str(rec.get("name"))
-    b.add(rec, Turn(kind="tool_result", tool=name, call_id=call_id, text=text, is_error=failed))
+    text = block_text(rec.content if rec.output is msgspec.UNSET else rec.output)
+    call_id = _str(rec.tool_use_id) or _str(rec.id)
+    failed = rec.is_error is True
+    name = _str(rec.name)
+    b.add(Turn(kind="tool_result", tool=name, call_id=call_id, text=text, is_error=failed))
 
 
 _HANDLERS = {
@@ -305,12 +314,12 @@ def _is_text(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
 
 
-def _is_meta_record(rec: dict[str, Any]) -> bool:
-    origin = rec.get("origin")
+def _is_meta_record(rec: TranscriptRecord) -> bool:
+    origin = rec.origin
     return (
-        rec.get("isMeta") is True
-        or rec.get("isCompactSummary") is True
-        or rec.get("isVisibleInTranscriptOnly") is True
+        rec.isMeta is True
+        or rec.isCompactSummary is True
+        or rec.isVisibleInTranscriptOnly is True
         or (isinstance(origin, dict) and origin.get("kind") == "task-notification")
     )
 
@@ -349,8 +358,8 @@ def _assistant_turn(block: Any, model: str | None) -> Turn | None:
     return None  # thinking, redacted_thinking and unknown blocks carry nothing to mine
 
 
-def _error_text(rec: dict[str, Any]) -> str:
-    error = rec.get("error")
+def _error_text(rec: TranscriptRecord) -> str:
+    error = rec.error
     parts: list[str] = []
     if isinstance(error, dict):
         inner = error.get("error")
@@ -363,10 +372,10 @@ def _error_text(rec: dict[str, Any]) -> str:
             parts.append(f"status {error['status']}")
     elif isinstance(error, str) and error:
         parts.append(error)
-    for key in ("apiRefusalExplanation", "content"):
-        if not parts and isinstance(rec.get(key), str) and rec[key]:
-            parts.append(rec[key])
-    return "; ".join(parts) or str(rec.get("subtype"))
+    for text in (rec.apiRefusalExplanation, rec.content):
+        if not parts and isinstance(text, str) and text:
+            parts.append(text)
+    return "; ".join(parts) or str(rec.subtype)
 
 
 def _tag(name: str, text: str) -> str | None:
