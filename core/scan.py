@@ -75,19 +75,24 @@ class LiteralScan:
         events: list[tuple[int, int]] = []
         data = s.encode("ascii", "replace")  # a byte per character: offsets are str offsets
         try:
-            self._db.scan(
-                data, match_event_handler=lambda i, _f, t, _fl, _c: events.append((i, t)), scratch=self._scratch
-            )
+            self._db.scan(data, match_event_handler=_collect, context=events, scratch=self._scratch)
         except _hs.ScratchInUseError:  # another thread is scanning with this one: use a scratch of our own
             events.clear()
-            self._db.scan(
-                data, match_event_handler=lambda i, _f, t, _fl, _c: events.append((i, t)), scratch=_hs.Scratch(self._db)
-            )
+            self._db.scan(data, match_event_handler=_collect, context=events, scratch=_hs.Scratch(self._db))
+        if not events:  # most texts: nothing to sort out
+            return set(), {}
         ends: Ends = {}
+        first, patterns = self._first_located, self._patterns
         for i, end in events:
-            if i >= self._first_located:
-                ends.setdefault(self._patterns[i], []).append(end)
-        return {self._patterns[i] for i, _ in events}, ends
+            if i >= first:
+                ends.setdefault(patterns[i], []).append(end)
+        return {patterns[i] for i, _ in events}, ends
+
+
+def _collect(i: int, _from: int, to: int, _flags: int, events: list[tuple[int, int]]) -> None:
+    """Hyperscan's match handler: one shared function (no closure per scan), the scan's own list
+    passed as its context."""
+    events.append((i, to))
 
 
 @functools.lru_cache(maxsize=8)

@@ -283,3 +283,45 @@ def test_generated_sessions_prompts_from_the_index_are_found(transcripts: Path) 
         assert s.agent_version == "0.171.0"
         assert [t.tool for t in s.turns if t.kind == "tool_call"] == ([tools.strip()] if tools.strip() else [])
         assert not any(t.is_error for t in s.turns), name
+
+
+def test_unread_payload_and_drifted_records_lose_no_turn() -> None:
+    """Lines are decoded into a struct of the fields read: a command's `aggregated_output`,
+    `base_instructions` and encrypted reasoning are skipped (bad bytes in them cost nothing), a
+    lone surrogate or invalid UTF-8 in a field read is repaired, a payload that is no object is counted, and a
+    pre-envelope first line is still the session's meta."""
+    sid = "66666666-6666-4666-8666-666666666666"
+    ts = "2026-11-29T09:00:00Z"
+    lines = [
+        {"id": sid, "timestamp": ts, "git": {"branch": "main"}, "instructions": "be brief"},
+        {"timestamp": ts, "type": "session_meta", "payload": {"id": "other", "base_instructions": "BAD" * 5}},
+        {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": "fix LONE it"}},
+        {"timestamp": ts, "type": "response_item", "payload": {"type": "reasoning", "encrypted_content": "BAD"}},
+        {"type": "function_call", "name": "shell", "arguments": '{"cmd": ["ls"]}', "call_id": "c1"},
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c1", "output": "a.txt"},
+        },
+        {
+            "timestamp": ts,
+            "type": "event_msg",
+            "payload": {"type": "exec_command_end", "call_id": "c1", "exit_code": 2, "aggregated_output": "BAD"},
+        },
+        {"timestamp": ts, "type": "event_msg", "payload": {"type": "agent_message", "message": "done OOPS"}},
+        {"timestamp": ts, "type": "event_msg", "payload": ["not", "an", "object"]},
+        {"timestamp": ts, "type": "turn_context", "payload": 12345678901234567890123},
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in lines).replace("LONE", "\\ud800")
+    data = text.encode().replace(b"BAD", b"\xff\xfe").replace(b"OOPS", b"\xe9")
+    result = parse_codex(data, source=f"/c/rollout-2026-11-29T09-00-00-{sid}.jsonl")
+    (s,) = result.sessions
+    assert [(t.kind, t.text, t.tool, t.call_id, t.is_error) for t in s.turns] == [
+        ("user", "fix \ufffd it", None, None, False),
+        ("tool_call", '{"cmd": ["ls"]}', "shell", "c1", False),
+        ("tool_result", "a.txt", "shell", "c1", True),
+        ("assistant", "done \ufffd", None, None, False),
+    ]
+    assert s.id == sid and s.started is not None
+    assert result.skipped == {"lone_surrogate_repaired": 1, "bad_encoding_repaired": 1, "bad_payload": 2}
+    assert result.bytes_read == len(data)

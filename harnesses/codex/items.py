@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from skillsleep.harnesses.codex.record import CodexItem
+
 __all__ = [
     "arguments",
     "content_text",
@@ -114,20 +116,20 @@ def mcp_failed(result: Any) -> bool:
     return isinstance(ok, dict) and ok.get("isError") is True
 
 
-def error_text(kind: str, p: dict[str, Any]) -> str:
+def error_text(kind: str, p: CodexItem) -> str:
     if kind == "turn_aborted":
-        return f"turn aborted: {text_of(p.get('reason')) or 'unknown reason'}"
-    err = p.get("error")
-    message = text_of(p.get("message")) or (text_of(err.get("message")) if isinstance(err, dict) else text_of(err))
+        return f"turn aborted: {text_of(p.reason) or 'unknown reason'}"
+    err = p.error
+    message = text_of(p.message) or (text_of(err.get("message")) if isinstance(err, dict) else text_of(err))
     return message or kind
 
 
-def subagent(meta: dict[str, Any]) -> tuple[bool, str | None]:
+def subagent(meta: CodexItem) -> tuple[bool, str | None]:
     """(is a subagent, parent thread id) from `session_meta.source` / `parent_thread_id`."""
-    source = meta.get("source")
+    source = meta.source
     sub = source.get("subagent") if isinstance(source, dict) else None
     sidechain = sub is not None or (isinstance(source, str) and source.startswith("subagent"))
-    parent = text_of(meta.get("parent_thread_id")) or None
+    parent = text_of(meta.parent_thread_id) or None
     spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
     if isinstance(spawn, dict) and text_of(spawn.get("parent_thread_id")):
         parent = spawn["parent_thread_id"]

@@ -9,7 +9,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.jsonl import Line
+import msgspec
+
+from skillsleep.core.jsonl import Typed
 from skillsleep.core.records import Usage
 from skillsleep.core.session import Session, Turn, utc
 from skillsleep.harnesses.codex.cli import NAME
@@ -26,6 +28,7 @@ from skillsleep.harnesses.codex.items import (
     tool_output,
     uuid_in,
 )
+from skillsleep.harnesses.codex.record import CodexItem, CodexRecord
 from skillsleep.harnesses.codex.wire import usage
 from skillsleep.harnesses.wire import count
 
@@ -127,7 +130,7 @@ class Rollout:
     source: str
     skipped: Counter[str] = field(default_factory=Counter)
     recognised: bool = False
-    meta: dict[str, Any] | None = None
+    meta: CodexItem | None = None
     project: str | None = None
     models: list[str] = field(default_factory=list)
     model: str | None = None
@@ -143,13 +146,12 @@ class Rollout:
     usage: Usage = field(default_factory=Usage)
     last_total: dict[str, Any] | None = None
 
-    def feed(self, line: Line) -> None:
+    def feed(self, line: Typed[CodexRecord]) -> None:
         rec = line.value
-        kind = rec.get("type")
-        payload = rec.get("payload")
+        kind, payload = rec.type, rec.payload
         if payload is None and isinstance(kind, str) and kind in _BARE_ITEMS:  # pre-envelope: bare items
             kind, payload = "response_item", rec
-        elif kind is None and "id" in rec and "timestamp" in rec and ("instructions" in rec or "git" in rec):
+        elif kind is None and _is_meta_line(rec):
             kind, payload = "session_meta", rec  # pre-envelope first line
         if not isinstance(kind, str):
             self.skipped["missing_type"] += 1
@@ -158,42 +160,42 @@ class Rollout:
         if handler is None and kind not in _TOP_META:
             self.skipped[f"unknown_type:{kind[:40]}"] += 1
             return
-        if handler is not None and not isinstance(payload, dict):
+        if handler is not None and not isinstance(payload, CodexItem):
             self.skipped["bad_payload"] += 1
             return
         self.recognised = True
-        ts = utc(rec.get("timestamp")) if isinstance(rec.get("timestamp"), (str, int, float)) else None
+        ts = utc(rec.timestamp) if isinstance(rec.timestamp, (str, int, float)) else None
         if ts is not None:
             self.times.append(ts)
         self.byte_start = line.offset if self.byte_start is None else self.byte_start
         self.byte_end = line.end
-        if handler is not None and isinstance(payload, dict):  # checked above; for the type checker
+        if handler is not None and isinstance(payload, CodexItem):  # checked above; for the type checker
             handler(self, payload, ts)
 
     # --- record types ---
 
-    def on_session_meta(self, p: dict[str, Any], ts: datetime | None) -> None:
+    def on_session_meta(self, p: CodexItem, ts: datetime | None) -> None:
         file_id = uuid_in(Path(self.source).name)
-        if self.meta is None or (file_id and p.get("id") == file_id and self.meta.get("id") != file_id):
+        if self.meta is None or (file_id and p.id == file_id and self.meta.id != file_id):
             self.meta = p
-            if isinstance(p.get("cwd"), str):
-                self.project = p["cwd"]
-        if (t := utc(text_of(p.get("timestamp")))) is not None:
+            if isinstance(p.cwd, str):
+                self.project = p.cwd
+        if (t := utc(text_of(p.timestamp))) is not None:
             self.times.append(t)
 
-    def on_turn_context(self, p: dict[str, Any], ts: datetime | None) -> None:
-        if self.project is None and isinstance(p.get("cwd"), str):
-            self.project = p["cwd"]
-        self._see_model(p.get("model"))
+    def on_turn_context(self, p: CodexItem, ts: datetime | None) -> None:
+        if self.project is None and isinstance(p.cwd, str):
+            self.project = p.cwd
+        self._see_model(p.model)
 
-    def on_response_item(self, p: dict[str, Any], ts: datetime | None) -> None:
-        kind = text_of(p.get("type"))
+    def on_response_item(self, p: CodexItem, ts: datetime | None) -> None:
+        kind = text_of(p.type)
         if kind == "message":
-            role, text = p.get("role"), content_text(p.get("content"))
+            role, text = p.role, content_text(p.content)
             if role == "assistant":
                 self._assistant(text, "item", ts)
             elif role == "user":
-                prompt = strip_injected(p.get("content"))
+                prompt = strip_injected(p.content)
                 if prompt:
                     self.item_prompts.append(Turn(kind="user", text=prompt, ts=ts))
                     self.turns.append(self.item_prompts[-1])
@@ -205,30 +207,30 @@ class Rollout:
         elif kind not in _IGNORED_ITEMS:
             self.skipped[f"unknown_item:{kind[:40]}" if kind else "missing_item_type"] += 1
 
-    def on_event_msg(self, p: dict[str, Any], ts: datetime | None) -> None:
+    def on_event_msg(self, p: CodexItem, ts: datetime | None) -> None:
         self.saw_event_msg = True
-        kind = text_of(p.get("type"))
+        kind = text_of(p.type)
         if kind == "user_message":
-            if p.get("kind") in (None, "plain"):  # other kinds are injected context (old builds)
-                self._prompt(event_prompt(p.get("message")), "user_message", ts)
+            if p.kind in (None, "plain"):  # other kinds are injected context (old builds)
+                self._prompt(event_prompt(p.message), "user_message", ts)
         elif kind == "item_completed":
-            self._item_completed(p.get("item"), ts)
+            self._item_completed(p.item, ts)
         elif kind == "agent_message":
-            self._assistant(text_of(p.get("message")), "event", ts)
+            self._assistant(text_of(p.message), "event", ts)
         elif kind == "task_complete":
-            self._assistant(text_of(p.get("last_agent_message")), "final", ts)
-            if isinstance(p.get("error"), dict):
-                self._error(text_of(p["error"].get("message")) or "task failed", ts)
+            self._assistant(text_of(p.last_agent_message), "final", ts)
+            if isinstance(p.error, dict):
+                self._error(text_of(p.error.get("message")) or "task failed", ts)
         elif kind in ("error", "turn.failed", "turn_aborted"):
             self._error(error_text(kind, p), ts)
         elif kind == "token_count":
-            self._token_count(p.get("info"))
+            self._token_count(p.info)
         elif kind == "exec_command_end":
-            self._mark_failed(p.get("call_id"), nonzero(p.get("exit_code")))
+            self._mark_failed(p.call_id, nonzero(p.exit_code))
         elif kind == "patch_apply_end":
-            self._mark_failed(p.get("call_id"), p.get("success") is False)
+            self._mark_failed(p.call_id, p.success is False)
         elif kind == "mcp_tool_call_end":
-            self._mark_failed(p.get("call_id"), mcp_failed(p.get("result")))
+            self._mark_failed(p.call_id, mcp_failed(p.result))
         elif kind not in _IGNORED_EVENTS:
             self.skipped[f"unknown_event:{kind[:40]}" if kind else "missing_event_type"] += 1
         if kind == "task_started":
@@ -268,19 +270,19 @@ class Rollout:
         others = max((self.copies.get(f, Counter())[key] for f in forms if f != form), default=0)
         return mine[key] <= others
 
-    def _tool_call(self, kind: str, p: dict[str, Any], ts: datetime | None) -> None:
-        call_id = text_of(p.get("call_id")) or text_of(p.get("id")) or None
+    def _tool_call(self, kind: str, p: CodexItem, ts: datetime | None) -> None:
+        call_id = text_of(p.call_id) or text_of(p.id) or None
         if kind == "function_call":
-            fn = p.get("function")
-            name = text_of(p.get("name")) or (text_of(fn.get("name")) if isinstance(fn, dict) else "")
-            raw = p.get("arguments")
+            fn = p.function
+            name = text_of(p.name) or (text_of(fn.get("name")) if isinstance(fn, dict) else "")
+            raw = p.arguments
             args, text = arguments(raw), raw if isinstance(raw, str) else json.dumps(raw)
         elif kind == "custom_tool_call":
-            name, text = text_of(p.get("name")), text_of(p.get("input"))
+            name, text = text_of(p.name), text_of(p.input)
             args = {"input": text}
         else:
             name = "local_shell" if kind == "local_shell_call" else "web_search"
-            action = p.get("action")
+            action = p.action
             args = action if isinstance(action, dict) else {}
             text = json.dumps(args)
         name = name or kind
@@ -290,9 +292,9 @@ class Rollout:
             Turn(kind="tool_call", text=text, tool=name, call_id=call_id, arguments=args, ts=ts, model=self.model)
         )
 
-    def _tool_result(self, p: dict[str, Any], ts: datetime | None) -> None:
-        call_id = text_of(p.get("call_id")) or None
-        text, exit_code = tool_output(p.get("output"))
+    def _tool_result(self, p: CodexItem, ts: datetime | None) -> None:
+        call_id = text_of(p.call_id) or None
+        text, exit_code = tool_output(p.output)
         self.turns.append(
             Turn(
                 kind="tool_result",
@@ -338,7 +340,7 @@ class Rollout:
     # --- result ---
 
     def session(self) -> Session:
-        meta = self.meta or {}
+        meta = self.meta or CodexItem()
         turns = self.turns
         if self.saw_event_msg:  # event_msg builds write the prompt as an event: items are context
             dropped = {id(t) for t in self.item_prompts}
@@ -347,10 +349,10 @@ class Rollout:
             if turn.kind == "tool_result" and turn.call_id in self.failed_calls:
                 turn.is_error = True
         sidechain, parent = subagent(meta)
-        version = meta.get("cli_version")
+        version = meta.cli_version
         return Session(
             harness=NAME,
-            id=text_of(meta.get("id")) or uuid_in(Path(self.source).name) or Path(self.source).stem or "unknown",
+            id=text_of(meta.id) or uuid_in(Path(self.source).name) or Path(self.source).stem or "unknown",
             project=self.project,
             started=min(self.times, default=None),
             ended=max(self.times, default=None),
@@ -366,12 +368,12 @@ class Rollout:
         )
 
 
-_HANDLERS = {
-    "session_meta": Rollout.on_session_meta,
-    "turn_context": Rollout.on_turn_context,
-    "response_item": Rollout.on_response_item,
-    "event_msg": Rollout.on_event_msg,
-}
+def _is_meta_line(rec: CodexRecord) -> bool:
+    """A pre-envelope first line: the session meta's own fields at the top, untyped."""
+    unset = msgspec.UNSET
+    return (
+        rec.id is not unset and rec.timestamp is not unset and (rec.instructions is not unset or rec.git is not unset)
+    )
 
 
 _HANDLERS = {

@@ -16,6 +16,7 @@ from skillsleep.core.session import ParseResult
 from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.codex.home import codex_home
 from skillsleep.harnesses.codex.items import uuid_in
+from skillsleep.harnesses.codex.record import CodexRecord
 from skillsleep.harnesses.codex.rollout import Rollout
 
 __all__ = ["codex_session_files", "parse", "parse_codex", "sources", "watch_roots"]
@@ -31,7 +32,7 @@ def parse_codex(data: bytes, *, source: str, base_offset: int = 0) -> ParseResul
     """
     reader = Reader(data, base_offset=base_offset)
     rollout = Rollout(source)
-    for line in reader.records():
+    for line in reader.records_as(CodexRecord):
         rollout.feed(line)
     skipped = Counter(reader.skipped) + rollout.skipped
     sessions = [rollout.session()] if rollout.recognised else []
