@@ -75,6 +75,8 @@ def test_a_night_in_real_codex_trains_a_named_user_skill(
         "1",
         "--dreams",
         "0",
+        "--gate-min-wins",  # 4 tasks hold out 1: the gate may judge on it (the default needs 2 wins)
+        "1",
         "--base-url",
         "http://127.0.0.1:9/v1",
         "--json",

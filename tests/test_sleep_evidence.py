@@ -221,7 +221,8 @@ def test_a_local_night_on_the_recorded_homes_accepts_no_edit_that_rests_on_one_r
     """The issue's night: one-off requests (--min-recurrence 1), each training task with a dreamed
     paraphrase (whose reply, at temperature 0, is often a copy of its task's), every role the 0.5B
     model. Whatever it proposes: no edit's support counts a copy twice, and an accepted edit rests on
-    at least two distinct trajectories of this night and won on at least two held-out tasks."""
+    at least two distinct trajectories of this night and won on the held-out task (the homes hold
+    out one, so the gate is asked for 1 win; tests above show the default's 2)."""
     data = recorded_homes(tmp_path, monkeypatch)
     models = data / "cache" / "models"
     models.mkdir(parents=True)
@@ -229,6 +230,7 @@ def test_a_local_night_on_the_recorded_homes_accepts_no_edit_that_rests_on_one_r
     code, out, err = invoke(
         *("run", "--backend", "local", "--since", "3650d", "--min-recurrence", "1", "--steps", "1"),
         *("--dreams", "1", "--max-tasks", "8", "--rollouts-k", "1", "--json"),
+        *("--gate-min-wins", "1"),  # the recorded homes give 4 real tasks and hold out 1 for the gate
     )
     assert code == 0, err[-3000:]
     s = json.loads(out)
@@ -248,5 +250,5 @@ def test_a_local_night_on_the_recorded_homes_accepts_no_edit_that_rests_on_one_r
     if s["outcome"] == "accepted":
         gate = report["gate"]
         wins = [d for d in gate["deltas"] if d["after"] > d["before"]]
-        assert len(wins) >= 2 and not [d for d in gate["deltas"] if d["after"] < d["before"]], context
+        assert len(wins) >= 1 and not [d for d in gate["deltas"] if d["after"] < d["before"]], context
     assert "| the gate requires | a strictly higher mean mixed score" in (folder / "report.md").read_text()
