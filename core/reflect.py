@@ -16,7 +16,7 @@ from pydantic import Field
 
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
-from skillsleep.core.prompts import data_block, describe_rejected, editable_text, or_none, render, truncate
+from skillsleep.core.prompts import data_block, describe_memory, editable_text, or_none, render, truncate
 from skillsleep.core.records import (
     Edit,
     EditKind,
@@ -175,7 +175,7 @@ def _shared_sections(skill: Skill, ctx: ReflectContext) -> dict[str, str]:
         "skill": data_block("SKILL", editable_text(skill)),
         "protected": "\n\n".join(protected) or "(none)",
         "earlier_steps": or_none("\n".join(f"- {line}" for line in ctx.earlier_steps), "(none yet)"),
-        "rejected": or_none("\n\n".join(describe_rejected(r) for r in ctx.rejected)),
+        "rejected": or_none(describe_memory(ctx.rejected)),
         "meta_skill": or_none(ctx.meta_skill),
         "preferences": or_none(ctx.preferences),
         "budget": _budget_note(skill, ctx.max_skill_chars),

@@ -71,3 +71,35 @@ def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill
     assert any(
         "dropped before ranking, the gate rejected it alone on this same skill before" in line for line in skipped
     )
+
+
+def test_a_proposal_whose_repair_the_gate_rejected_is_dropped_the_next_night(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rewrite = {**REWRITE, "content": "Be brief."}  # applies, and the gate rejects it
+    rules = [
+        {"match": '"rewrites"', "reply": json.dumps({"rewrites": [rewrite]})},
+        *optimizer_rules(findings=[HEADING]),
+    ]
+    (root / "opt.json").write_text(json.dumps(rules))
+    skill = live_file(root)
+    rec = Recorder(monkeypatch)
+    first = night(root, settings(root), skill)
+    assert first.outcome == "rejected" and "repair" in rec.roles()
+    assert [g.edit.content for g in first.rejected_edits] == ["Be brief."]  # the report lists the gated edit once
+    memory = {r.edit.content: r for r in Nights(root / "data").memory(skill.key()).rejected}
+    assert set(memory) == {HEADING["content"], "Be brief."}
+    original = memory[HEADING["content"]]
+    assert original.stage == "repair" and original.repair == memory["Be brief."].edit and original.skill
+    assert original.reason.startswith("its repair was rejected by the gate: ")
+    rec.seen.clear()
+    second = night(root, settings(root), skill)
+    assert second.night == 2 and second.outcome == "no-candidate"
+    assert "repair" not in rec.roles() and not any("Be brief." in text for text in rec.texts("target"))
+    steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
+    skipped = json.loads(steps[-1].read_text())["skipped"]
+    assert any(
+        "dropped before ranking, the gate rejected its repair alone on this same skill before" in s for s in skipped
+    )
+    reflections = rec.texts("reflect")
+    assert reflections and all(t.count("Be brief.") == 1 and "then repaired as" in t for t in reflections)
