@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillsleep.core.night_store import Nights
+from skillsleep.harnesses.skills import SkillTarget
 from tests.sleep_kit import Recorder, optimizer_rules
 from tests.test_night_engine import (
     live_file,
@@ -27,14 +28,22 @@ HEADING = {
 REWRITE = {"edit": 1, "op": "add", "target": "", "content": "## Final answer"}
 
 
-def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def first_night(
+    root: Path, monkeypatch: pytest.MonkeyPatch, rewrite: dict[str, object]
+) -> tuple[SkillTarget, Recorder]:
+    """The live skill and a recorder after a first night whose optimizer proposes the heading and
+    repairs it into `rewrite`."""
     rules = [
-        {"match": '"rewrites"', "reply": json.dumps({"rewrites": [REWRITE]})},
+        {"match": '"rewrites"', "reply": json.dumps({"rewrites": [rewrite]})},
         *optimizer_rules(findings=[HEADING]),
     ]
     (root / "opt.json").write_text(json.dumps(rules))
     skill = live_file(root)
-    rec = Recorder(monkeypatch)
+    return skill, Recorder(monkeypatch)
+
+
+def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    skill, rec = first_night(root, monkeypatch, REWRITE)
     first = night(root, settings(root), skill)
     assert first.outcome == "no-candidate" and "repair" in rec.roles()
     assert first.usage.by_role["repair"].calls == 1  # the night's report counts the role
@@ -76,14 +85,7 @@ def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill
 def test_a_proposal_whose_repair_the_gate_rejected_is_dropped_the_next_night(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rewrite = {**REWRITE, "content": "Be brief."}  # applies, and the gate rejects it
-    rules = [
-        {"match": '"rewrites"', "reply": json.dumps({"rewrites": [rewrite]})},
-        *optimizer_rules(findings=[HEADING]),
-    ]
-    (root / "opt.json").write_text(json.dumps(rules))
-    skill = live_file(root)
-    rec = Recorder(monkeypatch)
+    skill, rec = first_night(root, monkeypatch, {**REWRITE, "content": "Be brief."})  # the gate rejects it
     first = night(root, settings(root), skill)
     assert first.outcome == "rejected" and "repair" in rec.roles()
     assert [g.edit.content for g in first.rejected_edits] == ["Be brief."]  # the report lists the gated edit once
