@@ -78,13 +78,27 @@ def describe_edit(edit: Edit, number: int | None = None) -> str:
 
 
 def describe_rejected(rejected: RejectedEdit) -> str:
-    """A rejected edit with the held-out score it produced (before → after), or a refused one
-    with the rule that refused it."""
+    """A rejected edit with the held-out score it produced (before → after), a refused one with
+    the rule that refused it, or a refused one with its repair and the score the repair produced."""
     where = f"epoch {rejected.epoch + 1}, step {rejected.step + 1}"
     if rejected.stage == "apply":
         return f"{describe_edit(rejected.edit)}\n  result: refused by the edit rules ({where}): {rejected.reason}"
     score = f"score before {_score(rejected.before)} → after {_score(rejected.after)}"
+    if rejected.stage == "repair" and rejected.repair is not None:
+        repair = describe_edit(rejected.repair).split("\n", 1)[1].replace("\n  ", "\n    ")
+        return (
+            f"{describe_edit(rejected.edit)}\n  result: refused by the edit rules, then repaired as\n  {repair}\n"
+            f"  and the repair got {score} ({where}), rejected by the gate"
+        )
     return f"{describe_edit(rejected.edit)}\n  result: {score} ({where}), rejected by the gate"
+
+
+def describe_memory(rejected: list[RejectedEdit]) -> str:
+    """The rejected-edit memory for a prompt, each edit once: a repair the gate rejected is shown
+    with the proposal it was repaired from, not again on its own."""
+    repairs = {(r.repair.key(), r.epoch, r.step) for r in rejected if r.stage == "repair" and r.repair is not None}
+    shown = [r for r in rejected if r.stage != "gate" or (r.edit.key(), r.epoch, r.step) not in repairs]
+    return "\n\n".join(map(describe_rejected, shown))
 
 
 def _score(value: float | None) -> str:

@@ -259,7 +259,6 @@ class Rollout(Record):
 
 # --- edits, gate, steps -------------------------------------------------------------------------
 
-
 EditOp = Literal["add", "delete", "replace"]
 EditKind = Literal["skill_defect", "execution_lapse"]
 
@@ -308,10 +307,11 @@ class GateDecision(Record):
 
 class RejectedEdit(Record):
     """An edit turned down, shown to later reflections and nights: by the gate (with the score it
-    produced) or, still after the repair round, by the bounded-edit rules (`stage` "apply", `reason`)."""
+    produced), by the bounded-edit rules after the repair round ("apply"), or through its `repair` ("repair")."""
 
     edit: Edit
-    stage: Literal["gate", "apply"] = "gate"
+    stage: Literal["gate", "apply", "repair"] = "gate"
+    repair: Edit | None = None  # stage "repair": the repaired edit the gate rejected in this proposal's place
     reason: str = ""
     before: float | None = None
     after: float | None = None

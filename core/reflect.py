@@ -24,7 +24,7 @@ from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import (
     copied_placeholders,
     data_block,
-    describe_rejected,
+    describe_memory,
     editable_text,
     or_none,
     render,
@@ -207,7 +207,7 @@ def _shared_sections(skill: Skill, ctx: ReflectContext) -> dict[str, str]:
         "skill": data_block("SKILL", editable_text(skill)),
         "protected": "\n\n".join(protected) or "(none)",
         "earlier_steps": or_none("\n".join(f"- {line}" for line in ctx.earlier_steps), "(none yet)"),
-        "rejected": or_none("\n\n".join(describe_rejected(r) for r in ctx.rejected)),
+        "rejected": or_none(describe_memory(ctx.rejected)),
         "meta_skill": or_none(ctx.meta_skill),
         "preferences": or_none(ctx.preferences),
         "budget": _budget_note(skill, ctx.max_skill_chars),

@@ -9,8 +9,11 @@
     literal_rules()    an added line that is only a literal output template (`ANSWER: <number>`, a JSON
                        shape) is rewritten without a call into the instruction quoting it, before ranking
     remember_refused() what is still refused goes into the rejected-edit memory (stage "apply")
+    remember_gated()   the edits of a candidate the gate rejected go into it too (stage "gate"), and for a
+                       repaired one the optimizer's original proposal, linked to its repair (stage "repair")
     drop_remembered()  a new proposal identical to a remembered refusal, or to an edit the gate rejected
-                       on its own on the same skill text, is dropped before ranking
+                       on its own on the same skill text (or the proposal it was repaired from), is
+                       dropped before ranking
     usable()           that, and a proposal resting on fewer distinct trajectories than
                        `[train] min_support` is held back before ranking
 
@@ -29,7 +32,7 @@ from skillsleep.core.edits import EditLimits, apply_edits
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
 from skillsleep.core.prompts import data_block, describe_edit, render
-from skillsleep.core.records import Edit, EditOp, Message, RejectedEdit, Task, UnusableReply
+from skillsleep.core.records import Edit, EditOp, GateDecision, Message, RejectedEdit, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import Finding, as_edit
 from skillsleep.core.replies import Lenient, Reply, Text, Unfit
@@ -87,6 +90,7 @@ class Landed:
     problems: list[UnusableReply] = field(default_factory=list)
     asked: list[tuple[Edit, str]] = field(default_factory=list)  # the refusals the repair call was shown
     rewrites: list[Edit] = field(default_factory=list)  # its usable rewrites, screened or not
+    repaired: list[tuple[Edit, Edit]] = field(default_factory=list)  # (refused edit, its rewrite that applied)
 
     def record(self) -> dict[str, object]:
         """The repair round for the step's `repair.json`: what was asked, what came back, what landed."""
@@ -127,7 +131,8 @@ async def land(
         screened += refused
     room = limits.model_copy(update={"max_edits": max(0, limits.max_edits - len(first.applied))})
     second = apply_edits(first.skill, [e for _, e in safe], room)
-    fixed = {n for n, e in safe if any(e is a for a in second.applied)}
+    repaired = [(n, e) for n, e in safe if 0 < n <= len(refusals) and any(e is a for a in second.applied)]
+    fixed = {n for n, _ in repaired}
     moot = {n for n, e in safe if any(e is m for m in second.moot)}
     still = [(e, why) for n, (e, why) in enumerate(refusals, 1) if n not in fixed]
     return Landed(
@@ -140,6 +145,7 @@ async def land(
         problems=problems,
         asked=[refusal for _, refusal in ask],
         rewrites=[e for _, e in rewrites],
+        repaired=[(refusals[n - 1][0], e) for n, e in repaired],
     )
 
 
@@ -223,6 +229,35 @@ def remember_refused(rejected: list[RejectedEdit], refused: list[tuple[Edit, str
             rejected.append(RejectedEdit(edit=edit, stage="apply", reason=why, epoch=epoch, step=step))
 
 
+def remember_gated(
+    rejected: list[RejectedEdit],
+    edits: list[Edit],
+    decision: GateDecision,
+    *,
+    on: Skill,
+    alone: list[Edit],
+    repaired: list[tuple[Edit, Edit]],
+    epoch: int,
+    step: int,
+) -> None:
+    """Add `edits`, of a candidate the gate rejected on skill `on`, to the rejected-edit memory (with
+    `on`'s hash when rejected `alone`: not tried again on it). For each that repaired a refused edit,
+    the optimizer's original proposal goes in too, linked to its repair: proposed again, it is
+    dropped before ranking instead of paying the repair and the gate once more."""
+    for edit in edits:
+        skill = on.hash if edit in alone else None
+        gate = RejectedEdit(
+            edit=edit, before=decision.baseline, after=decision.candidate, skill=skill, epoch=epoch, step=step
+        )
+        rejected.append(gate)
+        for original, rewrite in repaired:
+            if rewrite.key() == edit.key() and _normal(original) != _normal(edit):  # not the same edit twice
+                why = f"its repair was rejected by the gate: {decision.reason}"
+                rejected.append(
+                    gate.model_copy(update={"edit": original, "stage": "repair", "repair": edit, "reason": why})
+                )
+
+
 def drop_remembered(edits: list[Edit], rejected: list[RejectedEdit], skill: Skill) -> tuple[list[Edit], list[str]]:
     """`edits` without those identical to a remembered refusal or to an edit the gate rejected on
     its own on this same `skill` text, and a line for each one dropped. Identical is after the rewrites that
@@ -243,9 +278,10 @@ def _before(r: RejectedEdit) -> str:
     at = f"(epoch {r.epoch + 1}, step {r.step + 1})"
     if r.stage == "apply":
         return f"refused before {at}: {r.reason}"
-    return (
-        f"the gate rejected it alone on this same skill before {at}: selection {r.before or 0:.3f} → {r.after or 0:.3f}"
-    )
+    score = f"selection {r.before or 0:.3f} → {r.after or 0:.3f}"
+    if r.stage == "repair":
+        return f"the gate rejected its repair alone on this same skill before {at}: {score}"
+    return f"the gate rejected it alone on this same skill before {at}: {score}"
 
 
 HELD_BACK = "held back before ranking"  # the step record's words for an edit on too few trajectories

@@ -42,7 +42,7 @@ from skillsleep.core.ranking import Selection, rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
-from skillsleep.core.repair import Landed, land, literal_rules, remember_refused, required_lines, usable
+from skillsleep.core.repair import Landed, land, literal_rules, remember_gated, remember_refused, required_lines, usable
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
@@ -284,7 +284,7 @@ class Trainer:
             st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")
             self.on_event(NoEdit(at=at))
         else:
-            await self._gate_candidates(st, record, current, built, at)
+            await self._gate_candidates(st, record, current, built, result)
         self.run_dir.write_json(step_dir / "step.json", record)
         remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
@@ -328,10 +328,11 @@ class Trainer:
         return merged, safe, refused
 
     async def _gate_candidates(
-        self, st: TrainState, record: StepRecord, current: Skill, built: list[candidates.Candidate], at: StepAt
+        self, st: TrainState, record: StepRecord, current: Skill, built: list[candidates.Candidate], landed: Landed
     ) -> None:
-        """Gate every new candidate skill of the step, keep the best accepted one, remember the rest."""
-        several, gated = len(built) > 1, candidates.to_gate(current, built)
+        """Gate every new candidate skill of the step, keep the best accepted one, remember the rest
+        (with the proposals that `landed` repaired into them)."""
+        at, several, gated = self._at(st), len(built) > 1, candidates.to_gate(current, built)
         for c in gated:
             self.run_dir.write_text(
                 f"candidates/e{st.epoch}s{st.step}{f'c{c.number}' if several else ''}.md", c.skill.text
@@ -356,16 +357,15 @@ class Trainer:
             if not decision.accepted:
                 new = [e for e in edits if e not in remembered]
                 remembered += new
-                st.rejected.extend(
-                    RejectedEdit(
-                        edit=e,
-                        before=decision.baseline,
-                        after=decision.candidate,
-                        skill=current.hash if e in alone else None,  # rejected on its own: not tried again here
-                        epoch=st.epoch,
-                        step=st.step,
-                    )
-                    for e in new
+                remember_gated(
+                    st.rejected,
+                    new,
+                    decision,
+                    on=current,
+                    alone=alone,
+                    repaired=landed.repaired,
+                    epoch=st.epoch,
+                    step=st.step,
                 )
             verdict = ("accepted" if c is kept else "passed, not kept") if decision.accepted else "rejected"
             which = f"candidate {c.number}/{len(built)} " if several else ""

@@ -18,11 +18,11 @@ from skillsleep.core.errors import BackendError
 from skillsleep.core.events import Event, Repairing
 from skillsleep.core.ledger import Budget, Ledger, Price
 from skillsleep.core.llm import LLM, estimate_usage
-from skillsleep.core.records import Check, CompletionRequest, Edit, Judge, RejectedEdit, Task
+from skillsleep.core.records import Check, CompletionRequest, Edit, GateDecision, Judge, RejectedEdit, Task
 from skillsleep.core.redact import Redactor
-from skillsleep.core.repair import drop_remembered, land, literal_rule, quoted, required_lines
+from skillsleep.core.repair import drop_remembered, land, literal_rule, quoted, remember_gated, required_lines
 from skillsleep.core.skill import Skill
-from tests.test_trainer import RULE, build, write_config
+from tests.test_trainer import BAD, RULE, build, write_config
 
 HEADING = "## Answer\nPut the answer last."  # a new section: refused, and no bare heading to quote
 STILL_BAD = "## Final answer"
@@ -353,3 +353,64 @@ def test_a_concrete_line_every_task_requires_verbatim_becomes_the_instruction_qu
     assert literal_rule(Edit(op="add", content=sign_off)) is None  # no judge requires it: maybe one task's answer
     assert literal_rule(Edit(op="add", content="fix:"), required) is None
     assert required_lines([]) == frozenset()
+
+
+async def test_a_proposal_whose_repair_the_gate_rejected_is_remembered_shown_once_and_dropped(tmp_path: Path) -> None:
+    # the heading is refused, its repair ("Be brief.") applies and the gate rejects it: the next
+    # step's identical proposal must not pay the repair call and the gate again
+    opt, ledger = Optimizer(IGNORED), Ledger()
+    trainer, tb, _ = build(config(tmp_path, 2), tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    first, second = st.steps
+    assert [e.content for e in first.applied] == [IGNORED] and first.gate and not first.gate.accepted
+    by_content = {r.edit.content: r for r in st.rejected}
+    assert set(by_content) == {HEADING, IGNORED}
+    original, repair = by_content[HEADING], by_content[IGNORED]
+    assert repair.stage == "gate" and original.stage == "repair" and original.repair == repair.edit
+    assert original.reason.startswith("its repair was rejected by the gate: ") and first.gate.reason in original.reason
+    assert original.skill == repair.skill == Skill(st.seed_skill).hash  # rejected alone on the seed
+    assert (original.before, original.after) == (repair.before, repair.after)
+    # proposed again on the same skill: dropped before ranking, no second repair, no second gate
+    assert calls(ledger, "repair") == 1
+    assert second.selected == [] and second.gate is None and st.current == st.seed_skill
+    assert any(
+        line.startswith(
+            f"add {HEADING!r}: dropped before ranking, the gate rejected its repair alone on this same skill "
+            "before (epoch 1, step 1): selection"
+        )
+        for line in second.skipped
+    )
+    assert sum(IGNORED in r.messages[0].content for r in tb.requests) == len(trainer.val)  # gated once: V rollouts
+    # the later reflection shows the pair once: the proposal, its repair and the repair's score
+    section = opt.prompts["findings"][1].split("## Edits already rejected or refused")[1].split("## The skill")[0]
+    assert section.count("## Answer") == 1 and section.count(IGNORED) == 1
+    assert "refused by the edit rules, then repaired as" in section and "rejected by the gate" in section
+
+
+async def test_a_repair_rejected_in_company_is_shown_but_the_proposal_may_come_again(tmp_path: Path) -> None:
+    # two edits gated together (the heading's repair and a harmful line): neither was rejected
+    # alone, so the original proposal is remembered and shown, but not dropped on this skill
+    opt = Optimizer(IGNORED, findings=(HEADING, BAD))
+    trainer, _, _ = build(config(tmp_path, 1, edits=2), tmp_path, opt)
+    st = await trainer.run()
+    assert sorted(e.content or "" for e in st.steps[0].applied) == sorted([IGNORED, BAD])
+    original = next(r for r in st.rejected if r.stage == "repair")
+    assert original.edit.content == HEADING and original.skill is None
+    kept, dropped = drop_remembered([Edit(op="add", content=HEADING)], st.rejected, Skill(st.seed_skill))
+    assert [e.content for e in kept] == [HEADING] and dropped == []
+
+
+def test_a_quoted_heading_is_not_remembered_twice_beside_its_rule() -> None:
+    # the rewrite without a call is the same edit as its bare heading: one memory entry, not two
+    heading = Edit(op="add", content="## Answer")
+    rule = quoted(heading)
+    assert rule is not None
+    decision = GateDecision(
+        baseline=0.5, candidate=0.5, accepted=False, reason="no improvement", baseline_hash="a", candidate_hash="b"
+    )
+    rejected: list[RejectedEdit] = []
+    skill = Skill("# Sums\n")
+    remember_gated(rejected, [rule], decision, on=skill, alone=[rule], repaired=[(heading, rule)], epoch=0, step=0)
+    assert [(r.stage, r.edit.content) for r in rejected] == [("gate", rule.content)]
+    kept, _ = drop_remembered([heading], rejected, skill)
+    assert kept == []  # still dropped: identical after the rewrite

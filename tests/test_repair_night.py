@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillsleep.core.night_store import Nights
+from skillsleep.harnesses.skills import SkillTarget
 from tests.sleep_kit import Recorder, optimizer_rules
 from tests.test_night_engine import (
     live_file,
@@ -27,14 +28,22 @@ HEADING = {
 REWRITE = {"edit": 1, "op": "add", "target": "", "content": "## Final answer"}
 
 
-def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def first_night(
+    root: Path, monkeypatch: pytest.MonkeyPatch, rewrite: dict[str, object]
+) -> tuple[SkillTarget, Recorder]:
+    """The live skill and a recorder after a first night whose optimizer proposes the heading and
+    repairs it into `rewrite`."""
     rules = [
-        {"match": '"rewrites"', "reply": json.dumps({"rewrites": [REWRITE]})},
+        {"match": '"rewrites"', "reply": json.dumps({"rewrites": [rewrite]})},
         *optimizer_rules(findings=[HEADING]),
     ]
     (root / "opt.json").write_text(json.dumps(rules))
     skill = live_file(root)
-    rec = Recorder(monkeypatch)
+    return skill, Recorder(monkeypatch)
+
+
+def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    skill, rec = first_night(root, monkeypatch, REWRITE)
     first = night(root, settings(root), skill)
     assert first.outcome == "no-candidate" and "repair" in rec.roles()
     assert first.usage.by_role["repair"].calls == 1  # the night's report counts the role
@@ -71,3 +80,28 @@ def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill
     assert any(
         "dropped before ranking, the gate rejected it alone on this same skill before" in line for line in skipped
     )
+
+
+def test_a_proposal_whose_repair_the_gate_rejected_is_dropped_the_next_night(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    skill, rec = first_night(root, monkeypatch, {**REWRITE, "content": "Be brief."})  # the gate rejects it
+    first = night(root, settings(root), skill)
+    assert first.outcome == "rejected" and "repair" in rec.roles()
+    assert [g.edit.content for g in first.rejected_edits] == ["Be brief."]  # the report lists the gated edit once
+    memory = {r.edit.content: r for r in Nights(root / "data").memory(skill.key()).rejected}
+    assert set(memory) == {HEADING["content"], "Be brief."}
+    original = memory[HEADING["content"]]
+    assert original.stage == "repair" and original.repair == memory["Be brief."].edit and original.skill
+    assert original.reason.startswith("its repair was rejected by the gate: ")
+    rec.seen.clear()
+    second = night(root, settings(root), skill)
+    assert second.night == 2 and second.outcome == "no-candidate"
+    assert "repair" not in rec.roles() and not any("Be brief." in text for text in rec.texts("target"))
+    steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
+    skipped = json.loads(steps[-1].read_text())["skipped"]
+    assert any(
+        "dropped before ranking, the gate rejected its repair alone on this same skill before" in s for s in skipped
+    )
+    reflections = rec.texts("reflect")
+    assert reflections and all(t.count("Be brief.") == 1 and "then repaired as" in t for t in reflections)
