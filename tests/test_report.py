@@ -463,17 +463,16 @@ def test_the_next_step_of_a_rejected_night_with_a_diff_names_the_proposal_staged
     assert "there is nothing to adopt" in render_markdown(nothing)
 
 
-def test_markdown_lists_each_mined_task_with_its_requests() -> None:
-    task = ReportTask(
-        id="t9",
-        intent="deploy",
-        split="val",
-        recurrence=4,
-        sessions=3,
-        requests=[MemberRequest(text="Deploy [now](http://x)", times=3), MemberRequest(text="deploy it")],
-        more_requests=2,
+def mined_task(first: str) -> ReportTask:
+    """A mined task asked 4 times in 3 sessions: `first` 3 times, "deploy it" once, 2 more not listed."""
+    requests = [MemberRequest(text=first, times=3), MemberRequest(text="deploy it")]
+    return ReportTask(
+        id="t9", intent="deploy", split="val", recurrence=4, sessions=3, requests=requests, more_requests=2
     )
-    md = render_markdown(full_report(tasks=[task]))
+
+
+def test_markdown_lists_each_mined_task_with_its_requests() -> None:
+    md = render_markdown(full_report(tasks=[mined_task("Deploy [now](http://x)")]))
     section = md.split("## Mined tasks and their requests\n\n", 1)[1].split("\n\n", 1)[0]
     assert section.splitlines() == [
         "- t9 (val, asked 4 time(s) in 3 session(s)):",
@@ -485,16 +484,7 @@ def test_markdown_lists_each_mined_task_with_its_requests() -> None:
 
 
 def test_html_lists_each_mined_task_with_its_requests_escaped() -> None:
-    task = ReportTask(
-        id="t9",
-        intent="deploy",
-        split="val",
-        recurrence=4,
-        sessions=3,
-        requests=[MemberRequest(text="Deploy <b>now</b>", times=3), MemberRequest(text="deploy it")],
-        more_requests=2,
-    )
-    page = render_html(full_report(tasks=[task]))
+    page = render_html(full_report(tasks=[mined_task("Deploy <b>now</b>")]))
     section = page.split("<h2>Mined tasks and their requests</h2>", 1)[1].split("</section>", 1)[0]
     assert section == (
         "<ul><li>t9 (val, asked 4 time(s) in 3 session(s))<ul><li>Deploy &lt;b&gt;now&lt;/b&gt; (×3)</li>"
