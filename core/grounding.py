@@ -320,7 +320,7 @@ def shown_lines(text: str) -> list[str]:
 
 def demanded_lines(instances: Sequence[Instance]) -> list[str]:
     """The lines the user showed in the corrections of at least 2 instances and of more than half
-    of the corrected ones: text every reply must hold (in order of first showing)."""
+    of the corrected ones: text every reply must hold (by corrected instance, then alphabetically)."""
     corrected = [
         {line for e in i.evidence if e.kind == "correction" and e.text for line in shown_lines(e.text)}
         for i in instances
