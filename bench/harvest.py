@@ -1,20 +1,27 @@
 """Incremental transcript harvest on a large generated corpus, against a read-and-json.loads baseline.
 
-    .venv/bin/python bench/harvest.py [--mb 500] [--keep DIR] [--repeats 3]
+    .venv/bin/python bench/harvest.py [--mb 500] [--keep DIR] [--repeats 3] [--workers N]
 
 Builds a corpus of about `--mb` MB in a temp dir by replicating the real Claude Code and Codex
 transcripts in ../shared/data/transcripts/ with fresh session ids (byte replacement of each
 file's old id string by a new uuid4), laid out as `~/.claude/projects/<proj>/<uuid>.jsonl` and
 `~/.codex/sessions/2026/11/29/rollout-...-<uuid>.jsonl`. Then, in the same process:
 
-    baseline_mb_per_s       read every file and json.loads each line (median over --repeats)
-    mb_per_s                a full first harvest (parse, redact, store) of the same files, each
-                            repeat into a fresh state database (median over --repeats)
-    redact_mb_per_s         the corpus size over the time spent inside Redactor.session during
-                            that harvest; redact_ratio is it over baseline_mb_per_s, and
-                            ratio_without_redaction what the harvest's ratio is with that time taken out
-    cpu_ratio               the same ratio in CPU seconds of this process (time.process_time), which
-                            other load on the machine sways far less than wall time
+    baseline_mb_per_s       read every file and json.loads each line, in one process (median
+                            over --repeats)
+    mb_per_s, ratio         a full first harvest (parse, redact, store) of the same files as
+                            `skillsleep harvest` runs it: `workers` reader processes (--workers,
+                            default SKILLSLEEP_HARVEST_WORKERS or one per core, at most 4), each
+                            repeat into a fresh state database (median over --repeats); ratio is
+                            mb_per_s over baseline_mb_per_s
+    serial_mb_per_s         the same harvest read in this one process (serial_ratio): the cost per
+                            core, which the following figures break down
+    cpu_ratio               baseline CPU seconds over the one-process harvest's (time.process_time),
+                            which other load on the machine sways far less than wall time;
+                            workers_cpu_ratio the same with the workers' CPU seconds added
+    redact_mb_per_s         the corpus size over the time the one-process harvest spent inside
+                            Redactor.session; redact_ratio is it over baseline_mb_per_s, and
+                            ratio_without_redaction what serial_ratio is with that time taken out
     second_pass_bytes_read  a second harvest with nothing changed (target 0), and its wall time
     append_bytes_read       a harvest after appending one complete line to 10 files (target:
                             exactly the appended bytes)
@@ -30,6 +37,7 @@ import argparse
 import gzip
 import json
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -45,7 +53,7 @@ from skillsleep.core.redact import Redactor
 from skillsleep.core.scan import ENGINE
 from skillsleep.core.session import Session
 from skillsleep.core.store import Store
-from skillsleep.slash_commands.harvester import DB_READERS, PARSERS
+from skillsleep.slash_commands.harvester import DB_READERS, PARSERS, harvest_workers
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"  # ../shared beside the repo
 MB = 1024 * 1024
@@ -135,14 +143,24 @@ class TimedRedactor(Redactor):
             self.spent += time.perf_counter() - t0
 
 
-def first_pass(work: Path, sources: list[Source], i: int) -> tuple[float, float, float, Harvester, Store, Any]:
-    """(seconds, seconds redacting, CPU seconds) of a full harvest into a fresh state database."""
-    store = Store(work / f"state-{i}.db")
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def first_pass(
+    work: Path, sources: list[Source], name: str, workers: int = 1
+) -> tuple[float, float, float, Harvester, Store, Any]:
+    """(seconds, seconds redacting, CPU seconds) of a full harvest into a fresh state database, by
+    `workers` processes (1: this one). The CPU seconds count the workers' too (they have ended when
+    the harvest returns); the seconds redacting only this process's (0 with workers)."""
+    store = Store(work / f"state-{name}.db")
     redactor = TimedRedactor()
-    harvester = Harvester(store, PARSERS, redactor, db_readers=DB_READERS)
-    t0, c0 = time.perf_counter(), time.process_time()
+    harvester = Harvester(store, PARSERS, redactor, db_readers=DB_READERS, workers=workers)
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     first = harvester.harvest(sources)
-    return time.perf_counter() - t0, redactor.spent, time.process_time() - c0, harvester, store, first
+    cpu = time.process_time() - c0 + _children_cpu() - k0
+    return time.perf_counter() - t0, redactor.spent, cpu, harvester, store, first
 
 
 def baseline(sources: list[Source]) -> tuple[float, float]:
@@ -165,7 +183,11 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=500.0, help="corpus size in MB (default 500)")
     parser.add_argument("--keep", type=Path, default=None, help="build the corpus in DIR and keep it")
     parser.add_argument("--repeats", type=int, default=3, help="repeats of the baseline and the first pass (median)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="worker processes of the harvest (default: as `skillsleep harvest`)"
+    )
     args = parser.parse_args()
+    workers = args.workers or harvest_workers()
     if not DATA.is_dir():
         print(json.dumps({"error": f"{DATA} is absent: no real transcripts to replicate"}))
         return
@@ -190,13 +212,20 @@ def main() -> None:
         base_s = statistics.median(base_times)
         base_cpu_s = statistics.median(cpu for _, cpu in base_runs)
 
-        runs = [first_pass(work, sources, i) for i in range(args.repeats)]
+        serial = [first_pass(work, sources, f"serial-{i}") for i in range(args.repeats)]
+        for *_, other, _ in serial:
+            other.close()
+        serial_s = statistics.median(r[0] for r in serial)
+        redact_s = statistics.median(r[1] for r in serial)
+        serial_cpu_s = statistics.median(r[2] for r in serial)
+        runs = [first_pass(work, sources, str(i), workers) for i in range(args.repeats)] if workers > 1 else serial
         for *_, other, _ in runs[:-1]:
             other.close()
         first_s = statistics.median(r[0] for r in runs)
-        redact_s = statistics.median(r[1] for r in runs)
         first_cpu_s = statistics.median(r[2] for r in runs)
         *_, harvester, store, first = runs[-1]
+        if workers == 1:
+            store = Store(store.path)  # closed with the serial runs above
         t0 = time.perf_counter()
         second = harvester.harvest(sources)
         second_s = time.perf_counter() - t0
@@ -211,21 +240,26 @@ def main() -> None:
         third = harvester.harvest(sources)
         append_s = time.perf_counter() - t0
         store.close()
-        with sqlite3.connect(work / f"state-{args.repeats - 1}.db") as db:
+        with sqlite3.connect(store.path) as db:
             stored = db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
 
         mb_per_s = corpus_mb / first_s
+        serial_mb_per_s = corpus_mb / serial_s
         base_mb_per_s = corpus_mb / base_s
         redact_mb_per_s = corpus_mb / redact_s if redact_s else float("inf")
         out = {
             "mb_per_s": round(mb_per_s, 2),
             "baseline_mb_per_s": round(base_mb_per_s, 2),
             "ratio": round(mb_per_s / base_mb_per_s, 4),
-            "cpu_ratio": round(base_cpu_s / first_cpu_s, 4),
+            "workers": workers,
+            "serial_mb_per_s": round(serial_mb_per_s, 2),
+            "serial_ratio": round(serial_mb_per_s / base_mb_per_s, 4),
+            "cpu_ratio": round(base_cpu_s / serial_cpu_s, 4),
+            "workers_cpu_ratio": round(base_cpu_s / first_cpu_s, 4),
             "redact_mb_per_s": round(redact_mb_per_s, 2),
             "redact_ratio": round(redact_mb_per_s / base_mb_per_s, 4),
-            "redact_share": round(redact_s / first_s, 4),
-            "ratio_without_redaction": round(corpus_mb / (first_s - redact_s) / base_mb_per_s, 4),
+            "redact_share": round(redact_s / serial_s, 4),
+            "ratio_without_redaction": round(corpus_mb / (serial_s - redact_s) / base_mb_per_s, 4),
             "redact_engine": ENGINE,
             "corpus_mb": round(corpus_mb, 1),
             "files": len(sources),
@@ -236,6 +270,9 @@ def main() -> None:
             "first_pass_s": round(first_s, 3),
             "first_pass_s_all": [round(r[0], 3) for r in runs],
             "first_pass_cpu_s": round(first_cpu_s, 3),
+            "serial_first_pass_s": round(serial_s, 3),
+            "serial_first_pass_s_all": [round(r[0], 3) for r in serial],
+            "serial_first_pass_cpu_s": round(serial_cpu_s, 3),
             "redact_s": round(redact_s, 3),
             "first_pass_skipped": sum(first.skipped.values()),
             "baseline_s": round(base_s, 3),
@@ -252,8 +289,9 @@ def main() -> None:
             "cache": "warm (corpus read once before timing; baseline timed before the harvest)",
         }
         print(
-            f"harvest {mb_per_s:.2f} MB/s vs read+json.loads {base_mb_per_s:.2f} MB/s "
-            f"(ratio {out['ratio']}, in CPU time {out['cpu_ratio']}); redaction alone {redact_mb_per_s:.1f} MB/s ({out['redact_share']:.0%} of the "
+            f"harvest {mb_per_s:.2f} MB/s with {workers} worker(s) vs read+json.loads {base_mb_per_s:.2f} MB/s "
+            f"(ratio {out['ratio']}); in one process {serial_mb_per_s:.2f} MB/s (ratio {out['serial_ratio']}, "
+            f"in CPU time {out['cpu_ratio']}); redaction alone {redact_mb_per_s:.1f} MB/s ({out['redact_share']:.0%} of the "
             f"harvest, ratio {out['redact_ratio']}); second pass read {second.bytes_read} B in {second_s:.3f}s; "
             f"append read {third.bytes_read}/{appended} B",
             file=sys.stderr,

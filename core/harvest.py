@@ -11,13 +11,14 @@ A half-written last line is left for next time (the parsers never consume it) an
 waiting. Sessions are redacted before they are stored; a continuation chunk is merged into the
 stored session. Files are stored in batches (`BATCH_FILES` files or `BATCH_BYTES` read), each
 one transaction: a file's sessions and its cursor are committed together, so a harvest killed
-mid-way loses only its open batch, which the next harvest reads again (no loss, no duplicate). Every session read is stored: `since` only decides which ones the report counts
+mid-way loses only its open batch, which the next harvest reads again (no loss, no duplicate).
+With a lot to read, worker processes parse and redact the files (`core.harvest_read`) while this
+process stores what they read, in the same order and batches. Every session read is stored: `since` only decides which ones the report counts
 as new (the others are counted apart, in `before_since`), so a later night can still mine them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -28,21 +29,36 @@ from typing import Literal
 from pydantic import Field
 
 from skillsleep.core.discovery import Found
+from skillsleep.core.harvest_read import (
+    HEAD_BYTES,
+    ChunkRead,
+    FileRead,
+    Job,
+    ReadPool,
+    Unreadable,
+    chunk,
+    head_of,
+    read_file,
+)
+from skillsleep.core.harvest_read import (
+    Parser as Parser,  # re-exported: the parsers are typed by it (harnesses, slash_commands)
+)
 from skillsleep.core.records import Record
 from skillsleep.core.redact import Redactor
 from skillsleep.core.session import ParseResult, Session, source_key
 from skillsleep.core.store import Store
 
-Parser = Callable[[bytes, str, int], ParseResult]  # (data, source, base_offset)
 # A database of transcript events: (path, last seq read per session) → (new events, new seqs).
 DbReader = Callable[[Path, dict[str, int]], tuple[ParseResult, dict[str, int]]]
-HEAD_BYTES = 1024
 # One commit per batch instead of per statement: a commit is a disk sync, and a batch bounds both
 # the work a kill throws away and how long another process waits for SQLite's write lock. SQLite's
 # synchronous=FULL stays: a sync per batch costs nothing measurable, and NORMAL (safe against a kill
 # in WAL mode) could lose the last batches to a power cut after the harvest said they were stored.
 BATCH_FILES = 1024
 BATCH_BYTES = 32 * 1024 * 1024
+# Worker processes cost a start-up (a fork, or a fork server whose workers import the parsers):
+# below this much to read, one process reads faster than several.
+POOL_MIN_BYTES = 32 * 1024 * 1024
 
 
 class Source(Record):
@@ -94,15 +110,6 @@ class HarvestReport(Record):
         self.skipped.update(found.skipped)
 
 
-def _head(path: Path, n: int) -> str:
-    with path.open("rb") as fh:
-        return _sha256(fh.read(n))
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _db_stats(path: Path) -> list[int]:
     out: list[int] = []
     for p in (path, path.with_name(path.name + "-wal")):
@@ -140,7 +147,11 @@ def merge(old: Session, new: Session) -> Session:
 
 
 class Harvester:
-    """Runs the incremental harvest of a set of transcript files into the store."""
+    """Runs the incremental harvest of a set of transcript files into the store.
+
+    With `workers` > 1 and at least `POOL_MIN_BYTES` to read, files are read (parsed, redacted,
+    serialised) by that many worker processes while this one stores what they read, in the order
+    of `sources`; what is stored is the same either way."""
 
     def __init__(
         self,
@@ -148,80 +159,120 @@ class Harvester:
         parsers: dict[str, Parser],
         redactor: Redactor,
         db_readers: dict[str, DbReader] | None = None,
+        *,
+        workers: int = 1,
     ) -> None:
         self.store = store
         self.parsers = parsers
         self.db_readers = db_readers or {}
         self.redactor = redactor
+        self.workers = workers
 
     def harvest(self, sources: Sequence[Source], *, since: datetime | None = None) -> HarvestReport:
         """Read what is new in every source and store it; sessions that ended before `since` are
         stored too, but counted in `before_since` instead of `sessions`."""
-        report = HarvestReport()
-        pending = iter(sources)
-        source = next(pending, None)
-        while source is not None:
-            with self.store.transaction():
-                files, batch_start = 0, report.bytes_read
-                while source is not None and files < BATCH_FILES and report.bytes_read - batch_start < BATCH_BYTES:
-                    self._source(source, report, since)
-                    files += 1
-                    source = next(pending, None)
+        report = HarvestReport(files_seen=len(sources))
+        plans = [p for p in (self._plan(s, report) for s in sources) if p is not None]
+        to_read = sum(p.size - p.start for p in plans if isinstance(p, Job))
+        pool = None
+        if self.workers > 1 and to_read >= POOL_MIN_BYTES and sum(isinstance(p, Job) for p in plans) > 1:
+            pool = ReadPool(self.parsers, self.redactor, self.workers)
+        try:
+            stream = pool.read(plans) if pool else ((p, self._read_here(p)) for p in plans)
+            item = next(stream, None)
+            while item is not None:
+                with self.store.transaction():
+                    files, batch_start = 0, report.bytes_read
+                    while item is not None and files < BATCH_FILES and report.bytes_read - batch_start < BATCH_BYTES:
+                        self._apply(*item, report, since)
+                        files += 1
+                        item = next(stream, None)
+        finally:
+            if pool is not None:
+                pool.close()
         return report
 
-    def _source(self, source: Source, report: HarvestReport, since: datetime | None) -> None:
-        report.files_seen += 1
+    def _plan(self, source: Source, report: HarvestReport) -> Job | Source | Unreadable | None:
+        """What to do with `source`: a `Job` (read it from an offset), the source itself (an event
+        database, read here), `Unreadable` (counted in its turn) or None (unchanged)."""
+        if source.kind == "sqlite":
+            return source
         key = source_key(source.path)
         try:
-            if source.kind == "sqlite":
-                self._db(source, key, report, since)
-            else:
-                self._one(source, key, report, since)
+            st = os.stat(source.path)
+            raw = self.store.cursor(key)
+            cursor = Cursor.model_validate(raw) if raw else None
+            same_file = cursor is not None and (cursor.device, cursor.inode) == (st.st_dev, st.st_ino)
+            if cursor and same_file and cursor.size == st.st_size and cursor.mtime_ns == st.st_mtime_ns:
+                _waiting(report, cursor.size - cursor.offset)
+                return None  # unchanged: not a byte read
+            start = 0
+            if (
+                cursor
+                and same_file
+                and st.st_size >= cursor.offset
+                and head_of(source.path, min(cursor.offset, HEAD_BYTES)) == cursor.head
+            ):
+                start = cursor.offset
         except OSError as exc:  # vanished or unreadable file: counted and named, never fatal
-            report.skipped[f"unreadable_file:{type(exc).__name__}"] += 1
-            report.unreadable.append(f"{key}: {exc.strerror or exc}")
-
-    def _one(self, source: Source, key: str, report: HarvestReport, since: datetime | None) -> None:
-        st = os.stat(source.path)
-        old = self.store.cursor(key)
-        cursor = Cursor.model_validate(old) if old else None
-        same_file = cursor is not None and (cursor.device, cursor.inode) == (st.st_dev, st.st_ino)
-        if cursor and same_file and cursor.size == st.st_size and cursor.mtime_ns == st.st_mtime_ns:
-            _waiting(report, cursor.size - cursor.offset)
-            return  # unchanged: not a byte read
-        start = 0
-        if (
-            cursor
-            and same_file
-            and st.st_size >= cursor.offset
-            and _head(source.path, min(cursor.offset, HEAD_BYTES)) == cursor.head
-        ):
-            start = cursor.offset
-        elif cursor is not None:
-            report.files_reset += 1
-            self.store.delete_sessions_from(key)
-        with source.path.open("rb") as fh:
-            fh.seek(start)
-            data = fh.read()
-        parsed = self.parsers[source.harness](data, key, start)
-        report.files_read += 1
-        report.bytes_read += len(data)
-        report.skipped.update(parsed.skipped)
-        for session in parsed.sessions:
-            self._store(source.harness, self.redactor.session(session), report, since)
-        offset = start + parsed.bytes_read
-        _waiting(report, len(data) - parsed.bytes_read)
-        self.store.set_cursor(
-            key,
-            Cursor(
-                device=st.st_dev,
-                inode=st.st_ino,
-                size=st.st_size,
-                mtime_ns=st.st_mtime_ns,
-                offset=offset,
-                head=_head(source.path, min(offset, HEAD_BYTES)) if start else _sha256(data[: min(offset, HEAD_BYTES)]),
-            ).model_dump(),
+            return Unreadable(kind=type(exc).__name__, message=f"{key}: {exc.strerror or exc}")
+        return Job(
+            harness=source.harness,
+            path=source.path,
+            key=key,
+            start=start,
+            reset=cursor is not None and start == 0,
+            cursor=raw,
+            device=st.st_dev,
+            inode=st.st_ino,
+            size=st.st_size,
+            mtime_ns=st.st_mtime_ns,
         )
+
+    def _read_here(self, plan: Job | Source | Unreadable) -> FileRead | None:
+        if not isinstance(plan, Job):
+            return None
+        return read_file(self.parsers[plan.harness], self.redactor, plan.path, plan.key, plan.start)
+
+    def _apply(
+        self, plan: Job | Source | Unreadable, read: FileRead | None, report: HarvestReport, since: datetime | None
+    ) -> None:
+        """Store what reading `plan` gave (or read the event database it is), with its cursor."""
+        if isinstance(plan, Unreadable):
+            _unreadable(report, plan.kind, plan.message)
+            return
+        if isinstance(plan, Source):
+            try:
+                self._db(plan, source_key(plan.path), report, since)
+            except OSError as exc:
+                _unreadable(report, type(exc).__name__, f"{source_key(plan.path)}: {exc.strerror or exc}")
+            return
+        if plan.cursor != self.store.cursor(plan.key):  # another harvest stored this file meanwhile
+            fresh = self._plan(Source(harness=plan.harness, path=plan.path), report)
+            if not isinstance(fresh, Job):
+                if fresh is not None:
+                    self._apply(fresh, None, report, since)
+                return
+            plan, read = fresh, self._read_here(fresh)
+        assert read is not None
+        if read.error is not None:
+            _unreadable(report, read.error_kind or "OSError", read.error)
+            return
+        if plan.reset:
+            report.files_reset += 1
+            self.store.delete_sessions_from(plan.key)
+        self.redactor.counts.update(read.redactions)
+        report.files_read += 1
+        report.bytes_read += read.data_len
+        report.skipped.update(read.skipped)
+        for c in read.sessions:
+            self._store(plan.harness, c, report, since)
+        offset = plan.start + read.bytes_read
+        _waiting(report, read.data_len - read.bytes_read)
+        cursor = Cursor(
+            device=plan.device, inode=plan.inode, size=plan.size, mtime_ns=plan.mtime_ns, offset=offset, head=read.head
+        )
+        self.store.set_cursor(plan.key, cursor.model_dump())
 
     def _db(self, source: Source, key: str, report: HarvestReport, since: datetime | None) -> None:
         stats = _db_stats(source.path)
@@ -233,22 +284,28 @@ class Harvester:
         report.files_read += 1
         report.skipped.update(parsed.skipped)
         for session in parsed.sessions:
-            self._store(source.harness, self.redactor.session(session), report, since)
+            self._store(source.harness, chunk(self.redactor.session(session)), report, since)
         if not parsed.skipped.get("sqlite_locked"):
             self.store.set_cursor(key, DbCursor(stats=stats, seqs=seqs).model_dump())
 
-    def _store(self, harness: str, chunk: Session, report: HarvestReport, since: datetime | None) -> None:
-        stored = self.store.session(harness, chunk.id)
-        session = chunk
-        if stored is not None and stored.source == chunk.source and chunk.byte_start >= stored.byte_end:
-            session = merge(stored, chunk)
-        self.store.put_session(session)
-        if since is not None and session.ended is not None and session.ended < since:
+    def _store(self, harness: str, c: ChunkRead, report: HarvestReport, since: datetime | None) -> None:
+        stored = self.store.session(harness, c.id)
+        ended = c.ended
+        if stored is not None and stored.source == c.source and c.byte_start >= stored.byte_end:
+            merged = merge(stored, c.session())
+            self.store.put_session(merged)
+            ended = merged.ended
+        else:
+            self.store.put_session_json(c.harness, c.id, c.source, c.ended, c.data)
+        if since is not None and ended is not None and ended < since:
             report.before_since += 1
             return
         report.sessions[harness] = report.sessions.get(harness, 0) + 1
-        report.turns += len(chunk.turns)
-        for turn in chunk.turns:
-            if turn.kind == "tool_call" and turn.tool:
-                report.tools[turn.tool] += 1
-            report.errors += turn.kind == "error" or (turn.kind == "tool_result" and turn.is_error)
+        report.turns += c.turns
+        report.tools.update(c.tools)
+        report.errors += c.errors
+
+
+def _unreadable(report: HarvestReport, kind: str, message: str) -> None:
+    report.skipped[f"unreadable_file:{kind}"] += 1
+    report.unreadable.append(message)

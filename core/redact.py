@@ -151,6 +151,7 @@ class Redactor:
     """Replaces secrets in text, JSON-like values and sessions; `counts` tallies them by kind."""
 
     def __init__(self, extra_patterns: Sequence[str] = (), *, engine: str = ENGINE) -> None:
+        self.patterns, self.engine = tuple(extra_patterns), engine  # what another process builds it from
         self.counts: Counter[str] = Counter()
         self._lowered: dict[str, str] = {}
         self._custom: list[re.Pattern[str]] = []

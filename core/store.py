@@ -173,12 +173,16 @@ class Store:
 
     def put_session(self, session: Session) -> None:
         """Store (or replace) a harvested, already redacted session."""
-        ended = session.ended.isoformat() if session.ended else None
-        data = session.__pydantic_serializer__.to_json(session)  # UTF-8 bytes: SQLite reads them as the text
+        data = session.__pydantic_serializer__.to_json(session)
+        self.put_session_json(session.harness, session.id, session.source, session.ended, data)
+
+    def put_session_json(self, harness: str, session_id: str, source: str, ended: datetime | None, data: bytes) -> None:
+        """`put_session` of a session already serialised (`data`: its JSON as UTF-8 bytes, which
+        SQLite reads as the text), by whichever process read it."""
         with self._use():
             self._db.execute(
                 "INSERT OR REPLACE INTO sessions (harness, id, source, ended, data) VALUES (?, ?, ?, ?, CAST(? AS TEXT))",
-                (session.harness, session.id, session.source, ended, data),
+                (harness, session_id, source, ended.isoformat() if ended else None, data),
             )
 
     def delete_sessions_from(self, source: str) -> None:

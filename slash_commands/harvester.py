@@ -13,7 +13,9 @@ from typing import Any
 from skillsleep.core.discovery import Found
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.harvest import DbReader, Harvester, Parser, Source
+from skillsleep.core.harvest_read import default_workers
 from skillsleep.core.redact import Redactor
+from skillsleep.core.session import ParseResult
 from skillsleep.core.since import parse_since
 from skillsleep.core.store import Store
 from skillsleep.harnesses import registry
@@ -21,10 +23,15 @@ from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label, state_db
 
 LAST_HARVEST = "last_harvest"  # Store.meta key: {"time": ISO UTC, "sessions": {harness: n}, "errors": n}
-PARSERS: dict[str, Parser] = {
-    **registry.parsers(),
-    "chat": lambda data, source, offset: parse_chat_log(data, source=source, base_offset=offset),
-}
+WORKERS_ENV = "SKILLSLEEP_HARVEST_WORKERS"  # processes reading transcripts in a large harvest (1: this one)
+
+
+def _parse_chat(data: bytes, source: str, offset: int) -> ParseResult:
+    """The direct-chat parser as a harvest calls it (a module function: worker processes import it)."""
+    return parse_chat_log(data, source=source, base_offset=offset)
+
+
+PARSERS: dict[str, Parser] = {**registry.parsers(), "chat": _parse_chat}
 DB_READERS: dict[str, DbReader] = registry.db_readers()
 
 
@@ -80,6 +87,20 @@ def _check_transcript(harness: str | None, path: Path) -> Source:
     return _source(harness, path.absolute())
 
 
+def harvest_workers() -> int:
+    """Worker processes for a large harvest: SKILLSLEEP_HARVEST_WORKERS, else one per core (at
+    most 4). Small harvests are read in this process whatever it says."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return default_workers()
+    if not raw.isdigit() or not 1 <= int(raw) <= 64:
+        raise ConfigError(
+            f"{WORKERS_ENV}={raw!r}: give a whole number from 1 to 64 (1 reads every transcript in the "
+            f"harvesting process), or unset it to use one worker per core"
+        )
+    return int(raw)
+
+
 def run_harvest(
     harness: str | None,
     since: str | None,
@@ -113,7 +134,8 @@ def run_harvest(
             names.append("chat")
             found["chat"] = chat_log_files([Path(d) for d in chat_dirs], exclude=[data_dir()])
         sources = [only] if only else [_source(name, p) for name, files in found.items() for p in files.files]
-        report = Harvester(store, PARSERS, redactor, db_readers=DB_READERS).harvest(sources, since=cutoff)
+        harvester = Harvester(store, PARSERS, redactor, db_readers=DB_READERS, workers=harvest_workers())
+        report = harvester.harvest(sources, since=cutoff)
         for files in found.values():
             report.add_found(files)
         out = report.model_dump(mode="json")
