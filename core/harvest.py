@@ -172,10 +172,9 @@ class Harvester:
         """Read what is new in every source and store it; sessions that ended before `since` are
         stored too, but counted in `before_since` instead of `sessions`."""
         report = HarvestReport(files_seen=len(sources))
-        plans = [p for p in (self._plan(s, report) for s in sources) if p is not None]
-        to_read = sum(p.size - p.start for p in plans if isinstance(p, Job))
+        plans = (p for p in (self._plan(s, report) for s in sources) if p is not None)  # one at a time
         pool = None
-        if self.workers > 1 and to_read >= POOL_MIN_BYTES and sum(isinstance(p, Job) for p in plans) > 1:
+        if self.workers > 1 and self._new_bytes_reach(sources, POOL_MIN_BYTES):
             pool = ReadPool(self.parsers, self.redactor, self.workers)
         try:
             stream = pool.read(plans) if pool else ((p, self._read_here(p)) for p in plans)
@@ -191,6 +190,25 @@ class Harvester:
             if pool is not None:
                 pool.close()
         return report
+
+    def _new_bytes_reach(self, sources: Sequence[Source], enough: int) -> bool:
+        """Whether the transcript files hold at least `enough` bytes past their cursors, in more
+        than one file (a quick look: stats and cursors, stopping as soon as they do)."""
+        total, files = 0, 0
+        for source in sources:
+            if source.kind != "jsonl":
+                continue
+            try:
+                st = os.stat(source.path)
+            except OSError:
+                continue
+            raw = self.store.cursor(source_key(source.path))
+            offset = int(raw.get("offset", 0)) if raw and raw.get("inode") == st.st_ino else 0
+            if st.st_size > offset:
+                total, files = total + st.st_size - offset, files + 1
+            if total >= enough and files > 1:
+                return True
+        return False
 
     def _plan(self, source: Source, report: HarvestReport) -> Job | Source | Unreadable | None:
         """What to do with `source`: a `Job` (read it from an offset), the source itself (an event

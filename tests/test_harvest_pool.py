@@ -220,3 +220,19 @@ def test_the_harvest_command_reads_with_workers_and_says_what_to_do_with_a_bad_c
     monkeypatch.setenv(WORKERS_ENV, "all")
     bad = CliRunner().invoke(main, ["harvest", "--chat-dir", str(chats)])
     assert bad.exit_code != 0 and f"{WORKERS_ENV}='all': give a whole number from 1 to 64" in bad.output
+
+
+def test_only_the_bytes_past_the_cursors_count_toward_starting_workers(
+    tmp_path: Path, pooled: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sources = corpus(tmp_path / "home")
+    size = sum(s.path.stat().st_size for s in sources if s.path.is_file())
+    monkeypatch.setattr(harvest, "POOL_MIN_BYTES", size // 2)
+    store = Store(tmp_path / "state.db")
+    Harvester(store, PARSERS, Redactor(), workers=2).harvest(sources)
+    assert pooled == [2]  # a first harvest reads it all
+    for s in [s for s in sources if s.path.is_file()][:4]:
+        with s.path.open("ab") as fh:
+            fh.write(s.path.read_bytes().splitlines(keepends=True)[-1])
+    report = Harvester(store, PARSERS, Redactor(), workers=2).harvest(sources)
+    assert pooled == [2] and report.files_read == 4  # four appended lines: read here
