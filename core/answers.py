@@ -10,7 +10,7 @@ from skillsleep.core.checks import CheckResult, compile_pattern, quoted
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Judge
 
-__all__ = ["answer_problems", "match_answer"]
+__all__ = ["answer_problems", "is_answer_line", "match_answer"]
 
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
 _EDGE_PUNCT = " \t\n\"'`“”‘’«».,;:!?*_"
@@ -39,6 +39,21 @@ def match_answer(judge: Judge, response: str) -> CheckResult | None:
         return CheckResult(True)
     seen = f"the response answered {quoted(got)}" if got.strip() else "the response gave no answer"
     return CheckResult(False, f"the expected answer is {quoted(expected)}; {seen}")
+
+
+def is_answer_line(judge: Judge, text: str) -> bool:
+    """Whether `text`, all of it, is an answer `judge` accepts: `ANSWER: True` for a task whose
+    answer is True (the whole line matches `answer_pattern`, or is the answer where it has none)."""
+    if judge.answer is None or not text.strip():
+        return False
+    try:
+        pattern = _answer_pattern(judge)
+        result = match_answer(judge, text)
+    except ConfigError:
+        return False
+    if pattern is not None and pattern.fullmatch(text.strip()) is None:
+        return False
+    return result is not None and result.passed
 
 
 def answer_problems(judge: Judge) -> list[str]:

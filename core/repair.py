@@ -6,6 +6,8 @@
                        same bounded-edit rules (never looser), in the room the first pass left
     quoted()           an added line that is only a bare heading (`## Summary`) is rewritten without
                        a call into the rule the refusal asks for, the heading quoted in backticks
+    answer_lines()     an added line that is one batch task's expected answer (`ANSWER: True` where other
+                       tasks expect False) is refused before it is applied, so the repair asks for the rule
     literal_rules()    an added line that is only a literal output template (`ANSWER: <number>`, a JSON
                        shape) is rewritten without a call into the instruction quoting it, before ranking
     remember_refused() what is still refused goes into the rejected-edit memory (stage "apply")
@@ -28,6 +30,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from skillsleep.core.answers import is_answer_line
 from skillsleep.core.edits import EditLimits, apply_edits
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
@@ -110,10 +113,14 @@ async def land(
     *,
     redactor: Redactor,
     on_repair: Callable[[int], None] = lambda _: None,
+    refuse: Callable[[Edit], str | None] = lambda _: None,
 ) -> Landed:
     """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
-    apply its rewrites within what is left of `limits`."""
-    first = apply_edits(skill, edits, limits)
+    apply its rewrites within what is left of `limits`. `refuse` refuses an edit (or a rewrite)
+    before the bounded-edit rules see it, with its reason (`answer_lines`)."""
+    held = [(e, why) for e in edits if (why := refuse(e)) is not None]
+    first = apply_edits(skill, [e for e in edits if not any(e is h for h, _ in held)], limits)
+    first.skipped[:0] = held
     lines = [_skip_line(e, why) for e, why in first.skipped]
     refusals = first.refusals()
     if not refusals:
@@ -123,6 +130,7 @@ async def land(
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
     rewrites = [(n, literal_rule(e) or e) for n, e in rewrites]
     rewrites += sorted(quotes.items())
+    rewrites = [(n, e) for n, e in rewrites if refuse(e) is None]  # an answer again: still refused
     safe: list[tuple[int, Edit]] = []
     screened: list[Refusal] = []
     for n, rewrite in rewrites:
@@ -169,6 +177,30 @@ def required_lines(tasks: Iterable[Task]) -> frozenset[str]:
         for t in tasks
     ]
     return frozenset(set.intersection(*sets)) if sets else frozenset()
+
+
+def answer_lines(tasks: Iterable[Task]) -> Callable[[Edit], str | None]:
+    """Why an added (or replacing) line is refused before it is applied: it is, all of it, the
+    expected answer of some of `tasks` and not of the others (`ANSWER: True` where half the batch
+    expects False). A small optimizer copies the failures' expected answer into the skill, which
+    can only trade some tasks for others; the repair call is asked for the rule instead. None for
+    any other edit, and when fewer than two tasks have an expected answer."""
+    judged = [t.judge for t in tasks if t.judge.answer is not None]
+
+    def refuse(edit: Edit) -> str | None:
+        content = _LIST_MARKER.sub("", (edit.content or "").strip(), count=1)
+        if edit.op == "delete" or "\n" in content or len(judged) < 2:
+            return None
+        hits = sum(is_answer_line(judge, content) for judge in judged)
+        if not 0 < hits < len(judged):
+            return None
+        return (
+            f"it is the expected answer of {hits} of this batch's {len(judged)} tasks, and the others expect "
+            "another: a skill line must hold for every task. Write instead the rule or reasoning step that "
+            "gets each task's own answer right"
+        )
+
+    return refuse
 
 
 def literal_rule(edit: Edit, required: frozenset[str] = frozenset()) -> Edit | None:

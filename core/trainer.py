@@ -15,7 +15,7 @@ import random
 
 from pydantic import Field
 
-from skillsleep.core import candidates
+from skillsleep.core import candidates, repair
 from skillsleep.core.aggregate import AggregateResult, aggregate
 from skillsleep.core.config import TrainConfig
 from skillsleep.core.edits import EditLimits, EditResult
@@ -42,7 +42,7 @@ from skillsleep.core.ranking import Selection, rank_and_clip
 from skillsleep.core.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import ReflectContext, Trajectory, reflect
-from skillsleep.core.repair import Landed, land, literal_rules, remember_gated, remember_refused, required_lines, usable
+from skillsleep.core.repair import Landed
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.schedule import budget_at
@@ -248,10 +248,11 @@ class Trainer:
             self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
         )
         merged, safe, refused = await self._merge_screened(reflected.edits, at)
-        safe, dropped = usable(literal_rules(safe, required_lines(batch)), st.rejected, cfg.train.min_support, current)
+        literal = repair.literal_rules(safe, repair.required_lines(batch))
+        safe, dropped = repair.usable(literal, st.rejected, cfg.train.min_support, current)
         selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
-        result = await self._land(st, current, selection.selected, at)
+        result = await self._land(st, current, selection.selected, at, batch)
         refused += result.screened
         first = EditResult(skill=result.skill, applied=result.applied, skipped=result.refused)
         built = candidates.build(current, first, selection, self.limits, n=cfg.train.candidates)
@@ -286,7 +287,7 @@ class Trainer:
         else:
             await self._gate_candidates(st, record, current, built, result)
         self.run_dir.write_json(step_dir / "step.json", record)
-        remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
+        repair.remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
 
     async def _rank(self, current: Skill, edits: list[Edit], lr: int) -> Selection:
@@ -294,13 +295,13 @@ class Trainer:
         autonomous, bounds = self.cfg.lr.schedule == "autonomous", (self.cfg.lr.min_edits, self.cfg.lr.max_edits)
         return await rank_and_clip(self.optimizer, current, edits, budget=lr, autonomous=autonomous, bounds=bounds)
 
-    async def _land(self, st: TrainState, current: Skill, selected: list[Edit], at: StepAt) -> Landed:
-        """The selected edits applied and the refused ones repaired once (`repair.json` records the round)."""
-
-        def on_repair(refused: int) -> None:
-            self.on_event(Repairing(at=at, refused=refused))
-
-        result = await land(self.optimizer, current, selected, self.limits, redactor=self.redactor, on_repair=on_repair)
+    async def _land(self, st: TrainState, skill: Skill, edits: list[Edit], at: StepAt, tasks: list[Task]) -> Landed:
+        """The selected edits applied (a line some `tasks` have as their answer refused first: `answer_lines`)
+        and the refused ones repaired once (`repair.json` records the round)."""
+        on_repair, refuse = lambda n: self.on_event(Repairing(at=at, refused=n)), repair.answer_lines(tasks)
+        result = await repair.land(
+            self.optimizer, skill, edits, self.limits, redactor=self.redactor, on_repair=on_repair, refuse=refuse
+        )
         if result.asked or result.rewrites:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
         return result
@@ -357,7 +358,7 @@ class Trainer:
             if not decision.accepted:
                 new = [e for e in edits if e not in remembered]
                 remembered += new
-                remember_gated(
+                repair.remember_gated(
                     st.rejected,
                     new,
                     decision,

@@ -1,0 +1,121 @@
+"""A line that is one task's expected answer is refused before it is applied, and the repair call is
+asked for the rule (the 1.5B optimizer's `ANSWER: True` on the reasoning family of bench/quality.py),
+on the scripted backend (chosen by name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillsleep.core.answers import is_answer_line
+from skillsleep.core.backends.base import BackendSettings
+from skillsleep.core.backends.scripted import ScriptedBackend
+from skillsleep.core.config import TrainConfig
+from skillsleep.core.edits import EditLimits
+from skillsleep.core.ledger import Ledger
+from skillsleep.core.llm import LLM
+from skillsleep.core.records import Check, Edit, Judge, Task
+from skillsleep.core.redact import Redactor
+from skillsleep.core.repair import answer_lines, land
+from skillsleep.core.skill import Skill
+from tests.test_repair import Optimizer, calls, config
+from tests.test_trainer import RULE, SEED, build
+
+BOOLEAN = Judge(
+    checks=[Check(type="last_line_regex", value=r"ANSWER: (True|False)\.?")],
+    answer_pattern=r"ANSWER:\s*(.+?)\s*$",
+    answer_match="normalized",
+)
+
+
+def boolean_tasks(*answers: str) -> list[Task]:
+    return [
+        Task(id=f"b{i}", prompt="not ( True ) and ( True ) is", judge=BOOLEAN.model_copy(update={"answer": a}))
+        for i, a in enumerate(answers)
+    ]
+
+
+def test_a_line_is_an_answer_only_when_all_of_it_is_one() -> None:
+    judge = BOOLEAN.model_copy(update={"answer": "True"})
+    assert is_answer_line(judge, "ANSWER: True") and is_answer_line(judge, "  ANSWER: true ")
+    assert not is_answer_line(judge, "ANSWER: False")
+    assert not is_answer_line(judge, "End your reply with a final line `ANSWER: True` or `ANSWER: False`.")
+    assert not is_answer_line(judge, "ANSWER: <answer>") and not is_answer_line(judge, "")
+    assert not is_answer_line(Judge(checks=[Check(type="contains", value="x")]), "x")  # no expected answer
+    plain = Judge(answer="Paris")  # no answer_pattern: the whole reply is the answer
+    assert is_answer_line(plain, "Paris.") and not is_answer_line(plain, "The capital is Paris")
+
+
+@pytest.mark.parametrize(
+    ("op", "content", "refused"),
+    [
+        ("add", "ANSWER: True", True),
+        ("add", "- ANSWER: True", True),  # as a list item of the skill
+        ("replace", "ANSWER: False", True),
+        ("add", "Each `not` flips the value after it.", False),
+        ("add", "End your reply with a final line `ANSWER: True` or `ANSWER: False`.", False),
+        ("add", "ANSWER: maybe", False),  # no task's answer
+        ("delete", "ANSWER: True", False),
+    ],
+)
+def test_an_answer_some_tasks_expect_and_others_do_not_is_refused(op: str, content: str, refused: bool) -> None:
+    refuse = answer_lines(boolean_tasks("True", "False", "True", "False"))
+    edit = Edit(op=op, target="- Read the question." if op != "add" else "", content=content)  # type: ignore[arg-type]
+    why = refuse(edit)
+    assert (why is not None) == refused
+    if why is not None:
+        assert "expected answer of 2 of this batch's 4 tasks" in why and "rule" in why
+
+
+def test_an_answer_every_task_shares_or_a_single_task_is_not_refused() -> None:
+    assert answer_lines(boolean_tasks("True", "True", "True"))(Edit(op="add", content="ANSWER: True")) is None
+    assert answer_lines(boolean_tasks("True"))(Edit(op="add", content="ANSWER: True")) is None
+
+
+async def test_the_refused_answer_goes_to_the_repair_call_with_its_reason() -> None:
+    opt = Optimizer(rewrite="Each `not` flips the value after it.")
+    llm = LLM(ScriptedBackend(BackendSettings(model="opt"), opt), ledger=Ledger())
+    edit = Edit(op="add", content="ANSWER: True", rationale="the failures expected True")
+    landed = await land(
+        llm,
+        Skill(SEED),
+        [edit],
+        EditLimits(max_edits=2),
+        redactor=Redactor(),
+        refuse=answer_lines(boolean_tasks("True", "False", "False")),
+    )
+    assert (
+        landed.asked and landed.asked[0][0] is edit and "expected answer of 1 of this batch's 3" in landed.asked[0][1]
+    )
+    assert [e.content for e in landed.applied] == ["Each `not` flips the value after it."]
+    assert landed.refused == [] and "ANSWER: True" not in landed.skill.text
+    assert "expected answer of 1 of this batch's 3 tasks" in opt.prompts["rewrites"][0]
+
+
+def every_train_task(tmp_path: Path, steps: int) -> TrainConfig:
+    """A batch of all six train tasks (answers 3, 5, 7, 9, 11, 13): `ANSWER: 7` is one task's answer."""
+    cfg = config(tmp_path, steps)
+    return cfg.model_copy(update={"train": cfg.train.model_copy(update={"batch_size": 6, "minibatch_size": 6})})
+
+
+async def test_a_step_proposing_one_tasks_answer_lands_the_rule_the_repair_wrote(tmp_path: Path) -> None:
+    opt, ledger = Optimizer(rewrite=RULE, findings=("ANSWER: 7",)), Ledger()
+    trainer, _, _ = build(every_train_task(tmp_path, 1), tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    step = st.steps[0]
+    assert [e.content for e in step.applied] == [RULE] and step.gate is not None and step.gate.accepted
+    assert calls(ledger, "repair") == 1 and "ANSWER: 7" not in st.current
+    assert "expected answer of 1 of this batch's 6 tasks" in opt.prompts["rewrites"][0]
+
+
+async def test_an_answer_the_repair_writes_again_stays_refused_and_is_not_proposed_again(tmp_path: Path) -> None:
+    opt, ledger = Optimizer(rewrite="ANSWER: 9", findings=("ANSWER: 7",)), Ledger()
+    trainer, _, _ = build(every_train_task(tmp_path, 2), tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    first, second = st.steps
+    assert first.applied == [] and "ANSWER: 9" not in st.current and "ANSWER: 7" not in st.current
+    (memory,) = [r for r in st.rejected if r.edit.content == "ANSWER: 7"]
+    assert memory.stage == "apply" and "expected answer of 1 of this batch's 6 tasks" in memory.reason
+    assert second.selected == [] and any("ANSWER: 7" in line for line in second.skipped)  # dropped before ranking
+    assert calls(ledger, "repair") == 1
