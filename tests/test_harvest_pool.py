@@ -137,7 +137,9 @@ def _die(data: bytes, source: str, offset: int) -> ParseResult:
 def test_a_worker_that_dies_ends_the_harvest_with_what_to_do_and_loses_nothing(
     tmp_path: Path, pooled: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(harvest_read, "start_method_here", lambda: "fork")
+    monkeypatch.setattr(
+        harvest_read, "start_method_here", lambda: "forkserver"
+    )  # a clean start: a fork would copy whatever threads the test run holds
     sources = [s for s in corpus(tmp_path / "home") if s.harness == "claude-code" and s.path.is_file()]
     boom = tmp_path / "home" / "boom.jsonl"
     shutil.copyfile(sources[0].path, boom)
