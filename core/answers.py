@@ -10,9 +10,10 @@ from skillsleep.core.checks import CheckResult, compile_pattern, quoted
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Judge
 
-__all__ = ["answer_problems", "is_answer_line", "match_answer"]
+__all__ = ["answer_problems", "is_answer_line", "match_answer", "states_answer"]
 
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
+_QUOTED = re.compile(r"`[^`\n]*`")
 _EDGE_PUNCT = " \t\n\"'`“”‘’«».,;:!?*_"
 
 
@@ -54,6 +55,21 @@ def is_answer_line(judge: Judge, text: str) -> bool:
     if pattern is not None and pattern.fullmatch(text.strip()) is None:
         return False
     return result is not None and result.passed
+
+
+def states_answer(judge: Judge, text: str) -> bool:
+    """Whether `text` states, outside backticks, an answer `judge` accepts in its answer form
+    (`… without working. ANSWER: True`); a quoted form (`ANSWER: True` in backticks) is a format
+    rule's literal, not a stated answer. False for a judge without `answer_pattern`."""
+    if judge.answer is None or judge.answer_pattern is None:
+        return False
+    bare = _QUOTED.sub(" ", text)
+    try:
+        pattern = _answer_pattern(judge)
+        result = match_answer(judge, bare)
+    except ConfigError:
+        return False
+    return pattern is not None and pattern.search(bare) is not None and result is not None and result.passed
 
 
 def answer_problems(judge: Judge) -> list[str]:

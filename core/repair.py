@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from skillsleep.core.answers import is_answer_line
+from skillsleep.core.answers import is_answer_line, states_answer
 from skillsleep.core.edits import EditLimits, apply_edits
 from skillsleep.core.errors import ParseError
 from skillsleep.core.llm import LLM
@@ -130,10 +130,12 @@ async def land(
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
     rewrites = [(n, literal_rule(e) or e) for n, e in rewrites]
     rewrites += sorted(quotes.items())
-    rewrites = [(n, e) for n, e in rewrites if refuse(e) is None]  # an answer again: still refused
     safe: list[tuple[int, Edit]] = []
     screened: list[Refusal] = []
     for n, rewrite in rewrites:
+        if (why := refuse(rewrite)) is not None:  # an answer again: its edit stays refused
+            lines.append(f"repair: {_skip_line(rewrite, why)}")
+            continue
         ok, refused = screen_all([rewrite], redactor)
         safe += [(n, e) for e in ok]
         screened += refused
@@ -182,7 +184,8 @@ def required_lines(tasks: Iterable[Task]) -> frozenset[str]:
 def answer_lines(tasks: Iterable[Task]) -> Callable[[Edit], str | None]:
     """Why an added (or replacing) line is refused before it is applied: it is, all of it, the
     expected answer of some of `tasks` and not of the others (`ANSWER: True` where half the batch
-    expects False). A small optimizer copies the failures' expected answer into the skill, which
+    expects False), or states one in the answer's form outside backticks (`Answer at once.
+    ANSWER: True`). A small optimizer copies the failures' expected answer into the skill, which
     can only trade some tasks for others; the repair call is asked for the rule instead. None for
     any other edit, and when fewer than two tasks have an expected answer."""
     judged = [t.judge for t in tasks if t.judge.answer is not None]
@@ -191,7 +194,7 @@ def answer_lines(tasks: Iterable[Task]) -> Callable[[Edit], str | None]:
         content = _LIST_MARKER.sub("", (edit.content or "").strip(), count=1)
         if edit.op == "delete" or "\n" in content or len(judged) < 2:
             return None
-        hits = sum(is_answer_line(judge, content) for judge in judged)
+        hits = sum(is_answer_line(judge, content) or states_answer(judge, content) for judge in judged)
         if not 0 < hits < len(judged):
             return None
         return (
@@ -361,8 +364,8 @@ def _as_rewrite(item: Rewrite | Unfit, skipped: list[tuple[Edit, str]]) -> tuple
     if not 1 <= item.edit <= len(skipped):
         return None, f"it names edit {item.edit}, but the refused edits are numbered 1 to {len(skipped)}"
     original = skipped[item.edit - 1][0]
-    target = _NUMBER.sub("", item.target, count=1)
-    finding = Finding(diagnosis=original.rationale, kind=original.kind, op=item.op, target=target, content=item.content)
+    target, content = (_NUMBER.sub("", text, count=1) for text in (item.target, item.content))  # copied numbers
+    finding = Finding(diagnosis=original.rationale, kind=original.kind, op=item.op, target=target, content=content)
     edit, why = as_edit(finding)
     kept = {"support": original.support, "evidence": original.evidence}
     return (edit.model_copy(update=kept) if edit else None), why

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.answers import is_answer_line
+from skillsleep.core.answers import is_answer_line, states_answer
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.config import TrainConfig
@@ -56,6 +56,8 @@ def test_a_line_is_an_answer_only_when_all_of_it_is_one() -> None:
         ("add", "Each `not` flips the value after it.", False),
         ("add", "End your reply with a final line `ANSWER: True` or `ANSWER: False`.", False),
         ("add", "ANSWER: maybe", False),  # no task's answer
+        ("replace", "- Give the result at once, without working. ANSWER: True", True),  # stated in its form
+        ("add", "If it is `not False`, the last line is `ANSWER: True`.", False),  # quoted: a format literal
         ("delete", "ANSWER: True", False),
     ],
 )
@@ -66,6 +68,16 @@ def test_an_answer_some_tasks_expect_and_others_do_not_is_refused(op: str, conte
     assert (why is not None) == refused
     if why is not None:
         assert "expected answer of 2 of this batch's 4 tasks" in why and "rule" in why
+
+
+def test_an_answer_is_stated_only_in_its_form_and_outside_backticks() -> None:
+    judge = BOOLEAN.model_copy(update={"answer": "True"})
+    assert states_answer(judge, "Answer at once. ANSWER: True") and not states_answer(
+        judge, "Answer at once. ANSWER: False"
+    )
+    assert not states_answer(judge, "End with `ANSWER: True` or `ANSWER: False`.")
+    assert not states_answer(judge, "The answer is True.")  # not in the answer's form
+    assert not states_answer(Judge(answer="Paris"), "ANSWER: Paris")  # no answer form to look for
 
 
 def test_an_answer_every_task_shares_or_a_single_task_is_not_refused() -> None:
@@ -97,6 +109,21 @@ def every_train_task(tmp_path: Path, steps: int) -> TrainConfig:
     """A batch of all six train tasks (answers 3, 5, 7, 9, 11, 13): `ANSWER: 7` is one task's answer."""
     cfg = config(tmp_path, steps)
     return cfg.model_copy(update={"train": cfg.train.model_copy(update={"batch_size": 6, "minibatch_size": 6})})
+
+
+async def test_a_rewrite_copying_the_prompts_line_number_and_the_answer_stays_refused() -> None:
+    # the 1.5B's repair on bench/quality.py's reasoning family: the numbered line copied, the answer appended
+    opt = Optimizer(rewrite="  4| - Read the question. ANSWER: True")
+    llm = LLM(ScriptedBackend(BackendSettings(model="opt"), opt), ledger=Ledger())
+    edit = Edit(op="add", content="ANSWER: True")
+    landed = await land(
+        llm, Skill(SEED), [edit], EditLimits(), redactor=Redactor(), refuse=answer_lines(boolean_tasks("True", "False"))
+    )
+    assert [e.content for e in landed.rewrites] == ["- Read the question. ANSWER: True"]  # the number dropped
+    assert landed.applied == [] and landed.refused == [(edit, landed.asked[0][1])]
+    assert any(
+        line.startswith("repair: ") and "expected answer of 1 of this batch's 2" in line for line in landed.skipped
+    )
 
 
 async def test_a_step_proposing_one_tasks_answer_lands_the_rule_the_repair_wrote(tmp_path: Path) -> None:
