@@ -10,7 +10,7 @@ family × optimizer, and JSON as the last line.
 
     .venv/bin/python bench/quality.py [--families structure,answer-format,reasoning]
         [--optimizers local:qwen2.5-coder-1.5b,local:qwen2.5-coder-0.5b] [--seeds 0,1,2]
-        [--steps 2] [--work DIR] [--out FILE]
+        [--steps 2] [--candidates 1] [--work DIR] [--out FILE]
 
 The 1.5B optimizer needs `pip install -e '.[local,local-large]'`. Targets (issue 13), judged
 for the 1.5B optimizer: on every family the mean test gain is at least half the headroom
@@ -108,8 +108,9 @@ def build_tasks(family: Family) -> list[Task]:
     return tasks
 
 
-def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, steps: int) -> Path:
-    """A run.toml as a user would write it: 1 epoch of `steps` steps, batch 4, at most 3 edits."""
+def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, steps: int, candidates: int = 1) -> Path:
+    """A run.toml as a user would write it: 1 epoch of `steps` steps, batch 4, at most 3 edits,
+    `candidates` candidate skills gated per step."""
     config = folder / "run.toml"
     config.write_text(
         f'[run]\nname = "run"\nout_dir = "{folder}"\nseed = {seed}\n'
@@ -117,6 +118,7 @@ def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, st
         f'[target]\nbackend = "{TARGET}"\nmax_tokens = {family.max_tokens}\ntimeout_s = 600\n'
         f'[optimizer]\nbackend = "{optimizer}"\nmax_tokens = 512\ntimeout_s = 900\n'
         f"[train]\nepochs = 1\nsteps_per_epoch = {steps}\nbatch_size = 4\nminibatch_size = 4\n"
+        f"candidates = {candidates}\n"
         '[lr]\nschedule = "cosine"\nmax_edits = 3\nmin_edits = 1\n'
         '[gate]\nmetric = "hard"\n[slow_update]\nsample_size = 4\nmax_lines = 4\n'
         "[cache]\nenabled = false\n"
@@ -183,16 +185,24 @@ def step_counts(run_dir: Path) -> dict[str, int]:
 
 
 async def one_run(
-    work: Path, family: Family, tests: TestScores, optimizer: str, seed: int, steps: int, verbose: bool
+    work: Path,
+    family: Family,
+    tests: TestScores,
+    optimizer: str,
+    seed: int,
+    steps: int,
+    verbose: bool,
+    candidates: int = 1,
 ) -> dict[str, Any]:
     """Train once and score the result on the test split; one row of the table."""
     from skillsleep.slash_commands.train_runner import run_training
 
-    folder = work / family.name / f"{optimizer.split(':')[-1]}-seed{seed}"
+    name = f"{optimizer.split(':')[-1]}-seed{seed}" + (f"-c{candidates}" if candidates > 1 else "")
+    folder = work / family.name / name
     folder.mkdir(parents=True, exist_ok=True)
     tasks = [t for t in build_tasks(family) if t.split != "test"]  # the optimizer never sees test
     (folder / "tasks.jsonl").write_text("".join(t.model_dump_json(exclude_none=True) + "\n" for t in tasks))
-    config = write_run_config(folder, family, optimizer, seed, steps)
+    config = write_run_config(folder, family, optimizer, seed, steps, candidates)
     start = time.perf_counter()
     summary = await run_training(config, [], fresh=True, on_event=_say if verbose else quiet)
     train_s = time.perf_counter() - start
@@ -211,6 +221,7 @@ async def one_run(
         "family": family.name,
         "optimizer": optimizer,
         "seed": seed,
+        "candidates": candidates,
         "selection": {k: summary[f"{k}_score"] for k in ("seed", "best", "final")},
         "test": test,
         **step_counts(run_dir),
@@ -226,11 +237,11 @@ async def one_run(
 
 
 def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[dict[str, Any]]:
-    """Per family × optimizer: the test gain over seeds (best skill − seed skill), the headroom
+    """Per family × optimizer × candidates: the test gain over seeds (best skill − seed skill), the headroom
     fraction and whether each target holds."""
     out = []
-    for family, optimizer in dict.fromkeys((r["family"], r["optimizer"]) for r in rows):
-        runs = [r for r in rows if (r["family"], r["optimizer"]) == (family, optimizer)]
+    for family, optimizer, n in dict.fromkeys((r["family"], r["optimizer"], r.get("candidates", 1)) for r in rows):
+        runs = [r for r in rows if (r["family"], r["optimizer"], r.get("candidates", 1)) == (family, optimizer, n)]
         seed_score, ref = runs[0]["test"]["seed"], reference[family]
         gains = [r["test"]["best"] - r["test"]["seed"] for r in runs]
         gain = statistics.mean(gains)
@@ -244,6 +255,7 @@ def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[d
             {
                 "family": family,
                 "optimizer": optimizer,
+                "candidates": n,
                 "seeds": len(runs),
                 "test_seed": seed_score,
                 "test_reference": ref,
@@ -272,7 +284,7 @@ def _row_line(r: dict[str, Any]) -> str:
     sel, test = r["selection"], r["test"]
     roles = " ".join(f"{k}={v['calls']}/{v['tokens']}" for k, v in sorted(r["by_role"].items()))
     return (
-        f"{r['family']:13} {r['optimizer'].split(':')[-1]:18} seed {r['seed']}  "
+        f"{r['family']:13} {r['optimizer'].split(':')[-1]:18} seed {r['seed']} candidates {r['candidates']}  "
         f"sel {sel['seed']:.2f}→{sel['best']:.2f} (final {sel['final']:.2f})  "
         f"test {test['seed']:.2f}→{test['best']:.2f} (final {test['final']:.2f}, ref {r['reference']:.2f})  "
         f"steps {r['steps']} applicable {r['steps_applicable']} moot {r['steps_moot']} "
@@ -285,7 +297,7 @@ def _summary_line(s: dict[str, Any]) -> str:
     frac = "n/a" if s["headroom_fraction"] is None else f"{s['headroom_fraction']:.2f}"
     ok = {True: "yes", False: "no"}
     return (
-        f"{s['family']:13} {s['optimizer'].split(':')[-1]:18} {s['seeds']} seeds  "
+        f"{s['family']:13} {s['optimizer'].split(':')[-1]:18} candidates {s['candidates']} {s['seeds']} seeds  "
         f"test seed {s['test_seed']:.2f} ref {s['test_reference']:.2f}  "
         f"gain {s['gain_mean']:+.2f} ± {s['gain_sd']:.2f} [{s['gain_min']:+.2f}, {s['gain_max']:+.2f}]  "
         f"headroom fraction {frac}  steps {s['steps']}: applicable {s['steps_applicable']}, "
@@ -310,7 +322,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         reference[family.name] = await tests.score(family.reference_skill)
         for optimizer in args.optimizers:
             for seed in args.seeds:
-                row = await one_run(work, family, tests, optimizer, seed, args.steps, args.verbose)
+                row = await one_run(work, family, tests, optimizer, seed, args.steps, args.verbose, args.candidates)
                 row["reference"] = reference[family.name]
                 rows.append(row)
                 print(_row_line(row), flush=True)
@@ -323,6 +335,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "bench": "quality",
         "target": TARGET,
         "steps": args.steps,
+        "candidates": args.candidates,
         "summary": summary,
         "runs": rows,
         "wall_s": round(time.perf_counter() - start, 1),
@@ -335,6 +348,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--optimizers", default=",".join(OPTIMIZERS), help="comma-separated optimizer backends")
     ap.add_argument("--seeds", default="0,1,2", help="comma-separated run seeds")
     ap.add_argument("--steps", type=int, default=2, help="training steps per run (1 epoch)")
+    ap.add_argument(
+        "--candidates", type=int, default=1, help="candidate skills each step gates ([train] candidates, 1-8)"
+    )
     ap.add_argument("--work", type=Path, help="keep runs and the model cache here (default: a temporary folder)")
     ap.add_argument("--out", help="also write the whole result as JSON to this file (rewritten after every run)")
     ap.add_argument("--verbose", action="store_true", help="print the training's progress lines to stderr")
@@ -347,6 +363,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         ap.error(f"--seeds takes whole numbers separated by commas, such as 0,1,2; got {args.seeds!r}")
     if args.steps < 1:
         ap.error("--steps must be 1 or more")
+    if not 1 <= args.candidates <= 8:
+        ap.error(f"--candidates takes 1 to 8 (the range of [train] candidates); got {args.candidates}")
     for name in args.families:
         load_family(name)  # an unknown family fails before any model is loaded
     if not DATA.is_dir():

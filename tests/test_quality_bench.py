@@ -135,3 +135,22 @@ def test_the_summary_counts_moot_steps_apart_from_dead_ends(bench: ModuleType) -
     (held,) = bench.summarise([_row("o", 0, 0.9, 13934, 1, moot=1)], {"f": 1.0})
     assert held["applicable_rate"] == 1.0 and held["target_applicable"]
     assert "moot 1, dead-end 0" in bench._summary_line(held)
+
+
+def test_candidates_reach_the_run_config_and_split_the_summary(bench: ModuleType, tmp_path: Path) -> None:
+    from skillsleep.core.config import load_config
+
+    family = bench.load_family("structure")
+    config = load_config(bench.write_run_config(tmp_path, family, "scripted:x", 0, 2, candidates=2))
+    assert config.train.candidates == 2
+    rows = [_row("o", 0, 0.6, 9000, 2), {**_row("o", 0, 0.8, 12000, 2), "candidates": 2}]
+    one, two = bench.summarise(rows, {"f": 1.0})
+    assert (one["candidates"], one["gain_mean"]) == (1, pytest.approx(0.4))
+    assert (two["candidates"], two["gain_mean"]) == (2, pytest.approx(0.6))
+    assert "candidates 2" in bench._summary_line(two)
+
+
+def test_candidates_out_of_range_are_a_usage_error(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--candidates", "9"])
+    assert exc.value.code == 2 and "--candidates takes 1 to 8" in capsys.readouterr().err
