@@ -187,6 +187,8 @@ def main() -> None:
         "--workers", type=int, default=None, help="worker processes of the harvest (default: as `skillsleep harvest`)"
     )
     args = parser.parse_args()
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers takes 1 or more (1: read in this process); got {args.workers}")
     workers = args.workers or harvest_workers()
     if not DATA.is_dir():
         print(json.dumps({"error": f"{DATA} is absent: no real transcripts to replicate"}))

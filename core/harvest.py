@@ -233,7 +233,7 @@ class Harvester:
             ):
                 start = cursor.offset
         except OSError as exc:  # vanished or unreadable file: counted and named, never fatal
-            return Unreadable(kind=type(exc).__name__, message=f"{key}: {exc.strerror or exc}")
+            return Unreadable.of(key, exc)
         return Job(
             harness=source.harness,
             path=source.path,
@@ -257,13 +257,13 @@ class Harvester:
     ) -> None:
         """Store what reading `plan` gave (or read the event database it is), with its cursor."""
         if isinstance(plan, Unreadable):
-            _unreadable(report, plan.kind, plan.message)
+            _unreadable(report, plan)
             return
         if isinstance(plan, Source):
             try:
                 self._db(plan, source_key(plan.path), report, since)
             except OSError as exc:
-                _unreadable(report, type(exc).__name__, f"{source_key(plan.path)}: {exc.strerror or exc}")
+                _unreadable(report, Unreadable.of(source_key(plan.path), exc))
             return
         if plan.cursor != self.store.cursor(plan.key):  # another harvest stored this file meanwhile
             fresh = self._plan(Source(harness=plan.harness, path=plan.path), report)
@@ -273,8 +273,8 @@ class Harvester:
                 return
             plan, read = fresh, self._read_here(fresh)
         assert read is not None
-        if read.error is not None:
-            _unreadable(report, read.error_kind or "OSError", read.error)
+        if read.unreadable is not None:
+            _unreadable(report, read.unreadable)
             return
         if plan.reset:
             report.files_reset += 1
@@ -324,6 +324,6 @@ class Harvester:
         report.errors += c.errors
 
 
-def _unreadable(report: HarvestReport, kind: str, message: str) -> None:
-    report.skipped[f"unreadable_file:{kind}"] += 1
-    report.unreadable.append(message)
+def _unreadable(report: HarvestReport, what: Unreadable) -> None:
+    report.skipped[f"unreadable_file:{what.kind}"] += 1
+    report.unreadable.append(what.message)

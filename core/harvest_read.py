@@ -57,6 +57,17 @@ class ChunkRead(Record):
         return Session.model_validate_json(self.data)
 
 
+class Unreadable(Record):
+    """A file the harvest could not read: counted and named in the report, in its turn."""
+
+    kind: str  # the OSError's type name
+    message: str  # "path: reason"
+
+    @classmethod
+    def of(cls, key: str, exc: OSError) -> Unreadable:
+        return cls(kind=type(exc).__name__, message=f"{key}: {exc.strerror or exc}")
+
+
 class FileRead(Record):
     """What reading one transcript file from an offset gave."""
 
@@ -66,8 +77,7 @@ class FileRead(Record):
     bytes_read: int = 0  # of them, the complete lines parsed (a half-written last line is left)
     head: str = ""  # sha256 of the file's first min(offset after reading, HEAD_BYTES) bytes
     redactions: Counter[str] = Field(default_factory=Counter)
-    error: str | None = None  # the OSError that kept the file from being read
-    error_kind: str | None = None
+    unreadable: Unreadable | None = None  # the OSError that kept the file from being read
 
 
 def chunk(session: Session) -> ChunkRead:
@@ -107,7 +117,7 @@ def read_file(parser: Parser, redactor: Redactor, path: Path, key: str, start: i
             else hashlib.sha256(data[: min(offset, HEAD_BYTES)]).hexdigest()
         )
     except OSError as exc:
-        return FileRead(error=f"{key}: {exc.strerror or exc}", error_kind=type(exc).__name__)
+        return FileRead(unreadable=Unreadable.of(key, exc))
     sessions = [chunk(redactor.session(s)) for s in parsed.sessions]
     return FileRead(
         sessions=sessions,
@@ -133,13 +143,6 @@ class Job(Record):
     inode: int = 0
     size: int = 0
     mtime_ns: int = 0
-
-
-class Unreadable(Record):
-    """A file the harvest could not read: counted and named in the report, in its turn."""
-
-    kind: str  # the OSError's type name
-    message: str  # "path: reason"
 
 
 # -- worker processes ---------------------------------------------------------------------------
@@ -184,10 +187,8 @@ class ReadPool:
     """Worker processes that read files ahead of the harvest, results handed back in job order;
     at most `2 × workers` tasks of up to `TASK_BYTES` each are in flight, so memory stays bounded."""
 
-    def __init__(
-        self, parsers: dict[str, Parser], redactor: Redactor, workers: int, *, start_method: str | None = None
-    ) -> None:
-        method = start_method or start_method_here()
+    def __init__(self, parsers: dict[str, Parser], redactor: Redactor, workers: int) -> None:
+        method = start_method_here()
         ctx = multiprocessing.get_context(method)
         if method == "forkserver":  # each worker forks from a server that imported the parsers once
             ctx.set_forkserver_preload(sorted({__name__} | {p.__module__ for p in parsers.values()} - {"__main__"}))
