@@ -6,7 +6,9 @@ required. `extends = "base.toml"` (relative to the file) merges a parent deeply:
 key by key, tables merge recursively, chains are followed and cycles refused. Relative data
 paths (`data.tasks`, `data.skill`, `run.out_dir`) are made absolute against the directory of
 the file that set them. Overrides (`train.epochs=3`) are applied last; values parse as TOML
-scalars, falling back to a plain string.
+scalars, falling back to a plain string. Validation is strict, as TOML gives typed values:
+`epochs = true`, `epochs = "2"` or `enabled = "yes"` is an error naming the key, never a
+silent conversion (an integer is still a number where a float is expected).
 """
 
 from __future__ import annotations
@@ -66,16 +68,21 @@ class RunSection(_Section):
 
 
 class SplitFractions(_Section):
-    """Shares of tasks without an explicit split."""
+    """Shares of tasks without an explicit split: each between 0 and 1, together 1."""
 
-    train: float = Field(default=0.5, ge=0)
-    val: float = Field(default=0.3, ge=0)
-    test: float = Field(default=0.2, ge=0)
+    train: float = Field(default=0.5, ge=0, le=1)
+    val: float = Field(default=0.3, ge=0, le=1)
+    test: float = Field(default=0.2, ge=0, le=1)
 
     @model_validator(mode="after")
-    def _positive(self) -> SplitFractions:
-        if self.train + self.val + self.test <= 0:
-            raise ValueError("split fractions must add up to more than 0")
+    def _add_up_to_one(self) -> SplitFractions:
+        total = self.train + self.val + self.test
+        if not math.isclose(total, 1.0, abs_tol=1e-6):
+            shares = " + ".join(
+                f"{'' if name in self.model_fields_set else 'default '}{name} {getattr(self, name):g}"
+                for name in ("train", "val", "test")
+            )
+            raise ValueError(f"fractions add up to {total:g} ({shares}); set them so they add up to 1")
         return self
 
 
@@ -250,7 +257,7 @@ def _build(
         for loc, value in _non_finite(merged, ())
     ]  # TOML has inf and nan; no setting means them
     try:
-        cfg = TrainConfig.model_validate(merged)
+        cfg = TrainConfig.model_validate(merged, strict=True)  # TOML values are typed: no coercion
     except ValidationError as exc:
         lines += describe_validation_error(exc, origin=origin, default_source=source)
     if lines:
