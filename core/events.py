@@ -104,6 +104,7 @@ __all__ = [
     "StepStarted",
     "Stopped",
     "WritingJudges",
+    "in_night",
     "quiet",
 ]
 
@@ -153,3 +154,17 @@ EventSink = Callable[[Event], None]
 def quiet(_event: Event, /) -> None:
     """The sink that drops every event (the default where nobody listens)."""
     return None
+
+
+def in_night(on_event: EventSink, night: int) -> EventSink:
+    """`on_event` for the training of night `night`: its steps and its end are told in nights
+    ("night 2, step 1/2"), not as the epochs of the skill's training the nights add up to."""
+
+    def sink(event: Event) -> None:
+        if isinstance(event, EpochEnd):
+            event = event.model_copy(update={"night": night})
+        elif isinstance(at := getattr(event, "at", None), StepAt):
+            event = event.model_copy(update={"at": at.model_copy(update={"night": night})})
+        on_event(event)
+
+    return sink

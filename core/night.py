@@ -35,6 +35,7 @@ from skillsleep.core.events import (
     Mining,
     NotEnoughEvidence,
     WritingJudges,
+    in_night,
     quiet,
 )
 from skillsleep.core.gate import NOT_ENOUGH, decide, mean
@@ -215,7 +216,7 @@ async def train_night(
         evaluator=evaluator,
         optimizer=optimizer,
         run_dir=run_dir,
-        on_event=on_event,
+        on_event=in_night(on_event, night),
         first_epoch=night - 1,
         redactor=redactor,
     )

@@ -41,14 +41,18 @@ class EventRecord(BaseModel):
 
 
 class StepAt(EventRecord):
-    """Where in the training a step is; `epoch` and `step` count from 0."""
+    """Where in the training a step is; `epoch` and `step` count from 0. In a night of `skillsleep
+    run` (one epoch of the skill's training, the night's number set by `in_night`) it is told in nights."""
 
     epoch: int
     epochs: int
     step: int
     steps: int
+    night: int | None = None
 
     def label(self) -> str:
+        if self.night is not None:
+            return f"night {self.night}, step {self.step + 1}/{self.steps}"
         return f"epoch {self.epoch + 1}/{self.epochs} step {self.step + 1}/{self.steps}"
 
 
@@ -186,8 +190,11 @@ class EpochEnd(EventRecord):
 
     kind: Literal["epoch_end"] = "epoch_end"
     epoch: int  # from 0
+    night: int | None = None  # set by `in_night`: the epoch is this night's
 
     def describe(self) -> str:
+        if self.night is not None:
+            return f"night {self.night}: end of the night (slow update, meta skill)"
         return f"epoch {self.epoch + 1}: boundary (slow update, meta skill)"
 
 

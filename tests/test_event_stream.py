@@ -58,7 +58,7 @@ def test_train_json_streams_events_on_stderr_and_keeps_its_summary_on_stdout(pro
     assert len(rollouts) == len((run / "rollouts.jsonl").read_text().splitlines())
     decided = [e for e in events if e["kind"] == "gate_decided"]
     assert len(decided) == summary["accepted"] + summary["rejected"] and decided[0]["accepted"] is True
-    assert decided[0]["at"] == {"epoch": 0, "epochs": 2, "step": 0, "steps": 1}
+    assert decided[0]["at"] == {"epoch": 0, "epochs": 2, "step": 0, "steps": 1, "night": None}
 
 
 def test_the_json_events_read_back_are_the_lines_printed_without_json(project: Path) -> None:

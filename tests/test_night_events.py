@@ -118,3 +118,14 @@ def test_an_adopt_refused_is_an_event_and_no_adopted_one(root: Path) -> None:
     refused = [e for e in events if isinstance(e, AdoptRefused)]
     assert len(refused) == 1 and refused[0].proposal == result.proposal and "changed since" in refused[0].error
     assert not [e for e in events if isinstance(e, Adopted)]
+
+
+def test_a_second_night_tells_its_steps_in_nights_not_epochs(root: Path) -> None:
+    skill = live_file(root)
+    night(root, settings(root), skill)
+    events: list[Event] = []
+    night(root, settings(root), skill, on_event=events.append)
+    lines = [e.describe() for e in events if e.kind in ("step_started", "gate_decided", "epoch_end")]
+    assert lines and not [line for line in lines if "epoch" in line], lines
+    assert any(line.startswith("night 2, step 1/") for line in lines), lines
+    assert "night 2: end of the night (slow update, meta skill)" in lines
