@@ -65,7 +65,7 @@ def check_data_dir() -> Path:
             raise ConfigError(f"{what} is not writable by this user; fix its permissions (chmod u+rwx), or {fix}")
         return path
     if path.exists() or path.is_symlink():
-        kind = "a file" if path.is_file() else "a broken link" if not path.exists() else "not a folder"
+        kind = "a file" if path.is_file() else "a broken link" if not path.exists() else "a pipe, socket or device"
         raise ConfigError(f"{what} is {kind}, not a folder; {fix}, or move {path} away")
     parent = next(p for p in path.parents if p.exists())
     if not parent.is_dir():

@@ -4,6 +4,7 @@ writable: every command says so in one clean error (exit 2) before any work."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,18 @@ def test_a_data_folder_that_is_a_file_stops_every_command_before_any_work(
     assert f"the skillsleep data folder {home} (SKILLSLEEP_HOME) is a file, not a folder" in result.stderr
     assert "point SKILLSLEEP_HOME at a folder" in result.stderr and "Traceback" not in result.output
     assert home.read_text() == "mine\n" and not (root / "runs").exists()  # nothing was done
+
+
+def test_a_data_folder_that_is_a_pipe_is_named_once_as_not_a_folder(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home-is-a-pipe"
+    os.mkfifo(home)
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(home))
+    result = CliRunner().invoke(main, commands(root)["status"])
+    assert result.exit_code == 2, result.output
+    assert f"{home} (SKILLSLEEP_HOME) is a pipe, socket or device, not a folder; point" in result.stderr
+    assert result.stderr.count("not a folder") == 1
 
 
 def test_a_data_folder_below_a_file_cannot_be_created(
