@@ -298,6 +298,7 @@ def _head(n: _Night) -> NightResult:
         harness=n.settings.harness,
         skill_path=str(n.skill.path),
         skill_name=n.skill.name,
+        managed=n.skill.managed,
         outcome="no-candidate",
         reason="nothing to train on",
         dry_run=n.dry_run,

@@ -1,11 +1,12 @@
-"""How untrusted text (a model's words, a transcript's, a user's file) is shown.
+"""How text is shown: untrusted text (a model's words, a transcript's, a user's file), and counts.
 
     md_line(x)      one line of markdown an agent renders: markup, links and table breaks escaped
     plain_line(x)   one line for a person at a terminal: the text as it is, no escapes
     visible(text)   many lines (a diff, an error message): the line breaks and tabs kept
     fence(text)     a code fence longer than any run of backticks in `text`
+    counted(n, noun)  a count with its noun in the right number: "1 call", "2 calls"
 
-In all three, control characters are shown as visible symbols (ESC as ␛, CR as ␍, a C1 or a
+In the first three, control characters are shown as visible symbols (ESC as ␛, CR as ␍, a C1 or a
 bidirectional control as <U+…>), so untrusted text can never send an escape sequence to a
 terminal, retitle its window, or reorder what is shown.
 """
@@ -44,3 +45,8 @@ def fence(text: str) -> str:
     """A markdown code fence that `text` cannot close: longer than any run of backticks in it."""
     runs = [len(m) for m in re.findall(r"`+", text)]
     return "`" * max(3, max(runs, default=0) + 1)
+
+
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """`n` (thousands separated) and `noun`, plural unless `n` is 1 (`plural`, else `noun` + "s")."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

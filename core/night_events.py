@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from skillsleep.core.display import counted
 from skillsleep.core.run_events import EventRecord
 
 __all__ = [
@@ -65,7 +66,7 @@ class Mining(EventRecord):
     sessions: int
 
     def describe(self) -> str:
-        return f"mining {self.sessions} sessions for recurring tasks"
+        return f"mining {counted(self.sessions, 'session')} for recurring tasks"
 
 
 class AskingRelevance(EventRecord):
@@ -86,7 +87,7 @@ class WritingJudges(EventRecord):
     tasks: int
 
     def describe(self) -> str:
-        return f"writing judges for {self.tasks} tasks"
+        return f"writing judges for {counted(self.tasks, 'task')}"
 
 
 class Dreaming(EventRecord):

@@ -203,6 +203,7 @@ class NightResult(Record):
     harness: str
     skill_path: str
     skill_name: str
+    managed: bool = False  # the skill is skillsleep's managed learned skill
     outcome: Outcome
     reason: str
     dry_run: bool = False  # `--dry-run`: nothing staged, no chat log, nothing remembered

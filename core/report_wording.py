@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from skillsleep.core.changes import render as render_changes
+from skillsleep.core.display import counted
 from skillsleep.core.records import Edit
 from skillsleep.core.report import NightResult, short
 
@@ -22,15 +23,29 @@ def title(r: NightResult) -> str:
     return TITLE[r.outcome] + (" (dry run)" if r.dry_run else "")
 
 
+def no_agent_reads(harness: str, managed: bool) -> str:
+    """What to know before adopting a skill no agent loads (the managed skill of the chat harness,
+    the default of `skillsleep run`), and how to train one an agent does; "" for any other skill."""
+    if harness != "chat" or not managed:
+        return ""
+    return (
+        "No agent reads this skill: it is the chat harness's own learned skill (the default of "
+        "`skillsleep run`), kept in skillsleep's data folder. To train a skill your agent loads, run "
+        "`skillsleep run --harness claude-code` (or `codex`, `openclaw`; `[sleep] harness` in config.toml "
+        "makes it the default), and `skillsleep install` to type `/sleep` in the agent."
+    )
+
+
 def next_step(r: NightResult) -> str:
     """What the user can do now, as it happened (our own wording; may contain markdown code spans)."""
     if r.dry_run:
         return _dry_step(r)
     if r.outcome == "accepted":
+        unread = no_agent_reads(r.harness, r.managed)
         return (
             "The candidate is staged as a proposal; the live skill was not changed. Read the diff, then "
             "adopt it with `/sleep adopt` (`skillsleep adopt`) or drop it with `/sleep reject`."
-        )
+        ) + (f" {unread}" if unread else "")
     if r.outcome == "stopped-early":
         return "The live skill was not changed. This report is partial: it shows what was measured before the stop."
     if r.outcome == "rejected" and r.diff.strip():
@@ -125,7 +140,7 @@ def summary_rows(r: NightResult) -> list[tuple[str, str]]:
     rows.append(
         (
             "model calls",
-            f"{total.calls} calls, {total.cache_hits} cache hits, "
+            f"{counted(total.calls, 'call')}, {counted(total.cache_hits, 'cache hit')}, "
             f"{total.input_tokens:,} tokens in, {total.output_tokens:,} out, "
             f"${total.cost_usd:.4f}",
         )

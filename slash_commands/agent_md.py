@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skillsleep.core.display import fence, md_line, visible
+from skillsleep.core.display import counted, fence, md_line, visible
 
 Data = dict[str, Any]
 
@@ -80,8 +80,8 @@ def status_md(s: Data, prefix: str) -> str:
         if n["status"] == "running":
             log = f"; log: {md_line(n['log'])}" if n["log"] else ""
             out += [
-                f"Night {n['night']} is running (pid {n['pid']}): {n['progress']['stage']}, {n['calls']} calls, "
-                f"{n['tokens']:,} tokens so far{log}",
+                f"Night {n['night']} is running (pid {n['pid']}): {n['progress']['stage']}, "
+                f"{counted(n['calls'], 'call')}, {n['tokens']:,} tokens so far{log}",
                 "",
             ]
     for p in pending:
@@ -90,6 +90,7 @@ def status_md(s: Data, prefix: str) -> str:
         out.append(
             f"- Proposal `{p['id']}` for {md_line(p['skill_path'])}: held-out {_score(p['baseline'])} → "
             f"{_score(p['candidate'])}, {verdict}{live}. Next: {_commands(p['next'], prefix)}"
+            + (f" {p['note']}" if p["note"] else "")
         )
     if pending:
         out.append("")
@@ -105,7 +106,8 @@ def adopt_md(r: Data, prefix: str) -> str:
     which = adopted(r, code=lambda pid: f"`{pid}`")
     before = "the previous file is backed up" if r["previous_file"] else "there was no file before"
     forced = " (forced over edits made since staging: they are in the backup)" if r["forced"] else ""
-    return f"Adopted {which} into {md_line(r['skill_path'])}; {before}{forced}; undo with `{prefix} rollback`."
+    note = f" {r['note']}" if r["note"] else ""
+    return f"Adopted {which} into {md_line(r['skill_path'])}; {before}{forced}; undo with `{prefix} rollback`.{note}"
 
 
 def reject_md(r: Data, _prefix: str) -> str:

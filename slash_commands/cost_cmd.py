@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillsleep.core.display import md_line, plain_line
+from skillsleep.core.display import counted, md_line, plain_line
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import output_options, resolve, show
 
@@ -79,7 +79,7 @@ def cost_text(c: Data, plain: bool) -> str:
     m = c["month"]
     out = [
         f"## skillsleep cost — this month (since {m['since'][:10]}): {m['tokens']:,} tokens, "
-        f"${m['cost_usd']:.4f}, {m['calls']} calls ({m['cache_hits']} from the cache)",
+        f"${m['cost_usd']:.4f}, {counted(m['calls'], 'call')} ({m['cache_hits']:,} from the cache)",
         "",
     ]
     if c["nights"]:

@@ -77,6 +77,7 @@ def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = No
     `edits` ("1,3") only those of its numbered changes."""
     from skillsleep.core.lock import StateLock
     from skillsleep.core.proposals import Proposals
+    from skillsleep.core.report_wording import no_agent_reads
     from skillsleep.slash_commands.wiring import data_dir
 
     root = Path(data) if data is not None else data_dir()
@@ -94,6 +95,7 @@ def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = No
         "undo": "skillsleep rollback",
         "edits": action.edits,
         "changes": len(props.changes(p)),
+        "note": no_agent_reads(str(p.details.get("harness", "")), bool(p.details.get("managed"))),
     }
 
 
@@ -108,6 +110,8 @@ def adopt_text(r: Data) -> str:
     if r["forced"]:
         lines.append("forced over edits made since staging: they are in that backup")
     lines.append("undo with `skillsleep rollback`")
+    if r["note"]:
+        lines.append(r["note"])
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from skillsleep.core.display import md_line, plain_line
+from skillsleep.core.display import counted, md_line, plain_line
 from skillsleep.core.errors import SkillsleepError
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import Data, Inline, output_options, resolve, show
@@ -79,6 +79,7 @@ def next_commands(p: Proposal) -> list[str]:
 
 def _pending(p: Proposal) -> Data:
     from skillsleep.core.proposal_record import file_hash
+    from skillsleep.core.report_wording import no_agent_reads
 
     return {
         "id": p.id,
@@ -93,6 +94,7 @@ def _pending(p: Proposal) -> Data:
         "test_after": p.test_after,
         "live_changed": file_hash(Path(p.skill_path)) != p.base_hash,
         "next": next_commands(p),
+        "note": no_agent_reads(str(p.details.get("harness", "")), bool(p.details.get("managed"))),
     }
 
 
@@ -210,7 +212,7 @@ def _night_line(n: Data, md: Inline) -> str:
     if n["status"] == "died":
         return f"{head}: {DIED}" + (f"\n  {log}" if log else "")
     if n["status"] == "running":
-        so_far = f"{n['progress']['stage']}; {n['calls']} calls, {n['tokens']:,} tokens so far"
+        so_far = f"{n['progress']['stage']}; {counted(n['calls'], 'call')}, {n['tokens']:,} tokens so far"
         so_far += f"; {log}" if log else ""
         return f"{head}: running" + (f" (pid {n['pid']})" if n["pid"] else "") + f"\n  {so_far}"
     parts = (
@@ -228,6 +230,23 @@ def _night_line(n: Data, md: Inline) -> str:
     return line
 
 
+def _pending_lines(pending: list[Data], md: Inline) -> list[str]:
+    """The pending proposals: each with its verdict, scores, what to type next and what to know first."""
+    out = [] if pending else ["none"]
+    for p in pending:
+        tests = f", test {_scores(p['test_before'], p['test_after'])}" if p["test_before"] is not None else ""
+        out.append(
+            f"- {p['id']} for {md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'], md)}; "
+            f"held-out {_scores(p['baseline'], p['candidate'])}{tests}"
+        )
+        if p["live_changed"]:
+            out.append("  the live file changed since this was staged: adopt will refuse unless --force")
+        out.append("  next: " + " · ".join(f"`{c}`" for c in p["next"]))
+        if p["note"]:
+            out.append(f"  {p['note']}")
+    return out
+
+
 def status_text(s: Data, *, plain: bool = False) -> str:
     """The status as markdown for an agent; `plain` (a terminal) shows untrusted text as it is
     instead of escaping it. Control characters are made visible either way."""
@@ -239,7 +258,12 @@ def status_text(s: Data, *, plain: bool = False) -> str:
     else:
         shown = len(nights["recent"])
         more = f", the last {shown} shown" if shown < nights["count"] else ""
-        out += [f"### Nights ({nights['count']} run{more})", "", *(_night_line(n, md) for n in nights["recent"]), ""]
+        out += [
+            f"### Nights ({counted(nights['count'], 'night')} so far{more})",
+            "",
+            *(_night_line(n, md) for n in nights["recent"]),
+            "",
+        ]
         if s["gate_history"]:
             out += ["### Gate history (held-out baseline → candidate)", ""]
             out += [
@@ -248,20 +272,7 @@ def status_text(s: Data, *, plain: bool = False) -> str:
                 for g in s["gate_history"]
             ]
             out.append("")
-    out.append(f"### Pending proposals ({len(s['pending'])})")
-    out.append("")
-    if not s["pending"]:
-        out.append("none")
-    for p in s["pending"]:
-        tests = f", test {_scores(p['test_before'], p['test_after'])}" if p["test_before"] is not None else ""
-        out.append(
-            f"- {p['id']} for {md(p['skill_path'])}: {_verdict(p['accepted'], p['reason'], md)}; "
-            f"held-out {_scores(p['baseline'], p['candidate'])}{tests}"
-        )
-        if p["live_changed"]:
-            out.append("  the live file changed since this was staged: adopt will refuse unless --force")
-        out.append("  next: " + " · ".join(f"`{c}`" for c in p["next"]))
-    out.append("")
+    out += [f"### Pending proposals ({len(s['pending'])})", "", *_pending_lines(s["pending"], md), ""]
     if s["actions"]:
         out += ["### Recent actions", ""]
         for a in s["actions"]:
