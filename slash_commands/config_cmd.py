@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
+
+if TYPE_CHECKING:
+    from skillsleep.core.user_config import UserConfig
+    from skillsleep.slash_commands.wiring import ScalarSetting
 
 __all__ = ["config_"]
 
@@ -18,12 +22,31 @@ __all__ = ["config_"]
 @guard
 def config_(as_json: bool) -> None:
     """Show the config file's path and every effective setting with where it came from."""
-    from skillsleep.slash_commands.wiring import effective_settings, harness_settings
+    from skillsleep.core.user_config import UserConfig
+    from skillsleep.slash_commands.wiring import effective_settings, harness_settings, user_config
 
     settings = effective_settings(strict_file=False)
+    cfg = user_config(settings.config_file) if settings.config_file.exists else UserConfig()
     if settings.config_file.exists:
-        harness_settings()  # every [harness.<name>] table too: this is where a user looks for a typo
-    emit(settings.model_dump(mode="json"), as_json, _config_text)
+        harness_settings(cfg)  # every [harness.<name>] table too: this is where a user looks for a typo
+    shown = settings.model_dump(mode="json")
+    shown["executor"] = {key: s.model_dump(mode="json") for key, s in _executor(cfg).items()}
+    emit(shown, as_json, _config_text)
+
+
+def _executor(cfg: UserConfig) -> dict[str, ScalarSetting]:
+    """`[executor]`, each key from the file or the default (`--executor` on `train`, `eval` and
+    `run` picks the kind for one command; no environment variable sets any of them)."""
+    from skillsleep.slash_commands.wiring import ScalarSetting
+
+    section, out = cfg.executor, {}
+    for key in type(section).model_fields:
+        value = getattr(section, key)
+        in_file = key in section.model_fields_set
+        out[key] = ScalarSetting(
+            value=value, source="file" if in_file else "default", layers={"file": value} if in_file else {}
+        )
+    return out
 
 
 def _config_text(s: dict[str, Any]) -> str:

@@ -168,14 +168,15 @@ class HarvestSettings(BaseModel):
 
 
 class ScalarSetting(BaseModel):
-    """One effective scalar setting (the counterpart of `Setting` for lists): its value, the level
-    it came from ("default" when none set it) and what each level that set it gave."""
+    """One effective single-valued setting (the counterpart of `Setting` for lists; a table such as
+    `[executor] resources` is one value): its value, the level it came from ("default" when none
+    set it) and what each level that set it gave."""
 
     model_config = ConfigDict(extra="forbid")
 
-    value: Scalar
+    value: Scalar | dict[str, float]
     source: Origin
-    layers: dict[Origin, Scalar] = Field(default_factory=dict)
+    layers: dict[Origin, Scalar | dict[str, float]] = Field(default_factory=dict)
 
 
 class SleepSettings(BaseModel):

@@ -301,3 +301,16 @@ def test_config_checks_every_harness_table_and_names_the_problem(home: Path, tab
         assert result.stdout == ""
         assert str(path) in result.stderr and "Traceback" not in result.stderr
         assert all(e in result.stderr for e in expected), result.stderr
+
+
+def test_config_command_shows_the_executor_with_its_source(home: Path) -> None:
+    path = write_config(home, '[executor]\nkind = "ray"\naddress = "ray://head:10001"\nresources = {codex = 1}\n')
+    data = json.loads(CliRunner().invoke(main, ["config", "--json"]).stdout)
+    assert data["executor"]["kind"] == {"value": "ray", "source": "file", "layers": {"file": "ray"}}
+    assert data["executor"]["resources"]["value"] == {"codex": 1.0}
+    assert data["executor"]["max_retries"] == {"value": 3, "source": "default", "layers": {}}
+    text = CliRunner().invoke(main, ["config"]).stdout
+    assert f'executor.kind = "ray"  ← file: [executor] kind in {path}' in text
+    assert 'executor.resources = {"codex": 1.0}  ← file' in text and "executor.num_cpus = 1.0  ← default" in text
+    path.unlink()
+    assert 'executor.kind = "local"  ← default' in CliRunner().invoke(main, ["config"]).stdout
