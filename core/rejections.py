@@ -13,6 +13,8 @@ rejected-edit memory (stage "user"), so later nights do not stage the same propo
                              folded, is dropped before ranking, wherever it would put the line
     memory_key()             whose memory a proposal's rejection goes into: its night's skill (the
                              file, and the section when there is one)
+    remembered()             the entries of every proposal rejected for one memory file, for
+                             `doctor --repair` to rebuild that memory with them
 
 The reflection is shown the entries as every other rejected edit (core/prompts.py); they are kept
 across nights like them (`[train]` memory, the newest `night_store.MAX_REJECTED`).
@@ -22,10 +24,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillsleep.core.changes import Change
+from skillsleep.core.errors import StateDamaged
 from skillsleep.core.records import Edit, RejectedEdit, folded
+
+if TYPE_CHECKING:  # rejections.py is imported by repair.py, which these must not import back
+    from skillsleep.core.night_store import Nights
+    from skillsleep.core.proposal_record import Proposal
+    from skillsleep.core.proposals import Proposals
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _STRUCTURE = re.compile(r"^\s*(?:#{1,6}\s|<!--.*-->\s*$)")  # a heading, a region marker
@@ -101,10 +110,25 @@ def drop_rejected_by_user(
     return kept, dropped
 
 
-def memory_key(night_skill: str | None, skill_path: str, details: dict[str, Any]) -> str:
-    """The memory a rejection goes into: the skill its night trained (`night_skill`, as the night's
-    record names it), else the proposal's file with its section."""
-    if night_skill:
-        return night_skill
-    section = details.get("section")
-    return skill_path + (f"#{section}" if isinstance(section, str) and section else "")
+def memory_key(nights: Nights, p: Proposal) -> str:
+    """The memory a rejection of `p` goes into: the skill its night trained (as that night's record
+    names it), else, with no readable record, the proposal's file with its section."""
+    try:
+        night_skill = nights.get(p.night).skill_path if p.night is not None else ""
+    except StateDamaged:
+        night_skill = ""
+    section = p.details.get("section")
+    return night_skill or p.skill_path + (f"#{section}" if isinstance(section, str) and section else "")
+
+
+def remembered(proposals: Proposals, nights: Nights, memory: Path) -> list[RejectedEdit]:
+    """The entries of every rejected proposal whose rejection goes into the memory file `memory`
+    (one whose staged files cannot be read gives none)."""
+    out: list[RejectedEdit] = []
+    for p in proposals.list():
+        if p.status == "rejected" and nights.memory_path(memory_key(nights, p)) == memory:
+            try:
+                out += user_rejections(proposals.changes(p), p.id, p.night)
+            except OSError:
+                continue
+    return out

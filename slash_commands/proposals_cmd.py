@@ -115,7 +115,6 @@ def reject(pid: str | None = None, *, data: Path | None = None) -> Data:
     """Mark a pending proposal rejected (default: the newest pending one); the live file is untouched.
     Its changes join the skill's rejected-edit memory (stage "user", core/rejections.py), so later
     nights drop them when proposed again; an unreadable memory refuses the reject before anything changed."""
-    from skillsleep.core.errors import StateDamaged
     from skillsleep.core.lock import StateLock
     from skillsleep.core.night_store import Nights
     from skillsleep.core.proposals import Proposals
@@ -126,11 +125,7 @@ def reject(pid: str | None = None, *, data: Path | None = None) -> Data:
     with StateLock(root, "reject"):
         props, nights = Proposals(root), Nights(root)
         p = props.get(pid)
-        try:
-            night_skill = nights.get(p.night).skill_path if p.night is not None else None
-        except StateDamaged:  # the night's record is damaged: the proposal names the skill too
-            night_skill = None
-        key = memory_key(night_skill, p.skill_path, p.details)
+        key = memory_key(nights, p)
         memory = nights.memory(key)  # unreadable: refused here, nothing rejected yet
         try:
             entries = user_rejections(props.changes(p), p.id, p.night)

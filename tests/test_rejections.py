@@ -3,8 +3,13 @@ proposal's changes put there, and which later edits they drop."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
 from skillsleep.core.changes import changes
+from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.prompts import describe_memory
+from skillsleep.core.proposal_record import Proposal
 from skillsleep.core.records import Edit
 from skillsleep.core.rejections import drop_rejected_by_user, memory_key, user_rejections
 from skillsleep.core.repair import drop_remembered
@@ -46,7 +51,20 @@ def test_an_edit_saying_only_what_the_user_rejected_is_dropped_wherever_it_puts_
     assert "the user rejected proposal p1 (night 1); do not propose it again" in describe_memory(rejected)
 
 
-def test_a_rejection_goes_into_the_memory_of_the_skill_its_night_trained() -> None:
-    assert memory_key("/s/AGENTS.md#Testing", "/s/AGENTS.md", {"section": "Testing"}) == "/s/AGENTS.md#Testing"
-    assert memory_key(None, "/s/AGENTS.md", {"section": "Testing"}) == "/s/AGENTS.md#Testing"
-    assert memory_key(None, "/s/SKILL.md", {}) == "/s/SKILL.md"
+def test_a_rejection_goes_into_the_memory_of_the_skill_its_night_trained(tmp_path: Path) -> None:
+    nights = Nights(tmp_path)
+    nights.save(NightRecord(night=1, started=datetime.now(UTC), harness="codex", skill_path="/s/AGENTS.md#Testing"))
+    p = Proposal(
+        id="p1",
+        created=datetime.now(UTC),
+        skill_path="/s/AGENTS.md",
+        base_hash="x",
+        candidate_hash="y",
+        accepted=True,
+        reason="",
+        details={"section": "Testing"},
+    )
+    assert memory_key(nights, p.model_copy(update={"night": 1})) == "/s/AGENTS.md#Testing"
+    assert memory_key(nights, p) == "/s/AGENTS.md#Testing"  # no night: the proposal's file and section
+    (tmp_path / "nights" / "0001" / "night.json").write_text("{damaged")
+    assert memory_key(nights, p.model_copy(update={"night": 1, "details": {}})) == "/s/AGENTS.md"

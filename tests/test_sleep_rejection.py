@@ -66,3 +66,13 @@ def test_a_proposal_whose_staged_files_are_gone_is_rejected_all_the_same(root: P
     r = json.loads(out)
     assert r["proposal"]["status"] == "rejected" and r["remembered"] == 0
     assert "its staged files cannot be read" in r["detail"]
+
+
+def test_doctor_rebuilding_a_damaged_memory_keeps_the_rejections(root: Path) -> None:
+    first = run_night(root)
+    code, _, err = invoke("reject")
+    assert code == 0, err
+    memory = Nights(root / "data").memory_path(first["skill"]["path"])
+    memory.write_text("{not json")
+    code, _, err = invoke("doctor", "--repair")
+    assert Nights(root / "data").memory(first["skill"]["path"]).rejected[-1].proposal == first["proposal"], err
