@@ -33,9 +33,9 @@ def next_step(r: NightResult) -> str:
         )
     if r.adopt_error:
         return (
-            "The candidate is staged as a proposal; `--auto-adopt` did not put it live (the run's output says "
-            "why), so the live skill was not changed. Read the diff, then adopt it with `/sleep adopt` "
-            "(`skillsleep adopt`) or drop it with `/sleep reject`."
+            "The candidate is staged as a proposal; `--auto-adopt` did not put it live (the run's output and "
+            "`adopt_error` in report.json say why), so the live skill was not changed. Read the diff, then adopt "
+            "it with `/sleep adopt` (`skillsleep adopt`) or drop it with `/sleep reject`."
         )
     if r.outcome == "accepted":
         return (
