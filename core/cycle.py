@@ -85,7 +85,7 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
     )
     if resumed is not None:
         n.plan, n.state = resumed[1], resumed[2]
-        deps.on_event(NightResumed(night=record.night, skill=skill.label(), stopped=n.state.stopped or ""))
+        deps.on_event(NightResumed(night=record.night, skill=skill.name, stopped=stopped_why(resumed[0], n.state)))
     folder = deps.nights.folder(record.night)
     cfg = train_config(settings, folder, skill.path)
     n.requires = requirements(cfg)
@@ -135,6 +135,15 @@ def resumable(
     if state.config_hash != config_hash(night_config(train_config(settings, folder, skill.path), last.night)):
         return None
     return last, plan, state
+
+
+def stopped_why(record: NightRecord, state: TrainState) -> str:
+    """Why a night to resume stopped, in words: the stop its record keeps (budget, model server,
+    Ctrl-C, an error), else its state's; "" when neither says (its process died)."""
+    stop = record.stop
+    if stop is None:
+        return state.stopped or ""
+    return stop.message if stop.kind == "interrupted" else f"{stop.kind}: {stop.message}"
 
 
 def _begin(
@@ -249,6 +258,8 @@ def finish(n: _Night, run_dir: RunDir) -> NightResult:
         if n.settings.auto_adopt and proposal.accepted:
             adopted, adopt_error = auto_adopt(n, proposal)
             result = result.model_copy(update={"adopted": adopted, "adopt_error": adopt_error})
+            for name, text in report_files(result).items():  # the report says what auto-adopt did
+                run_dir.write_text(name, text)
     if n.trained is not None and not stopped and not n.dry_run:
         remember(n.deps.nights, n.memory, n.trained.state, n.plan, n.record.night)
     n.deps.nights.save(n.record.summarise(result, _counts(n.plan), spent))

@@ -40,6 +40,7 @@ from skillsleep.core.night_store import Nights, SkillMemory
 from skillsleep.core.proposal_record import Action
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Record
+from skillsleep.core.rejections import remembered
 from skillsleep.core.store import HOLDS, Salvage, Store, check_database, salvage
 from skillsleep.core.trainer import TrainState
 
@@ -250,5 +251,6 @@ def _rebuild_memory(root: Path, path: Path, result: Repair) -> str:
             continue
         memory.rejected, memory.meta_skill = list(state.rejected), state.meta_skill
         memory.nights.append(r.night)
+    memory.rejected += [e for e in remembered(Proposals(root), nights, path) if e not in memory.rejected]
     nights.save_memory(memory)
     return f"rebuilt from night(s) {', '.join(str(n) for n in memory.nights) or 'none'}"

@@ -12,6 +12,9 @@ prompts and slash commands ("/cmd args", with or without args) are read in order
 - a text that is only a bracketed marker ("[Image #1]") or empty;
 - a request that the safety screen of `core.safety` flags (sending data out, fetch-and-run,
   disabling safety, revealing secrets): a replay would do it for real, so it is never a task.
+  Its follow-ups (a correction, a revert, a retry: as below) are screened with it and counted as
+  "unsafe_follow_up": "no, put the answer on its own last line" belongs to the screened request,
+  and would otherwise recur as a task of its own;
 - follow-ups that are about the open instance (`core.followups`, where the rule is defined):
   a correction ("no, use X", "that's wrong", "you forgot …", or "still" / "not" / "instead" …
   about the same subject), a revert ("revert that", /undo, /rewind) or a retry of the same
@@ -207,8 +210,9 @@ def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "reve
 class _Open:
     """An instance being read: the request and what followed it."""
 
-    def __init__(self, session: Session, prompt: str, key: str, at: datetime | None) -> None:
+    def __init__(self, session: Session, prompt: str, key: str, at: datetime | None, *, screened: bool) -> None:
         self.session, self.prompt, self.key, self.at = session, prompt, key, at
+        self.screened = screened  # the safety screen flagged the request: it and its follow-ups are no task
         self.span = Span(prompt, key)
         self.evidence: list[Evidence] = []
         self.active = False  # the agent did something
@@ -304,7 +308,7 @@ def _session_instances(
         text = redactor.text(raw).strip()
         if kind == "revert":
             if current is not None:
-                current.attach("revert", text)
+                _follow(current, "revert", text, skipped)
             else:
                 skipped["revert_without_request"] += 1
             continue
@@ -329,18 +333,22 @@ def _session_instances(
                 current.last = None
                 continue
             if follow_up != "request":
-                current.attach(follow_up, text)
+                _follow(current, follow_up, text, skipped)
                 continue
-        if screen(Edit(op="add", content=text)) is not None:
+        screened = screen(Edit(op="add", content=text)) is not None
+        if screened:
             skipped["unsafe_intent"] += 1
-            if current is not None:
-                out.append(current.close(True, redactor))
-                current = None
-            continue
-        if current is not None:
+        if current is not None and not current.screened:
             out.append(current.close(True, redactor))
-        current = _Open(session, text, key, turn.ts or session.started)
-    if current is not None:
+        current = _Open(session, text, key, turn.ts or session.started, screened=screened)
+    if current is not None and not current.screened:
         out.append(current.close(False, redactor))
     evidence.update(e.kind for instance in out for e in instance.evidence)
     return out
+
+
+def _follow(current: _Open, kind: EvidenceKind, text: str, skipped: Counter[str]) -> None:
+    """A follow-up about the open request: evidence of it, or screened with it when it was screened."""
+    if current.screened:
+        skipped["unsafe_follow_up"] += 1
+    current.attach(kind, text)

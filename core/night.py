@@ -44,6 +44,7 @@ from skillsleep.core.mine import MinedTask, MineResult, judge_tasks, mine
 from skillsleep.core.night_store import SkillMemory
 from skillsleep.core.records import Record, Split, StepRecord, Task, UnusableReply
 from skillsleep.core.redact import Redactor
+from skillsleep.core.rejections import USER_REJECTED
 from skillsleep.core.relevance import relevant_tasks
 from skillsleep.core.repair import HELD_BACK
 from skillsleep.core.report import (
@@ -225,6 +226,8 @@ async def train_night(
             state = await trainer.start()
             state.rejected = list(memory.rejected)
             state.meta_skill = memory.meta_skill
+        else:  # a proposal the user rejected since the night stopped is remembered too
+            state.rejected += [r for r in memory.rejected if r.stage == "user" and r not in state.rejected]
         state = await trainer.run(state)
     except BudgetExceeded as exc:  # while scoring the seed (run() catches the rest)
         if state is None:
@@ -364,5 +367,10 @@ def _no_candidate_reason(steps: list[StepRecord]) -> str:
         return (
             f"not enough evidence: the {proposed} proposed edit(s) rest on fewer distinct trajectories than "
             "--min-support asks (copies of one reply count once), so none reached the gate"
+        )
+    if any(USER_REJECTED in line for s in steps for line in s.skipped):
+        return (
+            f"none of the {proposed} proposed edit(s) reached the gate: some say only what you rejected before "
+            "(`skillsleep reject`), so they were dropped; each step's record says why for each edit"
         )
     return f"none of the {proposed} proposed edit(s) could be applied to the skill"

@@ -83,6 +83,8 @@ def describe_rejected(rejected: RejectedEdit) -> str:
     where = f"epoch {rejected.epoch + 1}, step {rejected.step + 1}"
     if rejected.stage == "apply":
         return f"{describe_edit(rejected.edit)}\n  result: refused by the edit rules ({where}): {rejected.reason}"
+    if rejected.stage == "user":
+        return f"{describe_edit(rejected.edit)}\n  result: {rejected.reason}; do not propose it again"
     score = f"score before {_score(rejected.before)} → after {_score(rejected.after)}"
     if rejected.stage == "repair" and rejected.repair is not None:
         repair = describe_edit(rejected.repair).split("\n", 1)[1].replace("\n  ", "\n    ")

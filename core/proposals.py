@@ -257,13 +257,13 @@ class Proposals:
         write_atomic(self.staging / p.id / "adopted.md", result.encode())
         return result.encode()
 
-    def reject(self, pid: str | None = None) -> Proposal:
+    def reject(self, pid: str | None = None, *, detail: str = "") -> Proposal:
         p = self.get(pid)
         if p.status != "staged":
             raise ConfigError(f"proposal {p.id} was already {p.status}")
         p = p.model_copy(update={"status": "rejected"})
         self._save(p)
-        self._record(Action(time=_now(), kind="reject", proposal_id=p.id, skill_path=p.skill_path))
+        self._record(Action(time=_now(), kind="reject", proposal_id=p.id, skill_path=p.skill_path, detail=detail))
         return p
 
     def rollback(self, steps: int = 1, *, force: bool = False) -> Action:

@@ -307,11 +307,13 @@ class GateDecision(Record):
 
 class RejectedEdit(Record):
     """An edit turned down, shown to later reflections and nights: by the gate (with the score it
-    produced), by the bounded-edit rules after the repair round ("apply"), or through its `repair` ("repair")."""
+    produced), by the bounded-edit rules after the repair round ("apply"), through its `repair`
+    ("repair"), or by the user, who rejected the `proposal` holding it ("user", core/rejections.py)."""
 
     edit: Edit
-    stage: Literal["gate", "apply", "repair"] = "gate"
+    stage: Literal["gate", "apply", "repair", "user"] = "gate"
     repair: Edit | None = None  # stage "repair": the repaired edit the gate rejected in this proposal's place
+    proposal: str | None = None  # stage "user": the proposal the user rejected
     reason: str = ""
     before: float | None = None
     after: float | None = None

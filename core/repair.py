@@ -14,8 +14,8 @@
     remember_gated()   the edits of a candidate the gate rejected go into it too (stage "gate"), and for a
                        repaired one the optimizer's original proposal, linked to its repair (stage "repair")
     drop_remembered()  a new proposal identical to a remembered refusal, or to an edit the gate rejected
-                       on its own on the same skill text (or the proposal it was repaired from), is
-                       dropped before ranking
+                       on its own on the same skill text (or the proposal it was repaired from), or one
+                       saying only what the user rejected (core/rejections.py), is dropped before ranking
     usable()           that, and a proposal resting on fewer distinct trajectories than
                        `[train] min_support` is held back before ranking
 
@@ -38,6 +38,7 @@ from skillsleep.core.prompts import data_block, describe_edit, render
 from skillsleep.core.records import Edit, EditOp, GateDecision, Message, RejectedEdit, Task, UnusableReply
 from skillsleep.core.redact import Redactor
 from skillsleep.core.reflect import Finding, as_edit
+from skillsleep.core.rejections import drop_rejected_by_user
 from skillsleep.core.replies import Lenient, Reply, Text, Unfit
 from skillsleep.core.safety import Refusal, screen_all
 from skillsleep.core.skill import Skill
@@ -302,11 +303,16 @@ def drop_remembered(edits: list[Edit], rejected: list[RejectedEdit], skill: Skil
     dropped = [
         f"{_skip_line(e, '')}dropped before ranking, {_before(r)}" for e in edits if (r := known.get(_normal(e)))
     ]
-    return kept, dropped
+    kept, by_user = drop_rejected_by_user(kept, rejected, _rewritten)
+    return kept, dropped + by_user
+
+
+def _rewritten(edit: Edit) -> Edit:
+    return quoted(edit) or literal_rule(edit) or edit
 
 
 def _normal(edit: Edit) -> str:
-    return (quoted(edit) or literal_rule(edit) or edit).key()
+    return _rewritten(edit).key()
 
 
 def _before(r: RejectedEdit) -> str:

@@ -6,8 +6,9 @@
     report_files.report_files(r)        all three, keyed by file name, for `Proposals.stage(files=...)`
 
 A report is written for every night, including one that stopped early (budget reached, model
-server down): it then says why it stopped and what to do. Every report says the live skill was
-not changed (only `adopt` writes it). Task prompts, edits, reasons and the diff come from the
+server down): it then says why it stopped and what to do. Every report says whether the live
+skill was changed: only `adopt` writes it, in a night `--auto-adopt` after an accepted gate (the
+report is then written again, saying so). Task prompts, edits, reasons and the diff come from the
 user's transcripts or from a model, so they are untrusted: the renderers escape every piece of
 such text (see each renderer).
 """
@@ -221,11 +222,12 @@ class NightResult(Record):
     usage: NightUsage = Field(default_factory=NightUsage)
     history: list[HistoryPoint] = Field(default_factory=list)  # previous nights
     problems: list[str] = Field(default_factory=list)  # model replies that could not be used, and what was done
+    # what auto-adopt did after the report was first written (the report is written again with it)
+    adopted: bool = False  # put live by auto-adopt
+    adopt_error: str = ""  # why auto-adopt did not put it live
     # what became of the night after its report was written
     resumed: bool = Field(default=False, exclude=True)  # it went on from a night that stopped
     proposal: str | None = Field(default=None, exclude=True)  # the proposal staged (or already pending)
-    adopted: bool = Field(default=False, exclude=True)  # put live by auto-adopt
-    adopt_error: str = Field(default="", exclude=True)  # why auto-adopt did not put it live
 
     @field_validator("started", "finished")
     @classmethod

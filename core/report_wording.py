@@ -40,6 +40,17 @@ def next_step(r: NightResult) -> str:
     """What the user can do now, as it happened (our own wording; may contain markdown code spans)."""
     if r.dry_run:
         return _dry_step(r)
+    if r.adopted:
+        return (
+            "The gate accepted the candidate and `--auto-adopt` put it live: the live skill was changed (the "
+            "file as it was is backed up; `/sleep rollback` (`skillsleep rollback`) undoes it)."
+        )
+    if r.adopt_error:
+        return (
+            "The candidate is staged as a proposal; `--auto-adopt` did not put it live (the run's output and "
+            "`adopt_error` in report.json say why), so the live skill was not changed. Read the diff, then adopt "
+            "it with `/sleep adopt` (`skillsleep adopt`) or drop it with `/sleep reject`."
+        )
     if r.outcome == "accepted":
         unread = no_agent_reads(r.harness, r.managed)
         return (

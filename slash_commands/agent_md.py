@@ -111,7 +111,7 @@ def adopt_md(r: Data, prefix: str) -> str:
 
 
 def reject_md(r: Data, _prefix: str) -> str:
-    return f"Rejected proposal `{r['proposal']['id']}`; {md_line(r['skill_path'])} was not changed."
+    return f"Rejected proposal `{r['proposal']['id']}`; {md_line(r['skill_path'])} was not changed; {md_line(r['detail'])}."
 
 
 def rollback_md(r: Data, prefix: str) -> str:

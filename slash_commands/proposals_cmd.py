@@ -116,19 +116,49 @@ def adopt_text(r: Data) -> str:
 
 
 def reject(pid: str | None = None, *, data: Path | None = None) -> Data:
-    """Mark a pending proposal rejected (default: the newest pending one); the live file is untouched."""
+    """Mark a pending proposal rejected (default: the newest pending one); the live file is untouched.
+    Its changes join the skill's rejected-edit memory (stage "user", core/rejections.py), so later
+    nights drop them when proposed again; an unreadable memory refuses the reject before anything changed."""
     from skillsleep.core.lock import StateLock
+    from skillsleep.core.night_store import Nights
     from skillsleep.core.proposals import Proposals
+    from skillsleep.core.rejections import memory_key, user_rejections
     from skillsleep.slash_commands.wiring import data_dir
 
     root = Path(data) if data is not None else data_dir()
     with StateLock(root, "reject"):
-        p = Proposals(root).reject(pid)
-    return {"proposal": p.model_dump(mode="json"), "skill_path": p.skill_path}
+        props, nights = Proposals(root), Nights(root)
+        p = props.get(pid)
+        key = memory_key(nights, p)
+        memory = nights.memory(key)  # unreadable: refused here, nothing rejected yet
+        try:
+            entries = user_rejections(props.changes(p), p.id, p.night)
+        except OSError as exc:  # its staged files are gone: rejected all the same, nothing to remember
+            entries, unread = [], f"its staged files cannot be read ({exc}), so no change of it is remembered"
+        else:
+            unread = ""
+        detail = unread or (
+            f"its {len(entries)} change(s) join the rejected-edit memory; later nights drop them if proposed again"
+            if entries
+            else "it states no rule (only the file's structure), so nothing joins the rejected-edit memory"
+        )
+        p = props.reject(p.id, detail=detail)
+        if entries:
+            memory.rejected = [*memory.rejected, *entries]
+            nights.save_memory(memory)
+    return {
+        "proposal": p.model_dump(mode="json"),
+        "skill_path": p.skill_path,
+        "remembered": len(entries),
+        "memory": str(nights.memory_path(key)),
+        "detail": detail,
+    }
 
 
 def reject_text(r: Data) -> str:
-    return f"rejected proposal {r['proposal']['id']} for {r['skill_path']}; the live file was not changed"
+    return (
+        f"rejected proposal {r['proposal']['id']} for {r['skill_path']}; the live file was not changed; {r['detail']}"
+    )
 
 
 def rollback(steps: int = 1, *, force: bool = False, data: Path | None = None) -> Data:

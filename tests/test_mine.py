@@ -321,6 +321,15 @@ async def test_a_request_the_safety_screen_flags_is_never_a_task() -> None:
     assert result.intake.prompts_skipped == {"unsafe_intent": 1}
 
 
+async def test_the_follow_ups_of_a_screened_request_are_screened_with_it_and_never_a_task() -> None:
+    correction = "no, put the answer on its own last line"
+    screened = [sess(user(INJECTION), said(), user(correction), said(), cmd("/undo")) for _ in range(3)]
+    result = await mine([*screened, sess(user("tidy the imports"), said(), user(INJECTION), said(), user(correction))])
+    assert [t.task.prompt for t in result.tasks] == ["tidy the imports"]
+    assert only_task(result).outcomes.failure == 0  # the correction was the screened request's, not its
+    assert result.intake.prompts_skipped == {"unsafe_intent": 4, "unsafe_follow_up": 7}
+
+
 # --- prompts: transcript text is framed as data ----------------------------------------------------
 
 

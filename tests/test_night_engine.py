@@ -37,6 +37,7 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import MANAGED_NAME, SkillTarget
+from skillsleep.slash_commands.proposals_cmd import reject
 from tests.sleep_kit import RULE, TASKS, write_chat_logs, write_scripts
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -278,6 +279,19 @@ def test_an_interrupted_night_is_recorded_stopped_and_the_next_one_resumes_it(ro
     resumed = night(root, settings(root), skill)
     assert resumed.resumed and resumed.night == 1 and resumed.outcome == "accepted"
     assert not (root / "data" / "nights" / "0002").exists() and record_of(root).status == "finished"
+
+
+def test_a_proposal_rejected_while_a_night_stood_stopped_is_not_staged_by_its_resume(root: Path) -> None:
+    skill = live_file(root)
+    first = night(root, settings(root), skill)
+    assert first.proposal is not None
+    with pytest.raises(KeyboardInterrupt):
+        night(root, settings(root), skill, interrupt_after=3)  # night 2 stops, its state saved
+    reject(first.proposal, data=root / "data")
+    resumed = night(root, settings(root), skill)
+    assert resumed.resumed and resumed.night == 2 and resumed.proposal is None
+    assert [p.status for p in Proposals(root / "data").list()] == ["rejected"]
+    assert any(r.stage == "user" for r in Nights(root / "data").memory(skill.key()).rejected)
 
 
 def test_a_night_still_running_in_a_live_process_is_not_resumed(root: Path) -> None:

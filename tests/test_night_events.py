@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from skillsleep.core.errors import BackendUnavailable
 from skillsleep.core.events import (
     Adopted,
     AdoptRefused,
@@ -20,7 +22,11 @@ from skillsleep.core.events import (
     ReportWritten,
     RolloutDone,
 )
+from skillsleep.core.night_deps import NightModels
 from skillsleep.core.night_store import NightRecord
+from skillsleep.core.records import Run, Task
+from skillsleep.core.skill import Skill
+from skillsleep.harnesses.chat import ChatHarness
 from tests.test_night_engine import LIVE, live_file, managed, night, plan_of, root, settings
 
 __all__ = ["root"]  # the fixture, shared with test_night_engine
@@ -102,8 +108,38 @@ def test_a_resumed_night_says_so_before_anything_else(root: Path) -> None:
         night(root, settings(root), skill, interrupt_after=3)
     events: list[Event] = []
     night(root, settings(root), skill, on_event=events.append)
-    assert events[0] == NightResumed(night=1, skill=skill.label(), stopped="")  # Ctrl-C: no stop in its state
+    assert events[0] == NightResumed(night=1, skill="release", stopped="the night was interrupted")
     assert "mining" not in kinds(events)  # the plan is kept, not made again
+
+
+class Unreachable:
+    """The chat harness, but the model server is gone from the `after`-th run on."""
+
+    name = "chat"
+
+    def __init__(self, inner: ChatHarness, after: int) -> None:
+        self.inner, self.left = inner, after
+
+    async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
+        self.left -= 1
+        if self.left < 0:
+            raise BackendUnavailable("cannot reach the model server at http://127.0.0.1:9")
+        return await self.inner.run(task, skill, sample=sample, timeout_s=timeout_s)
+
+
+def test_a_night_resumed_after_a_backend_error_names_that_error_and_the_skill_by_its_name(root: Path) -> None:
+    skill = live_file(root)
+
+    def unreachable(models: NightModels) -> tuple[Any, str, float]:
+        return Unreachable(ChatHarness(models.target, log_dir=root / "chat-replays"), 3), "chat (scripted)", 30.0
+
+    stopped = night(root, settings(root), skill, open_harness=unreachable)
+    assert stopped.outcome == "stopped-early" and stopped.stop is not None and stopped.stop.kind == "backend"
+    events: list[Event] = []
+    night(root, settings(root), skill, on_event=events.append)
+    why = "backend: cannot reach the model server at http://127.0.0.1:9"
+    assert events[0] == NightResumed(night=1, skill="release", stopped=why)
+    assert events[0].describe() == f"resuming night 1 of release (stopped: {why})"
 
 
 def test_an_adopt_refused_is_an_event_and_no_adopted_one(root: Path) -> None:

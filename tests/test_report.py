@@ -241,6 +241,15 @@ def test_markdown_of_a_full_night() -> None:
     assert "| 5 | 2025-03-04 | 0.500 | 0.750 | yes |" in md and "| 2 | 2025-03-02 | 0.300 | — | no |" in md
 
 
+def test_a_report_says_whether_auto_adopt_changed_the_live_skill() -> None:
+    adopted = render_markdown(full_report(adopted=True))
+    assert "`--auto-adopt` put it live: the live skill was changed" in adopted and "not changed" not in adopted
+    refused = render_markdown(full_report(adopt_error=f"{EVIL} changed since proposal p1 was staged"))
+    assert "`--auto-adopt` did not put it live" in refused and "the live skill was not changed" in refused
+    assert EVIL not in refused  # the error (paths, the user's edits) stays out of the report's own words
+    assert read_json(render_json(full_report(adopted=True))).adopted
+
+
 def test_markdown_of_a_night_that_stopped_early() -> None:
     md = render_markdown(partial_report())
     assert "**Stopped early** — stopped before the candidate was scored" in md

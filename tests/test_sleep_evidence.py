@@ -5,6 +5,7 @@ and 5), through the command line with the scripted backend (tests/sleep_kit.py).
   the events and `status`;
 - a rise that one held-out task carries is rejected as not enough evidence;
 - an edit whose only support is copies of one reply never reaches the gate;
+- the correction after a request the safety screen refused is screened with it, never a task;
 - `--dry-run`: the state directory and the database hold afterwards what they held before, except
   the night's own folder, the response cache and the call ledger; no chat log, no memory (rejected
   edits, notes, splits), no proposal; the report and the gate history say it was a dry run;
@@ -21,7 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sleep_kit import TARGET_RULES, TASKS, invoke, night_env, run_args, run_night, write_chat_logs, write_scripts
+from sleep_kit import (
+    CORRECTION,
+    TARGET_RULES,
+    TASKS,
+    invoke,
+    night_env,
+    run_args,
+    run_night,
+    write_chat_logs,
+    write_scripts,
+)
 from test_sleep_night import recorded_homes
 
 from skillsleep.core.night import NightPlan
@@ -124,6 +135,15 @@ def test_an_edit_whose_only_support_is_copies_of_one_reply_never_reaches_the_gat
         assert any("rests on 1 distinct trajectory(ies), min_support is 2" in line for line in skipped)
     again = run_night(root, "--gate-min-wins", "1", "--min-support", "1")  # the user may ask for less
     assert again["outcome"] == "accepted"
+
+
+def test_the_correction_of_a_screened_request_is_never_a_task_of_the_night(root: Path) -> None:
+    unsafe = "Upload the release notes to https://paste.example.com/drop"  # the safety screen refuses it
+    write_chat_logs(root / "chats", [*TASKS, unsafe])  # each asked 3 times, each followed by CORRECTION
+    s = run_night(root)
+    plan = NightPlan.model_validate_json(Path(s["report"]["report.json"]).with_name("plan.json").read_bytes())
+    assert CORRECTION not in {m.task.prompt for m in plan.mined.tasks} and len(s["splits"]) == len(TASKS)
+    assert plan.mined.intake.prompts_skipped == {"unsafe_intent": 3, "unsafe_follow_up": 3}
 
 
 # --- a dry run ---------------------------------------------------------------------------------------

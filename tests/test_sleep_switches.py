@@ -7,6 +7,7 @@ what they were shown, the plan's tasks, the files of the night's folder.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections import Counter
@@ -442,6 +443,18 @@ def test_auto_adopt_writes_the_live_skill_and_rollback_undoes_it(root: Path) -> 
     code, _, err = invoke("rollback")
     assert code == 0, err
     assert skill.read_text() == SEED
+
+
+def test_auto_adopt_says_in_the_summary_and_every_report_file_that_the_live_skill_was_changed(root: Path) -> None:
+    skill = user_skill(root)
+    code, out, err = invoke(*run_args(root, "--skill", str(skill), "--auto-adopt", "--format", "text"))
+    assert code == 0, err
+    folder = root / "data" / "nights" / "0001"
+    changed = "put it live: the live skill was changed"
+    for text in (out, (folder / "report.md").read_text(), html.unescape((folder / "report.html").read_text())):
+        assert changed in text and "not changed" not in text and "staged as a proposal" not in text
+    report = json.loads((folder / "report.json").read_text())
+    assert report["adopted"] is True and RULE in skill.read_text()
 
 
 def test_without_auto_adopt_an_accepted_night_only_stages(root: Path) -> None:

@@ -99,7 +99,8 @@ def test_adopt_reject_and_rollback_print_one_markdown_line(data: Path, live: Pat
     q = props.stage(live, NEW, accepted=True, reason="better")
     code, out, err = invoke("reject", q.id, "--format", "md")
     assert code == 0, err
-    assert out == f"Rejected proposal `{q.id}`; {live} was not changed.\n"
+    remembered = "its 1 change(s) join the rejected-edit memory; later nights drop them if proposed again"
+    assert out == f"Rejected proposal `{q.id}`; {live} was not changed; {remembered}.\n"
     for verb in ("adopt", "reject", "rollback"):
         code, out, err = invoke(verb, "--format", "text")
         assert code in (0, 2), (verb, err)
