@@ -40,6 +40,7 @@ from skillsleep.core.night_store import Nights, SkillMemory
 from skillsleep.core.proposal_record import Action
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Record
+from skillsleep.core.rundir import private_dir
 from skillsleep.core.store import HOLDS, Salvage, Store, check_database, salvage
 from skillsleep.core.trainer import TrainState
 
@@ -174,7 +175,7 @@ def _rebuild_database(root: Path, db: Path, stamp: str, result: Repair) -> str:
     while backup.exists():
         n += 1
         backup = root / "state-backups" / f"{stamp}-{n}"
-    backup.mkdir(parents=True)
+    private_dir(backup)
     for suffix in ("", "-wal", "-shm"):  # the WAL belongs to the damaged file: it must not meet the new one
         part = db.with_name(db.name + suffix)
         if part.exists():

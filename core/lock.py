@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from skillsleep.core.errors import Busy
+from skillsleep.core.rundir import PRIVATE_FILE, private_dir
 
 
 class StateLock:
@@ -28,8 +29,8 @@ class StateLock:
         self._fd: int | None = None
 
     def __enter__(self) -> StateLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
