@@ -32,6 +32,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.lock import Running
 from skillsleep.harnesses import registry
 from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
@@ -272,15 +273,16 @@ def run_watch(
         )
     redact_patterns = tuple(settings.harvest.redact_patterns.value)
     watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()])
-    watcher.start()
-    catch_up(roots, redact_patterns, on_report)
-    if on_start:
-        on_start(roots)
-    try:
-        deadline = None if duration_s is None else time.monotonic() + duration_s
-        while deadline is None or time.monotonic() < deadline:
-            time.sleep(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic())))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        watcher.stop()
+    with Running(data_dir(), "watch"):  # `doctor --repair` names it rather than rebuild state.db under it
+        watcher.start()
+        catch_up(roots, redact_patterns, on_report)
+        if on_start:
+            on_start(roots)
+        try:
+            deadline = None if duration_s is None else time.monotonic() + duration_s
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic())))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            watcher.stop()
