@@ -115,3 +115,19 @@ def test_the_cron_script_keeps_its_logs_and_the_nights_files_private(tmp_path: P
     assert "night ran" in log.read_text()
     assert (mode(data), mode(data / "logs"), mode(log)) == (0o700, 0o700, 0o600)
     assert mode(data / "written-by-the-night") == 0o600
+
+
+def test_doctor_names_a_data_folder_others_may_enter_and_repair_makes_it_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = night_env(monkeypatch, tmp_path)
+    data.mkdir(mode=0o755)  # as an older skillsleep made it
+    Store(data / "state.db").close()
+    code, out, _ = invoke("doctor")
+    assert code == 1 and f"- data folder {data}: other users may read it (mode 755)" in out
+    assert f"chmod 700 {data}" in out and mode(data) == 0o755  # doctor alone changes nothing
+    code, out, err = invoke("doctor", "--repair")
+    assert code == 0 and "made yours alone (0700)" in out, err
+    assert mode(data) == 0o700
+    code, out, _ = invoke("doctor")
+    assert code == 0 and "no problems found" in out
