@@ -1,5 +1,6 @@
 """`skillsleep doctor`: check every file under a data directory, and repair what can be repaired.
 
+    the data folder           yours alone (an older skillsleep made it 0755): --repair chmods it 700
     state.db                  opens read-only, SQLite's integrity check, the schema version
     nights/*/night.json       each night's record
     staging/*/proposal.json   each proposal
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -41,10 +43,11 @@ from skillsleep.core.proposal_record import Action
 from skillsleep.core.proposals import Proposals
 from skillsleep.core.records import Record
 from skillsleep.core.rejections import remembered
+from skillsleep.core.rundir import PRIVATE_DIR, private_dir
 from skillsleep.core.store import HOLDS, Salvage, Store, check_database, salvage
 from skillsleep.core.trainer import TrainState
 
-Kind = Literal["state.db", "night", "proposal", "history", "memory"]
+Kind = Literal["data folder", "state.db", "night", "proposal", "history", "memory"]
 
 REBUILD_HINT = {  # what the lost part of a table means, when salvage could not read all of it
     "sessions": "harvested sessions in damaged rows: those whose transcripts are still on disk are read again by "
@@ -81,7 +84,7 @@ def _unreadable(kind: Kind, unreadable: list[tuple[Path, str]], fix: Callable[[P
 
 def check(root: Path, db: Path) -> list[Finding]:
     """Every problem under the data directory `root` (state database `db`), each with its fix."""
-    found = _database_findings(db)
+    found = _folder_findings(root) + _database_findings(db)
     nights, proposals = Nights(root), Proposals(root)
     nights.list()
     proposals.list()
@@ -122,6 +125,26 @@ def check(root: Path, db: Path) -> list[Finding]:
     return found
 
 
+def _folder_findings(root: Path) -> list[Finding]:
+    """The data folder, when other users may enter it (an older skillsleep made it 0755 under
+    umask 022): it holds every harvested conversation."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return []
+    if not stat.S_ISDIR(st.st_mode) or not st.st_mode & 0o077 or st.st_uid != os.geteuid():
+        return []
+    return [
+        Finding(
+            kind="data folder",
+            path=str(root),
+            problem=f"other users may read it (mode {stat.S_IMODE(st.st_mode):o}), and it holds every harvested "
+            "conversation",
+            fix=f"`skillsleep doctor --repair` makes it yours alone (chmod 700 {root})",
+        )
+    ]
+
+
 def _database_findings(db: Path) -> list[Finding]:
     """The state database's problem, if it has one (none when there is no database yet)."""
     if not db.is_file():
@@ -148,6 +171,9 @@ def repair(root: Path, db: Path, findings: list[Finding]) -> Repair:
         path = Path(f.path)
         if f.kind == "state.db":
             f.repaired = _rebuild_database(root, db, stamp, result)
+        elif f.kind == "data folder":
+            os.chmod(path, PRIVATE_DIR)
+            f.repaired = "made yours alone (0700)"
         elif f.kind == "history":
             f.repaired = _clean_history(root, stamp)
         elif f.kind == "memory":
@@ -175,7 +201,7 @@ def _rebuild_database(root: Path, db: Path, stamp: str, result: Repair) -> str:
     while backup.exists():
         n += 1
         backup = root / "state-backups" / f"{stamp}-{n}"
-    backup.mkdir(parents=True)
+    private_dir(backup)
     for suffix in ("", "-wal", "-shm"):  # the WAL belongs to the damaged file: it must not meet the new one
         part = db.with_name(db.name + suffix)
         if part.exists():

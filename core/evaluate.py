@@ -20,6 +20,7 @@ from skillsleep.core.jsonl import read_records
 from skillsleep.core.judges import metric, score
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Rollout, Task
+from skillsleep.core.rundir import append_line
 from skillsleep.core.skill import Skill
 
 Key = tuple[str, str, int]
@@ -78,8 +79,7 @@ class Evaluator:
         result = Rollout(task_id=task.id, skill_hash=skill.hash, sample=sample, run=run, score=verdict)
         self._memo[(skill.hash, task.id, sample)] = result
         if self.log_path is not None:
-            with self.log_path.open("a") as fh:
-                fh.write(result.model_dump_json() + "\n")
+            append_line(self.log_path, result.model_dump_json())  # private (0600), one write
         if self.on_event is not None:
             self.on_event(
                 RolloutDone(

@@ -1,4 +1,5 @@
-"""One lock per state directory: cron, `/sleep` and `watch` never run a cycle twice at once.
+"""One lock per state directory: cron, `/sleep` and `watch` never run a cycle twice at once; and
+a mark of each running `skillsleep watch`, which `doctor --repair` names instead of racing it.
 
 The lock is an advisory `flock` on `<data>/cycle.lock`, so it is released by the kernel when
 the holder exits in any way (kill -9 included): a stale lock file never blocks the next night.
@@ -17,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 
 from skillsleep.core.errors import Busy
+from skillsleep.core.rundir import PRIVATE_FILE, private_dir
 
 
 class StateLock:
@@ -28,8 +30,8 @@ class StateLock:
         self._fd: int | None = None
 
     def __enter__(self) -> StateLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -71,6 +73,57 @@ def held_by(data_dir: Path) -> dict[str, object] | None:
         return None
     finally:
         os.close(fd)
+
+
+class Running:
+    """`with Running(data_dir, "watch"):` — says that this process runs `skillsleep watch` (others
+    may too) until the block ends: `<data>/running/watch-<pid>.lock`, flocked by this process, so
+    the kernel lets go of it however the process ends; a file left by a killed one is removed by
+    the next to start. `running()` lists the processes that hold theirs."""
+
+    def __init__(self, data_dir: Path, what: str) -> None:
+        self.folder, self.what = Path(data_dir) / "running", what
+        self.path = self.folder / f"{what}-{os.getpid()}.lock"
+        self._fd: int | None = None
+
+    def __enter__(self) -> Running:
+        running(self.folder.parent, self.what, clean=True)
+        private_dir(self.folder)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a file of this pid: nobody else takes it
+        info = {"pid": os.getpid(), "purpose": f"skillsleep {self.what}", "since": datetime.now(UTC).isoformat()}
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._fd is not None:
+            self.path.unlink(missing_ok=True)
+            os.close(self._fd)
+            self._fd = None
+
+
+def running(data_dir: Path, what: str, *, clean: bool = False) -> list[dict[str, object]]:
+    """What each process that runs `what` (`Running`) recorded: pid, purpose, since. Only looks;
+    with `clean`, the files of processes that ended without removing theirs are removed."""
+    out = []
+    for path in sorted((Path(data_dir) / "running").glob(f"{what}-*.lock")):
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            out.append(_read(fd))
+        else:
+            if clean:
+                path.unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+    return out
 
 
 def pid_alive(pid: int) -> bool:

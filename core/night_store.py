@@ -33,7 +33,7 @@ from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.mine import MinedTask
 from skillsleep.core.records import Record, RejectedEdit, Split, UtcDatetime
 from skillsleep.core.report import HistoryPoint, NightResult, Outcome, StopReason
-from skillsleep.core.rundir import write_atomic
+from skillsleep.core.rundir import write_private
 from skillsleep.core.splits import PROTECTION
 
 NightStatus = Literal["running", "finished", "stopped"]
@@ -210,7 +210,7 @@ class Nights:
             ) from None
 
     def save(self, record: NightRecord) -> None:
-        write_atomic(self.folder(record.night) / "night.json", record.model_dump_json(indent=2) + "\n")
+        write_private(self.folder(record.night) / "night.json", record.model_dump_json(indent=2) + "\n")
 
     def ledger(self, night: int) -> Ledger:
         """Every model call of a night, from its own ledger.jsonl (all its processes)."""
@@ -281,7 +281,7 @@ class Nights:
 
     def save_memory(self, memory: SkillMemory) -> None:
         memory.rejected = memory.rejected[-MAX_REJECTED:]
-        write_atomic(self.memory_path(memory.skill_path), memory.model_dump_json(indent=2) + "\n")
+        write_private(self.memory_path(memory.skill_path), memory.model_dump_json(indent=2) + "\n")
 
 
 def _read_memory(path: Path, skill_path: str) -> SkillMemory:

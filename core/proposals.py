@@ -50,7 +50,7 @@ from skillsleep.core.proposal_record import (
     your_edits,
 )
 from skillsleep.core.records import Edit
-from skillsleep.core.rundir import append_line, write_atomic
+from skillsleep.core.rundir import append_line, file_mode, write_atomic, write_private
 from skillsleep.core.safety import screen_all
 
 
@@ -93,11 +93,11 @@ class Proposals:
         base_hash = hash_of_base(live, base_text)
         pid = _now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         folder = self.staging / pid
-        write_atomic(folder / "SKILL.md", candidate.encode())
-        write_atomic(folder / "base.md", base.encode())
-        write_atomic(folder / "diff.patch", unified_diff(base, candidate, f"a/{live.name}", f"b/{live.name}").encode())
+        write_private(folder / "SKILL.md", candidate.encode(), mode=file_mode(live))  # copies: the live file's mode
+        write_private(folder / "base.md", base.encode(), mode=file_mode(live))
+        write_private(folder / "diff.patch", unified_diff(base, candidate, f"a/{live.name}", f"b/{live.name}").encode())
         for name, text in (files or {}).items():
-            write_atomic(folder / name, text)
+            write_private(folder / name, text)
         proposal = Proposal(
             id=pid,
             created=_now(),
@@ -217,7 +217,8 @@ class Proposals:
         chosen = None if edits is None else numbered.parse_numbers(edits, len(found))
         content = (self.staging / p.id / "SKILL.md").read_bytes() if chosen is None else self._partial(p, found, chosen)
         backup = self._backup(live, p.id, reason=f"before adopting {p.id}")
-        write_atomic(live, content)
+        inside = live.is_relative_to(self.root.resolve())  # the managed skill: private, like the rest of the folder
+        (write_private if inside else write_atomic)(live, content)
         p = p.model_copy(update={"status": "adopted", "adopted_edits": chosen})
         self._save(p)
         forced = force and current != p.base_hash
@@ -254,7 +255,7 @@ class Proposals:
                     f"change {c.number} is refused by the safety screen: {refused[0].reason()}; "
                     "adopt the other changes without it"
                 )
-        write_atomic(self.staging / p.id / "adopted.md", result.encode())
+        write_private(self.staging / p.id / "adopted.md", result.encode(), mode=file_mode(Path(p.skill_path)))
         return result.encode()
 
     def reject(self, pid: str | None = None, *, detail: str = "") -> Proposal:
@@ -313,7 +314,7 @@ class Proposals:
         if (Path(target.backup) / "absent").exists():
             live.unlink(missing_ok=True)
         else:
-            write_atomic(live, source.read_bytes())
+            write_atomic(live, source.read_bytes(), new_mode=file_mode(source))
         action = Action(
             time=_now(),
             kind="rollback",
@@ -370,10 +371,10 @@ class Proposals:
         n = len(list(self.backups.iterdir())) if self.backups.is_dir() else 0
         folder = self.backups / f"{n + 1:05d}-{pid or 'rollback'}"
         if live.exists():
-            write_atomic(folder / "SKILL.md", live.read_bytes())
+            write_private(folder / "SKILL.md", live.read_bytes(), mode=file_mode(live))
         else:
-            write_atomic(folder / "absent", "")
-        write_atomic(
+            write_private(folder / "absent", "")
+        write_private(
             folder / "meta.json",
             json.dumps(
                 {"skill_path": str(live), "reason": reason, "hash": file_hash(live), "time": _now().isoformat()}
@@ -382,7 +383,7 @@ class Proposals:
         return str(folder)
 
     def _save(self, p: Proposal) -> None:
-        write_atomic(self.staging / p.id / "proposal.json", p.model_dump_json(indent=2) + "\n")
+        write_private(self.staging / p.id / "proposal.json", p.model_dump_json(indent=2) + "\n")
 
     def _load(self, folder: Path) -> Proposal | None:
         path = folder / "proposal.json"
@@ -395,4 +396,4 @@ class Proposals:
             return None
 
     def _record(self, action: Action) -> None:
-        append_line(self.history_path, action.model_dump_json(), mode=0o600, durable=True)
+        append_line(self.history_path, action.model_dump_json(), durable=True)

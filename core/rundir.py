@@ -27,12 +27,47 @@ from skillsleep.core.records import LedgerEntry
 M = TypeVar("M", bound=BaseModel)
 
 
-def write_atomic(path: Path, content: str | bytes) -> None:
+PRIVATE_DIR = 0o700  # skillsleep's own folders (the data folder, its runs, staging, backups, logs)
+PRIVATE_FILE = 0o600  # skillsleep's own files: harvested conversations, records, logs
+
+
+def private_dir(path: Path) -> Path:
+    """`path` as a folder: created, with every missing folder above it, for this user alone (0700,
+    what XDG asks of a folder it creates); a folder that exists is left as it is."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if path.parent != path and not path.parent.is_dir():
+        private_dir(path.parent)
+    try:
+        path.mkdir(mode=PRIVATE_DIR)
+    except FileExistsError:
+        if not path.is_dir():
+            raise
+    return path
+
+
+def write_private(path: Path, content: str | bytes, *, mode: int = PRIVATE_FILE) -> None:
+    """`write_atomic` for a file of skillsleep's own: missing folders are created 0700 and a new
+    file gets `mode` (0600; a copy of a user's file passes that file's mode)."""
+    private_dir(path.parent)
+    write_atomic(path, content, new_mode=mode)
+
+
+def file_mode(path: Path, default: int = PRIVATE_FILE) -> int:
+    """The permission bits of the file at `path`, or `default` when there is none."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return default
+
+
+def write_atomic(path: Path, content: str | bytes, *, new_mode: int = 0o644) -> None:
     """Write a file so that readers see the old or the new content, never a torn one.
 
     Text is written in text mode; bytes exactly as given (a user's file: its line endings and
     encoding are not ours to change). An existing file keeps its permission bits; a new one
-    gets 0644."""
+    gets `new_mode`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -40,22 +75,19 @@ def write_atomic(path: Path, content: str | bytes) -> None:
             fh.write(content)
             fh.flush()
             os.fsync(fh.fileno())
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = 0o644  # (reading the umask would briefly change it for every thread)
-        os.chmod(tmp, mode)
+        os.chmod(tmp, file_mode(path, new_mode))  # (not the umask: reading it changes it for every thread)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def append_line(path: Path, line: str, *, mode: int = 0o644, durable: bool = False) -> None:
-    """Append one line to a JSONL file in a single write on an O_APPEND descriptor, so writers
-    never interleave. After a line torn by a kill, the new one starts on a line of its own (a
-    reader skips the torn one and loses nothing else). `durable`: fsync before returning."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def append_line(path: Path, line: str, *, mode: int = PRIVATE_FILE, durable: bool = False) -> None:
+    """Append one line to a JSONL file of skillsleep's own (created `mode`, in folders created
+    0700) in a single write on an O_APPEND descriptor, so writers never interleave. After a line
+    torn by a kill, the new one starts on a line of its own (a reader skips the torn one and loses
+    nothing else). `durable`: fsync before returning."""
+    private_dir(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
     try:
         size = os.fstat(fd).st_size
@@ -68,11 +100,10 @@ def append_line(path: Path, line: str, *, mode: int = 0o644, durable: bool = Fal
 
 
 class RunDir:
-    """Paths and atomic writers of one training run."""
+    """Paths and atomic writers of one training run; its folder and files are this user's alone."""
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.path = private_dir(Path(path))
 
     @property
     def state_path(self) -> Path:
@@ -94,10 +125,10 @@ class RunDir:
             text = data.model_dump_json(indent=2)
         else:
             text = json.dumps(_plain(data), indent=2, ensure_ascii=False)
-        write_atomic(self.path / rel, text + "\n")
+        write_private(self.path / rel, text + "\n")
 
     def write_text(self, rel: str | Path, text: str) -> None:
-        write_atomic(self.path / rel, text)
+        write_private(self.path / rel, text)
 
     def load(self, rel: str, model: type[M]) -> M | None:
         """A saved record, or None when absent; a damaged file is an error naming the fix."""

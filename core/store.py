@@ -15,7 +15,9 @@ nothing, and a copy of every row that can still be read out of a damaged file.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,12 +30,15 @@ from pydantic import Field, ValidationError
 
 from skillsleep.core.errors import Busy, ConfigError, SkillsleepError, StateDamaged
 from skillsleep.core.records import Completion, LedgerEntry, Record
+from skillsleep.core.rundir import PRIVATE_FILE, private_dir
 from skillsleep.core.session import Session
 
 SCHEMA_VERSION = 1
 HOLDS = "every harvested (redacted) session, the harvest cursors, the call ledger and the response cache"
 _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
 _BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED: another connection writes, longer than the timeout
+_NO_SHM = {8, 14}  # SQLITE_READONLY, SQLITE_CANTOPEN: a read-only WAL reader could not make its -shm file
+_VERSION = "SELECT value FROM meta WHERE key='schema_version'"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,21 +69,26 @@ CREATE INDEX IF NOT EXISTS sessions_source ON sessions (source);
 class Store:
     """SQLite-backed response cache and ledger; safe to share between threads of one process."""
 
-    def __init__(self, path: Path, *, timeout_s: float = 30.0) -> None:
-        """`timeout_s`: how long a statement waits while another process writes the file."""
+    def __init__(self, path: Path, *, timeout_s: float = 30.0, readonly: bool = False) -> None:
+        """`timeout_s`: how long a statement waits while another process writes the file.
+        `readonly`: only read (`status`, `cost`): nothing is created or changed, and a data folder
+        this user may not write (a read-only mount, another user's folder) is read all the same."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()  # re-entered by the statements of a `transaction()`
+        if not readonly:
+            _private_file(self.path)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
+            self._db = _connect(self.path, timeout_s, readonly=readonly)
         except sqlite3.DatabaseError as exc:
             raise database_error(self.path, exc) from exc
         try:
             with self._use():
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.executescript(_SCHEMA)
-                row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                if row is None:
+                if not readonly:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.executescript(_SCHEMA)
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                row = self._db.execute(_VERSION).fetchone() if "meta" in tables else None
+                if row is None and not readonly:
                     self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             if row is not None and int(row[0]) > SCHEMA_VERSION:
                 raise ConfigError(
@@ -216,6 +226,44 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _private_file(path: Path) -> None:
+    """The database file for this user alone (0600) before SQLite opens it, which gives its -wal and
+    -shm files the same mode: created so, and one an older skillsleep left readable by others
+    made so (with its -wal and -shm)."""
+    private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+        return
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # SQLite says what is wrong (a folder in its place, no permission)
+    for part in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            st = os.stat(part)
+            if st.st_mode & 0o077 and st.st_uid == os.geteuid():
+                os.chmod(part, stat.S_IMODE(st.st_mode) & 0o700)
+        except OSError:
+            continue  # absent, or not ours to change: the data folder itself is 0700
+
+
+def _connect(path: Path, timeout_s: float, *, readonly: bool) -> sqlite3.Connection:
+    """A connection to the database; `readonly`: opened read-only, and where SQLite cannot make the
+    -shm file a WAL reader needs (a folder this user may not write), opened as immutable."""
+    if not readonly:
+        return sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
+    uri = f"file:{quote(str(path.absolute()))}"
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False, timeout=timeout_s)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF not in _NO_SHM:
+            raise
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
 class StoredSessions:

@@ -21,7 +21,9 @@
 #     learn included; otherwise one line on stderr (cron mails it to you) and the exit code of
 #     `skillsleep run`: 1 stopped early (budget, model server; the next night resumes) or failed,
 #     2 bad settings.
+#   - private: its logs (and what the night writes, under umask 077) are for your user alone.
 set -eu
+umask 077
 
 me=skillsleep-cron
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }

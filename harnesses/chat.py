@@ -29,6 +29,7 @@ from typing import Any
 
 from skillsleep.core.llm import LLM
 from skillsleep.core.records import Completion, CompletionRequest, Message, Run, Task
+from skillsleep.core.rundir import PRIVATE_FILE, private_dir
 from skillsleep.core.skill import Skill
 from skillsleep.harnesses.agent_cli import task_text
 
@@ -92,8 +93,8 @@ class ChatHarness:
         path = log_dir / f"{now:%Y-%m-%d}.jsonl"
         data = (json.dumps(self._record(task, sample, messages, completion, now), ensure_ascii=False) + "\n").encode()
         try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            private_dir(log_dir)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
             try:
                 written = os.write(fd, data)
             finally:

@@ -115,7 +115,7 @@ def cost_text(c: Data, plain: bool) -> str:
 
 @click.command("cost")
 @output_options("Print the spend as one JSON object.")
-@guard
+@guard(state="read")
 def cost_(as_json: bool, fmt: str | None) -> None:
     """What the nights spent: this month in all and by role, and by night (from their ledgers).
 

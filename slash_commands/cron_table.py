@@ -18,6 +18,7 @@ import re
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Record
+from skillsleep.slash_commands.cron_fields import check_cron
 
 BEGIN = "# >>> skillsleep night: written by `skillsleep schedule`; `skillsleep unschedule` removes it >>>"
 END = "# <<< skillsleep night <<<"
@@ -25,8 +26,6 @@ _BEGIN_PREFIX = "# >>> skillsleep night"
 _END_PREFIX = "# <<< skillsleep night"
 
 _AT = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])")
-_FIELD = re.compile(r"[0-9A-Za-z*/,\-]+")
-_KEYWORDS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 _DAILY = re.compile(r"([0-9]{1,2}) ([0-9]{1,2}) \* \* \*")
 
 
@@ -47,14 +46,9 @@ class When(Record):
 
     @classmethod
     def cron(cls, text: str) -> When:
-        """`--cron EXPR`: five cron fields (minute hour day-of-month month day-of-week) or @daily & co."""
-        words = text.split()
-        if (len(words) == 1 and words[0] in _KEYWORDS) or (len(words) == 5 and all(map(_FIELD.fullmatch, words))):
-            return cls.parse(" ".join(words))
-        raise ConfigError(
-            f"--cron {text!r}: expected five fields (minute hour day-of-month month day-of-week, e.g. "
-            f"--cron '0 3 * * 1-5') or one of {', '.join(_KEYWORDS)}"
-        )
+        """`--cron EXPR`: five cron fields (minute hour day-of-month month day-of-week) or @daily & co.,
+        checked field by field as crontab(5) reads them (cron_fields.py)."""
+        return cls.parse(check_cron(text))
 
     @classmethod
     def parse(cls, line: str) -> When:

@@ -25,6 +25,7 @@ from skillsleep.core.display import md_line, plain_line
 from skillsleep.core.errors import Busy, SkillsleepError
 from skillsleep.core.lock import held_by, who
 from skillsleep.core.night_store import NightRecord, Nights
+from skillsleep.core.rundir import private_dir
 from skillsleep.slash_commands.progress import plain_lines
 from skillsleep.slash_commands.runtime import RUN, check_night
 from skillsleep.slash_commands.wiring import SLEEP_FLAGS, data_dir
@@ -56,7 +57,7 @@ def detach(
     data = data_dir()
     _refuse_while_running(data)
     logs = data / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    private_dir(logs)
     pending = logs / f"starting-{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
     argv = [
         sys.executable,

@@ -8,13 +8,17 @@ transcript again after the state database was rebuilt, which brings the sessions
 from __future__ import annotations
 
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.errors import Busy, ConfigError
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
+
+if TYPE_CHECKING:
+    from skillsleep.core.doctor import Finding
 
 Data = dict[str, Any]
 
@@ -32,6 +36,7 @@ def doctor(*, fix: bool = False) -> Data:
     if fix and any(f.repairable for f in findings):
         with StateLock(root, "skillsleep doctor --repair"):
             findings = check(root, db)  # again, now that nothing else can change the files
+            _refuse_while_watched(root, findings)
             result = repair(root, db, findings)
         if result.backup is not None:
             try:
@@ -54,6 +59,22 @@ def doctor(*, fix: bool = False) -> Data:
         "harvest": harvest["sessions"] if harvest else None,
         "harvest_error": harvest_error or None,
     }
+
+
+def _refuse_while_watched(root: Path, findings: list[Finding]) -> None:
+    """A running `skillsleep watch` writes the state database a repair moves aside and rebuilds:
+    it is named, with how to stop it, and nothing is changed (a repair never stops a process)."""
+    from skillsleep.core.lock import running, who
+
+    watches = running(root, "watch") if any(f.kind == "state.db" and f.repairable for f in findings) else []
+    if watches:
+        names = "; ".join(who(w) for w in watches)
+        pids = " ".join(str(w.get("pid", "?")) for w in watches)
+        raise Busy(
+            f"`skillsleep watch` is running ({names}) and writes the state database this repair rebuilds; "
+            f"stop it first (Ctrl-C where it runs, or `kill {pids}`), run `skillsleep doctor --repair` again, "
+            "then start the watch again; nothing was changed"
+        )
 
 
 def doctor_text(d: Data) -> str:

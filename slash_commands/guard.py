@@ -8,7 +8,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import click
 
@@ -50,18 +50,22 @@ def via_sleep() -> bool:
     return ctx is not None and ctx.find_object(Caller) is not None
 
 
-@overload
-def guard(fn: Callable[P, R], *, state: bool = True) -> Callable[P, R]: ...
+State = bool | Literal["read"]
 
 
 @overload
-def guard(*, state: bool = True) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+def guard(fn: Callable[P, R], *, state: State = True) -> Callable[P, R]: ...
 
 
-def guard(fn: Callable[P, R] | None = None, *, state: bool = True) -> Any:
+@overload
+def guard(*, state: State = True) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+
+def guard(fn: Callable[P, R] | None = None, *, state: State = True) -> Any:
     """Turn skillsleep errors into clean messages and exit codes (the CLI is the boundary); with
-    `state` (`@guard`), the data folder is checked first, before any work (`@guard(state=False)`
-    for the verbs that never touch it)."""
+    `state` (`@guard`), the data folder is checked first, before any work (`@guard(state="read")`
+    for the verbs that only read it, so a read-only one will do; `@guard(state=False)` for the
+    verbs that never touch it)."""
     if fn is None:
         return lambda f: guard(f, state=state)
     verb = fn
@@ -72,7 +76,7 @@ def guard(fn: Callable[P, R] | None = None, *, state: bool = True) -> Any:
             if state:
                 from skillsleep.slash_commands.wiring import check_data_dir
 
-                check_data_dir()
+                check_data_dir(write=state is True)
             return verb(*args, **kwargs)
         except ConfigError as exc:
             raise Fail(visible(str(exc)), 2, md=md, agent=via_sleep()) from exc

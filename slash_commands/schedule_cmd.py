@@ -147,6 +147,7 @@ def night_job(when: When, run_flags: Sequence[str], params: Mapping[str, Any]) -
         if params.get(param) not in (None, False):
             raise ConfigError(f"{flag} has no place in a scheduled night: {why}; drop it from `schedule`")
     settings = check_night({key: value for key, value in params.items() if key in SleepSection.model_fields})
+    _refuse_credentials(params.get("base_url"), settings)
     effective_settings(params.get("chat_dirs") or ())  # the chat-log folders and redaction patterns too
     env = {"HOME": os.environ.get("HOME") or str(Path.home())}
     env |= {name: os.environ[name] for name in CARRIED if os.environ.get(name)}
@@ -163,6 +164,28 @@ def night_job(when: When, run_flags: Sequence[str], params: Mapping[str, Any]) -
                 "unit file cannot hold; put that setting in config.toml ([sleep]) instead of a flag"
             )
     return job, settings
+
+
+def _refuse_credentials(base_url: object, settings: SleepSection) -> None:
+    """A `--base-url` holding a user or password would be written into the crontab (or unit file)
+    and the night's log, as a key would: refused, naming where it belongs instead."""
+    from urllib.parse import urlsplit
+
+    from skillsleep.core.backends.registry import provider_infos
+
+    if not isinstance(base_url, str) or "@" not in urlsplit(base_url).netloc:
+        return
+    info = next((i for i in provider_infos() if i.name == settings.backend.partition(":")[0]), None)
+    where = env_file()
+    instead = (
+        f"put {info.base_url_env}=<the URL> in {where} (yours alone: chmod 600), which the night reads"
+        if info and info.base_url_env
+        else "set base_url in [sleep] of config.toml (yours alone: chmod 600)"
+    )
+    raise ConfigError(
+        "--base-url holds a user name or password (user:…@host), which `schedule` would write into the "
+        f"schedule's line and the night's log; drop --base-url and {instead}"
+    )
 
 
 def _script() -> Path:

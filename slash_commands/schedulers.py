@@ -22,7 +22,7 @@ from pathlib import Path
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.records import Record
-from skillsleep.core.rundir import write_atomic
+from skillsleep.core.rundir import write_private
 from skillsleep.harnesses.openclaw import cron as openclaw_cron
 from skillsleep.slash_commands.cron_table import BEGIN, END, When, cron_line, read_block, remove_block, set_block
 from skillsleep.slash_commands.night_job import Change, NightJob, Scheduled, Scheduler
@@ -156,7 +156,7 @@ class OpenClawCron:
         added = openclaw_cron.cron(argv[1:])
         for stale in old:
             openclaw_cron.cron(["cron", "rm", stale, "--json"])
-        write_atomic(
+        write_private(
             self.note(),
             OpenClawJob(id=str(added.get("id", "")), expr=job.when.fields, where=self.where()).model_dump_json() + "\n",
         )

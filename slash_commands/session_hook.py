@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from skillsleep.core.errors import SkillsleepError
+from skillsleep.core.rundir import PRIVATE_FILE, private_dir
 
 HOOK_LOG = "hooks.log"  # under <data>/logs/
 LOG_LIMIT = 256 * 1024  # beyond this the log is moved to hooks.log.1 (one old generation kept)
@@ -63,10 +64,10 @@ def _log(agent: str, problem: str) -> None:
     line = f"{when} {agent} SessionEnd hook: {' '.join(problem.split())}; nothing was harvested\n"
     try:
         log = data_dir() / "logs" / HOOK_LOG
-        log.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(log.parent)
         if log.exists() and log.stat().st_size > LOG_LIMIT:
             os.replace(log, log.with_name(HOOK_LOG + ".1"))
-        with log.open("a", encoding="utf-8") as fh:
+        with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE), "a", encoding="utf-8") as fh:
             fh.write(line)
     except OSError:  # no usable data folder: the agent may show stderr, but its exit stays 0
         sys.stderr.write(line)

@@ -107,7 +107,7 @@ def _last_harvest(problems: list[str]) -> Data | None:
     if not db.is_file():  # never create the state database just to look at it
         return None
     try:
-        store = Store(db)
+        store = Store(db, readonly=True)
         try:
             raw = store.meta(LAST_HARVEST)
         finally:
@@ -322,7 +322,7 @@ def _schedule_line(s: Data, md: Inline) -> str:
 
 @click.command("status")
 @output_options("Print the status as one JSON object.")
-@guard
+@guard(state="read")
 def status_(as_json: bool, fmt: str | None) -> None:
     """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems.
 

@@ -44,11 +44,13 @@ def watch(
 ) -> None:
     """Harvest new transcript bytes shortly after an agent writes them (same path as `harvest`)."""
 
-    from skillsleep.slash_commands.watcher import report_line, run_watch
+    from skillsleep.slash_commands.watcher import Told, report_line, run_watch
     from skillsleep.slash_commands.wiring import effective_settings
 
+    told = Told()  # what cannot be read (and the like) is said once, not in every harvest
+
     def on_report(r: dict[str, Any]) -> None:
-        click.echo(json.dumps(r, ensure_ascii=False) if as_json else report_line(r))
+        click.echo(json.dumps(r, ensure_ascii=False) if as_json else report_line(told.news(r)))
 
     def on_start(roots: list[tuple[str, Path]]) -> None:
         progress.notice("watching " + ", ".join(f"{h} {p}" for h, p in roots) + " (Ctrl-C to stop)")

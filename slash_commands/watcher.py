@@ -32,6 +32,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.lock import Running
 from skillsleep.harnesses import registry
 from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
@@ -194,6 +195,34 @@ class Watcher:
             self._observer = None
 
 
+# what finding the files counts in every harvest (core.discovery), not what new bytes held
+_FOUND_SKIPS = ("folder_named_like_a_transcript", "symlink_loop", "not_a_regular_file", "dangling_symlink")
+
+
+class Told:
+    """What `watch` has said, per harness, of what its harvests keep leaving out: a file or folder
+    it cannot read, an entry that is no transcript, a last line not finished. Each harvest finds
+    them again; `news(report)` is the report with only what is new or changed since the last
+    report of that harness, so each is named once, and again once it changes (or comes back after
+    being fixed). Lines the new bytes held and skipped are new each time and always kept."""
+
+    def __init__(self) -> None:
+        self._said: dict[str, tuple[set[str], dict[str, int], tuple[int, int]]] = {}
+
+    def news(self, r: Report) -> Report:
+        if "error" in r:
+            return r
+        lasting = {k: n for k, n in r["skipped"].items() if k in _FOUND_SKIPS or k.startswith("unreadable_")}
+        now = (set(r["unreadable"]), lasting, (r["waiting_files"], r["waiting_bytes"]))
+        before = self._said.get(r["harness"], (set(), {}, (0, 0)))
+        self._said[r["harness"]] = now
+        skipped = {k: n for k, n in r["skipped"].items() if k not in lasting or before[1].get(k) != n}
+        out = {**r, "unreadable": [u for u in r["unreadable"] if u not in before[0]], "skipped": skipped}
+        if now[2] == before[2]:
+            out |= {"waiting_files": 0, "waiting_bytes": 0}
+        return out
+
+
 def report_line(r: Report) -> str:
     """One human line for a harvest report, then one indented line per thing it left out and why."""
     if "error" in r:
@@ -244,15 +273,16 @@ def run_watch(
         )
     redact_patterns = tuple(settings.harvest.redact_patterns.value)
     watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()])
-    watcher.start()
-    catch_up(roots, redact_patterns, on_report)
-    if on_start:
-        on_start(roots)
-    try:
-        deadline = None if duration_s is None else time.monotonic() + duration_s
-        while deadline is None or time.monotonic() < deadline:
-            time.sleep(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic())))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        watcher.stop()
+    with Running(data_dir(), "watch"):  # `doctor --repair` names it rather than rebuild state.db under it
+        watcher.start()
+        catch_up(roots, redact_patterns, on_report)
+        if on_start:
+            on_start(roots)
+        try:
+            deadline = None if duration_s is None else time.monotonic() + duration_s
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic())))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            watcher.stop()

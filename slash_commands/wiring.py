@@ -44,9 +44,10 @@ def data_dir() -> Path:
     return Path(home) if home else Path(platformdirs.user_data_dir("skillsleep"))
 
 
-def check_data_dir() -> Path:
+def check_data_dir(*, write: bool = True) -> Path:
     """The data folder, when this user can use it: a folder it can read and write, or one it can
-    create (nothing is created here). Else a ConfigError naming the folder, what set it and the fix."""
+    create (nothing is created here); with `write=False` (the verbs that only read) a folder it can
+    read, or none at all. Else a ConfigError naming the folder, what set it and the fix."""
     path = data_dir().absolute()
     who = (
         "SKILLSLEEP_HOME"
@@ -56,13 +57,14 @@ def check_data_dir() -> Path:
     what = f"the skillsleep data folder {path} ({who})"
     fix = "point SKILLSLEEP_HOME at a folder you can write to"
     if path.is_dir():
-        if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
-            if os.statvfs(path).f_flag & os.ST_RDONLY:  # e.g. an agent's sandbox (Codex) mounts it read-only
+        if not os.access(path, os.R_OK | os.X_OK | (os.W_OK if write else 0)):
+            if write and os.statvfs(path).f_flag & os.ST_RDONLY:  # e.g. an agent's sandbox (Codex) mounts it read-only
                 raise ConfigError(
                     f"{what} is on a read-only file system here (an agent's sandbox makes it so): run "
                     f"this with permission to write there, or {fix}"
                 )
-            raise ConfigError(f"{what} is not writable by this user; fix its permissions (chmod u+rwx), or {fix}")
+            able, bits = ("writable", "rwx") if write else ("readable", "rx")
+            raise ConfigError(f"{what} is not {able} by this user; fix its permissions (chmod u+{bits}), or {fix}")
         return path
     if path.exists() or path.is_symlink():
         kind = "a file" if path.is_file() else "a broken link" if not path.exists() else "a pipe, socket or device"
@@ -70,7 +72,7 @@ def check_data_dir() -> Path:
     parent = next(p for p in path.parents if p.exists())
     if not parent.is_dir():
         raise ConfigError(f"{what} cannot be created: {parent} is a file; {fix}")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if write and not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError(f"{what} cannot be created: {parent} is not writable by this user; {fix}")
     return path
 

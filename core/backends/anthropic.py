@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from skillsleep.core.backends.base import BackendSettings, ClientBackend, ProviderInfo, import_sdk
+from skillsleep.core.backends.base import BackendSettings, ClientBackend, ProviderInfo, import_sdk, shown_url
 from skillsleep.core.backends.deepseek import schema_instruction
 from skillsleep.core.backends.openai_compat import sdk_errors, sdk_timeout
 from skillsleep.core.errors import BackendUnavailable, TransientError
@@ -81,7 +81,7 @@ class AnthropicBackend(ClientBackend["anthropic.AsyncAnthropic"]):
 
     async def _send(self, request: CompletionRequest) -> Completion:
         sdk = import_sdk("anthropic", "the anthropic SDK")
-        url = f"{self.endpoint}/v1/messages"
+        url = shown_url(f"{self.endpoint}/v1/messages")  # for messages: the SDK has the base URL
         with sdk_errors(sdk, url, self, key_hint="Set ANTHROPIC_API_KEY to a valid key.", reply="message"):
             message = await self._get_client().messages.create(**self._params(request))
         if isinstance(message, str) or not hasattr(message, "content"):

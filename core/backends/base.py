@@ -17,7 +17,7 @@ import importlib
 import random
 import time
 from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
@@ -32,6 +32,14 @@ def check_base_url(text: str) -> str | None:
     no spaces), or None; "" (not set) is fine. Checked where a user sets one, before any work."""
     problem = _url_problem(text) if text else ""
     return f"not a model server URL: {problem}; write it like http://127.0.0.1:8080/v1" if problem else None
+
+
+def shown_url(url: str) -> str:
+    """`url` as a message or a log shows it: a user or password in it is left out (`https://…@host/v1`)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="…@" + parts.netloc.rpartition("@")[2]))
 
 
 def _url_problem(text: str) -> str:
@@ -164,7 +172,7 @@ class BaseBackend:
                 except TransientError as exc:
                     last = exc
                 except TimeoutError:
-                    where = f" from {self.endpoint}" if self.endpoint else ""
+                    where = f" from {shown_url(self.endpoint)}" if self.endpoint else ""
                     last = TransientError(f"no answer{where} within {limit:g} s")
                 else:
                     completion.latency_s = time.perf_counter() - start

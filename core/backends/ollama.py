@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from skillsleep.core.backends.base import BackendSettings, ClientBackend, ProviderInfo, import_sdk
+from skillsleep.core.backends.base import BackendSettings, ClientBackend, ProviderInfo, import_sdk, shown_url
 from skillsleep.core.backends.openai_compat import connection_error, sdk_timeout, status_error
 from skillsleep.core.errors import BackendError, BackendUnavailable, TransientError
 from skillsleep.core.records import Completion, CompletionRequest, Usage
@@ -63,7 +63,7 @@ class OllamaBackend(ClientBackend["ollama.AsyncClient"]):
         sdk = import_sdk("ollama", "the ollama client")
         import httpx  # the ollama client's transport
 
-        url = f"{self.endpoint}/api/chat"
+        url = shown_url(f"{self.endpoint}/api/chat")  # for messages: the client has the host
         try:
             response = await self._get_client().chat(**self._params(request))
         except sdk.ResponseError as exc:

@@ -15,7 +15,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from skillsleep.core.backends.base import BackendSettings, BaseBackend, ClientBackend, ProviderInfo, import_sdk
+from skillsleep.core.backends.base import (
+    BackendSettings,
+    BaseBackend,
+    ClientBackend,
+    ProviderInfo,
+    import_sdk,
+    shown_url,
+)
 from skillsleep.core.errors import BackendError, BackendUnavailable, TransientError
 from skillsleep.core.records import Completion, CompletionRequest, Usage
 
@@ -162,7 +169,7 @@ class OpenAIBackend(ClientBackend["openai.AsyncOpenAI"]):
         }
         if request.seed is not None:
             params["seed"] = request.seed
-        url = f"{self.endpoint}/chat/completions"
+        url = shown_url(f"{self.endpoint}/chat/completions")  # for messages: the SDK has the base URL
         with sdk_errors(sdk, url, self, key_hint=self._key_hint(), reply="chat completion"):
             response = await client.chat.completions.create(**params)
         return self._completion(response, url)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillsleep.core.errors import BackendUnavailable
+from skillsleep.core.rundir import private_dir
 
 _CHUNK = 1 << 20
 
@@ -116,7 +117,7 @@ def ensure_weights(name: str, cache_dir: Path) -> Path:
     if _verified(target, spec):
         return target
     parts = part_paths(spec)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent)  # the cache may sit in the data folder (SKILLSLEEP_HOME/cache)
     fd, tmp_name = tempfile.mkstemp(prefix=spec.filename + ".", suffix=".part", dir=target.parent)
     tmp = Path(tmp_name)
     try:
