@@ -23,6 +23,7 @@ from skillsleep.core.scan import ENGINE, Ends, LiteralScan
 from skillsleep.core.secret_names import name_strength, secret_name
 from skillsleep.core.secret_rules import FOLDS_TO_ASCII, PROSE_RULES, PROSE_WORDS, TOKEN_RULES
 from skillsleep.core.secret_values import (
+    FILLER,
     IDENTIFIER,
     STANDALONE,
     STANDALONE_GATE,
@@ -30,6 +31,7 @@ from skillsleep.core.secret_values import (
     code_like,
     looks_generated,
     placeholder,
+    public_blocks,
     random_enough,
 )
 from skillsleep.core.session import Session, Turn
@@ -229,7 +231,7 @@ class Redactor:
             start, end = m.span(rule.group)
             if start < 0 or (m.start() and s[m.start() - 1] in rule.boundary):
                 continue
-            if rule.check is not None and not rule.check(s[start:end]):
+            if (rule.check is not None and not rule.check(s[start:end])) or FILLER.search(s, start, end):
                 continue
             out += [s[done:start], _mark(rule.kind)]
             done = end
@@ -245,8 +247,9 @@ class Redactor:
             matches: Iterable[re.Match[str] | None] = STANDALONE.finditer(s)
         else:
             matches = map(functools.partial(STANDALONE.match, s), _line_starts(s, ends))
+        public = public_blocks(s)  # a public key's or certificate's lines are no secret
         for m in matches:
-            if m is not None and looks_generated(m.group(1)):
+            if m is not None and looks_generated(m.group(1)) and not any(a < m.start() < b for a, b in public):
                 out += [s[done : m.start(1)], _mark("high_entropy_token")]
                 done = m.end(1)
                 self.counts["high_entropy_token"] += 1
@@ -311,7 +314,7 @@ class Redactor:
         env_style = lead and m.group("sep") == "=" and not m.group("cq")
         quoted = m.group("quoted")
         value = m.group("bare") if quoted is None else quoted
-        if placeholder(value) or (weak and not env_style and not random_enough(value, 8)):
+        if len(value) < 3 or placeholder(value) or (weak and not env_style and not random_enough(value, 8)):
             return None
         if quoted is not None:
             code = "`" in m.group("vq") and code_like(value, name)  # markdown `config.api_key`

@@ -44,6 +44,12 @@ _STOP_VALUES = frozenset(
         "basic",
         "token",
         "digest",
+        "foo",
+        "bar",
+        "baz",
+        "example",
+        "changeme",
+        "changeit",
     ]
 )
 _PLACEHOLDER = re.compile(
@@ -53,9 +59,15 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
+# a run of one filler character: `ghp_xxxx…`, `AKIAXXXX…`, `####`; no generated token holds one
+FILLER = re.compile(r"([xX*#•])\1{5}")
+
+
 def placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
-    return not v or v.lower() in _STOP_VALUES or _PLACEHOLDER.fullmatch(v) is not None
+    if not v or v.lower() in _STOP_VALUES or "EXAMPLE" in v:  # AWS's documented keys end in EXAMPLE(KEY)
+        return True
+    return _PLACEHOLDER.fullmatch(v) is not None or FILLER.search(v) is not None
 
 
 def code_like(value: str, name: str) -> bool:
@@ -119,10 +131,23 @@ def rule(
 # --- a generated token standing alone on a line of tool output ------------------------------------
 
 # the whole line is one token (quotes and a trailing comma allowed): `cat credentials` prints this
-STANDALONE = re.compile(r"^[ \t]*[\"'`]?([A-Za-z0-9+/=_~.-]{24,512})[\"'`]?[ \t,;]*$", re.MULTILINE)
+# (`=` only as base64's padding at its end: `NAME=value` is a setting, not a token)
+STANDALONE = re.compile(r"^[ \t]*[\"'`]?([A-Za-z0-9+/_~.-]{24,512}={0,3})[\"'`]?[ \t,;]*$", re.MULTILINE)
 STANDALONE_GATE = r"(?:^|\n)[ \t]*[\"'`]?[A-Za-z0-9+/=_~.-]{24,}[\"'`]?[ \t,;]*(?:\n|$)"
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _TYPED_ID = re.compile(r"[a-z]{2,12}(?:[_-][a-z]{2,12})?[_-]")  # msg_01…, req_…, toolu_…: an id with its type
+
+
+# armoured blocks that hold no secret: their base64 lines are not tokens standing alone
+_PUBLIC_BLOCK = re.compile(
+    r"-----BEGIN (?:[A-Z0-9 ]*PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?|PGP (?:MESSAGE|SIGNATURE)|X509 CRL)-----"
+    r"[\s\S]*?(?:-----END |\Z)"
+)
+
+
+def public_blocks(s: str) -> list[tuple[int, int]]:
+    """The spans of `s` that a public key, a certificate, a PGP message or signature fills."""
+    return [m.span() for m in _PUBLIC_BLOCK.finditer(s)] if "-----BEGIN " in s else []
 
 
 def _entropy(v: str) -> float:

@@ -1,0 +1,89 @@
+"""Redaction on the secret scanners' own test data (tests/fixtures/secrets/scanner_*.py, sources in
+PROVENANCE.md): their false-positive samples must come out unchanged, their token shapes redacted,
+with a name next to them or standing alone."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from skillsleep.core.redact import Redactor
+
+FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
+
+
+def _load(name: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, FIXTURES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+F = _load("field")  # caught(): no 8-character piece of the secret survives
+B = _load("scanner_benign")
+T = _load("scanner_tokens")
+BENIGN_ALTERED_MAX = 0.02
+ANNOUNCED_MIN = 0.99
+BARE_MIN = 0.95
+
+
+def test_at_most_two_percent_of_the_scanners_benign_lines_are_altered() -> None:
+    altered = {s: n for s in B.SAMPLES if (n := B.altered_lines(s, Redactor().text(s)))}
+    assert sum(altered.values()) / B.LINES <= BENIGN_ALTERED_MAX, altered
+
+
+def test_announced_secrets_are_kept_out() -> None:
+    leaked = [text for _, secret, text in T.ANNOUNCED if not F.caught(secret, text, Redactor().text(text))]
+    assert 1 - len(leaked) / len(T.ANNOUNCED) >= ANNOUNCED_MIN, leaked
+
+
+def test_bare_provider_prefixed_tokens_are_caught() -> None:
+    leaked = [text for _, secret, text in T.BARE if not F.caught(secret, text, Redactor().text(text))]
+    assert 1 - len(leaked) / len(T.BARE) >= BARE_MIN, leaked
+
+
+@pytest.mark.parametrize("kind", ["cloudflare_token", "newrelic_key", "mailgun_key", "facebook_token"])
+def test_bare_tokens_once_missed_are_caught_in_every_context(kind: str) -> None:
+    rows = [(secret, text) for k, secret, text in T.BARE if k == kind]
+    assert rows and all(F.caught(secret, text, Redactor().text(text)) for secret, text in rows)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",
+        "https://indieweb.org/images/3/35/2018-250-xoxo-indieweb-1.jpg",
+        "PuttyPassword=0",
+        "http://assets.r7.com/assets/media_box_tv_tres_colunas/video_box.ico-7a388b69018576d24b59331fd60aab0c.png",
+        'notes            = "Maven - io.jsonwebtoken:jjwt-jackson-0.11.2"',
+        "IceSSL.KeyFile=s_rsa1024_priv.pem",
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "curl -i -u 'test:test'",
+    ],
+)
+def test_a_benign_line_the_issue_names_is_unchanged(line: str) -> None:
+    assert Redactor().text(line) == line
+
+
+@pytest.mark.parametrize("block", B.ARMOURED, ids=lambda b: b.split("-----")[1])
+def test_lines_of_a_public_key_certificate_or_pgp_message_are_not_tokens(block: str) -> None:
+    assert Redactor().text(block) == block
+
+
+def test_a_token_alone_after_a_public_block_is_still_caught() -> None:
+    token = T.r(40)
+    text = f"{B.ARMOURED[2]}\n$ cat token.txt\n{token}\n"
+    assert token not in Redactor().text(text)
+
+
+def test_both_scan_engines_agree_on_the_scanner_corpus() -> None:
+    texts = B.SAMPLES + [text for _, _, text in T.BARE + T.ANNOUNCED]
+    assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
