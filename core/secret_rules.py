@@ -41,7 +41,11 @@ _CURL_WORDS = frozenset(["pass", "password", "passwd", "pwd", "test", "token", "
 
 def _curl_password(v: str) -> bool:
     return not (
-        placeholder(v) or v.lower() in _CURL_WORDS or v[0] in "$<[{" or v[-1] in ">]}" or len(set(v.lower())) < 3
+        placeholder(v)
+        or v.lower() in _CURL_WORDS
+        or v.startswith(("$", "<", "[", "{{"))
+        or v.endswith((">", "]", "}}"))
+        or len(set(v.lower())) < 3
     )
 
 
@@ -113,7 +117,10 @@ TOKEN_RULES: list[Rule] = [
     rule(
         "curl_password",
         "curl",
-        r"\b[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:([^\s\"']+)",
+        # on the line of `curl` or one its trailing backslash continues; user and password each
+        # bare or quoted (`-u 'jane:…'`, `--user "id":"…"`, `--user kevin:'…'`)
+        r"\b(?:[^\n]|(?<=\\)\n)*?[ \t](?:-u|--user)(?:=|[ \t]+)"
+        r"(?:\"[^\"\s:]*\"|'[^'\s:]*'|[\"']?[^\s:\"']*):[\"']?([^\s\"']+)",
         group=1,
         check=_curl_password,
     ),

@@ -87,3 +87,22 @@ def test_a_token_alone_after_a_public_block_is_still_caught() -> None:
 def test_both_scan_engines_agree_on_the_scanner_corpus() -> None:
     texts = B.SAMPLES + [text for _, _, text in T.BARE + T.ANNOUNCED]
     assert [Redactor(engine="python").text(t) for t in texts] == [Redactor().text(t) for t in texts]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl -k -X POST https://cache.example.com/rest/v2/hello \\\n  -H 'Content-type: text/plain' \\\n  -u dev:{S}",
+        "curl --user kevin:'{S}' -iX PATCH -H 'Content-Type: application/json'",
+        '$ curl https://api.example.com/oauth2/token \\\n  --user "client":"{S}" --data grant_type=code',
+    ],
+)
+def test_a_curl_password_on_a_continued_line_or_quoted_alone_is_caught(command: str) -> None:
+    password = T.r(16)
+    text = command.format(S=password)
+    assert password not in Redactor().text(text)
+
+
+def test_a_curl_password_on_a_line_no_backslash_continues_is_left_to_the_other_rules() -> None:
+    text = "curl https://example.com\nusage: -u user:Abc12345"
+    assert Redactor().text(text) == text
