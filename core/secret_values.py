@@ -65,7 +65,7 @@ FILLER = re.compile(r"([xX*#•])\1{5}")
 
 def placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
-    if not v or v.lower() in _STOP_VALUES or "EXAMPLE" in v:  # AWS's documented keys end in EXAMPLE(KEY)
+    if not v or v.lower() in _STOP_VALUES or v.endswith(("EXAMPLE", "EXAMPLEKEY")):  # AWS's documented keys
         return True
     return _PLACEHOLDER.fullmatch(v) is not None or FILLER.search(v) is not None
 

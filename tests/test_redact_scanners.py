@@ -106,3 +106,16 @@ def test_a_curl_password_on_a_continued_line_or_quoted_alone_is_caught(command: 
 def test_a_curl_password_on_a_line_no_backslash_continues_is_left_to_the_other_rules() -> None:
     text = "curl https://example.com\nusage: -u user:Abc12345"
     assert Redactor().text(text) == text
+
+
+def test_a_private_key_body_holding_a_run_of_x_is_still_redacted() -> None:
+    body = "MIIEowIBAAKCAQEAxxxxxx" + T.r(64) + "\n" + T.r(64)
+    text = f"-----BEGIN RSA {'PRIVATE'} KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+    assert "MIIEowIBAAKCAQEA" not in Redactor().text(text)
+
+
+def test_aws_documented_example_keys_are_placeholders_but_a_key_holding_example_is_not() -> None:
+    doc = "aws_access_key: AKIAIOSFODNN7EXAMPLE"
+    assert Redactor().text(doc) == doc
+    key = "AK" + "IAEXAMPLEQ2R7T4W5Z"
+    assert key not in Redactor().text(f"id {key} here")
