@@ -141,7 +141,8 @@ _TYPED_ID = re.compile(r"[a-z]{2,12}(?:[_-][a-z]{2,12})?[_-]")  # msg_01…, req
 # armoured blocks that hold no secret: their base64 lines are not tokens standing alone
 _PUBLIC_BLOCK = re.compile(
     r"-----BEGIN (?:[A-Z0-9 ]*PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?|PGP (?:MESSAGE|SIGNATURE)|X509 CRL)-----"
-    r"[\s\S]*?(?:-----END |\Z)"
+    # its lines: base64, `Header: value` or blank, up to the END line or, cut off, the first other line
+    r"[ \t]*\n(?:[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?[ \t]*\n)*"
 )
 
 

@@ -119,3 +119,10 @@ def test_aws_documented_example_keys_are_placeholders_but_a_key_holding_example_
     assert Redactor().text(doc) == doc
     key = "AK" + "IAEXAMPLEQ2R7T4W5Z"
     assert key not in Redactor().text(f"id {key} here")
+
+
+def test_a_cut_off_public_block_ends_at_its_first_line_of_other_text() -> None:
+    token = T.r(40)
+    cut = "\n".join(B.ARMOURED[3].splitlines()[:4])  # no END line
+    out = Redactor().text(f"{cut}\n$ cat token.txt\n{token}\n")
+    assert token not in out and cut in out
