@@ -15,7 +15,7 @@ Speed: every JSON line of the real transcripts in ../shared/data/transcripts/, p
 through `Redactor.value` as a harvest redacts them; `mb_per_s` is their size over the best of
 --repeats passes. With --baseline (default: the commit this branch started from, e9deacb), the
 core/ of that commit is loaded beside this one under another package name and timed in the same
-process, passes interleaved, so load on the machine hits both alike: `baseline_mb_per_s`,
+process, passes interleaved (which goes first alternates), so load on the machine hits both alike: `baseline_mb_per_s`,
 `speed_ratio` (this over the baseline; below 1 is slower) and the baseline's three ratios.
 Stderr gets a summary; the last line on stdout is one JSON object.
 """
@@ -51,22 +51,36 @@ def _fixture(name: str) -> ModuleType:
     return module
 
 
+def _copy_of_core(package: str, files: dict[str, bytes], into: Path) -> Any:
+    """The Redactor class of a copy of core/ (`files`: path → bytes) imported as `<package>.core`."""
+    for name, text in files.items():
+        path = into / package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.replace(b"skillsleep.core", f"{package}.core".encode()))
+    (into / package / "__init__.py").write_text("")
+    if str(into) not in sys.path:
+        sys.path.insert(0, str(into))
+    return importlib.import_module(f"{package}.core.redact").Redactor
+
+
 def baseline_redactor(ref: str, into: Path) -> Any:
     """The Redactor class of `ref`'s core/, imported as `_baseline.core` (its imports rewritten)."""
-    files = subprocess.run(
+    names = subprocess.run(
         ["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", ref, "core"],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
-    for name in files:
-        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{name}"], check=True, capture_output=True).stdout
-        path = into / "_baseline" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.replace(b"skillsleep.core", b"_baseline.core"))
-    (into / "_baseline" / "__init__.py").write_text("")
-    sys.path.insert(0, str(into))
-    return importlib.import_module("_baseline.core.redact").Redactor
+    show = ["git", "-C", str(ROOT), "show"]
+    files = {name: subprocess.run([*show, f"{ref}:{name}"], check=True, capture_output=True).stdout for name in names}
+    return _copy_of_core("_baseline", files, into)
+
+
+def this_redactor(into: Path) -> Any:
+    """The working tree's Redactor, copied and imported the way the baseline is (as `_this.core`):
+    the two copies then load alike, so neither is timed with an advantage of its own."""
+    files = {str(p.relative_to(ROOT)): p.read_bytes() for p in (ROOT / "core").rglob("*") if p.is_file()}
+    return _copy_of_core("_this", files, into)
 
 
 def quality(redactor: Any) -> dict[str, float]:
@@ -122,10 +136,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = baseline_redactor(args.baseline, Path(tmp)) if args.baseline else None
         times: dict[str, list[float]] = {"this": [], "baseline": []}
-        for _ in range(args.repeats):  # interleaved: the same load on both
-            times["this"].append(best_pass(Redactor, values))
-            if base is not None:
-                times["baseline"].append(best_pass(base, values))
+        sides = [("this", this_redactor(Path(tmp)) if base is not None else Redactor)]
+        sides += [("baseline", base)] if base is not None else []
+        for i in range(args.repeats):  # interleaved, the first of each round alternating: the same load on both
+            for side, cls in sides[:: 1 if i % 2 == 0 else -1]:
+                times[side].append(best_pass(cls, values))
         out["mb"] = round(size / MB, 2)
         out["mb_per_s"] = round(size / MB / min(times["this"]), 2)
         if base is not None:

@@ -249,9 +249,12 @@ class Redactor:
             matches: Iterable[re.Match[str] | None] = STANDALONE.finditer(s)
         else:
             matches = map(functools.partial(STANDALONE.match, s), _line_starts(s, ends))
-        public = public_blocks(s)  # a public key's or certificate's lines are no secret
+        public: list[tuple[int, int]] | None = None  # a public key's or certificate's lines are no secret
         for m in matches:
-            if m is not None and looks_generated(m.group(1)) and not any(a < m.start() < b for a, b in public):
+            if m is None or not looks_generated(m.group(1)):
+                continue
+            public = public_blocks(s) if public is None else public  # found once, where a token is
+            if not any(a < m.start() < b for a, b in public):
                 out += [s[done : m.start(1)], _mark("high_entropy_token")]
                 done = m.end(1)
                 self.counts["high_entropy_token"] += 1
