@@ -119,7 +119,7 @@ TOKEN_RULES: list[Rule] = [
         "curl",
         # on the line of `curl` or one its trailing backslash continues; user and password each
         # bare or quoted (`-u 'jane:…'`, `--user "id":"…"`, `--user kevin:'…'`)
-        r"\b(?:[^\n]|(?<=\\)\n)*?[ \t](?:-u|--user)(?:=|[ \t]+)"
+        r"\b(?:[^\n]*\\\n)*?[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]+)"
         r"(?:\"[^\"\s:]*\"|'[^'\s:]*'|[\"']?[^\s:\"']*):[\"']?([^\s\"']+)",
         group=1,
         check=_curl_password,

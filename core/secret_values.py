@@ -131,8 +131,7 @@ def rule(
 # --- a generated token standing alone on a line of tool output ------------------------------------
 
 # the whole line is one token (quotes and a trailing comma allowed): `cat credentials` prints this
-# (`=` only as base64's padding at its end: `NAME=value` is a setting, not a token)
-STANDALONE = re.compile(r"^[ \t]*[\"'`]?([A-Za-z0-9+/_~.-]{24,512}={0,3})[\"'`]?[ \t,;]*$", re.MULTILINE)
+STANDALONE = re.compile(r"^[ \t]*[\"'`]?([A-Za-z0-9+/=_~.-]{24,512})[\"'`]?[ \t,;]*$", re.MULTILINE)
 STANDALONE_GATE = r"(?:^|\n)[ \t]*[\"'`]?[A-Za-z0-9+/=_~.-]{24,}[\"'`]?[ \t,;]*(?:\n|$)"
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _TYPED_ID = re.compile(r"[a-z]{2,12}(?:[_-][a-z]{2,12})?[_-]")  # msg_01…, req_…, toolu_…: an id with its type
@@ -169,7 +168,7 @@ def _base64_of_text(v: str) -> bool:
 def looks_generated(v: str) -> bool:
     """A random token rather than a hash (hex), a UUID, a typed id (`msg_01…`), base64 of text, a path
     or an identifier: mixed case and digits, and close to the entropy of random characters."""
-    if _UUID.search(v) or _TYPED_ID.match(v) or v.count("/") > 2:
+    if _UUID.search(v) or _TYPED_ID.match(v) or v.count("/") > 2 or "=" in v.rstrip("="):  # `=`: padding, or a setting
         return False
     lower, upper, digits = (sum(map(f, v)) for f in (str.islower, str.isupper, str.isdigit))
     if lower < 2 or upper < 2 or digits < 2 or _entropy(v) < 0.85 * math.log2(len(v)):
