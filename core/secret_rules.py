@@ -117,9 +117,9 @@ TOKEN_RULES: list[Rule] = [
     rule(
         "curl_password",
         "curl",
-        # on the line of `curl` or one its trailing backslash continues; user and password each
-        # bare or quoted (`-u 'jane:…'`, `--user "id":"…"`, `--user kevin:'…'`)
-        r"\b(?:[^\n]*\\\n)*?[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]+)"
+        # on the line of `curl` or one of the next 8 its trailing backslash continues; user and
+        # password each bare or quoted (`-u 'jane:…'`, `--user "id":"…"`, `--user kevin:'…'`)
+        r"\b(?:[^\n]*\\\n){0,8}?[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]+)"
         r"(?:\"[^\"\s:]*\"|'[^'\s:]*'|[\"']?[^\s:\"']*):[\"']?([^\s\"']+)",
         group=1,
         check=_curl_password,

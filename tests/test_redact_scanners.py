@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -126,3 +127,10 @@ def test_a_cut_off_public_block_ends_at_its_first_line_of_other_text() -> None:
     cut = "\n".join(B.ARMOURED[3].splitlines()[:4])  # no END line
     out = Redactor().text(f"{cut}\n$ cat token.txt\n{token}\n")
     assert token not in out and cut in out
+
+
+def test_a_long_run_of_continued_curl_lines_redacts_in_linear_time() -> None:
+    text = "curl -X POST https://example.com \\\n" * 20000
+    start = time.process_time()
+    assert Redactor().text(text) == text
+    assert time.process_time() - start < 5  # 0.1 s; a minute when every curl looked through all the lines after it
