@@ -23,6 +23,7 @@ from skillsleep.core.scan import ENGINE, Ends, LiteralScan
 from skillsleep.core.secret_names import name_strength, secret_name
 from skillsleep.core.secret_rules import FOLDS_TO_ASCII, PROSE_RULES, PROSE_WORDS, TOKEN_RULES
 from skillsleep.core.secret_values import (
+    FILLER,
     IDENTIFIER,
     STANDALONE,
     STANDALONE_GATE,
@@ -30,6 +31,7 @@ from skillsleep.core.secret_values import (
     code_like,
     looks_generated,
     placeholder,
+    public_blocks,
     random_enough,
 )
 from skillsleep.core.session import Session, Turn
@@ -231,6 +233,8 @@ class Redactor:
                 continue
             if rule.check is not None and not rule.check(s[start:end]):
                 continue
+            if rule.kind != "private_key" and FILLER.search(s, start, end):  # `ghp_xxxx…`: a placeholder
+                continue
             out += [s[done:start], _mark(rule.kind)]
             done = end
             self.counts[rule.kind] += 1
@@ -245,8 +249,12 @@ class Redactor:
             matches: Iterable[re.Match[str] | None] = STANDALONE.finditer(s)
         else:
             matches = map(functools.partial(STANDALONE.match, s), _line_starts(s, ends))
+        public: list[tuple[int, int]] | None = None  # a public key's or certificate's lines are no secret
         for m in matches:
-            if m is not None and looks_generated(m.group(1)):
+            if m is None or not looks_generated(m.group(1)):
+                continue
+            public = public_blocks(s) if public is None else public  # found once, where a token is
+            if not any(a < m.start() < b for a, b in public):
                 out += [s[done : m.start(1)], _mark("high_entropy_token")]
                 done = m.end(1)
                 self.counts["high_entropy_token"] += 1
@@ -311,7 +319,7 @@ class Redactor:
         env_style = lead and m.group("sep") == "=" and not m.group("cq")
         quoted = m.group("quoted")
         value = m.group("bare") if quoted is None else quoted
-        if placeholder(value) or (weak and not env_style and not random_enough(value, 8)):
+        if len(value) < 3 or placeholder(value) or (weak and not env_style and not random_enough(value, 8)):
             return None
         if quoted is not None:
             code = "`" in m.group("vq") and code_like(value, name)  # markdown `config.api_key`

@@ -136,6 +136,8 @@ _BENIGN_LAST = frozenset(
     ]
 )
 _NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})
+# words that end in a secret word and name no secret: `tokenizer`, `io.jsonwebtoken` (a library)
+_NOT_SECRET_STEMS = ("tokeniz", "jsonwebtoken")
 _PUBLIC = frozenset(["public", "publishable", "pub"])  # a public key or token is meant to be seen
 # what may follow the secret word in a name: `SECRET_KEY_BASE`, `DB_PASSWORD_PROD`, `TOKEN_2`,
 # but not `time_to_first_token_ms` or `token_limit_override`
@@ -207,7 +209,7 @@ def name_strength(name: str) -> int:
     for i, seg in enumerate(segs):
         if not all(t in _TRAILING_OK or t.isdigit() for t in segs[i + 1 :]):
             continue
-        if seg in _SECRET_WORDS or (seg.endswith(_SECRET_SUFFIXES) and not seg.startswith("tokeniz")):
+        if seg in _SECRET_WORDS or (seg.endswith(_SECRET_SUFFIXES) and not seg.startswith(_NOT_SECRET_STEMS)):
             return 2
         if seg == "key" and i > 0 and segs[i - 1] in _KEY_QUALIFIERS:
             return 2

@@ -9,7 +9,7 @@ secret-name rules in core/redact.py.
 
 from __future__ import annotations
 
-from skillsleep.core.secret_values import Rule, rule
+from skillsleep.core.secret_values import ALNUM, Rule, random_enough, rule
 
 _B62 = "[A-Za-z0-9]"
 _W = "[A-Za-z0-9_-]"  # URL-safe base64 and most token alphabets
@@ -19,6 +19,12 @@ _HEX = "[a-f0-9]"
 
 def _has_digit(v: str) -> bool:
     return any(c.isdigit() for c in v)
+
+
+def _app_secret(v: str) -> bool:
+    """The secret after a Facebook app id looks generated (letters and digits)."""
+    secret = v.replace("%7C", "|").partition("|")[2]
+    return random_enough(secret, 27)
 
 
 def _mixed_letters(v: str) -> bool:
@@ -37,6 +43,7 @@ PROVIDER_RULES: list[Rule] = [
     rule("azure_ad_client_secret", "", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,}", gate="Q~"),
     rule("clickhouse_key", "4b1d", _B62 + "{38,}"),
     rule("clojars_token", "CLOJARS_", "[a-z0-9]{60,}"),
+    rule("cloudflare_token", "cf", "[au]t_" + _B62 + "{40,}", gate_regex="cf[au]t_", check=_has_digit),
     rule("cloudflare_origin_key", "v1.0-", _HEX + "{24}-" + _HEX + "{146,}"),
     rule("databricks_token", "dapi", _HEX + r"{32,}(?:-\d)?"),
     rule("doppler_token", "dp.", r"(?:pt|st|sa|ct|scim|audit)\." + _B62 + "{40,}"),
@@ -45,6 +52,14 @@ PROVIDER_RULES: list[Rule] = [
     rule("easypost_key", "EZAK", _B62 + "{54,}"),
     rule("easypost_key", "EZTK", _B62 + "{54,}"),
     rule("facebook_token", "EAA", "[MC]" + _B62 + "{100,}"),
+    # an app id, `|` (or `%7C`) and the app secret: the app's access token
+    rule(
+        "facebook_token",
+        "",
+        r"\d{15,16}(?:\||%7C)" + _W + "{27,40}(?!" + _W + ")",
+        gate_regex=r"[0-9]{15}(?:\||%7C)",
+        check=_app_secret,
+    ),
     rule("flutterwave_key", "FLWSECK", "(?:_TEST)?-[a-h0-9]{12,}(?:-X)?"),
     rule("flyio_token", "fo1_", _W + "{43,}"),
     rule("flyio_token", "fm", "(?:1[ar]|2)_" + _B64 + "{100,}={0,3}", gate_regex="fm(?:1[ar]|2)_"),
@@ -59,12 +74,15 @@ PROVIDER_RULES: list[Rule] = [
     rule("terraform_token", "", _B62 + r"{14}\.atlasv1\." + "[A-Za-z0-9_=-]{60,}", gate=".atlasv1."),
     rule("heroku_key", "HRKU-AA", _W + "{58,}"),
     rule("huggingface_token", "api_org_", "[A-Za-z]{34,}"),
-    rule("infracost_token", "ico-", _B62 + "{32,}"),
+    rule("infracost_token", "ico-", _B62 + "{32,}", boundary=ALNUM | frozenset("."), check=_mixed_letters),
     rule("intra42_secret", "s-s4t2", "(?:ud|af)-" + _HEX + "{64,}"),
     rule("linear_key", "lin_api_", _B62 + "{40,}"),
     rule("maxmind_key", "", _B62 + "{6}_" + _B62 + "{29}_mmk", gate="_mmk"),
     rule("newrelic_key", "NRAK-", "[A-Z0-9]{27,}"),
     rule("newrelic_key", "NRII-", "[A-Za-z0-9-]{32,}"),
+    rule("newrelic_key", "NRJS-", _HEX + "{19,}"),
+    # Mailgun's private API key: `key-` and 32 hex digits, not the end of a longer name (`cache-key-…`)
+    rule("mailgun_key", "key-", _HEX + "{32}(?![A-Za-z0-9])", boundary=ALNUM | frozenset("-_./")),
     rule("notion_token", "ntn_", "[0-9]{11}" + _B62 + "{35,}"),
     rule("octopus_key", "API-", "[A-Z0-9]{26,}", check=_has_digit),
     rule("openshift_token", "sha256~", _W + "{43,}"),

@@ -18,10 +18,6 @@ def _pem_body(v: str) -> bool:
     return sum(c.isalnum() for c in v) >= 16
 
 
-def _mixed_case(v: str) -> bool:
-    return any(c.islower() for c in v) and any(c.isupper() for c in v)
-
-
 def _header_token(v: str) -> bool:
     """A token after `Authorization:`, not a scheme word left in front of one already redacted."""
     return not placeholder(v) and re.fullmatch(r"[A-Za-z-]+", v) is None
@@ -29,6 +25,28 @@ def _header_token(v: str) -> bool:
 
 def not_placeholder(v: str) -> bool:
     return not placeholder(v)
+
+
+def _random_letters(v: str) -> bool:
+    """Random letters of both cases, not an identifier in camel case (`requiredCharacteristicTypes…`):
+    a few capitals start its words, where a random draw holds about as many capitals as not."""
+    upper = sum(c.isupper() for c in v)
+    return 0.25 * len(v) <= upper <= 0.75 * len(v)
+
+
+# what `curl -u user:PASSWORD` holds when it shows no password (gitleaks' curl-auth-user allowlist):
+# a word that names the field, a variable (`$2`, `${{ … }}`), a `<placeholder>` or `[PLACEHOLDER]`
+_CURL_WORDS = frozenset(["pass", "password", "passwd", "pwd", "test", "token", "secret", "changeit", "changeme"])
+
+
+def _curl_password(v: str) -> bool:
+    return not (
+        placeholder(v)
+        or v.lower() in _CURL_WORDS
+        or v.startswith(("$", "<", "[", "{{"))
+        or v.endswith((">", "]", "}}"))
+        or len(set(v.lower())) < 3
+    )
 
 
 _B62 = "[A-Za-z0-9]"
@@ -64,7 +82,12 @@ TOKEN_RULES: list[Rule] = [
         gate_regex="gl(?:pat|ptt|dt|rt|soat|cbt)-",
     ),
     rule("slack_webhook", "hooks.slack.com/", r"(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
-    rule("slack_token", "xox", "[abposre]-[A-Za-z0-9-]{10,}"),
+    # Slack's token types, as gitleaks' slack rules shape them: numeric parts after the prefix
+    # (`xoxo-indieweb-1.jpg`, `xoxb-my-bot-token` are none)
+    rule("slack_token", "xox", r"[bpe]-\d{8,14}-[A-Za-z0-9-]{10,}+(?![#*])"),
+    rule("slack_token", "xox", r"[os]-\d+-\d+-\d+-[A-Za-z0-9]+"),
+    rule("slack_token", "xox", r"[ar]-(?:\d-)?[A-Za-z0-9-]{8,}", check=lambda v: random_enough(v[5:], 8)),
+    rule("slack_token", "xoxe", r"(?:\.xox[bp])?-\d-[A-Za-z0-9]{140,}", gate="xoxe"),
     rule("slack_token", "xapp-", r"\d-[A-Za-z0-9-]{10,}"),
     rule("stripe_key", "", "[sr]k_live_" + _B62 + "{10,}", gate="_live_"),
     rule("stripe_key", "", "[sr]k_test_" + _B62 + "{10,}", gate="_test_"),
@@ -75,13 +98,14 @@ TOKEN_RULES: list[Rule] = [
         "A",
         "(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)[A-Z0-9]{16}(?![A-Z0-9])",
         gate_regex="A(?:KIA|SIA|GPA|IDA|ROA|IPA|NPA|NVA|BIA|CCA)",
+        check=lambda v: not v.endswith("EXAMPLE"),  # AWS's documented example key
     ),
-    rule("huggingface_token", "hf_", _B62 + "{30,}", check=lambda v: random_enough(v, 20) or _mixed_case(v[3:])),
+    rule("huggingface_token", "hf_", _B62 + "{34}(?![A-Za-z0-9_])", check=lambda v: _random_letters(v[3:])),
     rule("npm_token", "npm_", _B62 + "{36}"),
     rule("pypi_token", "pypi-AgE", _URLSAFE + "{50,}"),
     rule("twilio_key", "SK", "[0-9a-f]{32}(?![A-Za-z0-9])", gate_regex="SK[0-9a-f]{8}"),
     rule("twilio_key", "AC", "[0-9a-f]{32}(?![A-Za-z0-9])", gate_regex="AC[0-9a-f]{8}"),
-    rule("sendgrid_key", "SG.", _URLSAFE + r"{16,32}\." + _URLSAFE + "{30,64}"),
+    rule("sendgrid_key", "SG.", r"[A-Za-z0-9_=-]{16,32}\.[A-Za-z0-9_=-]{30,64}"),
     rule("groq_key", "gsk_", _B62 + "{40,}"),
     rule("xai_key", "xai-", _B62 + "{40,}"),
     rule("replicate_key", "r8_", _B62 + "{30,}"),
@@ -93,9 +117,12 @@ TOKEN_RULES: list[Rule] = [
     rule(
         "curl_password",
         "curl",
-        r"\b[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:([^\s\"']+)",
+        # on the line of `curl` or one of the next 8 its trailing backslash continues; user and
+        # password each bare or quoted (`-u 'jane:…'`, `--user "id":"…"`, `--user kevin:'…'`)
+        r"\b(?:[^\n]*\\\n){0,8}?[^\n]*?[ \t](?:-u|--user)(?:=|[ \t]+)"
+        r"(?:\"[^\"\s:]*\"|'[^'\s:]*'|[\"']?[^\s:\"']*):[\"']?([^\s\"']+)",
         group=1,
-        check=not_placeholder,
+        check=_curl_password,
     ),
     rule(
         "url_password",
@@ -116,7 +143,7 @@ TOKEN_RULES: list[Rule] = [
     rule(
         "bearer_token",
         "authorization",
-        r"[\"']?\s*[:=]\s*[\"']?(?:[a-z][a-z0-9_-]{1,24}[ \t]+(?:[a-z_]{1,12}=)?)?([^\s\"',;\[{(\\][^\s\"',;\\]{7,})",
+        r"[\"']?\s*[:=]\s*[\"']?(?:[a-z][a-z0-9_-]{1,24}[ \t]+(?:[a-z_]{1,12}=)?)?([^\s\"',;\[{(\\<][^\s\"',;\\]{7,})",
         gate="authorization",
         group=1,
         check=_header_token,

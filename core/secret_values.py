@@ -44,6 +44,12 @@ _STOP_VALUES = frozenset(
         "basic",
         "token",
         "digest",
+        "foo",
+        "bar",
+        "baz",
+        "example",
+        "changeme",
+        "changeit",
     ]
 )
 _PLACEHOLDER = re.compile(
@@ -53,9 +59,15 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
+# a run of one filler character: `ghp_xxxx…`, `AKIAXXXX…`, `####`; no generated token holds one
+FILLER = re.compile(r"([xX*#•])\1{5}")
+
+
 def placeholder(value: str) -> bool:
     v = value.strip().strip("\"'`")
-    return not v or v.lower() in _STOP_VALUES or _PLACEHOLDER.fullmatch(v) is not None
+    if not v or v.lower() in _STOP_VALUES or v.endswith(("EXAMPLE", "EXAMPLEKEY")):  # AWS's documented keys
+        return True
+    return _PLACEHOLDER.fullmatch(v) is not None or FILLER.search(v) is not None
 
 
 def code_like(value: str, name: str) -> bool:
@@ -125,6 +137,19 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _TYPED_ID = re.compile(r"[a-z]{2,12}(?:[_-][a-z]{2,12})?[_-]")  # msg_01…, req_…, toolu_…: an id with its type
 
 
+# armoured blocks that hold no secret: their base64 lines are not tokens standing alone
+_PUBLIC_BLOCK = re.compile(
+    r"-----BEGIN (?:[A-Z0-9 ]*PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?|PGP (?:MESSAGE|SIGNATURE)|X509 CRL)-----"
+    # its lines: base64, `Header: value` or blank, up to the END line or, cut off, the first other line
+    r"[ \t]*\n(?:[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*)?[ \t]*\n)*"
+)
+
+
+def public_blocks(s: str) -> list[tuple[int, int]]:
+    """The spans of `s` that a public key, a certificate, a PGP message or signature fills."""
+    return [m.span() for m in _PUBLIC_BLOCK.finditer(s)] if "-----BEGIN " in s else []
+
+
 def _entropy(v: str) -> float:
     n = len(v)
     return -sum(k / n * math.log2(k / n) for k in Counter(v).values())
@@ -143,7 +168,7 @@ def _base64_of_text(v: str) -> bool:
 def looks_generated(v: str) -> bool:
     """A random token rather than a hash (hex), a UUID, a typed id (`msg_01…`), base64 of text, a path
     or an identifier: mixed case and digits, and close to the entropy of random characters."""
-    if _UUID.search(v) or _TYPED_ID.match(v) or v.count("/") > 2:
+    if _UUID.search(v) or _TYPED_ID.match(v) or v.count("/") > 2 or "=" in v.rstrip("="):  # `=`: padding, or a setting
         return False
     lower, upper, digits = (sum(map(f, v)) for f in (str.islower, str.isupper, str.isdigit))
     if lower < 2 or upper < 2 or digits < 2 or _entropy(v) < 0.85 * math.log2(len(v)):

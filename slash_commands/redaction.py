@@ -17,7 +17,8 @@ _MARKER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
 
 
 class RedactedLine(BaseModel):
-    """A line of the redacted text that holds at least one redaction, and their kinds in order."""
+    """A line of the file (numbered from 1) where at least one redaction starts, and their kinds in
+    order."""
 
     line: int
     kinds: list[str]
@@ -51,12 +52,32 @@ def redact_text(source: str, text: str, patterns: Sequence[str]) -> RedactionRep
     """Redact `text` as harvest would, with the user's own patterns too."""
     redactor = Redactor(patterns)
     out = redactor.text(text)
-    lines = [
-        RedactedLine(line=n, kinds=kinds)
-        for n, row in enumerate(out.splitlines(), start=1)
-        if (kinds := _MARKER.findall(row))
-    ]
+    by_line: dict[int, list[str]] = {}
+    for line, kind in _marker_lines(text, out):
+        by_line.setdefault(line, []).append(kind)
+    lines = [RedactedLine(line=n, kinds=kinds) for n, kinds in sorted(by_line.items())]
     return RedactionReport(source=source, redactions=dict(sorted(redactor.counts.items())), lines=lines, text=out)
+
+
+def _marker_lines(text: str, out: str) -> list[tuple[int, str]]:
+    """The line of `text` where each marker of `out` (its redaction) starts, and its kind.
+
+    `out` is `text` with some spans replaced by markers (a private key's body spans many lines), so
+    the text between two markers of `out` occurs in `text` in order: each is found at the first
+    place after the span the marker before it replaced (at least one character), the last one at the
+    end. A marker that `text` already held is its own text, not a redaction."""
+    parts = _MARKER.split(out)  # text, kind, text, kind, …, text
+    pos, line, counted, found = len(parts[0]), 1, 0, []
+    for i in range(1, len(parts), 2):
+        marker, after = f"[REDACTED:{parts[i]}]", parts[i + 1]
+        if text.startswith(marker, pos):  # already redacted in the file
+            pos += len(marker) + len(after)
+            continue
+        line, counted = line + text.count("\n", counted, pos), pos
+        found.append((line, parts[i]))
+        at = len(text) - len(after) if i + 2 == len(parts) else text.find(after, pos + 1)
+        pos = (at if at > pos else pos + 1) + len(after)
+    return found
 
 
 def summary_line(report: RedactionReport) -> str:

@@ -68,3 +68,17 @@ def test_redact_names_the_fix_for_a_bad_file(tmp_path: Path, make: object, messa
     result = CliRunner().invoke(main, ["redact", str(target)])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_redact_numbers_the_lines_of_the_file_after_a_multi_line_private_key(tmp_path: Path) -> None:
+    body = "\n".join("MIIEow" + "Ab9xK2mQ7vL4" * 5 for _ in range(4))
+    key = f"-----BEGIN RSA {'PRIVATE'} KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+    f = tmp_path / "notes.txt"
+    f.write_text(f"key:\n{key}\nhello\n[REDACTED:jwt] seen before\nexport GITHUB_TOKEN={TOKEN}\n")
+    result = CliRunner().invoke(main, ["redact", str(f), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["lines"] == [{"line": 2, "kinds": ["private_key"]}, {"line": 10, "kinds": ["github_token"]}]
+    assert f.read_text().splitlines()[9].startswith("export GITHUB_TOKEN=")
+    plain = CliRunner().invoke(main, ["redact", str(f)])
+    assert plain.stderr.strip().endswith("(line 2, 10)")
