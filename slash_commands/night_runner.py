@@ -35,7 +35,13 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvester import chat_folders, run_harvest
-from skillsleep.slash_commands.runtime import RUN, Models, agent_harness, check_night, open_executor
+from skillsleep.slash_commands.runtime import (
+    RUN,
+    Models,
+    agent_harness,
+    check_night,
+    open_executor,
+)
 from skillsleep.slash_commands.wiring import (
     SLEEP_ENVS,
     SLEEP_FLAGS,
@@ -43,6 +49,7 @@ from skillsleep.slash_commands.wiring import (
     data_dir,
     effective_settings,
     state_db,
+    user_config,
 )
 
 
@@ -129,6 +136,7 @@ async def _night(
         on_event=on_event,
         on_start=on_start,
         executor=runner,
+        prices=user_config().prices,
     )
     try:
         result = await run_night(s, target, deps, dry_run=dry_run)

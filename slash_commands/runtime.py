@@ -1,6 +1,9 @@
 """What a run is built from: its models (target, optimizer, judge, on one ledger and store)
 and an agent's replay harness with its `[harness.<name>]` settings; for a night also its checked
-`[sleep]` settings, and the skill file of `train` and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here."""
+`[sleep]` settings, and the skill file of `train` and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here.
+
+The pre-flight checks are here too, run before any work (no harvest, no run folder, nothing
+written): a money cap has a price for every model it pays for (`check_run`, `check_night`)."""
 
 from __future__ import annotations
 
@@ -9,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.backends.base import Backend
+from skillsleep.core.backends.registry import parse_spec
 from skillsleep.core.config import ModelSection, TrainConfig
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.events import Event, EventSink, Retry
 from skillsleep.core.executor import Executor, LocalExecutor
-from skillsleep.core.ledger import Ledger
+from skillsleep.core.ledger import Ledger, check_money_cap
 from skillsleep.core.llm import LLM
-from skillsleep.core.night_settings import model_specs
+from skillsleep.core.night_settings import check_prices, model_specs
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.textfile import read_text_file
@@ -129,4 +133,19 @@ def check_night(flags: Mapping[str, object | None]) -> SleepSection:
     registry.check_name(settings.harness)
     harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
     model_specs(settings)  # names a missing default model now, not mid-night
+    check_prices(settings, user_config().prices)  # a money cap over a model with no price
     return settings
+
+
+def check_run(cfg: TrainConfig) -> None:
+    """`train` / `eval` before any work: a money cap has a price for every model it pays for
+    (config.toml's `[prices]`, then the run config's)."""
+    sections = [cfg.target, cfg.optimizer, cfg.judge_model]
+    check_money_cap(
+        cfg.budget.to_budget(),
+        cfg.prices,
+        [parse_spec(section.backend) for section in sections],
+        cap="--budget-usd (budget.usd)",
+        prices_at="config.toml or the run config",
+        token_cap="--budget-tokens (budget.tokens)",
+    )
