@@ -40,6 +40,7 @@ from skillsleep.slash_commands.runtime import (
     Models,
     agent_harness,
     check_night,
+    check_night_backends,
     open_executor,
 )
 from skillsleep.slash_commands.wiring import (
@@ -67,6 +68,7 @@ def run_sleep(
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
     `on_start` may amend the night's record before it is first written (a detached night's log)."""
     settings = check_night(flags)
+    check_night_backends(settings)  # a missing API key fails now, before the harvest
     with StateLock(data_dir(), RUN):
         return asyncio.run(
             _night(

@@ -3,23 +3,24 @@ and an agent's replay harness with its `[harness.<name>]` settings; for a night 
 `[sleep]` settings, and the skill file of `train` and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here.
 
 The pre-flight checks are here too, run before any work (no harvest, no run folder, nothing
-written): a money cap has a price for every model it pays for (`check_run`, `check_night`)."""
+written): every role's backend can be built (its API key is set: `check_backends`) and a money cap
+has a price for every model it pays for (`check_run`, `check_night`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from skillsleep.core.backends.base import Backend
 from skillsleep.core.backends.registry import parse_spec
 from skillsleep.core.config import ModelSection, TrainConfig
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.errors import BackendUnavailable, ConfigError
 from skillsleep.core.events import Event, EventSink, Retry
 from skillsleep.core.executor import Executor, LocalExecutor
 from skillsleep.core.ledger import Ledger, check_money_cap
 from skillsleep.core.llm import LLM
-from skillsleep.core.night_settings import check_prices, model_specs
+from skillsleep.core.night_settings import check_prices, model_sections, model_specs
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.textfile import read_text_file
@@ -137,10 +138,17 @@ def check_night(flags: Mapping[str, object | None]) -> SleepSection:
     return settings
 
 
+def check_night_backends(settings: SleepSection) -> None:
+    """The night's backends can be built here: a missing API key fails before the harvest (not
+    checked by `schedule`: the scheduled night reads its keys from night.env)."""
+    check_backends(model_sections(settings)[:2])  # the judge is the optimizer's model
+
+
 def check_run(cfg: TrainConfig) -> None:
-    """`train` / `eval` before any work: a money cap has a price for every model it pays for
-    (config.toml's `[prices]`, then the run config's)."""
+    """`train` / `eval` before any work: every role's backend can be built, and a money cap has a
+    price for every model it pays for (config.toml's `[prices]`, then the run config's)."""
     sections = [cfg.target, cfg.optimizer, cfg.judge_model]
+    check_backends(sections)
     check_money_cap(
         cfg.budget.to_budget(),
         cfg.prices,
@@ -149,3 +157,13 @@ def check_run(cfg: TrainConfig) -> None:
         prices_at="config.toml or the run config",
         token_cap="--budget-tokens (budget.tokens)",
     )
+
+
+def check_backends(sections: Iterable[ModelSection]) -> None:
+    """Build each section's backend once and drop it (building connects to nothing: a backend makes
+    its client on first use): a missing API key or server URL is a ConfigError naming it (exit 2)."""
+    for section in sections:
+        try:
+            make_backend(section)
+        except BackendUnavailable as exc:
+            raise ConfigError(f"{exc} (checked before any work; nothing was read or written)") from None

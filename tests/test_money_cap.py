@@ -1,6 +1,6 @@
-"""The money cap, checked before any work: a cap over a model without a price is refused (exit 2)
-wherever a cap is set, every built-in default model is priced, and what a call is reserved and
-charged covers what the provider bills."""
+"""The money cap and the keys, checked before any work: a cap over a model without a price is
+refused (exit 2) wherever a cap is set, a missing API key fails at once (exit 2), every built-in
+default model is priced, and what a call is reserved and charged covers what the provider bills."""
 
 from __future__ import annotations
 
@@ -130,6 +130,37 @@ def test_train_with_a_money_cap_over_an_unpriced_model_is_refused_before_the_run
     (project / "home" / "config.toml").write_text('[prices]\n"openai:judge-x" = {input = 0.0, output = 0.0}\n')
     code, _, err = invoke("train", "--config", str(config), "--budget-usd", "0.01", "train.epochs=1")
     assert "[prices]" not in err and (project / "runs").exists()  # priced in config.toml: it trains
+
+
+# --- keys before any work -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("detach", [False, True])
+def test_run_without_the_backends_key_fails_at_once_with_exit_2_naming_it(root: Path, detach: bool) -> None:
+    code, _, err = invoke("run", "--backend", "deepseek", "--since", "3650d", *(["--detach"] if detach else []))
+    assert code == 2, err
+    assert "DEEPSEEK_API_KEY" in err and nothing_done(root)
+    assert not (root / "data" / "logs").exists()
+
+
+def test_train_without_the_backends_key_fails_with_exit_2_before_the_run_folder(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (project / "runs" / "cli").mkdir(parents=True)
+    kept = project / "runs" / "cli" / "ledger.jsonl"
+    kept.write_text("")
+    code, _, err = invoke(
+        "train",
+        "--config",
+        str(project / "run.toml"),
+        "--fresh",
+        "optimizer.backend=anthropic",
+        "judge.backend=anthropic",
+    )
+    assert code == 2 and "ANTHROPIC_API_KEY" in err
+    assert kept.exists()  # --fresh removed nothing
 
 
 # --- what a call reserves and is charged ----------------------------------------------------------
