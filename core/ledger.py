@@ -59,14 +59,16 @@ def unpriced(prices: Mapping[str, Price], models: Iterable[tuple[str, str]]) -> 
 
 
 def unpriced_error(names: list[str], *, cap: str, prices_at: str, token_cap: str) -> str:
-    """Why a money cap cannot be kept over models without a price, and the two ways out."""
+    """Why a money cap cannot be kept over models without a price, and the two ways out (no blank
+    line: the cron script's one-line summary keeps all of it)."""
+    one = len(names) == 1
     lines = "\n".join(f'    "{name}" = {{input = 0.0, output = 0.0}}' for name in names)
     return (
-        f"{cap} is a money cap, but {', '.join(names)} {'has' if len(names) == 1 else 'have'} no price, so "
-        f"{'its' if len(names) == 1 else 'their'} calls could not be counted against it. Give the price under "
-        f"[prices] in {prices_at}, in USD per million tokens in and out (0 is a price: a model on your own "
-        f"machine costs nothing):\n\n    [prices]\n{lines}\n\nor cap tokens instead with {token_cap}, "
-        "which needs no prices."
+        f"{cap} is a money cap, but {', '.join(names)} {'has' if one else 'have'} no price, so "
+        f"{'its' if one else 'their'} calls could not be counted against it. Give {'its' if one else 'each'} "
+        f"price in USD per million tokens in and out under [prices] in {prices_at} (0 is a price: a model "
+        f"on your own machine costs nothing):\n    [prices]\n{lines}\nor cap tokens instead with "
+        f"{token_cap}, which needs no prices."
     )
 
 

@@ -34,15 +34,15 @@ def model_specs(s: SleepSection) -> tuple[str, str]:
     return optimizer, chat_target
 
 
-def check_prices(s: SleepSection, prices: Mapping[str, Price]) -> None:
+def check_prices(s: SleepSection, prices: Mapping[str, Price], *, prices_at: str = "config.toml") -> None:
     """A ConfigError, before any work, when the night caps money (`budget_usd`) and a model it pays
-    for has no price among the built-in ones and `prices` (config.toml's `[prices]`)."""
+    for has no price among the built-in ones and `prices` (the `[prices]` of config.toml, `prices_at`)."""
     check_money_cap(
         BudgetSection(usd=s.budget_usd).to_budget(),
         {**DEFAULT_PRICES, **prices},
         [parse_spec(spec) for spec in model_specs(s)],
         cap="budget_usd (--budget-usd, SKILLSLEEP_BUDGET_USD, [sleep] budget_usd)",
-        prices_at="config.toml",
+        prices_at=prices_at,
         token_cap="--budget-tokens ([sleep] budget_tokens)",
     )
 

@@ -27,7 +27,7 @@ from skillsleep.core.textfile import read_text_file
 from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
-from skillsleep.slash_commands.wiring import harness_settings, make_backend, sleep_settings, user_config
+from skillsleep.slash_commands.wiring import config_file, harness_settings, make_backend, sleep_settings, user_config
 
 RUN = "skillsleep run"  # what a night's process records in the state lock
 
@@ -134,7 +134,8 @@ def check_night(flags: Mapping[str, object | None]) -> SleepSection:
     registry.check_name(settings.harness)
     harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
     model_specs(settings)  # names a missing default model now, not mid-night
-    check_prices(settings, user_config().prices)  # a money cap over a model with no price
+    where = config_file()  # a money cap over a model with no price, named with the file to price it in
+    check_prices(settings, user_config(where).prices, prices_at=str(where.path))
     return settings
 
 
@@ -154,7 +155,7 @@ def check_run(cfg: TrainConfig) -> None:
         cfg.prices,
         [parse_spec(section.backend) for section in sections],
         cap="--budget-usd (budget.usd)",
-        prices_at="config.toml or the run config",
+        prices_at=f"{config_file().path} or the run config",
         token_cap="--budget-tokens (budget.tokens)",
     )
 

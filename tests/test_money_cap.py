@@ -12,6 +12,7 @@ from billing_server import BillingServer
 from servers import USAGE_IN, USAGE_OUT, Action, FaultServer
 from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_scripts
 from test_cli import project  # noqa: F401  (a fixture: the scripted train project)
+from test_cron_script import night_root, run_script
 
 from skillsleep.core.backends.anthropic import AnthropicBackend
 from skillsleep.core.backends.base import BackendSettings, RetryPolicy
@@ -77,7 +78,8 @@ def test_run_with_a_money_cap_over_an_unpriced_model_is_refused_before_the_harve
         (root / "data" / "config.toml").write_text("[sleep]\nbudget_usd = 0.01\n")
     code, _, err = invoke("run", *UNPRICED, "--since", "3650d", *cap)
     assert code == 2, err
-    assert "openai:my-model" in err and "[prices]" in err and "config.toml" in err and "--budget-tokens" in err
+    assert "openai:my-model" in err and "[prices]" in err and "--budget-tokens" in err
+    assert f"under [prices] in {root / 'data' / 'config.toml'}" in err  # the file to give it in
     assert nothing_done(root)
 
 
@@ -124,7 +126,7 @@ def test_train_with_a_money_cap_over_an_unpriced_model_is_refused_before_the_run
     config = project / "run.toml"
     config.write_text(config.read_text() + '[judge]\nbackend = "openai:judge-x"\nbase_url = "http://127.0.0.1:9/v1"\n')
     code, _, err = invoke("train", "--config", str(config), "--budget-usd", "0.01")
-    assert code == 2 and "openai:judge-x" in err and "config.toml or the run config" in err
+    assert code == 2 and "openai:judge-x" in err and f"{project / 'home' / 'config.toml'} or the run config" in err
     assert not (project / "runs").exists()
     (project / "home").mkdir(exist_ok=True)
     (project / "home" / "config.toml").write_text('[prices]\n"openai:judge-x" = {input = 0.0, output = 0.0}\n')
@@ -161,6 +163,18 @@ def test_train_without_the_backends_key_fails_with_exit_2_before_the_run_folder(
     )
     assert code == 2 and "ANTHROPIC_API_KEY" in err
     assert kept.exists()  # --fresh removed nothing
+
+
+def test_the_cron_night_says_the_bad_setting_in_its_one_line_and_exits_2(tmp_path: Path) -> None:
+    root = night_root(tmp_path)
+    for flags, words in (
+        (["--backend", "deepseek"], "no API key for deepseek: set DEEPSEEK_API_KEY"),
+        (["--backend", "ollama", "--budget-usd", "0.5"], "or cap tokens instead with --budget-tokens"),
+    ):
+        done = run_script(root, *flags, "--chat-dir", str(root / "chats"))
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.count("\n") == 1 and words in done.stderr, done.stderr
+    assert not (root / "data" / "nights").exists() and not (root / "data" / "state.db").exists()
 
 
 # --- what a call reserves and is charged ----------------------------------------------------------
