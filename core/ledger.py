@@ -145,9 +145,9 @@ class Ledger:
             raise ConfigError(
                 unpriced_error(
                     [f"{provider}:{model}"],
-                    cap="The money budget",
-                    prices_at="your settings",
-                    token_cap="a token budget",
+                    cap="--budget-usd",
+                    prices_at="config.toml (or the run config)",
+                    token_cap="--budget-tokens",
                 )
             )
         if cap_t is not None and self.spent_tokens + tokens > cap_t:
