@@ -87,7 +87,7 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
         n.plan, n.state = resumed[1], resumed[2]
         deps.on_event(NightResumed(night=record.night, skill=skill.name, stopped=stopped_why(resumed[0], n.state)))
     folder = deps.nights.folder(record.night)
-    cfg = train_config(settings, folder, skill.path)
+    cfg = train_config(settings, folder, skill.path, deps.prices)
     n.requires = requirements(cfg)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     models = deps.open_models(cfg, ledger, str(folder))
@@ -132,7 +132,9 @@ def resumable(
         return None
     if plan is None or state is None or state.done or state.seed_skill != seed:
         return None
-    if state.config_hash != config_hash(night_config(train_config(settings, folder, skill.path), last.night)):
+    if state.config_hash != config_hash(
+        night_config(train_config(settings, folder, skill.path, deps.prices), last.night)
+    ):
         return None
     return last, plan, state
 

@@ -6,17 +6,19 @@ every process that worked on it appended to, so a resumed or killed one is count
 Prices live in configuration (USD per million tokens, keyed `provider:model` or `provider:*`),
 never in code paths that decide anything. The budget is a hard cap checked before each call
 against what was spent plus what calls in flight have reserved, so concurrency cannot overshoot.
+A money cap over a model without a price would be no cap at all (its calls would cost $0): it is
+refused before any work (`check_money_cap`), and `Ledger.reserve` refuses such a call too.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.errors import BudgetExceeded
+from skillsleep.core.errors import BudgetExceeded, ConfigError
 from skillsleep.core.jsonl import read_records
 from skillsleep.core.records import LedgerEntry, Usage
 
@@ -26,9 +28,15 @@ class Price(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input: float = Field(default=0.0, ge=0)
-    output: float = Field(default=0.0, ge=0)
-    cached_input: float | None = Field(default=None, ge=0)  # defaults to the input price
+    input: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    output: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    cached_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # defaults to the input price
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # defaults to the input price
+
+    @property
+    def highest_input(self) -> float:
+        """The most one prompt token can cost (what a call's reservation prices its prompt at)."""
+        return max(self.input, self.cached_input or 0.0, self.cache_write or 0.0)
 
 
 class Budget(BaseModel):
@@ -40,16 +48,66 @@ class Budget(BaseModel):
     usd: float | None = Field(default=None, ge=0)
 
 
-def price_of(prices: dict[str, Price], provider: str, model: str, usage: Usage) -> float:
+def find_price(prices: Mapping[str, Price], provider: str, model: str) -> Price | None:
+    """The price of `provider:model`, else of `provider:*`; None when neither is configured."""
+    return prices.get(f"{provider}:{model}") or prices.get(f"{provider}:*")
+
+
+def unpriced(prices: Mapping[str, Price], models: Iterable[tuple[str, str]]) -> list[str]:
+    """The `provider:model` names among `models` (provider, model) that have no price, each once."""
+    return list(dict.fromkeys(f"{p}:{m}" for p, m in models if find_price(prices, p, m) is None))
+
+
+def unpriced_error(names: list[str], *, cap: str, prices_at: str, token_cap: str) -> str:
+    """Why a money cap cannot be kept over models without a price, and the two ways out (no blank
+    line: the cron script's one-line summary keeps all of it)."""
+    one = len(names) == 1
+    lines = "\n".join(f'    "{name}" = {{input = 0.0, output = 0.0}}' for name in names)
+    return (
+        f"{cap} is a money cap, but {', '.join(names)} {'has' if one else 'have'} no price, so "
+        f"{'its' if one else 'their'} calls could not be counted against it. Give {'its' if one else 'each'} "
+        f"price in USD per million tokens in and out under [prices] in {prices_at} (0 is a price: a model "
+        f"on your own machine costs nothing):\n    [prices]\n{lines}\nor cap tokens instead with "
+        f"{token_cap}, which needs no prices."
+    )
+
+
+def check_money_cap(
+    budget: Budget,
+    prices: Mapping[str, Price],
+    models: Iterable[tuple[str, str]],
+    *,
+    cap: str,
+    prices_at: str,
+    token_cap: str,
+) -> None:
+    """ConfigError (before any work) when `budget` caps money and one of `models` has no price."""
+    names = unpriced(prices, models) if budget.usd is not None else []
+    if names:
+        raise ConfigError(unpriced_error(names, cap=cap, prices_at=prices_at, token_cap=token_cap))
+
+
+def price_of(prices: Mapping[str, Price], provider: str, model: str, usage: Usage) -> float:
     """Cost of one call in USD (0 when no price is configured for it)."""
-    price = prices.get(f"{provider}:{model}") or prices.get(f"{provider}:*")
+    price = find_price(prices, provider, model)
     if price is None:
         return 0.0
     cached = min(usage.cached_tokens, usage.input_tokens)
+    written = min(usage.cache_write_tokens, usage.input_tokens - cached)
     cached_price = price.input if price.cached_input is None else price.cached_input
+    write_price = price.input if price.cache_write is None else price.cache_write
+    fresh = usage.input_tokens - cached - written
     return (
-        (usage.input_tokens - cached) * price.input + cached * cached_price + usage.output_tokens * price.output
+        fresh * price.input + cached * cached_price + written * write_price + usage.output_tokens * price.output
     ) / 1_000_000
+
+
+def price_bound(prices: Mapping[str, Price], provider: str, model: str, estimate: Usage) -> float:
+    """The most a call of `estimate` tokens can cost: every prompt token at the highest rate."""
+    price = find_price(prices, provider, model)
+    if price is None:
+        return 0.0
+    return (estimate.input_tokens * price.highest_input + estimate.output_tokens * price.output) / 1_000_000
 
 
 class Ledger:
@@ -72,6 +130,7 @@ class Ledger:
         self.spent_usd = spent_usd
         self._reserved_tokens = 0
         self._reserved_usd = 0.0
+        self._in_flight = 0  # reservations held; at 0 the sums restart at exactly 0 (no float drift)
 
     def reserve(self, provider: str, model: str, estimate: Usage) -> tuple[int, float] | None:
         """Claim room for a call about to be made (its pessimistic estimate).
@@ -80,8 +139,17 @@ class Ledger:
         not beside the calls in flight (wait for one to finish and ask again: their actual usage
         is usually far below their estimate, so concurrency never ends a run early)."""
         tokens = estimate.total
-        usd = price_of(self.prices, provider, model, estimate)
+        usd = price_bound(self.prices, provider, model, estimate)
         cap_t, cap_u = self.budget.tokens, self.budget.usd
+        if cap_u is not None and find_price(self.prices, provider, model) is None:  # never a silent $0
+            raise ConfigError(
+                unpriced_error(
+                    [f"{provider}:{model}"],
+                    cap="--budget-usd",
+                    prices_at="config.toml (or the run config)",
+                    token_cap="--budget-tokens",
+                )
+            )
         if cap_t is not None and self.spent_tokens + tokens > cap_t:
             raise BudgetExceeded(
                 f"token budget reached: {self.spent_tokens} of {cap_t} tokens spent and the next call "
@@ -98,11 +166,15 @@ class Ledger:
             return None
         self._reserved_tokens += tokens
         self._reserved_usd += usd
+        self._in_flight += 1
         return tokens, usd
 
     def release(self, reservation: tuple[int, float]) -> None:
+        self._in_flight -= 1
         self._reserved_tokens -= reservation[0]
         self._reserved_usd -= reservation[1]
+        if self._in_flight <= 0:
+            self._in_flight, self._reserved_tokens, self._reserved_usd = 0, 0, 0.0
 
     def record(self, entry: LedgerEntry) -> None:
         self.entries.append(entry)

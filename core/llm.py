@@ -29,12 +29,20 @@ from skillsleep.core.store import Store
 R = TypeVar("R", bound=Reply)
 
 RESERVE_POLL_S = 0.02
+MESSAGE_TOKENS = 8  # a message's role markers in a chat template
+TEMPLATE_TOKENS = 32  # a request's own markers (start, end, the reply's header)
+SCHEMA_TOKENS = 128  # with a JSON schema: the sentence asking for it (deepseek, anthropic), the format's wrapper
 
 
 def estimate_usage(request: CompletionRequest) -> Usage:
-    """A pessimistic token estimate for the budget check (about 3.5 characters a token)."""
-    chars = sum(len(m.content) for m in request.messages)
-    return Usage(input_tokens=int(chars / 3.5) + 16, output_tokens=request.max_tokens)
+    """An upper bound of a call's usage, reserved against the budget before it is sent. No token is
+    shorter than one byte (byte-level BPE, SentencePiece with byte fallback: every provider's
+    tokenizer here), so the UTF-8 bytes of the messages and of the JSON schema sent, with the
+    template's markers, bound the input; `max_tokens` bounds the reply."""
+    sent = sum(len(m.content.encode()) + MESSAGE_TOKENS for m in request.messages) + TEMPLATE_TOKENS
+    if request.json_schema is not None:
+        sent += len(json.dumps(request.json_schema).encode()) + SCHEMA_TOKENS
+    return Usage(input_tokens=sent, output_tokens=request.max_tokens)
 
 
 class LLM:

@@ -14,7 +14,7 @@ from skillsleep.core.config import TrainConfig
 from skillsleep.core.events import EventSink, quiet
 from skillsleep.core.executor import Executor, LocalExecutor
 from skillsleep.core.harness import Harness
-from skillsleep.core.ledger import Ledger
+from skillsleep.core.ledger import Ledger, Price
 from skillsleep.core.llm import LLM
 from skillsleep.core.lock import pid_alive
 from skillsleep.core.night_store import NightRecord, Nights
@@ -54,3 +54,4 @@ class NightDeps(BaseModel):
     on_event: EventSink = quiet  # hears every event of the night: its stages, the training, each rollout
     on_start: Callable[[NightRecord], NightRecord] | None = None  # amends the record before it is first written
     executor: Executor = Field(default_factory=LocalExecutor)  # where the night's rollouts run
+    prices: dict[str, Price] = Field(default_factory=dict)  # config.toml's [prices], over the built-in ones

@@ -1,12 +1,15 @@
-"""What a night's `[sleep]` settings make of it: the model specs and the run config it trains with."""
+"""What a night's `[sleep]` settings make of it: the model specs, the run config it trains with, and
+the pre-flight check that its money cap can be kept (every model it pays for has a price)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from skillsleep.core.backends.base import RetryPolicy
 from skillsleep.core.backends.registry import parse_spec
 from skillsleep.core.config import (
+    DEFAULT_PRICES,
     BudgetSection,
     DataSection,
     JudgeSection,
@@ -18,6 +21,7 @@ from skillsleep.core.config import (
     TrainSection,
 )
 from skillsleep.core.gate import GateConfig
+from skillsleep.core.ledger import Price, check_money_cap
 from skillsleep.core.user_config import SleepSection
 
 
@@ -30,18 +34,42 @@ def model_specs(s: SleepSection) -> tuple[str, str]:
     return optimizer, chat_target
 
 
-def train_config(s: SleepSection, folder: Path, skill_path: Path) -> TrainConfig:
-    """The run config of the night whose folder is `folder`, training the skill at `skill_path`."""
+def check_prices(s: SleepSection, prices: Mapping[str, Price], *, prices_at: str = "config.toml") -> None:
+    """A ConfigError, before any work, when the night caps money (`budget_usd`) and a model it pays
+    for has no price among the built-in ones and `prices` (the `[prices]` of config.toml, `prices_at`)."""
+    check_money_cap(
+        BudgetSection(usd=s.budget_usd).to_budget(),
+        {**DEFAULT_PRICES, **prices},
+        [parse_spec(spec) for spec in model_specs(s)],
+        cap="budget_usd (--budget-usd, SKILLSLEEP_BUDGET_USD, [sleep] budget_usd)",
+        prices_at=prices_at,
+        token_cap="--budget-tokens ([sleep] budget_tokens)",
+    )
+
+
+def model_sections(s: SleepSection) -> tuple[ModelSection, OptimizerSection, JudgeSection]:
+    """The night's [target], [optimizer] and [judge] (the optimizer's model)."""
     optimizer, chat_target = model_specs(s)
     retry = RetryPolicy(attempts=s.retries + 1, timeout_s=s.call_timeout)
+    return (
+        ModelSection(backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=s.call_timeout, retry=retry),
+        OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048, retry=retry),
+        JudgeSection(retry=retry),
+    )
+
+
+def train_config(
+    s: SleepSection, folder: Path, skill_path: Path, prices: Mapping[str, Price] | None = None
+) -> TrainConfig:
+    """The run config of the night whose folder is `folder`, training the skill at `skill_path`;
+    `prices` (config.toml's `[prices]`) go over the built-in ones."""
+    target, optimizer, judge = model_sections(s)
     return TrainConfig(
         run=RunSection(name=folder.name, out_dir=str(folder.parent)),
         data=DataSection(tasks=str(folder / "plan.json"), skill=str(skill_path)),
-        target=ModelSection(
-            backend=chat_target, base_url=s.base_url, max_tokens=2048, timeout_s=s.call_timeout, retry=retry
-        ),
-        optimizer=OptimizerSection(backend=optimizer, base_url=s.base_url, max_tokens=2048, retry=retry),
-        judge=JudgeSection(retry=retry),
+        target=target,
+        optimizer=optimizer,
+        judge=judge,
         train=TrainSection(
             epochs=1,
             steps_per_epoch=s.steps,
@@ -52,4 +80,5 @@ def train_config(s: SleepSection, folder: Path, skill_path: Path) -> TrainConfig
         gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric, min_wins=s.gate_min_wins, no_regress=True),
         budget=BudgetSection(tokens=s.budget_tokens, usd=s.budget_usd),
         reflect=ReflectSection(preferences=s.preferences),
+        prices={**DEFAULT_PRICES, **(prices or {})},
     )

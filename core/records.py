@@ -75,9 +75,10 @@ class CompletionRequest(Record):
 class Usage(Record):
     """Token counts of one call."""
 
-    input_tokens: int = 0
+    input_tokens: int = 0  # the whole prompt, the cache's reads and writes included
     output_tokens: int = 0
-    cached_tokens: int = 0
+    cached_tokens: int = 0  # part of the prompt read from the provider's cache
+    cache_write_tokens: int = 0  # part of the prompt written to it (Anthropic bills them above input)
 
     @property
     def total(self) -> int:
@@ -88,6 +89,7 @@ class Usage(Record):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

@@ -98,9 +98,9 @@ class TrainState(Record):
         return out
 
 
-# how long and how often a model call is waited for shapes no answer: a run goes on with other values
+# how long and how often a model call is waited for, the caps and prices shape no answer: a run goes on with other values
 _NOT_SHAPING: dict[str, bool | set[str]] = {
-    "budget": True,
+    **{section: True for section in ("budget", "prices")},
     **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")},
 }
 

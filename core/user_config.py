@@ -16,6 +16,9 @@ The file is TOML with one table per command family:
     since = "7d"                               # ISO date/time or a span: 30m, 24h, 7d, 2w
     auto_adopt = false
 
+    [prices]                                   # USD per million tokens, by provider:model or provider:*
+    "ollama:qwen2.5-coder:0.5b" = {input = 0.0, output = 0.0}   # (train, eval, run; a money cap needs them)
+
     [executor]                                 # where rollouts run (train, eval, run): local or ray
     kind = "ray"
     address = "ray://head:10001"
@@ -48,6 +51,7 @@ from pydantic_core import PydanticCustomError
 from skillsleep.core.backends.base import BaseUrl
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.executor import ExecutorSection
+from skillsleep.core.ledger import Price
 from skillsleep.core.since import parse_since
 from skillsleep.core.textfile import load_toml, user_path
 from skillsleep.core.validation import describe_validation_error
@@ -181,6 +185,21 @@ class UserConfig(_Section):
     harness: dict[str, dict[str, Any]] = Field(default_factory=dict)
     sleep: SleepSection = Field(default_factory=SleepSection)  # `[sleep]`: the nightly cycle
     executor: ExecutorSection = Field(default_factory=ExecutorSection)  # `[executor]`: where rollouts run
+    # `[prices]`: USD per million tokens by `provider:model` (or `provider:*`), over the built-in
+    # ones (config.DEFAULT_PRICES); a run config's own `[prices]` goes over these
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+    @field_validator("prices")
+    @classmethod
+    def _price_keys(cls, prices: dict[str, Price]) -> dict[str, Price]:
+        bad = [key for key in prices if not key.partition(":")[0] or not key.partition(":")[2]]
+        if bad:  # a key without its provider would never match a call
+            raise PydanticCustomError(
+                "price_key",
+                "{keys}: write provider:model or provider:*, e.g. deepseek:deepseek-v4-flash",
+                {"keys": ", ".join(map(repr, bad))},
+            )
+        return prices
 
 
 def parse_user_config(text: str, path: Path, *, harnesses: Sequence[str] = ()) -> UserConfig:

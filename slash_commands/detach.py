@@ -27,7 +27,7 @@ from skillsleep.core.lock import held_by, who
 from skillsleep.core.night_store import NightRecord, Nights
 from skillsleep.core.rundir import private_dir
 from skillsleep.slash_commands.progress import plain_lines
-from skillsleep.slash_commands.runtime import RUN, check_night
+from skillsleep.slash_commands.runtime import RUN, check_night, check_night_backends
 from skillsleep.slash_commands.wiring import SLEEP_FLAGS, data_dir
 
 Data = dict[str, Any]
@@ -53,7 +53,7 @@ def detach(
 ) -> Data:
     """Start the night in the background; return its number, pid and log once it has recorded them.
     `executor` is the `--executor` given, passed on to the child."""
-    check_night(flags)
+    check_night_backends(check_night(flags))
     data = data_dir()
     _refuse_while_running(data)
     logs = data / "logs"

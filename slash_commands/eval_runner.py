@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.backends.base import check_base_url
-from skillsleep.core.config import TrainConfig, load_config
+from skillsleep.core.config import DEFAULT_PRICES, TrainConfig, load_config
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.events import EvalStarted, EventSink, Notice
@@ -20,8 +20,8 @@ from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.runtime import Models, agent_harness, open_executor, read_skill
-from skillsleep.slash_commands.wiring import chat_log_dir, state_db
+from skillsleep.slash_commands.runtime import Models, agent_harness, check_run, open_executor, read_skill
+from skillsleep.slash_commands.wiring import chat_log_dir, state_db, user_config
 
 
 class EvalOptions(BaseModel):
@@ -57,9 +57,10 @@ def _eval_config(opts: EvalOptions) -> TrainConfig:
         overrides.append(f"gate.metric={opts.metric!r}")
     if opts.rollouts_k:
         overrides.append(f"train.rollouts_k={opts.rollouts_k}")
+    prices = {**DEFAULT_PRICES, **user_config().prices}
     if opts.config is not None:
-        return load_config(opts.config, overrides)
-    return TrainConfig.from_overrides(overrides)
+        return load_config(opts.config, overrides, prices=prices)
+    return TrainConfig.from_overrides(overrides, prices=prices)
 
 
 def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event: EventSink) -> tuple[Any, str, float]:
@@ -86,6 +87,7 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event:
 async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
     """Score one skill on a task file."""
     cfg = _eval_config(opts)
+    check_run(cfg)
     skill = read_skill(opts.skill)
     tasks = load_tasks(opts.tasks)
     if opts.split != "all":

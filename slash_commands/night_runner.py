@@ -35,7 +35,14 @@ from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvester import chat_folders, run_harvest
-from skillsleep.slash_commands.runtime import RUN, Models, agent_harness, check_night, open_executor
+from skillsleep.slash_commands.runtime import (
+    RUN,
+    Models,
+    agent_harness,
+    check_night,
+    check_night_backends,
+    open_executor,
+)
 from skillsleep.slash_commands.wiring import (
     SLEEP_ENVS,
     SLEEP_FLAGS,
@@ -43,6 +50,7 @@ from skillsleep.slash_commands.wiring import (
     data_dir,
     effective_settings,
     state_db,
+    user_config,
 )
 
 
@@ -60,6 +68,7 @@ def run_sleep(
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
     `on_start` may amend the night's record before it is first written (a detached night's log)."""
     settings = check_night(flags)
+    check_night_backends(settings)  # a missing API key fails now, before the harvest
     with StateLock(data_dir(), RUN):
         return asyncio.run(
             _night(
@@ -129,6 +138,7 @@ async def _night(
         on_event=on_event,
         on_start=on_start,
         executor=runner,
+        prices=user_config().prices,
     )
     try:
         result = await run_night(s, target, deps, dry_run=dry_run)

@@ -1,28 +1,33 @@
 """What a run is built from: its models (target, optimizer, judge, on one ledger and store)
 and an agent's replay harness with its `[harness.<name>]` settings; for a night also its checked
-`[sleep]` settings, and the skill file of `train` and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here."""
+`[sleep]` settings, and the skill file of `train` and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here.
+
+The pre-flight checks are here too, run before any work (no harvest, no run folder, nothing
+written): every role's backend can be built (its API key is set: `check_backends`) and a money cap
+has a price for every model it pays for (`check_run`, `check_night`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from skillsleep.core.backends.base import Backend
+from skillsleep.core.backends.registry import parse_spec
 from skillsleep.core.config import ModelSection, TrainConfig
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.errors import BackendUnavailable, ConfigError
 from skillsleep.core.events import Event, EventSink, Retry
 from skillsleep.core.executor import Executor, LocalExecutor
-from skillsleep.core.ledger import Ledger
+from skillsleep.core.ledger import Ledger, check_money_cap
 from skillsleep.core.llm import LLM
-from skillsleep.core.night_settings import model_specs
+from skillsleep.core.night_settings import check_prices, model_sections, model_specs
 from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.textfile import read_text_file
 from skillsleep.core.user_config import SleepSection
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
-from skillsleep.slash_commands.wiring import harness_settings, make_backend, sleep_settings, user_config
+from skillsleep.slash_commands.wiring import config_file, harness_settings, make_backend, sleep_settings, user_config
 
 RUN = "skillsleep run"  # what a night's process records in the state lock
 
@@ -129,4 +134,37 @@ def check_night(flags: Mapping[str, object | None]) -> SleepSection:
     registry.check_name(settings.harness)
     harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
     model_specs(settings)  # names a missing default model now, not mid-night
+    where = config_file()  # a money cap over a model with no price, named with the file to price it in
+    check_prices(settings, user_config(where).prices, prices_at=str(where.path))
     return settings
+
+
+def check_night_backends(settings: SleepSection) -> None:
+    """The night's backends can be built here: a missing API key fails before the harvest (not
+    checked by `schedule`: the scheduled night reads its keys from night.env)."""
+    check_backends(model_sections(settings)[:2])  # the judge is the optimizer's model
+
+
+def check_run(cfg: TrainConfig) -> None:
+    """`train` / `eval` before any work: every role's backend can be built, and a money cap has a
+    price for every model it pays for (config.toml's `[prices]`, then the run config's)."""
+    sections = [cfg.target, cfg.optimizer, cfg.judge_model]
+    check_backends(sections)
+    check_money_cap(
+        cfg.budget.to_budget(),
+        cfg.prices,
+        [parse_spec(section.backend) for section in sections],
+        cap="--budget-usd (budget.usd)",
+        prices_at=f"{config_file().path} or the run config",
+        token_cap="--budget-tokens (budget.tokens)",
+    )
+
+
+def check_backends(sections: Iterable[ModelSection]) -> None:
+    """Build each section's backend once and drop it (building connects to nothing: a backend makes
+    its client on first use): a missing API key or server URL is a ConfigError naming it (exit 2)."""
+    for section in sections:
+        try:
+            make_backend(section)
+        except BackendUnavailable as exc:
+            raise ConfigError(f"{exc} (checked before any work; nothing was read or written)") from None

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.config import TrainConfig, load_config
+from skillsleep.core.config import DEFAULT_PRICES, TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.events import EventSink, FinalScoring, Notice
@@ -18,8 +18,8 @@ from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.runtime import Models, open_executor, read_skill
-from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db
+from skillsleep.slash_commands.runtime import Models, check_run, open_executor, read_skill
+from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db, user_config
 
 
 async def run_training(
@@ -32,7 +32,8 @@ async def run_training(
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`;
     `executor` ("local" or "ray", None: config.toml's `[executor]`) is where rollouts run."""
-    cfg = load_config(config_path, overrides)
+    cfg = load_config(config_path, overrides, prices={**DEFAULT_PRICES, **user_config().prices})
+    check_run(cfg)  # keys and prices, before the run folder is made or --fresh removes anything
     # what the optimizer writes is redacted with the user's own patterns too ([harvest] redact_patterns)
     redactor = Redactor(effective_settings().harvest.redact_patterns.value)
     tasks = load_tasks(Path(cfg.data.tasks))

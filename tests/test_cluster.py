@@ -142,6 +142,7 @@ def test_eval_and_run_take_the_executor_flag_too(tmp_path: Path, monkeypatch: py
     data = night_env(monkeypatch, tmp_path / "night")  # no real transcripts are read
     data.mkdir(parents=True)
     (tmp_path / "night" / "chats").mkdir()
+    write_scripts(tmp_path / "night")  # the night's backends are checked before its executor
     (data / "config.toml").write_text(f'[executor]\naddress = "127.0.0.1:{free_port()}"\n')
     code, _, err = invoke(*run_args(tmp_path / "night"), "--executor", "ray", "--dry-run")
     assert code == 2 and "not reachable" in err

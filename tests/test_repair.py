@@ -182,7 +182,7 @@ async def test_a_bare_heading_whose_quoted_rule_the_skill_holds_is_moot(tmp_path
 async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes_from_the_cache(tmp_path: Path) -> None:
     # the target costs $1 a token, the optimizer nothing: the cap lets the step through its
     # repair and stops it at the gate's first paid rollout, after the refusals are known
-    prices = {"scripted:target": Price(input=1e6, output=1e6)}
+    prices = {"scripted:target": Price(input=1e6, output=1e6), "scripted:*": Price()}
     probe = Ledger(prices=prices)
     cfg = config(tmp_path / "probe", 1, edits=2)
     trainer, tb, _ = build(cfg, tmp_path / "probe", Optimizer(STILL_BAD, findings=(HEADING, RULE)), ledger=probe)

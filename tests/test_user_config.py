@@ -122,7 +122,7 @@ def test_an_unknown_key_names_the_file_the_key_and_the_known_keys(tmp_path: Path
     assert str(path) in msg and "'chat_dir'" in msg and "did you mean 'chat_dirs'" in msg
     assert "known: chat_dirs, redact_patterns" in msg
     with pytest.raises(
-        ConfigError, match=r"unknown table or key 'nightly' \(known: harvest, harness, sleep, executor\)"
+        ConfigError, match=r"unknown table or key 'nightly' \(known: harvest, harness, sleep, executor, prices\)"
     ):
         parse_user_config("[nightly]\nat = 3\n", path)
 

@@ -22,6 +22,19 @@ if TYPE_CHECKING:
 _STOP_REASONS = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop"}
 
 
+def _usage(usage: Any) -> Usage:
+    """Anthropic's usage: `input_tokens` counts only the prompt outside the cache, so the whole
+    prompt is it plus the cache's writes (billed above the input price) and reads."""
+    written = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
+    read = int(getattr(usage, "cache_read_input_tokens", 0) or 0)
+    return Usage(
+        input_tokens=int(usage.input_tokens or 0) + written + read,
+        output_tokens=int(usage.output_tokens or 0),
+        cached_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
 class AnthropicBackend(ClientBackend["anthropic.AsyncAnthropic"]):
     """Claude models through the Messages API."""
 
@@ -90,11 +103,7 @@ class AnthropicBackend(ClientBackend["anthropic.AsyncAnthropic"]):
         usage = message.usage
         return Completion(
             text=text,
-            usage=Usage(
-                input_tokens=int(usage.input_tokens or 0),
-                output_tokens=int(usage.output_tokens or 0),
-                cached_tokens=int(getattr(usage, "cache_read_input_tokens", 0) or 0),
-            ),
+            usage=_usage(usage),
             finish_reason=_STOP_REASONS.get(message.stop_reason or "", message.stop_reason),
             raw_id=message.id,
             model=message.model or self.model,
