@@ -234,6 +234,7 @@ def test_sleep_prefix_names_the_verbs_as_the_agent_types_them(data: Path, live: 
 def test_sleep_run_starts_the_night_in_the_background(tmp_path: Path, data: Path, live: Path) -> None:
     """Inside an agent a night never blocks the agent's turn: `/sleep run` is `run --detach`, which
     refuses at once while a night runs (a foreground run would wait for the lock and fail otherwise)."""
+    write_scripts(tmp_path)  # the settings are checked (backends built) before the running night is
     Nights(data).save(
         NightRecord(
             night=3,
