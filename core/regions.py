@@ -1,0 +1,112 @@
+"""Where a skill's protected regions are: its marker lines, paired strictly. Pure text, no IO.
+
+A region is one begin marker line and the next marker line, which must be its own end marker:
+
+    <!-- skillsleep:slow-update:begin -->
+    ...
+    <!-- skillsleep:slow-update:end -->
+
+A marker line is a whole line holding only a marker (spaces around it and inside the comment's
+`<!--` `-->` allowed). Markers that do not pair up — a begin without its end, an end without its
+begin, a region begun inside another, a second region of the same name — are `problems`, each
+naming its line; a text with problems has no regions at all: a stray marker is never widened into
+a region that would take the user's lines with it (`Skill.region_span`), and nothing is written
+into such a text (`Skill.with_region` raises `RegionError`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from skillsleep.core.errors import ConfigError
+
+RegionName = Literal["slow-update", "appendix"]
+REGIONS: tuple[RegionName, ...] = ("slow-update", "appendix")
+
+_MARKER = re.compile(r"<!--[ \t]*skillsleep:(slow-update|appendix):(begin|end)[ \t]*-->")
+
+
+class RegionError(ConfigError):
+    """A text's region markers do not pair up; the message names the lines and the fix."""
+
+
+def begin_marker(name: RegionName) -> str:
+    return f"<!-- skillsleep:{name}:begin -->"
+
+
+def end_marker(name: RegionName) -> str:
+    return f"<!-- skillsleep:{name}:end -->"
+
+
+class Regions(BaseModel):
+    """The regions of a list of lines (line indexes of their begin and end markers, 0-based), the
+    index of every marker line, and why the markers do not pair up (empty when they do)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spans: dict[RegionName, tuple[int, int]]
+    markers: list[int]
+    problems: list[tuple[int, str]]
+
+
+def marker(line: str) -> tuple[RegionName, str] | None:
+    """(region name, "begin" | "end") of a marker line, or None for any other line."""
+    m = _MARKER.fullmatch(line.strip())
+    if m is None:
+        return None
+    name: RegionName = "slow-update" if m.group(1) == "slow-update" else "appendix"
+    return name, m.group(2)
+
+
+def scan(lines: list[str]) -> Regions:
+    """Pair the marker lines of `lines` (see the module's docstring)."""
+    spans: dict[RegionName, tuple[int, int]] = {}
+    markers: list[int] = []
+    problems: list[tuple[int, str]] = []
+    open_at: tuple[RegionName, int] | None = None
+    for i, line in enumerate(lines):
+        found = marker(line)
+        if found is None:
+            continue
+        markers.append(i)
+        name, edge = found
+        if edge == "begin":
+            if open_at is not None:
+                why = f"`{begin_marker(name)}` is inside the {open_at[0]} region begun on line {{{open_at[1]}}}"
+                problems.append((i, why))
+            elif name in spans:
+                why = f"`{begin_marker(name)}` begins a second {name} region (the first begins on line {{{spans[name][0]}}})"
+                problems.append((i, why))
+            open_at = (name, i)
+        elif open_at is None or open_at[0] != name:
+            problems.append((i, f"`{end_marker(name)}` ends no {name} region begun before it"))
+            open_at = None
+        else:
+            spans.setdefault(name, (open_at[1], i))
+            open_at = None
+    if open_at is not None:
+        problems.append((open_at[1], f"`{begin_marker(open_at[0])}` has no `{end_marker(open_at[0])}` after it"))
+    if problems:
+        return Regions(spans={}, markers=markers, problems=sorted(problems))
+    return Regions(spans=spans, markers=markers, problems=[])
+
+
+def describe(problems: list[tuple[int, str]], first_line: int) -> list[str]:
+    """Each problem as `line N: why`, N counted from `first_line` (the file's line of index 0)."""
+    out = []
+    for i, why in problems:
+        text = re.sub(r"\{(\d+)\}", lambda m: str(int(m.group(1)) + first_line), why)
+        out.append(f"line {i + first_line}: {text}")
+    return out
+
+
+def refusal(source: str, problems: list[str]) -> RegionError:
+    """The error for a file whose markers do not pair up: where, and what to do."""
+    return RegionError(
+        f"{source} has skillsleep region markers that do not pair up ({'; '.join(problems)}). skillsleep "
+        "writes each region once, between its begin and end marker lines, and will not guess which lines "
+        "belong to it: delete the stray marker lines (or put back the missing one), then run again."
+    )
