@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import shlex
 import subprocess
 import sys
@@ -26,8 +27,10 @@ from click.testing import CliRunner
 from conftest import LOCAL_MODEL
 from replay_checks import snapshot
 from sleep_kit import TARGET_RULES, write_script
+from test_slow_update import DEMO_JUNK
 
 from skillsleep.core.backends.weights import weights_installed
+from skillsleep.core.skill import Skill
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.progress import plain_lines
 
@@ -120,6 +123,29 @@ def test_the_night_runs_in_the_demo_folder_and_its_commands_diff_and_adopt_there
     assert code == 0, err
     assert live.read_text() == (staged / "SKILL.md").read_text() and RULE in live.read_text()
     assert snapshot(user) == before
+
+
+@pytest.mark.parametrize("shuffle", [0, 1, 2])
+def test_the_demos_staged_skill_holds_no_echoed_marker_or_cut_off_guidance(
+    shuffle: int, user: Path, tmp_path: Path
+) -> None:
+    """Issue 24: the demo's slow update wrote `- Skillsleep:appendix:begin`, `…:end` and a sentence cut
+    off mid-way into its region; those lines are refused, in any order, and the whole rule lands."""
+    fit = "Put the sign-off line last, after a blank line."
+    reply = [*DEMO_JUNK, fit]
+    random.Random(shuffle).shuffle(reply)
+    script = demo_script(tmp_path / "script")
+    rules = json.loads(script.read_text())
+    next(r for r in rules if r["match"] == '"guidance"')["reply"] = json.dumps({"guidance": reply})
+    script.write_text(json.dumps(rules))
+    code, out, err = demo("--dir", str(tmp_path / "demo"), "--backend", f"scripted:{script}", "--json")
+    assert code == 0, err
+    staged = Skill.parse(
+        (tmp_path / "demo" / "data" / "staging" / json.loads(out)["proposal"] / "SKILL.md").read_text()
+    )
+    assert staged.region("slow-update").splitlines() == [f"- {fit}"] and RULE in staged.text
+    assert not [line for line in staged.text.lower().splitlines() if "skillsleep:" in line and "<!--" not in line]
+    assert "It does not" not in staged.text
 
 
 def test_text_output_names_the_folder_the_verdict_and_the_next_commands(
