@@ -27,7 +27,6 @@ from click.testing import CliRunner
 from conftest import LOCAL_MODEL
 from replay_checks import snapshot
 from sleep_kit import TARGET_RULES, write_script
-from test_slow_update import DEMO_JUNK
 
 from skillsleep.core.backends.weights import weights_installed
 from skillsleep.core.skill import Skill
@@ -37,6 +36,11 @@ from skillsleep.slash_commands.progress import plain_lines
 SAMPLE_SESSIONS = 15
 SIGN_OFF = "Signed-off-by: Sam Rivera <sam@example.com>"  # what Sam's corrections show, every time
 RULE = f"End every commit message with the line `{SIGN_OFF}`."
+DEMO_JUNK = [  # what the 0.5B's slow update wrote into the demo's region before issue 24
+    "Skillsleep:appendix:begin",
+    "Skillsleep:appendix:end",
+    "Every commit message ends with the sign-off line. It does not",
+]
 
 
 def demo_script(root: Path, *, propose: bool = True) -> Path:
