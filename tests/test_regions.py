@@ -5,15 +5,18 @@ AGENTS.md stays inside that section, and nights update it in place. Unit tests o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from region_kit import Nights, file_target, guidance, rule
 
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.regions import RegionError
 from skillsleep.core.sections import find_section
 from skillsleep.core.skill import Skill, begin_marker, end_marker
+from skillsleep.slash_commands.cli import main
 
 BEGIN, END = begin_marker("slow-update"), end_marker("slow-update")
 A_BEGIN, A_END = begin_marker("appendix"), end_marker("appendix")
@@ -158,3 +161,21 @@ def test_a_region_in_a_section_stays_inside_it_and_nights_update_it_in_place(tmp
     rules = "".join(f"{rule(k)}\n" for k in (1, 2, 3))
     region = f"{BEGIN}\n### Guidance from earlier epochs\n- {guidance(3)}\n{END}\n"
     assert text == f"# Project\n\n## Testing\n\nRun pytest.\n{rules}\n{region}\n## Output\n\nBe brief.\n"
+
+
+def test_skillsleep_train_refuses_a_seed_skill_whose_markers_do_not_pair_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "home"))
+    (tmp_path / "SKILL.md").write_text(f"# Answers\n\n{REGION}- Mine.\n{END}\n")
+    task = {"id": "q0", "prompt": "What is 2+2?", "checks": [{"type": "contains", "value": "4"}]}
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+    (tmp_path / "run.toml").write_text(
+        '[run]\nname = "r"\n[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
+        '[target]\nbackend = "scripted:t.json"\n[optimizer]\nbackend = "scripted:t.json"\n'
+    )
+    result = CliRunner().invoke(main, ["train", "--config", str(tmp_path / "run.toml")])
+    assert (
+        result.exit_code == 2 and "line 8: `<!-- skillsleep:slow-update:end -->` ends no slow-update" in result.stderr
+    )
+    assert not (tmp_path / "runs").exists()
