@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from region_kit import Nights, file_target, guidance, rule
 
+from skillsleep.core.edits import structure_problems
 from skillsleep.core.errors import ConfigError
 from skillsleep.core.regions import RegionError
 from skillsleep.core.sections import find_section
@@ -179,3 +180,11 @@ def test_skillsleep_train_refuses_a_seed_skill_whose_markers_do_not_pair_up(
         result.exit_code == 2 and "line 8: `<!-- skillsleep:slow-update:end -->` ends no slow-update" in result.stderr
     )
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_partial_adopt_that_would_split_a_region_is_refused() -> None:
+    base = "# T\n\n- Mine.\n"
+    candidate = Skill.parse(base).with_region("slow-update", "- G.").text
+    assert structure_problems(base, candidate, candidate) == []
+    half = base + f"\n{BEGIN}\n## Guidance from earlier epochs\n- G.\n"
+    assert any("lose its pair" in p and "line 5" in p for p in structure_problems(base, candidate, half))
