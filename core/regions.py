@@ -7,7 +7,8 @@ A region is one begin marker line and the next marker line, which must be its ow
     <!-- skillsleep:slow-update:end -->
 
 A marker line is a whole line holding only a marker (spaces around it and inside the comment's
-`<!--` `-->` allowed). Markers that do not pair up — a begin without its end, an end without its
+`<!--` `-->` allowed), outside a fenced code block (a marker quoted in a ``` block that closes is
+text; a fence that never closes hides nothing). Markers that do not pair up — a begin without its end, an end without its
 begin, a region begun inside another, a second region of the same name — are `problems`, each
 naming its line; a text with problems has no regions at all: a stray marker is never widened into
 a region that would take the user's lines with it (`Skill.region_span`), and nothing is written
@@ -22,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.errors import ConfigError
+from skillsleep.core.sections import in_closed_fences
 
 RegionName = Literal["slow-update", "appendix"]
 REGIONS: tuple[RegionName, ...] = ("slow-update", "appendix")
@@ -67,8 +69,9 @@ def scan(lines: list[str]) -> Regions:
     markers: list[int] = []
     problems: list[tuple[int, str]] = []
     open_at: tuple[RegionName, int] | None = None
+    quoted = in_closed_fences(lines)
     for i, line in enumerate(lines):
-        found = marker(line)
+        found = None if i in quoted else marker(line)
         if found is None:
             continue
         markers.append(i)

@@ -188,3 +188,28 @@ def test_a_partial_adopt_that_would_split_a_region_is_refused() -> None:
     assert structure_problems(base, candidate, candidate) == []
     half = base + f"\n{BEGIN}\n## Guidance from earlier epochs\n- G.\n"
     assert any("lose its pair" in p and "line 5" in p for p in structure_problems(base, candidate, half))
+
+
+def test_markers_quoted_in_a_code_block_are_plain_text_and_not_the_nights_region() -> None:
+    example = f"# T\n\nRegions look like this:\n\n```\n{BEGIN}\n- example\n{END}\n```\n"
+    skill = Skill.parse(example)
+    assert skill.region_problems() == [] and skill.region_span("slow-update") is None
+    new = skill.with_region("slow-update", "- G.")
+    assert new.text.startswith(example) and new.region("slow-update") == "- G."
+    assert Skill.parse(f"# T\n```\n{BEGIN}\n```\n").region_problems() == []  # half an example is text too
+
+
+def test_a_fence_left_open_hides_no_marker() -> None:
+    skill = Skill.parse("# T\n```\nnever closed\n").with_region("slow-update", "- G.")
+    assert skill.region("slow-update") == "- G." and skill.with_region("slow-update", "- H.").text.count(BEGIN) == 1
+
+
+def test_a_section_heading_on_the_first_line_after_a_byte_order_mark_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes("\ufeff## Testing\r\n\r\nRun pytest.\r\n## Output\r\n".encode())
+    target = file_target(path, "Testing")
+    assert target.read() == "\r\nRun pytest.\r\n"
+    composed = target.compose(Skill.parse(target.read()).with_region("slow-update", "- G.").text)
+    assert composed.startswith("\ufeff## Testing\r\n\r\nRun pytest.\r\n\r\n<!--") and composed.endswith(
+        "\r\n## Output\r\n"
+    )
