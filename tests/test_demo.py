@@ -29,7 +29,9 @@ from replay_checks import snapshot
 from sleep_kit import TARGET_RULES, write_script
 
 from skillsleep.core.backends.weights import weights_installed
+from skillsleep.core.records import Edit
 from skillsleep.core.skill import Skill
+from skillsleep.core.slow_update import unfit_guidance
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.progress import plain_lines
 
@@ -272,3 +274,5 @@ def test_the_demo_on_the_local_model_ends_in_a_proposal_that_diff_and_adopt_use(
     code, _, err = run_printed(s["next"]["adopt"])
     assert code == 0, err
     assert live.read_text() == (folder / "data" / "staging" / s["proposal"] / "SKILL.md").read_text()
+    guidance = [line.removeprefix("- ") for line in Skill.parse(live.read_text()).region("slow-update").splitlines()]
+    assert [line for line in guidance if unfit_guidance(Edit(op="add", content=line))] == []  # issue 24
