@@ -8,11 +8,11 @@ A region is one begin marker line and the next marker line, which must be its ow
 
 A marker line is a whole line holding only a marker (spaces around it and inside the comment's
 `<!--` `-->` allowed), outside a fenced code block (a marker quoted in a ``` block that closes is
-text; a fence that never closes hides nothing). Markers that do not pair up — a begin without its end, an end without its
-begin, a region begun inside another, a second region of the same name — are `problems`, each
-naming its line; a text with problems has no regions at all: a stray marker is never widened into
-a region that would take the user's lines with it (`Skill.region_span`), and nothing is written
-into such a text (`Skill.with_region` raises `RegionError`).
+text; a fence that never closes hides nothing). Markers that do not pair up — a begin without its
+end, an end without its begin, a region begun inside another, a second region of the same name —
+are `problems`, each naming its line; a text with problems has no regions at all: a stray marker
+is never widened into a region that would take the user's lines with it (`Skill.region_span`),
+and nothing is written into such a text (`Skill.with_region` raises `RegionError`).
 """
 
 from __future__ import annotations
@@ -43,15 +43,39 @@ def end_marker(name: RegionName) -> str:
     return f"<!-- skillsleep:{name}:end -->"
 
 
+class MarkerProblem(BaseModel):
+    """A marker line that does not pair up: `line` is its index; `other` the begin marker it
+    concerns (the region it is inside, or the first region of its name), as (name, index)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    line: int
+    kind: Literal["unclosed", "unopened", "nested", "second"]
+    name: RegionName
+    other: tuple[RegionName, int] | None = None
+
+    def text(self, first_line: int) -> str:
+        """`line N: why`, N counted from `first_line` (the number of the line of index 0)."""
+        begin, end = f"`{begin_marker(self.name)}`", f"`{end_marker(self.name)}`"
+        other = (self.other[0], self.other[1] + first_line) if self.other else ("", 0)
+        why = {
+            "unclosed": f"{begin} has no {end} after it",
+            "unopened": f"{end} ends no {self.name} region begun before it",
+            "nested": f"{begin} is inside the {other[0]} region begun on line {other[1]}",
+            "second": f"{begin} begins a second {self.name} region (the first begins on line {other[1]})",
+        }[self.kind]
+        return f"line {self.line + first_line}: {why}"
+
+
 class Regions(BaseModel):
     """The regions of a list of lines (line indexes of their begin and end markers, 0-based), the
-    index of every marker line, and why the markers do not pair up (empty when they do)."""
+    index of every marker line, and the markers that do not pair up (none when they do)."""
 
     model_config = ConfigDict(frozen=True)
 
     spans: dict[RegionName, tuple[int, int]]
     markers: list[int]
-    problems: list[tuple[int, str]]
+    problems: list[MarkerProblem]
 
 
 def marker(line: str) -> tuple[RegionName, str] | None:
@@ -67,7 +91,7 @@ def scan(lines: list[str]) -> Regions:
     """Pair the marker lines of `lines` (see the module's docstring)."""
     spans: dict[RegionName, tuple[int, int]] = {}
     markers: list[int] = []
-    problems: list[tuple[int, str]] = []
+    problems: list[MarkerProblem] = []
     open_at: tuple[RegionName, int] | None = None
     quoted = in_closed_fences(lines)
     for i, line in enumerate(lines):
@@ -78,32 +102,21 @@ def scan(lines: list[str]) -> Regions:
         name, edge = found
         if edge == "begin":
             if open_at is not None:
-                why = f"`{begin_marker(name)}` is inside the {open_at[0]} region begun on line {{{open_at[1]}}}"
-                problems.append((i, why))
+                problems.append(MarkerProblem(line=i, kind="nested", name=name, other=open_at))
             elif name in spans:
-                why = f"`{begin_marker(name)}` begins a second {name} region (the first begins on line {{{spans[name][0]}}})"
-                problems.append((i, why))
+                problems.append(MarkerProblem(line=i, kind="second", name=name, other=(name, spans[name][0])))
             open_at = (name, i)
         elif open_at is None or open_at[0] != name:
-            problems.append((i, f"`{end_marker(name)}` ends no {name} region begun before it"))
+            problems.append(MarkerProblem(line=i, kind="unopened", name=name))
             open_at = None
         else:
-            spans.setdefault(name, (open_at[1], i))
+            spans[name] = spans.get(name, (open_at[1], i))
             open_at = None
     if open_at is not None:
-        problems.append((open_at[1], f"`{begin_marker(open_at[0])}` has no `{end_marker(open_at[0])}` after it"))
+        problems.append(MarkerProblem(line=open_at[1], kind="unclosed", name=open_at[0]))
     if problems:
-        return Regions(spans={}, markers=markers, problems=sorted(problems))
+        return Regions(spans={}, markers=markers, problems=sorted(problems, key=lambda p: p.line))
     return Regions(spans=spans, markers=markers, problems=[])
-
-
-def describe(problems: list[tuple[int, str]], first_line: int) -> list[str]:
-    """Each problem as `line N: why`, N counted from `first_line` (the file's line of index 0)."""
-    out = []
-    for i, why in problems:
-        text = re.sub(r"\{(\d+)\}", lambda m: str(int(m.group(1)) + first_line), why)
-        out.append(f"line {i + first_line}: {text}")
-    return out
 
 
 def refusal(source: str, problems: list[str]) -> RegionError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from skillsleep.core.regions import REGIONS, RegionName, begin_marker, describe, end_marker, refusal, scan
+from skillsleep.core.regions import REGIONS, RegionName, begin_marker, end_marker, refusal, scan
 
 __all__ = ["REGIONS", "RegionName", "Skill", "begin_marker", "end_marker"]
 
@@ -71,7 +71,7 @@ class Skill:
         """Why the region markers do not pair up (`line N: …`, N counted from `first_line` for the
         text's first line, frontmatter included); empty when they do."""
         offset = first_line + self.frontmatter.count("\n")
-        return describe(scan(self._lines()).problems, offset)
+        return [p.text(offset) for p in scan(self._lines()).problems]
 
     def check_regions(self, source: str, first_line: int = 1) -> None:
         """Raise `RegionError` naming `source` and the lines when the region markers do not pair up."""
