@@ -45,7 +45,7 @@ _DANGLING = frozenset(
     }
 )
 _DANGLING_MARKS = frozenset(",;:(-–—/&")
-_CUT_OFF_WHY = "the line stops mid-sentence (the reply was cut off); a guidance line must be a whole rule"
+_CUT_OFF_WHY = "the line stops mid-sentence; a guidance line must be a whole rule"
 
 
 class GuidanceReply(Reply):
