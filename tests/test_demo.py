@@ -38,10 +38,10 @@ from skillsleep.slash_commands.progress import plain_lines
 SAMPLE_SESSIONS = 15
 SIGN_OFF = "Signed-off-by: Sam Rivera <sam@example.com>"  # what Sam's corrections show, every time
 RULE = f"End every commit message with the line `{SIGN_OFF}`."
-DEMO_JUNK = [  # what the 0.5B's slow update wrote into the demo's region before issue 24
+DEMO_JUNK = [  # what the 0.5B's slow update wrote into the demo's region before issue 24 (epochs/e0.json)
     "Skillsleep:appendix:begin",
     "Skillsleep:appendix:end",
-    "Every commit message ends with the sign-off line. It does not",
+    "Every reply must include the line `Signed-off-by: Sam Rivera <sam@example.com>`. It does not",
 ]
 
 

@@ -107,10 +107,10 @@ async def test_no_comparisons_no_call():
 
 # --- guidance lines that are not rules (issue 24: the demo's 0.5B echoed markers, a reply was cut off) ----
 
-DEMO_JUNK = [  # what the demo's 0.5B wrote into the slow-update region
+DEMO_JUNK = [  # what the demo's 0.5B wrote into the slow-update region (its night's epochs/e0.json)
     "Skillsleep:appendix:begin",
     "Skillsleep:appendix:end",
-    "Every commit message ends with the sign-off line. It does not",
+    "Every reply must include the line `Signed-off-by: Sam Rivera <sam@example.com>`. It does not",
 ]
 FIT = ["End every commit message with the line `Signed-off-by: Sam Rivera <sam@example.com>`.", "Do not drop it"]
 
