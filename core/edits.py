@@ -331,9 +331,11 @@ def structure_problems(base: str, candidate: str, result: str) -> list[str]:
             problems.append(f"the protected region {name!r} is adopted whole or not at all; choose all of its changes")
     if _headings(got) not in (_headings(old), _headings(new)):
         problems.append("the section headings would change; edits add and delete no sections")
-    lines = got.body.split("\n")
-    if any(_REGION_MARKER in line for i, line in enumerate(lines) if i not in got.protected_line_indexes()):
-        problems.append("a skillsleep region marker would lose its pair; choose all the changes of that region")
+    unpaired = [p for p in got.region_problems() if p not in old.region_problems()]
+    if unpaired:
+        problems.append(
+            f"a skillsleep region marker would lose its pair ({'; '.join(unpaired)}); choose all the changes of that region"
+        )
     return problems
 
 

@@ -11,6 +11,7 @@ missing final newline — stays as it was.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,27 +63,48 @@ def unclosed_fence(text: str) -> bool:
 
 
 def _outside_fences(text: str) -> tuple[list[tuple[int, str]], bool]:
-    """The lines outside fenced code blocks (index, text without its ending), fence lines left
-    out, and whether a fence is left open at the end."""
-    out: list[tuple[int, str]] = []
-    fence: str | None = None
-    for i, line in enumerate(split_lines(text)):
-        bare = line.rstrip("\r\n")
-        if fence is not None:
-            stripped = bare.strip()
-            if (
-                len(bare) - len(bare.lstrip(" ")) < 4
-                and stripped.startswith(fence)
-                and stripped == fence[0] * len(stripped)
-            ):
-                fence = None
+    bare = [line.rstrip("\r\n") for line in split_lines(text.removeprefix("\ufeff"))]  # a byte order mark is no text
+    return outside_fences(bare)
+
+
+def outside_fences(lines: Sequence[str]) -> tuple[list[tuple[int, str]], bool]:
+    """The lines (without their endings) outside fenced code blocks, as (index, text), fence lines
+    left out, and whether a fence is left open at the end."""
+    opener, still_open = _fence_openers(lines)
+    return [(i, bare) for i, bare in enumerate(lines) if opener[i] is None], still_open is not None
+
+
+def in_closed_fences(lines: Sequence[str]) -> set[int]:
+    """Indexes of the lines of fenced code blocks that close (fence lines included); a fence left
+    open at the end counts for nothing here."""
+    opener, still_open = _fence_openers(lines)
+    return {i for i, o in enumerate(opener) if o is not None and o != still_open}
+
+
+def _fence_openers(lines: Sequence[str]) -> tuple[list[int | None], int | None]:
+    """For each line, the index of the fence line that opened the code block it is part of (the
+    opening and closing fence lines included) or None outside code blocks; and the index of the
+    fence left open at the end (None when every fence closes)."""
+    out: list[int | None] = []
+    at: int | None = None
+    for i, bare in enumerate(lines):
+        if at is not None:
+            out.append(at)
+            if _closes(bare, lines[at]):
+                at = None
             continue
-        opened = _FENCE.match(bare)
-        if opened:
-            fence = opened.group(1)
-            continue
-        out.append((i, bare))
-    return out, fence is not None
+        if _FENCE.match(bare):
+            at = i
+        out.append(at)
+    return out, at
+
+
+def _closes(bare: str, opening: str) -> bool:
+    """Whether `bare` closes the code block opened by the fence line `opening`."""
+    m = _FENCE.match(opening)
+    fence = m.group(1) if m else "```"
+    stripped = bare.strip()
+    return len(bare) - len(bare.lstrip(" ")) < 4 and stripped.startswith(fence) and stripped == fence[0] * len(stripped)
 
 
 def _wanted(heading: str) -> tuple[str, int | None]:

@@ -8,6 +8,7 @@ it (`Skill.with_region("slow-update", guidance)`) and gates it like any other ch
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Literal
 
 from pydantic import Field, StrictStr
@@ -26,6 +27,25 @@ OUTCOMES: tuple[Outcome, ...] = ("improved", "regressed", "persistent_fail", "st
 # How many examples of each outcome the prompt shows: the costly mistakes get the most room.
 EXAMPLES: dict[Outcome, int] = {"regressed": 3, "persistent_fail": 3, "improved": 2, "stable_success": 1}
 RESPONSE_CHARS = 800
+# A guidance line that echoes the skill's structure rather than saying what to do: a region marker
+# (with or without its comment, any case: `Skillsleep:appendix:begin`), a heading, a region's own
+# title, a code fence or a frontmatter fence.
+_STRUCTURE = re.compile(
+    r"<!--|-->|skillsleep:\s*(?:slow-update|appendix)|^#{1,6}(?:\s|$)|^(?:`{3}|~{3}|-{3,}\s*$)"
+    r"|^\W*(?:guidance from earlier epochs|reminders)\W*$",
+    re.IGNORECASE,
+)
+_STRUCTURE_WHY = "a guidance line says what to do; it may not echo the skill's region markers, headings or fences"
+# A line ending in one of these was cut off mid-sentence ("… It does not"): no rule ends that way.
+_DANGLING = frozenset(
+    {
+        *("a", "an", "the", "and", "or", "but", "nor", "to", "of", "at", "for", "from", "with", "into", "than"),
+        *("that", "which", "whose", "when", "where", "if", "is", "are", "was", "were", "not", "can", "could"),
+        *("should", "would", "will", "must", "may", "might", "its", "their", "your", "every", "each"),
+    }
+)
+_DANGLING_MARKS = frozenset(",;:(-–—/&")
+_CUT_OFF_WHY = "the line stops mid-sentence; a guidance line must be a whole rule"
 
 
 class GuidanceReply(Reply):
@@ -96,13 +116,27 @@ async def slow_update(
     if not lines:
         problem = _kept("the reply held no guidance lines, old guidance kept")
         return SlowUpdateResult(guidance=old, counts=counts, problems=[problem])
-    safe, refused = screen_all(
-        [Edit(op="add", content=line, rationale="slow update guidance") for line in lines], redactor
-    )
+    edits = [Edit(op="add", content=line, rationale="slow update guidance") for line in lines]
+    verdicts = [(e, unfit_guidance(e)) for e in edits]
+    safe, refused = screen_all([e for e, unfit in verdicts if unfit is None], redactor)
+    refused = [unfit for _, unfit in verdicts if unfit is not None] + refused
     if not safe:
-        problem = _kept("every guidance line was refused by the safety screen, old guidance kept")
+        problem = _kept("every guidance line was refused (see the refusals), old guidance kept")
         return SlowUpdateResult(guidance=old, counts=counts, problems=[problem], refused=refused)
     return SlowUpdateResult(guidance=as_bullets([e.content or "" for e in safe]), counts=counts, refused=refused)
+
+
+def unfit_guidance(edit: Edit) -> Refusal | None:
+    """Why a guidance line may not go into the region: it echoes the skill's structure (a region
+    marker, a heading, a region's title, a code fence) or is cut off mid-sentence; None when fit."""
+    line = edit.content or ""
+    echo = _STRUCTURE.search(line)
+    if echo is not None:
+        return Refusal(edit=edit, rule="structure", why=_STRUCTURE_WHY, matched=echo.group(0) or line)
+    words = re.findall(r"[\w']+|[^\w\s]", line)
+    if words and (words[-1].casefold() in _DANGLING or words[-1] in _DANGLING_MARKS):
+        return Refusal(edit=edit, rule="cut-off", why=_CUT_OFF_WHY, matched=line[-40:])
+    return None
 
 
 def _kept(error: str) -> UnusableReply:

@@ -84,13 +84,19 @@ class SkillTarget(BaseModel):
 
     def read(self) -> str:
         """The text that is trained: the whole file, or the section's body (the seed for a managed
-        skill that does not exist yet). Line endings are kept as in the file."""
+        skill that does not exist yet). Line endings are kept as in the file. Region markers that
+        do not pair up in that text are refused (`RegionError`, naming the lines)."""
         if self.managed and not self.exists():
             return managed_seed(self.name)
         text = self._file_text()
         if self.section is None:
+            Skill.parse(text).check_regions(self._shown())
             return text
-        return find_section(text, self.section, source=self._shown()).body
+        sec = find_section(text, self.section, source=self._shown())
+        Skill.parse(sec.body).check_regions(
+            f"{self.label()} (lines {sec.start + 1}-{sec.end})", first_line=sec.start + 1
+        )
+        return sec.body
 
     def compose(self, trained: str, base: str | None = None) -> str:
         """The whole live-file text to stage for `trained`: the trained text with the live file's
@@ -99,8 +105,11 @@ class SkillTarget(BaseModel):
         read when training began (default: now)."""
         if base is None:
             base = self._file_text() if self.section is not None or self.exists() else ""
-        if self.section is not None:
-            return replace_section(base, self.section, trained, source=self._shown())
+        if self.section is not None:  # a region's title goes below the section's heading: it stays inside
+            level = find_section(base, self.section, source=self._shown()).level
+            return replace_section(
+                base, self.section, Skill.parse(trained).with_titles_below(level).text, source=self._shown()
+            )
         return restore(base, trained)
 
     def live_text(self) -> str:

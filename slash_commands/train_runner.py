@@ -39,6 +39,7 @@ async def run_training(
     tasks = load_tasks(Path(cfg.data.tasks))
     splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
     seed_skill = read_skill(Path(cfg.data.skill))
+    seed_skill.check_regions(cfg.data.skill)  # stray region markers: refused, naming the lines
     run_dir = _run_dir(cfg)
     state = _state(run_dir, cfg, fresh=fresh)
     earlier = _read_summary(run_dir) if state is not None and state.done else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import shlex
 import subprocess
 import sys
@@ -28,12 +29,20 @@ from replay_checks import snapshot
 from sleep_kit import TARGET_RULES, write_script
 
 from skillsleep.core.backends.weights import weights_installed
+from skillsleep.core.records import Edit
+from skillsleep.core.skill import Skill
+from skillsleep.core.slow_update import unfit_guidance
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.progress import plain_lines
 
 SAMPLE_SESSIONS = 15
 SIGN_OFF = "Signed-off-by: Sam Rivera <sam@example.com>"  # what Sam's corrections show, every time
 RULE = f"End every commit message with the line `{SIGN_OFF}`."
+DEMO_JUNK = [  # what the 0.5B's slow update wrote into the demo's region before issue 24 (epochs/e0.json)
+    "Skillsleep:appendix:begin",
+    "Skillsleep:appendix:end",
+    "Every reply must include the line `Signed-off-by: Sam Rivera <sam@example.com>`. It does not",
+]
 
 
 def demo_script(root: Path, *, propose: bool = True) -> Path:
@@ -120,6 +129,29 @@ def test_the_night_runs_in_the_demo_folder_and_its_commands_diff_and_adopt_there
     assert code == 0, err
     assert live.read_text() == (staged / "SKILL.md").read_text() and RULE in live.read_text()
     assert snapshot(user) == before
+
+
+@pytest.mark.parametrize("shuffle", [0, 1, 2])
+def test_the_demos_staged_skill_holds_no_echoed_marker_or_cut_off_guidance(
+    shuffle: int, user: Path, tmp_path: Path
+) -> None:
+    """Issue 24: the demo's slow update wrote `- Skillsleep:appendix:begin`, `…:end` and a sentence cut
+    off mid-way into its region; those lines are refused, in any order, and the whole rule lands."""
+    fit = "Put the sign-off line last, after a blank line."
+    reply = [*DEMO_JUNK, fit]
+    random.Random(shuffle).shuffle(reply)
+    script = demo_script(tmp_path / "script")
+    rules = json.loads(script.read_text())
+    next(r for r in rules if r["match"] == '"guidance"')["reply"] = json.dumps({"guidance": reply})
+    script.write_text(json.dumps(rules))
+    code, out, err = demo("--dir", str(tmp_path / "demo"), "--backend", f"scripted:{script}", "--json")
+    assert code == 0, err
+    staged = Skill.parse(
+        (tmp_path / "demo" / "data" / "staging" / json.loads(out)["proposal"] / "SKILL.md").read_text()
+    )
+    assert staged.region("slow-update").splitlines() == [f"- {fit}"] and RULE in staged.text
+    assert not [line for line in staged.text.lower().splitlines() if "skillsleep:" in line and "<!--" not in line]
+    assert "It does not" not in staged.text
 
 
 def test_text_output_names_the_folder_the_verdict_and_the_next_commands(
@@ -242,3 +274,5 @@ def test_the_demo_on_the_local_model_ends_in_a_proposal_that_diff_and_adopt_use(
     code, _, err = run_printed(s["next"]["adopt"])
     assert code == 0, err
     assert live.read_text() == (folder / "data" / "staging" / s["proposal"] / "SKILL.md").read_text()
+    guidance = [line.removeprefix("- ") for line in Skill.parse(live.read_text()).region("slow-update").splitlines()]
+    assert [line for line in guidance if unfit_guidance(Edit(op="add", content=line))] == []  # issue 24

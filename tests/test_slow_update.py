@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import asyncio
 import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillsleep.core.backends.base import BackendSettings
 from skillsleep.core.backends.scripted import ScriptedBackend
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.llm import LLM
-from skillsleep.core.records import Rollout, Run, Score, Task
+from skillsleep.core.records import Edit, Rollout, Run, Score, Task
 from skillsleep.core.skill import Skill
-from skillsleep.core.slow_update import Comparison, classify, slow_update
+from skillsleep.core.slow_update import Comparison, classify, slow_update, unfit_guidance
 
 PREVIOUS = Skill("# Answering\nAnswer in one word.\n")
 CURRENT = Skill("# Answering\nEnd with a line ANSWER: and the answer.\n").with_region("slow-update", "- Old guidance.")
@@ -98,3 +103,55 @@ async def test_no_comparisons_no_call():
     llm, backend = make_llm(lambda r: "{}")
     result = await slow_update(llm, PREVIOUS, CURRENT, [])
     assert backend.requests == [] and result.guidance == "- Old guidance."
+
+
+# --- guidance lines that are not rules (issue 24: the demo's 0.5B echoed markers, a reply was cut off) ----
+
+DEMO_JUNK = [  # what the demo's 0.5B wrote into the slow-update region (its night's epochs/e0.json)
+    "Skillsleep:appendix:begin",
+    "Skillsleep:appendix:end",
+    "Every reply must include the line `Signed-off-by: Sam Rivera <sam@example.com>`. It does not",
+]
+FIT = ["End every commit message with the line `Signed-off-by: Sam Rivera <sam@example.com>`.", "Do not drop it"]
+
+
+async def test_guidance_lines_that_echo_markers_or_are_cut_off_are_refused_and_the_old_guidance_kept():
+    llm, _ = make_llm(lambda r: json.dumps({"guidance": DEMO_JUNK}))
+    result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 0, 1)])
+    assert result.guidance == "- Old guidance."
+    assert [r.rule for r in result.refused] == ["structure", "structure", "cut-off"]
+    assert [r.edit.content for r in result.refused] == DEMO_JUNK
+    assert "mid-sentence" in result.refused[2].reason() and result.problems
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "<!-- skillsleep:slow-update:end -->",
+        "skillsleep: slow-update begin",
+        "## Guidance from earlier epochs",
+        "**Reminders**",
+        "```",
+        "---",
+        "Sign off every commit, and",
+        "Keep the subject under 50 characters because the",
+    ],
+)
+def test_a_line_of_structure_or_a_cut_off_line_is_unfit_guidance(line: str) -> None:
+    assert unfit_guidance(Edit(op="add", content=line)) is not None
+
+
+@pytest.mark.parametrize("line", [*FIT, "Use `git commit -s`", "Say what changed (not how)", "Prefer #123 links"])
+def test_a_whole_rule_is_fit_guidance(line: str) -> None:
+    assert unfit_guidance(Edit(op="add", content=line)) is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(DEMO_JUNK + FIT), st.permutations(["up", "down", "stuck", "fine"]))
+def test_on_every_shuffle_of_the_demos_reply_only_its_whole_rules_land(lines: list[str], order: list[str]) -> None:
+    llm, _ = make_llm(lambda r: json.dumps({"guidance": lines}))
+    outcome = {"up": (0, 1), "down": (1, 0), "stuck": (0, 0), "fine": (1, 1)}
+    comparisons = [comparison(name, *outcome[name]) for name in order]
+    result = asyncio.run(slow_update(llm, PREVIOUS, CURRENT, comparisons))
+    assert result.guidance.splitlines() == [f"- {line}" for line in lines if line in FIT]
+    assert sorted(r.edit.content or "" for r in result.refused) == sorted(DEMO_JUNK)
