@@ -14,6 +14,7 @@ from skillsleep.core.events import EventSink, FinalScoring, Notice
 from skillsleep.core.ledger import Ledger
 from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
+from skillsleep.core.skill import Skill
 from skillsleep.core.store import Store
 from skillsleep.core.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.trainer import Trainer, TrainState, config_hash
@@ -38,8 +39,7 @@ async def run_training(
     redactor = Redactor(effective_settings().harvest.redact_patterns.value)
     tasks = load_tasks(Path(cfg.data.tasks))
     splits = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed))
-    seed_skill = read_skill(Path(cfg.data.skill))
-    seed_skill.check_regions(cfg.data.skill)  # stray region markers: refused, naming the lines
+    seed_skill = _seed_skill(cfg)
     run_dir = _run_dir(cfg)
     state = _state(run_dir, cfg, fresh=fresh)
     earlier = _read_summary(run_dir) if state is not None and state.done else None
@@ -83,6 +83,13 @@ async def run_training(
         await models.aclose()
         if store is not None:
             store.close()
+
+
+def _seed_skill(cfg: TrainConfig) -> Skill:
+    """The seed skill, refused (naming the lines) when its region markers do not pair up."""
+    seed_skill = read_skill(Path(cfg.data.skill))
+    seed_skill.check_regions(cfg.data.skill)
+    return seed_skill
 
 
 def _run_dir(cfg: TrainConfig) -> RunDir:

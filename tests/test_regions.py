@@ -171,9 +171,10 @@ def test_skillsleep_train_refuses_a_seed_skill_whose_markers_do_not_pair_up(
     (tmp_path / "SKILL.md").write_text(f"# Answers\n\n{REGION}- Mine.\n{END}\n")
     task = {"id": "q0", "prompt": "What is 2+2?", "checks": [{"type": "contains", "value": "4"}]}
     (tmp_path / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+    (tmp_path / "t.json").write_text(json.dumps([{"match": "[\\s\\S]", "reply": "4"}]))
     (tmp_path / "run.toml").write_text(
         '[run]\nname = "r"\n[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
-        '[target]\nbackend = "scripted:t.json"\n[optimizer]\nbackend = "scripted:t.json"\n'
+        f'[target]\nbackend = "scripted:{tmp_path / "t.json"}"\n[optimizer]\nbackend = "scripted:{tmp_path / "t.json"}"\n'
     )
     result = CliRunner().invoke(main, ["train", "--config", str(tmp_path / "run.toml")])
     assert (
