@@ -11,6 +11,7 @@ Everything arrives as an argument: the settings, the live skill (`LiveSkill`) an
 is known, the clock and the process id). Nothing here reads the environment or spawns a process.
 A night stopped by the budget, a dead model server or Ctrl-C keeps its state: the next night of
 the same skill resumes it (same tasks, finished steps kept) when the live skill is unchanged.
+The budget caps the whole night: a resumed night starts its ledger at what it spent before.
 """
 
 from __future__ import annotations
@@ -89,7 +90,11 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
     folder = deps.nights.folder(record.night)
     cfg = train_config(settings, folder, skill.path, deps.prices)
     n.requires = requirements(cfg)
-    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
+    # the cap is the whole night's: a resumed night's ledger starts at what its earlier runs spent
+    spent = RunDir(folder).ledger() if resumed is not None else Ledger()
+    ledger = Ledger(
+        budget=cfg.budget.to_budget(), prices=cfg.prices, spent_tokens=spent.spent_tokens, spent_usd=spent.spent_usd
+    )
     models = deps.open_models(cfg, ledger, str(folder))
     try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
         harness = deps.open_harness(models)

@@ -21,7 +21,7 @@ from skillsleep.core.backends.registry import create_backend
 from skillsleep.core.config import ModelSection, TrainConfig
 from skillsleep.core.cycle import resumable, run_night
 from skillsleep.core.errors import ConfigError
-from skillsleep.core.ledger import Ledger
+from skillsleep.core.ledger import Ledger, read_ledger
 from skillsleep.core.llm import LLM
 from skillsleep.core.night import NightPlan
 from skillsleep.core.night_deps import NightDeps, NightModels
@@ -279,6 +279,18 @@ def test_an_interrupted_night_is_recorded_stopped_and_the_next_one_resumes_it(ro
     resumed = night(root, settings(root), skill)
     assert resumed.resumed and resumed.night == 1 and resumed.outcome == "accepted"
     assert not (root / "data" / "nights" / "0002").exists() and record_of(root).status == "finished"
+
+
+def test_an_interrupted_night_resumed_spends_no_more_than_its_token_cap_in_both_runs_together(root: Path) -> None:
+    skill, cap = live_file(root), 12000  # the whole night takes ~13k tokens
+    with pytest.raises(KeyboardInterrupt):
+        night(root, settings(root, budget_tokens=cap), skill, interrupt_after=6)
+    first = read_ledger(root / "data" / "nights" / "0001" / "ledger.jsonl").spent_tokens
+    assert first > 0
+    resumed = night(root, settings(root, budget_tokens=cap), skill)
+    assert resumed.resumed and resumed.night == 1
+    assert read_ledger(root / "data" / "nights" / "0001" / "ledger.jsonl").spent_tokens <= cap
+    assert resumed.outcome == "stopped-early" and resumed.stop is not None and resumed.stop.kind == "budget"
 
 
 def test_a_proposal_rejected_while_a_night_stood_stopped_is_not_staged_by_its_resume(root: Path) -> None:

@@ -1,0 +1,59 @@
+"""A night's budget caps the whole night, across every invocation that worked on it: a night the
+budget (or Ctrl-C) stopped and a later `skillsleep run` resumed starts its ledger at what it had
+already spent, so stop + resume never spends more than the cap (tokens or USD)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_scripts
+
+from skillsleep.core.ledger import read_ledger
+
+FOLDER = Path("data") / "nights" / "0001"
+# $1 per million tokens in and out: the scripted models cost what a token cap counts, in USD
+PRICED = '[prices]\n"scripted:*" = {input = 1.0, output = 1.0}\n'
+
+
+@pytest.fixture()
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    night_env(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    write_scripts(tmp_path)
+    write_chat_logs(tmp_path / "chats")
+    (tmp_path / "config.toml").write_text(PRICED)
+    monkeypatch.setenv("SKILLSLEEP_CONFIG", str(tmp_path / "config.toml"))
+    return tmp_path
+
+
+def spent(root: Path) -> tuple[int, float]:
+    """(tokens, USD) of every call night 1 made, by every invocation (its ledger.jsonl)."""
+    ledger = read_ledger(root / FOLDER / "ledger.jsonl")
+    return ledger.spent_tokens, ledger.spent_usd
+
+
+# A whole night takes ~14.5k tokens; 12000 stops it once training has begun (each call reserves its
+# pessimistic estimate first). Were each resume given the whole cap again, the third would finish it.
+@pytest.mark.parametrize(("flag", "cap"), [("--budget-tokens", "12000"), ("--budget-usd", "0.012")])
+def test_a_night_stopped_by_its_budget_and_resumed_never_spends_more_than_the_cap_in_total(
+    root: Path, flag: str, cap: str
+) -> None:
+    for run in range(3):
+        code, out, err = invoke(*run_args(root, flag, cap, "--json"))
+        s = json.loads(out)
+        tokens, usd = spent(root)
+        assert (tokens <= int(cap)) if flag == "--budget-tokens" else (0 < usd <= float(cap)), (run, tokens, usd)
+        assert code == 1 and s["night"] == 1 and s["stop"]["kind"] == "budget", err  # resumed, and stopped again
+        assert tokens > 0
+
+
+def test_a_resumed_night_given_a_larger_cap_goes_on_and_finishes_within_it(root: Path) -> None:
+    code, _, err = invoke(*run_args(root, "--budget-tokens", "12000", "--json"))
+    assert code == 1, err
+    first = spent(root)[0]
+    code, out, err = invoke(*run_args(root, "--budget-tokens", "30000", "--json"))
+    s = json.loads(out)
+    assert s["night"] == 1 and s["stop"] is None, (code, s["outcome"])
+    assert first < spent(root)[0] <= 30000  # the raised cap covers both invocations together
