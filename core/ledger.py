@@ -195,6 +195,22 @@ class Ledger:
     def cost(self, provider: str, model: str, usage: Usage) -> float:
         return price_of(self.prices, provider, model, usage)
 
+    def priced(self, provider: str, model: str) -> bool:
+        """Whether calls to `provider:model` have a price (0 is one: local and scripted models)."""
+        return find_price(self.prices, provider, model) is not None
+
+    def unpriced_calls(self) -> dict[str, dict[str, int]]:
+        """Per `provider:model` whose calls had no price (each counted as $0, not known to be free):
+        calls and tokens in and out."""
+        out: dict[str, dict[str, int]] = {}
+        for e in self.entries:
+            if e.unpriced and not e.cache_hit:
+                row = out.setdefault(f"{e.provider}:{e.model}", {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+                row["calls"] += 1
+                row["input_tokens"] += e.usage.input_tokens
+                row["output_tokens"] += e.usage.output_tokens
+        return out
+
     @property
     def calls_made(self) -> int:
         """Calls that reached a backend (cache hits excluded)."""

@@ -182,6 +182,7 @@ class LLM:
             latency_s=0.0 if cache_hit else c.latency_s,
             cache_hit=cache_hit,
             error=error,
+            unpriced=not cache_hit and not self.ledger.priced(self.backend.name, self.backend.model),
         )
         self.ledger.record(entry)
         if self.store is not None and self.run_id:

@@ -121,6 +121,7 @@ class LedgerEntry(Record):
     latency_s: float
     cache_hit: bool = False
     error: str | None = None
+    unpriced: bool = False  # its model had no price: cost_usd 0 is unknown, not free (local:* is priced at 0)
 
 
 # --- tasks and judges --------------------------------------------------------------------------

@@ -31,19 +31,29 @@ COUNTED = (
 
 
 def _totals(ledger: Ledger) -> Data:
+    """Calls, tokens and cost; `unpriced` the calls whose model had no price (by provider:model),
+    so `cost_usd` is only the least they cost (`cost_at_least`)."""
+    unpriced = ledger.unpriced_calls()
     return {
         "calls": ledger.calls_made,
         "cache_hits": ledger.cache_hits,
         "tokens": ledger.spent_tokens,
         "cost_usd": round(ledger.spent_usd, 6),
+        "cost_at_least": bool(unpriced),
+        "unpriced": unpriced,
     }
+
+
+def _usd(row: Data) -> str:
+    """A cost as shown: "at least $…" when calls without a price are in it (counted as $0)."""
+    return f"{'at least ' if row['cost_at_least'] else ''}${row['cost_usd']:.4f}"
 
 
 def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
     """Spend this month (in all and by role) and by night: this month's nights and the last ones."""
     from skillsleep.core.night_store import Nights, month_start
     from skillsleep.slash_commands.liveness import night_state
-    from skillsleep.slash_commands.wiring import data_dir
+    from skillsleep.slash_commands.wiring import config_file, data_dir
 
     nights = Nights(Path(data) if data is not None else data_dir())
     month = month_start(now)
@@ -64,13 +74,40 @@ def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
             }
         )
     spent = nights.ledger_since(month)
+    by_role = spent.by_role()
+    for role, row in by_role.items():  # calls without a price: the role's cost is only the least it was
+        row["unpriced_calls"] = sum(1 for e in spent.entries if e.role == role and e.unpriced and not e.cache_hit)
     return {
         "data_dir": str(nights.root),
         "counted": COUNTED,
-        "month": {"since": month.isoformat(), **_totals(spent), "by_role": spent.by_role()},
+        "month": {"since": month.isoformat(), **_totals(spent), "by_role": by_role},
         "nights": [row for i, row in enumerate(rows) if row["this_month"] or i >= len(rows) - RECENT],
         "nights_in_all": len(rows),
+        "prices_at": str(config_file().path),
     }
+
+
+def _unpriced_lines(c: Data) -> list[str]:
+    """The models this month's calls had no price for, with their tokens and how to give one."""
+    unpriced = c["month"]["unpriced"]
+    if not unpriced:
+        return []
+    lines = [
+        "",
+        "Not priced (each call counted as $0, so the cost shown is the least it was):",
+        "",
+        *(
+            f"- {name}: {counted(u['calls'], 'call')}, {u['input_tokens']:,} tokens in, {u['output_tokens']:,} out"
+            for name, u in sorted(unpriced.items())
+        ),
+        "",
+        f"Give each its price in USD per million tokens under [prices] in {c['prices_at']} "
+        "(0 is a price: a model on your own machine costs nothing); calls made from then on are counted:",
+        "",
+        "    [prices]",
+        *(f'    "{name}" = {{input = 0.0, output = 0.0}}' for name in sorted(unpriced)),
+    ]
+    return lines
 
 
 def cost_text(c: Data, plain: bool) -> str:
@@ -79,7 +116,8 @@ def cost_text(c: Data, plain: bool) -> str:
     m = c["month"]
     out = [
         f"## skillsleep cost — this month (since {m['since'][:10]}): {m['tokens']:,} tokens, "
-        f"${m['cost_usd']:.4f}, {counted(m['calls'], 'call')} ({m['cache_hits']:,} from the cache)",
+        f"{_usd(m)}, {counted(m['calls'], 'call')} ({m['cache_hits']:,} from the cache)",
+        *_unpriced_lines(c),
         "",
     ]
     if c["nights"]:
@@ -92,7 +130,7 @@ def cost_text(c: Data, plain: bool) -> str:
         ]
         out += [
             f"| {n['night']} | {n['date'] or '—'} | {show(n['skill']) or '—'} | {n['status']} | {n['calls']} "
-            f"| {n['tokens']:,} | ${n['cost_usd']:.4f} |"
+            f"| {n['tokens']:,} | {_usd(n)} |"
             for n in c["nights"]
         ]
     else:
@@ -107,7 +145,7 @@ def cost_text(c: Data, plain: bool) -> str:
         ]
         out += [
             f"| {role} | {u['calls']} | {u['cache_hits']} | {u['input_tokens']:,} | {u['output_tokens']:,} "
-            f"| ${u['cost_usd']:.4f} |"
+            f"| {_usd({**u, 'cost_at_least': u['unpriced_calls'] > 0})} |"
             for role, u in sorted(m["by_role"].items())
         ]
     return "\n".join([*out, "", f"Counted: {c['counted']}."])
