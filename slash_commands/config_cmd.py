@@ -23,6 +23,7 @@ __all__ = ["config_"]
 def config_(as_json: bool) -> None:
     """Show the config file's path and every effective setting with where it came from."""
     from skillsleep.core.user_config import UserConfig
+    from skillsleep.slash_commands.price_settings import effective_prices
     from skillsleep.slash_commands.wiring import effective_settings, harness_settings, user_config
 
     settings = effective_settings(strict_file=False)
@@ -31,6 +32,7 @@ def config_(as_json: bool) -> None:
         harness_settings(cfg)  # every [harness.<name>] table too: this is where a user looks for a typo
     shown = settings.model_dump(mode="json")
     shown["executor"] = {key: s.model_dump(mode="json") for key, s in _executor(cfg).items()}
+    shown["prices"] = {key: s.model_dump(mode="json") for key, s in effective_prices(cfg).items()}
     emit(shown, as_json, _config_text)
 
 
@@ -50,6 +52,7 @@ def _executor(cfg: UserConfig) -> dict[str, ScalarSetting]:
 
 
 def _config_text(s: dict[str, Any]) -> str:
+    from skillsleep.slash_commands.price_settings import prices_text
     from skillsleep.slash_commands.wiring import ConfigFile, origin_label
 
     where = ConfigFile.model_validate(s["config_file"])
@@ -61,7 +64,7 @@ def _config_text(s: dict[str, Any]) -> str:
     state = "exists" if where.exists else "does not exist; every setting below is from env or default"
     lines = [f"config file: {where.path} ({state}; {chosen})"]
     for section, settings in s.items():
-        if section == "config_file":
+        if section in ("config_file", "prices"):
             continue
         for name, setting in settings.items():
             key = f"{section}.{name}"
@@ -83,7 +86,7 @@ def _config_text(s: dict[str, Any]) -> str:
                 used = setting["merge"] == "extend" or origin == setting["source"]
                 note = "" if used else " (overridden, not used)"
                 lines += [f"  {item}  ← {origin}: {origin_label(origin, key, where)}{note}" for item in items]
-    return "\n".join(lines)
+    return "\n".join([*lines, *prices_text(s.get("prices", {}), where.path)])
 
 
 def _origin_text(origin: Any, key: str, where: Any) -> str:
