@@ -34,7 +34,7 @@ from skillsleep.core.events import (
     ReportWritten,
 )
 from skillsleep.core.harness import Harness
-from skillsleep.core.ledger import Ledger
+from skillsleep.core.ledger import Ledger, spent_before
 from skillsleep.core.live_skill import LiveSkill
 from skillsleep.core.llm import LLM
 from skillsleep.core.night import NightPlan, Trained, night_config, plan_night, train_night
@@ -91,10 +91,8 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
     cfg = train_config(settings, folder, skill.path, deps.prices)
     n.requires = requirements(cfg)
     # the cap is the whole night's: a resumed night's ledger starts at what its earlier runs spent
-    spent = RunDir(folder).ledger() if resumed is not None else Ledger()
-    ledger = Ledger(
-        budget=cfg.budget.to_budget(), prices=cfg.prices, spent_tokens=spent.spent_tokens, spent_usd=spent.spent_usd
-    )
+    tokens, usd = spent_before(RunDir(folder).ledger_path, cfg.prices) if resumed is not None else (0, 0.0)
+    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices, spent_tokens=tokens, spent_usd=usd)
     models = deps.open_models(cfg, ledger, str(folder))
     try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
         harness = deps.open_harness(models)

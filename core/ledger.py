@@ -245,6 +245,18 @@ class Ledger:
         return dict(out)
 
 
+def spent_before(path: Path, prices: Mapping[str, Price]) -> tuple[int, float]:
+    """(tokens, USD) the earlier invocations of a run or night spent, from its ledger.jsonl (a
+    killed one's calls after its last saved state included): what a resumed one's ledger starts at,
+    so its budget covers them all. A call that had no price then is priced with `prices` now."""
+    tokens, usd = 0, 0.0
+    for e in read_ledger(path).entries:
+        if not e.cache_hit:
+            tokens += e.usage.total
+            usd += price_of(prices, e.provider, e.model, e.usage) if e.unpriced else e.cost_usd
+    return tokens, usd
+
+
 def read_ledger(path: Path) -> Ledger:
     """Every call recorded in a ledger.jsonl (every invocation of a run or night, resumes and
     killed processes included); a line torn by a kill is skipped."""

@@ -114,6 +114,10 @@ class RunDir:
         return self.path / "rollouts.jsonl"
 
     @property
+    def ledger_path(self) -> Path:
+        return self.path / "ledger.jsonl"
+
+    @property
     def best_path(self) -> Path:
         return self.path / "best_skill.md"
 
@@ -143,11 +147,11 @@ class RunDir:
             ) from exc
 
     def append_ledger(self, entry: LedgerEntry) -> None:
-        append_line(self.path / "ledger.jsonl", entry.model_dump_json())
+        append_line(self.ledger_path, entry.model_dump_json())
 
     def ledger(self) -> Ledger:
         """Every call of this run, by every process that worked on it (resumes included)."""
-        return read_ledger(self.path / "ledger.jsonl")
+        return read_ledger(self.ledger_path)
 
 
 def _plain(data: Any) -> Any:

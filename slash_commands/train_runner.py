@@ -11,7 +11,7 @@ from skillsleep.core.config import DEFAULT_PRICES, TrainConfig, load_config
 from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.evaluate import Evaluator
 from skillsleep.core.events import EventSink, FinalScoring, Notice
-from skillsleep.core.ledger import Ledger
+from skillsleep.core.ledger import Ledger, spent_before
 from skillsleep.core.redact import Redactor
 from skillsleep.core.rundir import RunDir
 from skillsleep.core.skill import Skill
@@ -46,13 +46,7 @@ async def run_training(
     if earlier is not None and not earlier.get("failed"):
         on_event(Notice(text=f"{run_dir.path} already finished; showing its summary (--fresh trains again)"))
         return earlier
-    ledger = Ledger(
-        budget=cfg.budget.to_budget(),
-        prices=cfg.prices,
-        sinks=[run_dir.append_ledger],
-        spent_tokens=state.spent_tokens if state else 0,
-        spent_usd=state.spent_usd if state else 0.0,
-    )
+    ledger = _ledger(cfg, run_dir, state)
     store = Store(state_db()) if cfg.cache.enabled else None
     runner = open_executor(executor, on_event=on_event)
     models = Models(cfg, ledger, store, run_id=str(run_dir.path.resolve()), on_event=on_event)
@@ -83,6 +77,20 @@ async def run_training(
         await models.aclose()
         if store is not None:
             store.close()
+
+
+def _ledger(cfg: TrainConfig, run_dir: RunDir, state: TrainState | None) -> Ledger:
+    """The run's ledger, appending to its ledger.jsonl. Its budget covers the whole run: it starts at
+    what every earlier invocation spent (a killed one's calls after its last save too), or at what
+    the saved state counted when the ledger holds less."""
+    tokens, usd = spent_before(run_dir.ledger_path, cfg.prices)
+    return Ledger(
+        budget=cfg.budget.to_budget(),
+        prices=cfg.prices,
+        sinks=[run_dir.append_ledger],
+        spent_tokens=max(tokens, state.spent_tokens if state else 0),
+        spent_usd=max(usd, state.spent_usd if state else 0.0),
+    )
 
 
 def _seed_skill(cfg: TrainConfig) -> Skill:

@@ -1,6 +1,7 @@
-"""A night's budget caps the whole night, across every invocation that worked on it: a night the
-budget (or Ctrl-C) stopped and a later `skillsleep run` resumed starts its ledger at what it had
-already spent, so stop + resume never spends more than the cap (tokens or USD)."""
+"""A budget caps the whole night (or `train` run), across every invocation that worked on it: a
+night the budget (or Ctrl-C) stopped and a later `skillsleep run` resumed starts its ledger at what
+it had already spent (its ledger.jsonl, a killed process's calls included), so stop + resume never
+spends more than the cap (tokens or USD)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from pathlib import Path
 
 import pytest
 from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_scripts
+from test_cli import project  # noqa: F401  (a fixture: the scripted train project)
 
-from skillsleep.core.ledger import read_ledger
+from skillsleep.core.ledger import Price, read_ledger, spent_before
+from skillsleep.core.records import LedgerEntry, Usage
+from skillsleep.core.rundir import RunDir
 
 FOLDER = Path("data") / "nights" / "0001"
 # $1 per million tokens in and out: the scripted models cost what a token cap counts, in USD
@@ -57,3 +61,36 @@ def test_a_resumed_night_given_a_larger_cap_goes_on_and_finishes_within_it(root:
     s = json.loads(out)
     assert s["night"] == 1 and s["stop"] is None, (code, s["outcome"])
     assert first < spent(root)[0] <= 30000  # the raised cap covers both invocations together
+
+
+def test_a_train_run_resumed_after_a_kill_counts_the_calls_made_after_its_last_saved_state(project: Path) -> None:
+    train = ["train", "--config", str(project / "run.toml"), "--json"]
+    code, out, err = invoke(*train, "--budget-tokens", "5000")
+    assert code == 0 and json.loads(out)["stopped"].startswith("budget"), err
+    run = RunDir(project / "runs" / "cli")
+    saved = json.loads(run.state_path.read_text())["spent_tokens"]
+    cap = 10000
+    # what a process killed after that save had recorded: calls its state never counted
+    late = Usage(input_tokens=cap - saved - 100, output_tokens=100)
+    run.append_ledger(LedgerEntry(role="target", provider="scripted", model="m", usage=late, cost_usd=0.0, latency_s=1))
+    code, out, err = invoke(*train, "--budget-tokens", str(cap))
+    assert read_ledger(run.ledger_path).spent_tokens <= cap, err  # the kill's calls counted: nothing more fits
+    assert json.loads(out)["stopped"].startswith("budget")
+
+
+def test_calls_made_before_their_model_had_a_price_count_at_its_price_when_the_run_resumes(tmp_path: Path) -> None:
+    """A night ran without a money cap on a model with no price (its calls recorded unpriced, at $0);
+    the user gives the price and resumes it under a cap: those calls count at that price."""
+    run = RunDir(tmp_path)
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    for unpriced, cost in ((True, 0.0), (False, 0.5)):
+        run.append_ledger(
+            LedgerEntry(
+                role="target", provider="openai", model="m", usage=usage, cost_usd=cost, latency_s=1, unpriced=unpriced
+            )
+        )
+    run.append_ledger(
+        LedgerEntry(role="judge", provider="openai", model="m", usage=usage, cost_usd=0, latency_s=0, cache_hit=True)
+    )
+    tokens, usd = spent_before(run.ledger_path, {"openai:m": Price(input=2.0, output=3.0)})
+    assert tokens == 4_000_000 and usd == pytest.approx(5.0 + 0.5)  # a cache hit costs nothing
