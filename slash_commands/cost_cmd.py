@@ -7,6 +7,7 @@ counts too. Reads only: no config, backend or lock; an empty data folder is not 
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,7 +98,8 @@ def _unpriced_lines(c: Data) -> list[str]:
         "Not priced (each call counted as $0, so the cost shown is the least it was):",
         "",
         *(
-            f"- {name}: {counted(u['calls'], 'call')}, {u['input_tokens']:,} tokens in, {u['output_tokens']:,} out"
+            f"- {plain_line(name)}: {counted(u['calls'], 'call')}, {u['input_tokens']:,} tokens in, "
+            f"{u['output_tokens']:,} out"
             for name, u in sorted(unpriced.items())
         ),
         "",
@@ -105,7 +107,7 @@ def _unpriced_lines(c: Data) -> list[str]:
         "(0 is a price: a model on your own machine costs nothing); calls made from then on are counted:",
         "",
         "    [prices]",
-        *(f'    "{name}" = {{input = 0.0, output = 0.0}}' for name in sorted(unpriced)),
+        *(f"    {plain_line(json.dumps(name))} = {{input = 0.0, output = 0.0}}" for name in sorted(unpriced)),
     ]
     return lines
 
