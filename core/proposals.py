@@ -119,6 +119,13 @@ class Proposals:
         )
         return proposal
 
+    def restage_files(self, p: Proposal, files: dict[str, str]) -> None:
+        """Write the report files staged with `p` again: after an auto-adopt, the report of the night
+        that tried it (of a proposal an earlier night staged too), so every copy says what it did.
+        Each is replaced atomically and keeps its mode."""
+        for name, text in files.items():
+            write_private(self.staging / p.id / name, text)
+
     def find_pending(
         self, skill_path: Path, candidate: str, *, base_text: str | None, accepted: bool
     ) -> Proposal | None:
