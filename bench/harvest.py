@@ -215,19 +215,20 @@ def main() -> None:
         base_cpu_s = statistics.median(cpu for _, cpu in base_runs)
 
         serial = [first_pass(work, sources, f"serial-{i}") for i in range(args.repeats)]
-        for *_, other, _ in serial:
+        for *_, other, _ in serial if workers > 1 else serial[:-1]:  # with 1 worker the last is harvested again
             other.close()
         serial_s = statistics.median(r[0] for r in serial)
         redact_s = statistics.median(r[1] for r in serial)
         serial_cpu_s = statistics.median(r[2] for r in serial)
-        runs = [first_pass(work, sources, str(i), workers) for i in range(args.repeats)] if workers > 1 else serial
-        for *_, other, _ in runs[:-1]:
-            other.close()
+        if workers > 1:
+            runs = [first_pass(work, sources, str(i), workers) for i in range(args.repeats)]
+            for *_, other, _ in runs[:-1]:
+                other.close()
+        else:
+            runs = serial
         first_s = statistics.median(r[0] for r in runs)
         first_cpu_s = statistics.median(r[2] for r in runs)
-        *_, harvester, store, first = runs[-1]
-        if workers == 1:
-            store = Store(store.path)  # closed with the serial runs above
+        *_, harvester, store, first = runs[-1]  # its store is open: the second and append passes use it
         t0 = time.perf_counter()
         second = harvester.harvest(sources)
         second_s = time.perf_counter() - t0

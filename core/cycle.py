@@ -263,8 +263,10 @@ def finish(n: _Night, run_dir: RunDir) -> NightResult:
         if n.settings.auto_adopt and proposal.accepted:
             adopted, adopt_error = auto_adopt(n, proposal)
             result = result.model_copy(update={"adopted": adopted, "adopt_error": adopt_error})
-            for name, text in report_files(result).items():  # the report says what auto-adopt did
+            files = report_files(result)  # every copy of the report says what auto-adopt did
+            for name, text in files.items():
                 run_dir.write_text(name, text)
+            n.deps.proposals.restage_files(proposal, files)
     if n.trained is not None and not stopped and not n.dry_run:
         remember(n.deps.nights, n.memory, n.trained.state, n.plan, n.record.night)
     n.deps.nights.save(n.record.summarise(result, _counts(n.plan), spent))

@@ -5,7 +5,7 @@
     <data>/staging/<id>/base.md         the live file as it was when the proposal was staged
     <data>/staging/<id>/diff.patch      unified diff live → candidate
     <data>/staging/<id>/adopted.md      what `adopt --edits` wrote: the base with the chosen changes
-    <data>/backups/<n>-<id>/            the live file before each adopt / rollback, with meta.json
+    <data>/backups/<n>-<id>/            the live file before each adopt / rollback (core/backups.py)
     <data>/history.jsonl                every action (stage, adopt, reject, rollback), one line each
 
 Rules: the live file is written only by `adopt` and `rollback`, always backed up first and
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import json
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skillsleep.core import backups
 from skillsleep.core import changes as numbered
 from skillsleep.core.changes import Change, unified_diff
 from skillsleep.core.edits import structure_problems
@@ -39,7 +39,6 @@ from skillsleep.core.errors import ConfigError
 from skillsleep.core.jsonl import line_label, read_records, why_unreadable
 from skillsleep.core.newlines import endings_note, style
 from skillsleep.core.proposal_record import (
-    ABSENT,
     Action,
     Conflict,
     Proposal,
@@ -119,6 +118,13 @@ class Proposals:
             )
         )
         return proposal
+
+    def restage_files(self, p: Proposal, files: dict[str, str]) -> None:
+        """Write the report files staged with `p` again: after an auto-adopt, the report of the night
+        that tried it (of a proposal an earlier night staged too), so every copy says what it did.
+        Each is replaced atomically and keeps its mode."""
+        for name, text in files.items():
+            write_private(self.staging / p.id / name, text)
 
     def find_pending(
         self, skill_path: Path, candidate: str, *, base_text: str | None, accepted: bool
@@ -216,7 +222,7 @@ class Proposals:
         found = self.changes(p) if edits is not None else []
         chosen = None if edits is None else numbered.parse_numbers(edits, len(found))
         content = (self.staging / p.id / "SKILL.md").read_bytes() if chosen is None else self._partial(p, found, chosen)
-        backup = self._backup(live, p.id, reason=f"before adopting {p.id}")
+        backup = backups.back_up(self.backups, live, p.id, reason=f"before adopting {p.id}")
         inside = live.is_relative_to(self.root.resolve())  # the managed skill: private, like the rest of the folder
         (write_private if inside else write_atomic)(live, content)
         p = p.model_copy(update={"status": "adopted", "adopted_edits": chosen})
@@ -297,7 +303,6 @@ class Proposals:
             raise ConfigError(f"only {len(changes)} change(s) of {skill} are recorded; roll back at most that many")
         target = changes[-steps]
         assert target.backup is not None and skill is not None
-        source = Path(target.backup) / "SKILL.md"
         live = Path(skill)
         last = changes[-1]
         wrote = self._written(last)
@@ -310,11 +315,8 @@ class Proposals:
                 f"edits.\n{yours}Copy what you want to keep, or roll back anyway with --force (the "
                 "current file is backed up first)."
             )
-        backup = self._backup(live, None, reason=f"before rolling back {steps} step(s)")
-        if (Path(target.backup) / "absent").exists():
-            live.unlink(missing_ok=True)
-        else:
-            write_atomic(live, source.read_bytes(), new_mode=file_mode(source))
+        backup = backups.back_up(self.backups, live, None, reason=f"before rolling back {steps} step(s)")
+        backups.restore(Path(target.backup), live)
         action = Action(
             time=_now(),
             kind="rollback",
@@ -356,31 +358,12 @@ class Proposals:
         """(hash, text) of what an adopt or rollback wrote into the live file (ABSENT and "" for
         a rollback that removed it); None when that is no longer known (its files are gone, or a
         rollback recorded before skillsleep noted what it restored)."""
-        if action.kind == "adopt" and action.proposal_id:
-            source = self.staging / action.proposal_id / ("adopted.md" if action.edits is not None else "SKILL.md")
-        elif action.kind == "rollback" and action.restored_from:
-            folder = Path(action.restored_from)
-            if (folder / "absent").exists():
-                return ABSENT, ""
-            source = folder / "SKILL.md"
-        else:
+        if action.kind == "rollback" and action.restored_from:
+            return backups.held(Path(action.restored_from))
+        if action.kind != "adopt" or not action.proposal_id:
             return None
+        source = self.staging / action.proposal_id / ("adopted.md" if action.edits is not None else "SKILL.md")
         return (file_hash(source), read_text(source)) if source.is_file() else None
-
-    def _backup(self, live: Path, pid: str | None, *, reason: str) -> str:
-        n = len(list(self.backups.iterdir())) if self.backups.is_dir() else 0
-        folder = self.backups / f"{n + 1:05d}-{pid or 'rollback'}"
-        if live.exists():
-            write_private(folder / "SKILL.md", live.read_bytes(), mode=file_mode(live))
-        else:
-            write_private(folder / "absent", "")
-        write_private(
-            folder / "meta.json",
-            json.dumps(
-                {"skill_path": str(live), "reason": reason, "hash": file_hash(live), "time": _now().isoformat()}
-            ),
-        )
-        return str(folder)
 
     def _save(self, p: Proposal) -> None:
         write_private(self.staging / p.id / "proposal.json", p.model_dump_json(indent=2) + "\n")

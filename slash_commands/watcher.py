@@ -9,7 +9,9 @@ directory are ignored (its chat logs are never harvested). After the last event 
 been quiet for `debounce_s` seconds, each harness that changed is harvested once through
 `harvester.run_harvest()` — the same code path as `skillsleep harvest` (discover, cursors,
 redaction, store). If an agent writes without pause, a harvest still runs at least every
-`10 × debounce_s` seconds.
+`10 × debounce_s` seconds. An agent's transcript folder that does not exist when the watch
+starts (the agent installed later) is looked for every half second and watched once it appears,
+its harness harvested then (what was written before it was watched included).
 
 Safe to run while a training cycle runs: the state database is SQLite in WAL mode, `Store`
 serialises its own writes, and each harvest opens the store, writes its short per-file
@@ -42,10 +44,20 @@ WATCHED_SUFFIXES = (".jsonl", ".sqlite", ".sqlite-wal")
 MAX_DELAY_FACTOR = 10  # a harvest runs at least every MAX_DELAY_FACTOR × debounce during nonstop writes
 
 
+def _agent_roots() -> list[tuple[str, Path]]:
+    """(harness, folder) for every transcript folder of the agents' env vars, existing or not."""
+    return [(agent.name, root) for agent in registry.agents() for root in agent.watch_roots(os.environ)]
+
+
 def watch_roots() -> list[tuple[str, Path]]:
     """(harness, folder) for every transcript folder that exists, from the agents' env vars."""
-    candidates = [(agent.name, root) for agent in registry.agents() for root in agent.watch_roots(os.environ)]
-    return [(harness, path) for harness, path in candidates if path.is_dir()]
+    return [(harness, path) for harness, path in _agent_roots() if path.is_dir()]
+
+
+def absent_roots() -> list[tuple[str, Path]]:
+    """The agents' transcript folders that do not exist (yet): `Watcher(later=...)` watches them
+    once they appear."""
+    return [(harness, path) for harness, path in _agent_roots() if not path.is_dir()]
 
 
 def _in_order(harnesses: set[str]) -> list[str]:
@@ -76,7 +88,8 @@ class Watcher:
     """Watches transcript roots and harvests each changed harness once per debounced burst.
 
     `roots` are (harness, folder) pairs; the folders of "chat" roots are the chat-log folders
-    its harvest reads. Events on paths inside an `exclude` folder are ignored.
+    its harvest reads. Events on paths inside an `exclude` folder are ignored. `later` are roots
+    that do not exist yet; `look_for_new_roots()` watches those that have appeared.
 
     `start()` starts the observer and a worker thread that harvests when a burst has been quiet
     for `debounce_s`; `process_pending()` harvests whatever is pending right away (the worker
@@ -92,8 +105,10 @@ class Watcher:
         on_report: Callable[[Report], None] | None = None,
         redact_patterns: tuple[str, ...] = (),
         exclude: Sequence[Path] = (),
+        later: Sequence[tuple[str, Path]] = (),
     ) -> None:
         self.roots = [(harness, Path(path).resolve()) for harness, path in roots]
+        self.later = [(harness, Path(path)) for harness, path in later]
         self.chat_dirs = [root for harness, root in self.roots if harness == "chat"]
         self.exclude = [Path(p).resolve() for p in exclude]
         self.debounce_s = debounce_s
@@ -118,8 +133,11 @@ class Watcher:
     def note(self, path: str) -> None:
         """An event on `path` (called from the observer thread)."""
         harnesses = self.harnesses_of(path)
-        if not harnesses:
-            return
+        if harnesses:
+            self._mark(harnesses)
+
+    def _mark(self, harnesses: set[str]) -> None:
+        """`harnesses` changed: harvest them after the burst."""
         with self._cond:
             now = time.monotonic()
             if not self._pending:
@@ -138,6 +156,21 @@ class Watcher:
         self._worker = threading.Thread(target=self._run, name="skillsleep-watch", daemon=True)
         self._worker.start()
         return self
+
+    def look_for_new_roots(self) -> list[tuple[str, Path]]:
+        """Watch each of the `later` roots that exists now (returned), and harvest its harness after
+        the debounce: the files written before it was watched are read then."""
+        found = [(harness, path) for harness, path in self.later if path.is_dir()]
+        if not found:
+            return []
+        self.later = [root for root in self.later if root not in found]
+        for harness, path in found:
+            root = path.resolve()
+            self.roots = [*self.roots, (harness, root)]  # a new list: the observer thread reads it
+            if self._observer is not None:
+                self._observer.schedule(_Handler(self), str(root), recursive=True)
+        self._mark({harness for harness, _ in found})
+        return found
 
     def _due(self) -> float | None:
         """Seconds until the pending burst should be harvested (≤ 0: now); None if nothing is pending."""
@@ -272,7 +305,7 @@ def run_watch(
             "set those variables if the agents keep their state elsewhere, or pass --chat-dir DIR"
         )
     redact_patterns = tuple(settings.harvest.redact_patterns.value)
-    watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()])
+    watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()], later=absent_roots())
     with Running(data_dir(), "watch"):  # `doctor --repair` names it rather than rebuild state.db under it
         watcher.start()
         catch_up(roots, redact_patterns, on_report)
@@ -282,6 +315,9 @@ def run_watch(
             deadline = None if duration_s is None else time.monotonic() + duration_s
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic())))
+                appeared = watcher.look_for_new_roots()  # an agent installed while watching
+                if appeared and on_start:
+                    on_start(appeared)
         except KeyboardInterrupt:
             pass
         finally:

@@ -225,6 +225,18 @@ def test_a_night_that_relearns_a_pending_proposal_stages_nothing_new(root: Path)
     assert second.proposal == first.proposal and len(Proposals(root / "data").list()) == 1
 
 
+def test_a_night_that_auto_adopts_a_pending_proposal_rewrites_its_staged_report(root: Path) -> None:
+    skill = live_file(root)
+    first = night(root, settings(root), skill)
+    staged = root / "data" / "staging" / str(first.proposal)
+    assert "the live skill was not changed" in (staged / "report.md").read_text()
+    second = night(root, settings(root, auto_adopt=True), skill)
+    assert second.proposal == first.proposal and second.adopted
+    report = json.loads((staged / "report.json").read_text())
+    assert report["adopted"] is True and report["night"] == 2
+    assert "not changed" not in (staged / "report.md").read_text() and RULE in skill.path.read_text()
+
+
 def test_a_dry_run_stages_nothing_and_keeps_no_memory(root: Path) -> None:
     skill = live_file(root)
     result = night(root, settings(root), skill, dry_run=True)
@@ -251,6 +263,9 @@ def test_auto_adopt_refuses_a_live_file_edited_during_the_night(root: Path) -> N
     assert not result.adopted and "changed since proposal" in result.adopt_error
     assert skill.path.read_text() == LIVE + "- My own edit.\n"
     assert Proposals(root / "data").get(result.proposal).status == "staged"
+    staged = root / "data" / "staging" / str(result.proposal)  # its copy of the report says so too
+    assert "changed since proposal" in json.loads((staged / "report.json").read_text())["adopt_error"]
+    assert "`--auto-adopt` did not put it live" in (staged / "report.md").read_text()
 
 
 # --- across nights ---------------------------------------------------------------------------------

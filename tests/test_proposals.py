@@ -41,6 +41,17 @@ def test_stage_does_not_touch_the_live_file(tmp_path: Path, live: Path) -> None:
     assert [a.kind for a in props.history()] == ["stage"]
 
 
+def test_restaged_report_files_are_replaced_whole_keeping_their_mode(tmp_path: Path, live: Path) -> None:
+    props = Proposals(tmp_path / "data")
+    p = props.stage(live, NEW, accepted=True, reason="better", files={"report.md": "# staged\n"})
+    report = tmp_path / "data" / "staging" / p.id / "report.md"
+    report.chmod(0o640)
+    props.restage_files(p, {"report.md": "# adopted\n"})
+    assert report.read_text() == "# adopted\n" and report.stat().st_mode & 0o777 == 0o640
+    assert sorted(f.name for f in report.parent.iterdir() if f.name.startswith(".")) == []  # no temporary file left
+    assert live.read_text() == OLD and [a.kind for a in props.history()] == ["stage"]
+
+
 def test_adopt_newest_accepted_backs_up_and_keeps_mode(tmp_path: Path, live: Path) -> None:
     props = Proposals(tmp_path / "data")
     good = props.stage(live, NEW, accepted=True, reason="better")

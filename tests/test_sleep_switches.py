@@ -450,12 +450,15 @@ def test_auto_adopt_says_in_the_summary_and_every_report_file_that_the_live_skil
     skill = user_skill(root)
     code, out, err = invoke(*run_args(root, "--skill", str(skill), "--auto-adopt", "--format", "text"))
     assert code == 0, err
-    folder = root / "data" / "nights" / "0001"
+    [p] = proposals(root)
     changed = "put it live: the live skill was changed"
-    for text in (out, (folder / "report.md").read_text(), html.unescape((folder / "report.html").read_text())):
-        assert changed in text and "not changed" not in text and "staged as a proposal" not in text
-    report = json.loads((folder / "report.json").read_text())
-    assert report["adopted"] is True and RULE in skill.read_text()
+    for folder in (root / "data" / "nights" / "0001", root / "data" / "staging" / p["id"]):  # the staged copy too
+        for text in (out, (folder / "report.md").read_text(), html.unescape((folder / "report.html").read_text())):
+            assert changed in text and "not changed" not in text and "staged as a proposal" not in text
+        assert json.loads((folder / "report.json").read_text())["adopted"] is True
+        assert {f.stat().st_mode & 0o777 for f in folder.glob("report.*")} == {0o600}
+        assert not list(folder.glob(".report*"))  # no temporary file left behind
+    assert p["status"] == "adopted" and RULE in skill.read_text()
 
 
 def test_without_auto_adopt_an_accepted_night_only_stages(root: Path) -> None:

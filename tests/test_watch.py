@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,10 +16,15 @@ from test_harvest import SID, assistant, user
 
 from skillsleep.core.store import Store
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.watcher import Watcher, watch_roots
+from skillsleep.slash_commands.watcher import Watcher, absent_roots, watch_roots
 from skillsleep.slash_commands.wiring import data_dir
 
 TIMEOUT = 5.0
+CODEX = Path(__file__).parent / "fixtures" / "codex"
+ROLLOUTS = [
+    "rollout-2026-11-29T09-00-00-22222222-2222-4222-8222-222222222222.jsonl",
+    "rollout-2025-12-01T10-00-00-11111111-1111-4111-8111-111111111111.jsonl",
+]
 
 
 @pytest.fixture()
@@ -113,6 +119,43 @@ def test_files_the_harvest_does_not_read_are_ignored(watching) -> None:  # type:
     (path.parent / "notes.txt").write_text("not a transcript")
     time.sleep(0.6)
     assert reports.items == [] and watcher.process_pending() == []
+
+
+def test_an_agent_folder_that_appears_while_watching_is_watched_from_then_on(env: Path) -> None:
+    sessions = env / "codex" / "sessions"  # Codex is installed after the watch started
+    reports = Reports()
+    watcher = Watcher(watch_roots(), 0.1, reports, later=absent_roots()).start()
+    try:
+        assert ("codex", sessions) in watcher.later and watcher.look_for_new_roots() == []
+        day = sessions / "2026" / "11" / "29"
+        day.mkdir(parents=True)
+        shutil.copy(CODEX / ROLLOUTS[0], day / ROLLOUTS[0])  # written before the folder is watched
+        assert watcher.look_for_new_roots() == [("codex", sessions)] and ("codex", sessions) not in watcher.later
+        [first] = reports.wait_for(1)
+        assert first["harness"] == "codex" and first["sessions"] == {"codex": 1} and first["files_read"] == 1
+        shutil.copy(CODEX / ROLLOUTS[1], day / ROLLOUTS[1])  # seen by the observer now
+        second = reports.wait_for(2)[1]
+        assert second["harness"] == "codex" and second["files_read"] == 1 and second["sessions"] == {"codex": 1}
+    finally:
+        watcher.stop()
+
+
+def test_cli_watch_names_and_harvests_an_agent_folder_that_appears_while_it_runs(env: Path) -> None:
+    day = env / "codex" / "sessions" / "2026" / "11" / "29"
+
+    def install_soon() -> None:
+        time.sleep(0.3)
+        day.mkdir(parents=True)
+        shutil.copy(CODEX / ROLLOUTS[0], day / ROLLOUTS[0])
+
+    writer = threading.Thread(target=install_soon)
+    writer.start()
+    result = CliRunner().invoke(main, ["watch", "--duration", "1.5", "--debounce", "0.1", "--json"])
+    writer.join()
+    assert result.exit_code == 0, result.output
+    assert f"watching codex {env / 'codex' / 'sessions'}" in result.stderr
+    lines = [json.loads(x) for x in result.stdout.splitlines() if x.startswith("{")]
+    assert [(r["harness"], r["bytes_read"]) for r in lines] == [("codex", (day / ROLLOUTS[0]).stat().st_size)]
 
 
 def test_cli_watch_runs_for_a_duration_and_exits_zero(env: Path) -> None:
