@@ -31,24 +31,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "transcripts"
-FIXTURES = ROOT / "tests" / "fixtures" / "secrets"
+sys.path.insert(0, str(ROOT / "tests"))
+from secret_corpus import FIXTURES, load  # noqa: E402  (tests/ is not a package)
+
 MB = 1024 * 1024
-
-
-def _fixture(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, FIXTURES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _copy_of_core(package: str, files: dict[str, bytes], into: Path) -> Any:
@@ -85,7 +75,7 @@ def this_redactor(into: Path) -> Any:
 
 def quality(redactor: Any) -> dict[str, float]:
     """The three ratios of the scanner corpus, for a Redactor class."""
-    f, b, t = _fixture("field"), _fixture("scanner_benign"), _fixture("scanner_tokens")
+    f, b, t = load("field"), load("scanner_benign"), load("scanner_tokens")
     altered = sum(b.altered_lines(s, redactor().text(s)) for s in b.SAMPLES)
 
     def caught(rows: list[tuple[str, str, str]]) -> float:

@@ -8,33 +8,18 @@ failure, strict, so catching it fails the test until the line is removed.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import defaultdict
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from secret_corpus import FIXTURES, load
 
 from skillsleep.core.redact import Redactor
 
-FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, FIXTURES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-F = _load("field")
-S = _load("field_special")
-C = _load("field_clean")
+F = load("field")
+S = load("field_special")
+C = load("field_clean")
 KNOWN_MISSES = {
     tuple(line.split()) for line in (FIXTURES / "field_known_misses.txt").read_text().splitlines() if line.strip()
 }

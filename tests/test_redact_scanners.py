@@ -4,33 +4,16 @@ with a name next to them or standing alone."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from secret_corpus import load
 
 from skillsleep.core.redact import Redactor
 
-FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
-
-
-def _load(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, FIXTURES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-F = _load("field")  # caught(): no 8-character piece of the secret survives
-B = _load("scanner_benign")
-T = _load("scanner_tokens")
+F = load("field")  # caught(): no 8-character piece of the secret survives
+B = load("scanner_benign")
+T = load("scanner_tokens")
 BENIGN_ALTERED_MAX = 0.02
 ANNOUNCED_MIN = 0.99
 BARE_MIN = 0.95
