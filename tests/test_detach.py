@@ -179,10 +179,13 @@ def test_detach_returns_with_the_night_number_and_the_night_goes_on_in_the_backg
 
 @pytest.mark.slow
 def test_detach_of_a_night_that_cannot_start_shows_its_log(night: Path, tmp_path: Path) -> None:
-    (tmp_path / "opt.json").write_text("not json")  # the scripted backend's rules: read by the night itself
+    """A night that fails once detached (here on a damaged state.db) is reported with its log's
+    tail; bad settings (an unreadable script, a missing key) are refused before detaching."""
+    night.mkdir(parents=True, exist_ok=True)
+    (night / "state.db").write_bytes(b"not a database" * 100)  # opened by the night itself, after detaching
     code, out, err = invoke(*run_args(tmp_path, "--detach"))
     assert code == 1, (out, err)
-    assert "the night did not start" in err and "opt.json" in err  # the tail of its log says why
+    assert "the night did not start" in err and "state.db" in err  # the tail of its log says why
     logs = list((night / "logs").iterdir())
     assert len(logs) == 1 and logs[0].name.startswith("starting-") and str(logs[0]) in err
     assert not (night / "nights").exists()
