@@ -173,6 +173,16 @@ def night_env(monkeypatch: pytest.MonkeyPatch, root: Path) -> Path:
     return data
 
 
+def scripted_night(monkeypatch: pytest.MonkeyPatch, root: Path) -> Path:
+    """`root` ready for a scripted night run from inside it: the data dir and HOME of `night_env`,
+    the working folder, the optimizer's and target's scripts and the chat logs; returns `root`."""
+    night_env(monkeypatch, root)
+    monkeypatch.chdir(root)
+    write_scripts(root)
+    write_chat_logs(root / "chats")
+    return root
+
+
 def run_args(root: Path, *extra: str) -> list[str]:
     return [
         "run",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from servers import USAGE_IN, USAGE_OUT, Action, FaultServer
-from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_scripts
+from sleep_kit import invoke, run_args, scripted_night
 
 from skillsleep.core.ledger import read_ledger
 
@@ -19,10 +19,7 @@ LEDGER = Path("data") / "nights" / "0001" / "ledger.jsonl"
 
 @pytest.fixture()
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    night_env(monkeypatch, tmp_path)
-    monkeypatch.chdir(tmp_path)
-    write_scripts(tmp_path)
-    write_chat_logs(tmp_path / "chats")
+    scripted_night(monkeypatch, tmp_path)
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path

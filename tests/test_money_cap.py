@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from billing_server import BillingServer
 from servers import USAGE_IN, USAGE_OUT, Action, FaultServer
-from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_scripts
+from sleep_kit import invoke, run_args, scripted_night
 from test_cli import project  # noqa: F401  (a fixture: the scripted train project)
 from test_cron_script import night_root, run_script
 
@@ -29,10 +29,7 @@ UNPRICED = ["--backend", "openai:my-model", "--base-url", "http://127.0.0.1:9/v1
 
 @pytest.fixture()
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    night_env(monkeypatch, tmp_path)
-    monkeypatch.chdir(tmp_path)
-    write_scripts(tmp_path)
-    write_chat_logs(tmp_path / "chats")
+    scripted_night(monkeypatch, tmp_path)
     for name in ("DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DEEPSEEK_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path

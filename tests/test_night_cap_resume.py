@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sleep_kit import invoke, night_env, run_args, write_chat_logs, write_scripts
+from sleep_kit import invoke, run_args, scripted_night
 from test_cli import project  # noqa: F401  (a fixture: the scripted train project)
 
 from skillsleep.core.ledger import Price, read_ledger, spent_before
@@ -23,10 +23,7 @@ PRICED = '[prices]\n"scripted:*" = {input = 1.0, output = 1.0}\n'
 
 @pytest.fixture()
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    night_env(monkeypatch, tmp_path)
-    monkeypatch.chdir(tmp_path)
-    write_scripts(tmp_path)
-    write_chat_logs(tmp_path / "chats")
+    scripted_night(monkeypatch, tmp_path)
     (tmp_path / "config.toml").write_text(PRICED)
     monkeypatch.setenv("SKILLSLEEP_CONFIG", str(tmp_path / "config.toml"))
     return tmp_path

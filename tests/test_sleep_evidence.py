@@ -27,11 +27,10 @@ from sleep_kit import (
     TARGET_RULES,
     TASKS,
     invoke,
-    night_env,
     run_args,
     run_night,
+    scripted_night,
     write_chat_logs,
-    write_scripts,
 )
 from test_sleep_night import recorded_homes
 
@@ -46,11 +45,7 @@ SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 @pytest.fixture()
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    night_env(monkeypatch, tmp_path)
-    monkeypatch.chdir(tmp_path)
-    write_scripts(tmp_path)
-    write_chat_logs(tmp_path / "chats")
-    return tmp_path
+    return scripted_night(monkeypatch, tmp_path)
 
 
 def events(stderr: str) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from sleep_kit import RULE, Recorder, invoke, night_env, run_night, write_chat_logs, write_scripts
+from sleep_kit import RULE, Recorder, invoke, run_night, scripted_night
 
 from skillsleep.core.night_store import Nights
 from skillsleep.core.proposals import Proposals
@@ -18,11 +18,7 @@ from skillsleep.core.proposals import Proposals
 
 @pytest.fixture()
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    night_env(monkeypatch, tmp_path)
-    monkeypatch.chdir(tmp_path)
-    write_scripts(tmp_path)
-    write_chat_logs(tmp_path / "chats")
-    return tmp_path
+    return scripted_night(monkeypatch, tmp_path)
 
 
 def test_a_rejected_proposal_is_remembered_and_not_staged_again_by_the_next_night(
