@@ -277,6 +277,12 @@ def _rebuild_memory(root: Path, path: Path, result: Repair) -> str:
             continue
         memory.rejected, memory.meta_skill = list(state.rejected), state.meta_skill
         memory.nights.append(r.night)
-    memory.rejected += [e for e in remembered(Proposals(root), nights, path) if e not in memory.rejected]
+    rejected, unreadable = remembered(Proposals(root), nights, path)
+    memory.rejected += [e for e in rejected if e not in memory.rejected]
+    result.lost += [
+        f"{path.name}: the staged files of rejected proposal {pid} cannot be read, so later nights may propose "
+        "its changes again (reject them again if they come back)"
+        for pid in unreadable
+    ]
     nights.save_memory(memory)
     return f"rebuilt from night(s) {', '.join(str(n) for n in memory.nights) or 'none'}"

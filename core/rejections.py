@@ -121,14 +121,15 @@ def memory_key(nights: Nights, p: Proposal) -> str:
     return night_skill or p.skill_path + (f"#{section}" if isinstance(section, str) and section else "")
 
 
-def remembered(proposals: Proposals, nights: Nights, memory: Path) -> list[RejectedEdit]:
-    """The entries of every rejected proposal whose rejection goes into the memory file `memory`
-    (one whose staged files cannot be read gives none)."""
+def remembered(proposals: Proposals, nights: Nights, memory: Path) -> tuple[list[RejectedEdit], list[str]]:
+    """The entries of every rejected proposal whose rejection goes into the memory file `memory`,
+    and the ids of those whose staged files cannot be read (they give none: the caller says so)."""
     out: list[RejectedEdit] = []
+    unreadable: list[str] = []
     for p in proposals.list():
         if p.status == "rejected" and nights.memory_path(memory_key(nights, p)) == memory:
             try:
                 out += user_rejections(proposals.changes(p), p.id, p.night)
             except OSError:
-                continue
-    return out
+                unreadable.append(p.id)
+    return out, unreadable

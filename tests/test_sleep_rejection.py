@@ -72,3 +72,12 @@ def test_doctor_rebuilding_a_damaged_memory_keeps_the_rejections(root: Path) -> 
     memory.write_text("{not json")
     code, _, err = invoke("doctor", "--repair")
     assert Nights(root / "data").memory(first["skill"]["path"]).rejected[-1].proposal == first["proposal"], err
+
+
+def test_doctor_names_a_rejected_proposal_whose_staged_files_are_gone_when_it_rebuilds_the_memory(root: Path) -> None:
+    first = run_night(root)
+    assert invoke("reject")[0] == 0
+    (root / "data" / "staging" / first["proposal"] / "SKILL.md").unlink()
+    Nights(root / "data").memory_path(first["skill"]["path"]).write_text("{not json")
+    _code, out, err = invoke("doctor", "--repair", "--json")
+    assert f"rejected proposal {first['proposal']} cannot be read" in out, (out, err)
