@@ -24,16 +24,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillsleep.core.backends.base import BackendSettings, BaseBackend
-from skillsleep.core.config import load_config
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.gate import GateConfig
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Check, Completion, CompletionRequest, Judge, Task, Usage
-from skillsleep.core.rundir import RunDir
-from skillsleep.core.skill import Skill
-from skillsleep.core.trainer import Trainer
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings, BaseBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.shared.records import Check, Completion, CompletionRequest, Judge, Task, Usage
+from skillsleep.core.train.config import load_config
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.gate import GateConfig
+from skillsleep.core.train.trainer import Trainer
 from skillsleep.harnesses.chat import ChatHarness
 
 V, B, K, M = 16, 16, 2, 4

@@ -22,11 +22,11 @@ import json
 import sys
 from pathlib import Path
 
-from skillsleep.core import ledger
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.registry import create_backend
-from skillsleep.core.llm import estimate_usage
-from skillsleep.core.records import CompletionRequest, Message
+from skillsleep.core.models import ledger
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.registry import create_backend
+from skillsleep.core.models.llm import estimate_usage
+from skillsleep.core.shared.records import CompletionRequest, Message
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ROOT.parent / "shared" / "data" / "tasks"
@@ -37,7 +37,7 @@ def samples() -> dict[str, str]:
     tasks = "".join(p.read_text(encoding="utf-8") for p in sorted(TASKS.rglob("*.jsonl"))[:3])
     return {
         "english prose (README)": (ROOT / "README.md").read_text(encoding="utf-8")[:6000],
-        "python (core/ledger.py)": inspect.getsource(ledger)[:6000],
+        "python (core/models/ledger.py)": inspect.getsource(ledger)[:6000],
         "json lines (task files)": tasks[:6000],
         "chinese": "技能文档像权重一样被训练，而模型保持冻结。每晚收集用户的会话记录，挖掘重复的任务，训练，在保留的任务上把关。"
         * 40,

@@ -5,7 +5,7 @@ Qwen2.5-Coder-0.5B model (llama.cpp in-process through xllamacpp, temperature 0,
 and prints one JSON line: {"seed": x, "with_rule": y, "n": n, ...}. `seed` and `with_rule` are
 hard-pass rates on the held-out tasks (val + test) unless --split says otherwise.
 
-Scoring uses the project's rule judge (`skillsleep.core.judges`: checks plus answer match, no
+Scoring uses the project's rule judge (`skillsleep.core.train.judges`: checks plus answer match, no
 rubric); when that module cannot be imported, a small mirror of it in this file is used. The
 JSON line says which.
 
@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skillsleep.core.records import Task
-from skillsleep.core.tasks import load_tasks
+from skillsleep.core.shared.records import Task
+from skillsleep.core.train.tasks import load_tasks
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "answer-format"
 RULE = "- End your reply with a final line `ANSWER: <answer>`."
@@ -40,7 +40,7 @@ def _number(text: str) -> float | None:
 
 
 def _score_here(task: Task, response: str) -> bool:
-    """Fallback judge mirroring core/judges.py: checks, then the last `answer_pattern` match."""
+    """Fallback judge mirroring core/train/judges.py: checks, then the last `answer_pattern` match."""
     judge = task.judge
     lines = [ln.strip() for ln in response.splitlines() if ln.strip()]
     for check in judge.checks:
@@ -65,9 +65,9 @@ def _score_here(task: Task, response: str) -> bool:
 def _judge() -> tuple[str, Callable[[Task, str], bool]]:
     """The project's rule judge when it is importable, else the mirror above."""
     try:
-        from skillsleep.core.answers import match_answer
-        from skillsleep.core.checks import run_checks
-        from skillsleep.core.records import Run
+        from skillsleep.core.shared.records import Run
+        from skillsleep.core.train.answers import match_answer
+        from skillsleep.core.train.checks import run_checks
     except ImportError:
         return "bench re-implementation", _score_here
 
@@ -76,7 +76,7 @@ def _judge() -> tuple[str, Callable[[Task, str], bool]]:
         answer = match_answer(task.judge, response)
         return all(p.passed for p in [*parts, *([answer] if answer else [])])
 
-    return "skillsleep.core.judges", real
+    return "skillsleep.core.train.judges", real
 
 
 def _server(model: str, threads: int):

@@ -48,11 +48,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.harvest import Harvester, Source
-from skillsleep.core.redact import Redactor
-from skillsleep.core.scan import ENGINE
-from skillsleep.core.session import Session
-from skillsleep.core.store import Store
+from skillsleep.core.harvest.harvester import Harvester, Source
+from skillsleep.core.models.store import Store
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.privacy.scan import ENGINE
+from skillsleep.core.shared.session import Session
 from skillsleep.slash_commands.harvester import DB_READERS, PARSERS, harvest_workers
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"  # ../shared beside the repo

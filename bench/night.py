@@ -64,13 +64,13 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from skillsleep.core.aggregate import dedup
-from skillsleep.core.config import RunSection, SlowUpdateSection, TrainConfig, TrainSection
-from skillsleep.core.night import NightPlan
-from skillsleep.core.records import Edit, Rollout
-from skillsleep.core.schedule import LRSchedule
-from skillsleep.core.skill import Skill
-from skillsleep.core.trainer import TrainState
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.shared.records import Edit, Rollout
+from skillsleep.core.train.aggregate import dedup
+from skillsleep.core.train.config import RunSection, SlowUpdateSection, TrainConfig, TrainSection
+from skillsleep.core.train.schedule import LRSchedule
+from skillsleep.core.train.trainer import TrainState
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."
 # (task, a word only its dream request holds) — lexically far apart: 8 clusters
@@ -225,7 +225,7 @@ def isolate(root: Path) -> None:
 def link_local_weights(root: Path) -> None:
     """Assemble the 0.5B weights once in the user's cache (as `skillsleep run` would) and link
     them into the temp SKILLSLEEP_HOME, so each bench run does not copy 491 MB."""
-    from skillsleep.core.backends.weights import ensure_weights
+    from skillsleep.core.models.backends.weights import ensure_weights
     from skillsleep.slash_commands.wiring import cache_dir
 
     path = ensure_weights(LOCAL_MODEL, cache_dir())  # before isolate(): the real cache dir
@@ -323,7 +323,7 @@ def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> d
     for epoch in state.epochs:
         if "slow_update" in epoch:
             out["slow_update"] += 1
-            sample = [t.id for t in split["train"]]  # as core/epoch.py draws it
+            sample = [t.id for t in split["train"]]  # as core/train/epoch.py draws it
             random.Random(f"{RunSection().seed}:slow:{epoch['epoch']}").shuffle(sample)
             sample = sample[: SlowUpdateSection().sample_size]
             score(seed, sample, 1)  # the epoch's start: the seed, one night is one epoch
@@ -354,7 +354,7 @@ def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> d
 
 def plan_max_calls(folder: Path, k: int, steps: int) -> int:
     """Trainer.plan()'s upper bound for the training part of this night (no plan/state: 0)."""
-    from skillsleep.core.trainer import Trainer
+    from skillsleep.core.train.trainer import Trainer
 
     plan_file = folder / "plan.json"
     if not plan_file.is_file():
@@ -390,9 +390,9 @@ def mining_cost(summary: dict[str, Any], root: Path) -> dict[str, Any]:
     import asyncio
     import tracemalloc
 
-    from skillsleep.core.mine import mine
-    from skillsleep.core.session import Session, Turn
-    from skillsleep.core.store import Store
+    from skillsleep.core.mine.mining import mine
+    from skillsleep.core.models.store import Store
+    from skillsleep.core.shared.session import Session, Turn
 
     per100 = 100 / max(1, summary["sessions"])
     row = summary["calls_by_role"].get("mine", {"calls": 0, "input_tokens": 0, "output_tokens": 0})

@@ -35,8 +35,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skillsleep.core.events import Event, quiet
-from skillsleep.core.records import Judge, StepRecord, Task
+from skillsleep.core.shared.events import Event, quiet
+from skillsleep.core.shared.records import Judge, StepRecord, Task
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILIES = REPO / "bench" / "quality"

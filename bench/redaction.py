@@ -117,7 +117,7 @@ def main() -> None:
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
     sys.path.insert(0, str(FIXTURES))
-    from skillsleep.core.redact import Redactor
+    from skillsleep.core.privacy.redact import Redactor
 
     values, size = transcript_values()
     if not values:

@@ -27,15 +27,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.registry import create_backend
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.executor import ExecutorSection
-from skillsleep.core.gate import GateConfig
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Check, Judge, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.registry import create_backend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Check, Judge, Task
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.executor import ExecutorSection
+from skillsleep.core.train.gate import GateConfig
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.cluster import RayExecutor
 

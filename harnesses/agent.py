@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.discovery import Found
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.harvest import DbReader, Parser
+from skillsleep.core.harvest.discovery import Found
+from skillsleep.core.harvest.harvester import DbReader, Parser
+from skillsleep.core.shared.errors import ConfigError
 
 if TYPE_CHECKING:
-    from skillsleep.harnesses.install import InstallContext, Plan
+    from skillsleep.harnesses.install_plan import InstallContext, Plan
     from skillsleep.harnesses.replay import CLIHarness
 
 __all__ = ["Agent", "Env"]

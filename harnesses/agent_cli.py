@@ -24,9 +24,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.backends.base import BaseUrl
-from skillsleep.core.records import Record, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BaseUrl
+from skillsleep.core.shared.records import Record, Task
 
 KILL_GRACE_S = 3.0  # SIGTERM → SIGKILL
 PLACEHOLDER_KEY = "skillsleep-placeholder-key"  # sent to a base_url server when api_key_env is empty

@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Completion, CompletionRequest, Message, Run, Task
-from skillsleep.core.rundir import PRIVATE_FILE, private_dir
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.rundir import PRIVATE_FILE, private_dir
+from skillsleep.core.shared.records import Completion, CompletionRequest, Message, Run, Task
 from skillsleep.harnesses.agent_cli import task_text
 
 

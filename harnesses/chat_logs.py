@@ -18,10 +18,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.discovery import Found, walk
-from skillsleep.core.jsonl import Line, Reader
-from skillsleep.core.records import Usage
-from skillsleep.core.session import ParseResult, Session, Turn, utc
+from skillsleep.core.harvest.discovery import Found, walk
+from skillsleep.core.shared.jsonl import Line, Reader
+from skillsleep.core.shared.records import Usage
+from skillsleep.core.shared.session import ParseResult, Session, Turn, utc
 
 __all__ = ["chat_log_files", "parse_chat_log"]
 

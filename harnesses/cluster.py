@@ -24,14 +24,14 @@ from collections import Counter
 from types import ModuleType
 from typing import Any
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.errors import BackendError, ConfigError, ExecutorLost
-from skillsleep.core.events import ClusterJoined, ClusterLoad, EventSink, quiet
-from skillsleep.core.executor import ExecutorSection
-from skillsleep.core.harness import Harness
-from skillsleep.core.llm import RESERVE_POLL_S, estimate_usage
-from skillsleep.core.records import Completion, Run, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.llm import RESERVE_POLL_S, estimate_usage
+from skillsleep.core.shared.errors import BackendError, ConfigError, ExecutorLost
+from skillsleep.core.shared.events import ClusterJoined, ClusterLoad, EventSink, quiet
+from skillsleep.core.shared.records import Completion, Run, Task
+from skillsleep.core.train.executor import ExecutorSection
+from skillsleep.core.train.harness import Harness
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.cluster_worker import HarnessSpec, Placed, replay
 from skillsleep.harnesses.replay import CLIHarness

@@ -15,13 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.registry import create_backend
-from skillsleep.core.harness import Harness
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Completion, Run, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.registry import create_backend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Completion, Run, Task
+from skillsleep.core.train.harness import Harness
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from skillsleep.core.textfile import user_path
+from skillsleep.core.document.textfile import user_path
 
 __all__ = ["env_path", "project_dirs", "user_home", "with_home"]
 

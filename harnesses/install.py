@@ -35,35 +35,11 @@ from pathlib import Path
 
 from pydantic import Field
 
-from skillsleep.core.errors import ConfigError, SkillsleepError
-from skillsleep.core.records import Record, UtcDatetime
-from skillsleep.core.rundir import write_atomic
+from skillsleep.core.models.rundir import write_atomic
+from skillsleep.core.shared.errors import ConfigError, SkillsleepError
+from skillsleep.core.shared.records import Record, UtcDatetime
 from skillsleep.harnesses import registry
-
-
-class PlannedFile(Record):
-    """A file an agent's install writes."""
-
-    path: Path  # absolute
-    text: str
-    executable: bool = False
-
-
-class PlannedCommand(Record):
-    """An agent command an install runs (`argv`), and the one that undoes it ([] → nothing to undo)."""
-
-    what: str  # in words, for the report: "register the plugin with OpenClaw"
-    argv: list[str]
-    undo: list[str] = Field(default_factory=list)
-
-
-class Plan(Record):
-    """What installing skillsleep into one agent means."""
-
-    agent: str
-    files: list[PlannedFile] = Field(default_factory=list)
-    commands: list[PlannedCommand] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)  # what the user does next ("type /sleep status …")
+from skillsleep.harnesses.install_plan import Installer, Plan, PlannedCommand, PlannedFile
 
 
 class WrittenFile(Record):
@@ -95,17 +71,6 @@ class Outcome(Record):
     notes: list[str] = Field(default_factory=list)
 
 
-class InstallContext(Record):
-    """What an installer may look at: the user's home and environment, the `skillsleep` command
-    the agent should run, and skillsleep's data folder."""
-
-    home: Path
-    env: dict[str, str]
-    skillsleep: Path  # absolute path of this installation's `skillsleep` command
-    data_dir: Path
-
-
-Installer = Callable[[InstallContext], Plan]
 Runner = Callable[[Sequence[str], Mapping[str, str]], subprocess.CompletedProcess[str]]
 
 

@@ -15,7 +15,7 @@ import shlex
 from importlib import resources
 from pathlib import Path
 
-from skillsleep.harnesses.install import PlannedFile
+from skillsleep.harnesses.install_plan import PlannedFile
 from skillsleep.harnesses.skills import PACK_SKILL_NAME, SKILL_FILE, pack_skill_text
 
 _COMMAND = re.compile(r"(?<![\w./'-])skillsleep(?=:\*\)| sleep\b| harvest\b| >/dev/null)")

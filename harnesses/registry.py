@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.harness import Harness
-from skillsleep.core.harvest import DbReader, Parser
-from skillsleep.core.llm import LLM
-from skillsleep.core.plugins import PluginKind, register_plugins
+from skillsleep.core.harvest.harvester import DbReader, Parser
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.plugins import PluginKind, register_plugins
+from skillsleep.core.shared.errors import ConfigError, UnknownNameError
+from skillsleep.core.train.harness import Harness
 from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
 from skillsleep.harnesses.claude_code import AGENT as CLAUDE_CODE

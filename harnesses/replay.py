@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from skillsleep.core.records import Run, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Run, Task
 from skillsleep.harnesses.agent_cli import (
     AgentCLI,
     AgentSettings,

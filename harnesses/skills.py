@@ -17,11 +17,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.newlines import restore
-from skillsleep.core.sections import find_section, replace_section
-from skillsleep.core.skill import Skill
-from skillsleep.core.textfile import user_path
+from skillsleep.core.document.newlines import restore
+from skillsleep.core.document.sections import find_section, replace_section
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.document.textfile import user_path
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME, frontmatter_value, skill_name
@@ -58,7 +58,7 @@ def pack_skill_text() -> str:
 
 class SkillTarget(BaseModel):
     """The live file (or one section of it) that a night trains and a proposal replaces: the
-    engine's `LiveSkill` (core/live_skill.py)."""
+    engine's `LiveSkill` (core/night/live_skill.py)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

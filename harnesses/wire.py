@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from skillsleep.core.records import Usage
+from skillsleep.core.shared.records import Usage
 
 __all__ = ["count", "json_objects", "usage"]
 

@@ -4,7 +4,7 @@ Each renderer takes the verb's data (what `--json` prints) and `prefix`, how the
 verb where they read this: `/sleep` inside an agent (set by `skillsleep sleep`), `skillsleep`
 on a command line. Untrusted text (skill names, reasons, paths, error messages) is escaped so
 it cannot become markup or a link, and its control characters are shown as symbols
-(core/display.py).
+(core/shared/display.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skillsleep.core.display import counted, fence, md_line, visible
+from skillsleep.core.shared.display import counted, fence, md_line, visible
 
 Data = dict[str, Any]
 

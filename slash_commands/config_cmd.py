@@ -11,7 +11,7 @@ from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
 
 if TYPE_CHECKING:
-    from skillsleep.core.user_config import UserConfig
+    from skillsleep.core.night.user_config import UserConfig
     from skillsleep.slash_commands.wiring import ScalarSetting
 
 __all__ = ["config_"]
@@ -22,7 +22,7 @@ __all__ = ["config_"]
 @guard
 def config_(as_json: bool) -> None:
     """Show the config file's path and every effective setting with where it came from."""
-    from skillsleep.core.user_config import UserConfig
+    from skillsleep.core.night.user_config import UserConfig
     from skillsleep.slash_commands.price_settings import effective_prices
     from skillsleep.slash_commands.wiring import effective_settings, harness_settings, user_config
 

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillsleep.core.display import counted, md_line, plain_line
+from skillsleep.core.shared.display import counted, md_line, plain_line
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import output_options, resolve, show
 
 if TYPE_CHECKING:
-    from skillsleep.core.ledger import Ledger
+    from skillsleep.core.models.ledger import Ledger
 
 Data = dict[str, Any]
 
@@ -52,7 +52,7 @@ def _usd(row: Data) -> str:
 
 def cost(data: Path | None = None, *, now: datetime | None = None) -> Data:
     """Spend this month (in all and by role) and by night: this month's nights and the last ones."""
-    from skillsleep.core.night_store import Nights, month_start
+    from skillsleep.core.night.nights import Nights, month_start
     from skillsleep.slash_commands.liveness import night_state
     from skillsleep.slash_commands.wiring import config_file, data_dir
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError
 
 __all__ = ["MACROS", "check_cron"]
 

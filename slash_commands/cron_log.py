@@ -14,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from skillsleep.core.night_store import Nights
-from skillsleep.core.records import Record
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.shared.records import Record
 
 LOGS = "logs"  # <data>/logs
 _LINE = re.compile(r"skillsleep-cron: (?P<kind>start|end|skipped) (?P<time>[0-9T:Z-]+): ?(?P<rest>.*)")

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import Record
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import Record
 from skillsleep.slash_commands.cron_fields import check_cron
 
 BEGIN = "# >>> skillsleep night: written by `skillsleep schedule`; `skillsleep unschedule` removes it >>>"

@@ -40,11 +40,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.backends.local import import_xllamacpp
-from skillsleep.core.backends.registry import parse_spec
-from skillsleep.core.backends.weights import WEIGHTS, ensure_weights
-from skillsleep.core.errors import BackendUnavailable, ConfigError, SkillsleepError
-from skillsleep.core.events import EventSink, Notice
+from skillsleep.core.models.backends.local import import_xllamacpp
+from skillsleep.core.models.backends.registry import parse_spec
+from skillsleep.core.models.backends.weights import WEIGHTS, ensure_weights
+from skillsleep.core.shared.errors import BackendUnavailable, ConfigError, SkillsleepError
+from skillsleep.core.shared.events import EventSink, Notice
 from skillsleep.harnesses.skills import managed_path, managed_seed
 from skillsleep.slash_commands.progress import read_event
 from skillsleep.slash_commands.wiring import cache_dir

@@ -21,11 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.display import md_line, plain_line
-from skillsleep.core.errors import Busy, SkillsleepError
-from skillsleep.core.lock import held_by, who
-from skillsleep.core.night_store import NightRecord, Nights
-from skillsleep.core.rundir import private_dir
+from skillsleep.core.models.rundir import private_dir
+from skillsleep.core.night.lock import held_by, who
+from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.shared.display import md_line, plain_line
+from skillsleep.core.shared.errors import Busy, SkillsleepError
 from skillsleep.slash_commands.progress import plain_lines
 from skillsleep.slash_commands.runtime import RUN, check_night, check_night_backends
 from skillsleep.slash_commands.wiring import SLEEP_FLAGS, data_dir

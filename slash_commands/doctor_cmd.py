@@ -1,6 +1,6 @@
 """`skillsleep doctor [--repair]`: check the state directory, and repair it without losing anything.
 
-The checks and repairs are core/doctor.py's. This command adds what needs the machine: the data
+The checks and repairs are core/night/doctor.py's. This command adds what needs the machine: the data
 directory, the state lock (a repair never races a night), and the harvest that reads every
 transcript again after the state database was rebuilt, which brings the sessions back.
 """
@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillsleep.core.errors import Busy, ConfigError
+from skillsleep.core.shared.errors import Busy, ConfigError
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
 
 if TYPE_CHECKING:
-    from skillsleep.core.doctor import Finding
+    from skillsleep.core.night.doctor import Finding
 
 Data = dict[str, Any]
 
 
 def doctor(*, fix: bool = False) -> Data:
     """Every problem under the data directory with its fix; with `fix`, repair them first."""
-    from skillsleep.core.doctor import Repair, check, repair
-    from skillsleep.core.lock import StateLock
+    from skillsleep.core.night.doctor import Repair, check, repair
+    from skillsleep.core.night.lock import StateLock
     from skillsleep.slash_commands.harvester import run_harvest
     from skillsleep.slash_commands.wiring import data_dir, effective_settings, state_db
 
@@ -64,7 +64,7 @@ def doctor(*, fix: bool = False) -> Data:
 def _refuse_while_watched(root: Path, findings: list[Finding]) -> None:
     """A running `skillsleep watch` writes the state database a repair moves aside and rebuilds:
     it is named, with how to stop it, and nothing is changed (a repair never stops a process)."""
-    from skillsleep.core.lock import running, who
+    from skillsleep.core.night.lock import running, who
 
     watches = running(root, "watch") if any(f.kind == "state.db" and f.repairable for f in findings) else []
     if watches:
@@ -78,7 +78,7 @@ def _refuse_while_watched(root: Path, findings: list[Finding]) -> None:
 
 
 def doctor_text(d: Data) -> str:
-    from skillsleep.core.doctor import Finding
+    from skillsleep.core.night.doctor import Finding
 
     lines = [f"skillsleep doctor: {d['data_dir']}"]
     if not d["problems"]:

@@ -8,16 +8,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.backends.base import check_base_url
-from skillsleep.core.config import DEFAULT_PRICES, TrainConfig, load_config
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.events import EvalStarted, EventSink, Notice
-from skillsleep.core.gate import mean
-from skillsleep.core.judges import metric as metric_of
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.store import Store
-from skillsleep.core.tasks import assign_splits, by_split, load_tasks
+from skillsleep.core.models.backends.base import check_base_url
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.store import Store
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.events import EvalStarted, EventSink, Notice
+from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.gate import mean
+from skillsleep.core.train.judges import metric as metric_of
+from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.slash_commands.runtime import Models, agent_harness, check_run, open_executor, read_skill

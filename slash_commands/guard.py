@@ -12,8 +12,8 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import click
 
-from skillsleep.core.display import visible
-from skillsleep.core.errors import ConfigError, SkillsleepError
+from skillsleep.core.shared.display import visible
+from skillsleep.core.shared.errors import ConfigError, SkillsleepError
 from skillsleep.slash_commands.output import Caller
 from skillsleep.slash_commands.progress import progress
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.options import chat_dir_option, redact_pattern_option

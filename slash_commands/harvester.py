@@ -10,14 +10,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.discovery import Found
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.harvest import DbReader, Harvester, Parser, Source
-from skillsleep.core.harvest_read import default_workers
-from skillsleep.core.redact import Redactor
-from skillsleep.core.session import ParseResult
-from skillsleep.core.since import parse_since
-from skillsleep.core.store import Store
+from skillsleep.core.harvest.discovery import Found
+from skillsleep.core.harvest.harvester import DbReader, Harvester, Parser, Source
+from skillsleep.core.harvest.read import default_workers
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.since import parse_since
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.session import ParseResult
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label, state_db

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillsleep.core.display import md_line
+from skillsleep.core.shared.display import md_line
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import output_options, resolve, show
 
 if TYPE_CHECKING:
-    from skillsleep.harnesses.install import InstallContext, Outcome
+    from skillsleep.harnesses.install import Outcome
+    from skillsleep.harnesses.install_plan import InstallContext
 
 Data = dict[str, Any]
 
@@ -40,7 +41,7 @@ def skillsleep_command() -> Path:
 
 
 def _context() -> InstallContext:
-    from skillsleep.harnesses.install import InstallContext
+    from skillsleep.harnesses.install_plan import InstallContext
     from skillsleep.slash_commands.wiring import data_dir
 
     env = dict(os.environ)

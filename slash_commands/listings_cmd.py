@@ -15,7 +15,7 @@ __all__ = ["backends", "harnesses", "list_backends"]
 
 async def list_backends() -> list[dict[str, Any]]:
     """Every provider with whether it is usable here and how to configure it."""
-    from skillsleep.core.backends.registry import check_provider, provider_infos
+    from skillsleep.core.models.backends.registry import check_provider, provider_infos
     from skillsleep.slash_commands.wiring import backend_settings
 
     infos = provider_infos()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from skillsleep.core.lock import pid_alive
-from skillsleep.core.night_store import NightRecord
+from skillsleep.core.night.lock import pid_alive
+from skillsleep.core.night.nights import NightRecord
 
 __all__ = ["night_state"]
 

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from pydantic import Field
 
-from skillsleep.core.records import Record
+from skillsleep.core.shared.records import Record
 from skillsleep.slash_commands.cron_table import When
 
 __all__ = ["Change", "NightJob", "Scheduled", "Scheduler"]

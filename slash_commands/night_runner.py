@@ -1,7 +1,7 @@
 """One night as `skillsleep run` starts it (run_cmd.py is its click command, detach.py its
 background form): layer the `[sleep]` settings, hold the state lock, harvest new sessions, build
 the night's objects (store, nights, proposals, the models and harness factories, the live skill)
-and hand them to core's `run_night` (core/cycle.py); what comes back is summarised for `--json`
+and hand them to core's `run_night` (core/night/cycle.py); what comes back is summarised for `--json`
 and rendered as text and markdown.
 
 The live skill is written only by `adopt` (in a night: --auto-adopt after an accepted gate).
@@ -18,20 +18,20 @@ from typing import Any
 
 from pydantic import Field
 
-from skillsleep.core.cycle import run_night
-from skillsleep.core.events import EventSink, HarvestDone, HarvestStarted, Notice
-from skillsleep.core.lock import StateLock
-from skillsleep.core.night import NightPlan
-from skillsleep.core.night_deps import NightDeps, NightModels
-from skillsleep.core.night_store import NightRecord, Nights
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import Record, Split
-from skillsleep.core.report import NightResult, NightUsage, Outcome, RoleUsage, SplitResult, StopReason
-from skillsleep.core.report_files import REPORT_FILES
-from skillsleep.core.report_markdown import render_markdown
-from skillsleep.core.rundir import RunDir
-from skillsleep.core.store import Store
-from skillsleep.core.user_config import SleepSection
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.cycle import run_night
+from skillsleep.core.night.deps import NightDeps, NightModels
+from skillsleep.core.night.lock import StateLock
+from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.report.files import REPORT_FILES
+from skillsleep.core.report.markdown import render_markdown
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.report.result import NightResult, NightUsage, Outcome, RoleUsage, SplitResult, StopReason
+from skillsleep.core.shared.events import EventSink, HarvestDone, HarvestStarted, Notice
+from skillsleep.core.shared.records import Record, Split
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvester import chat_folders, run_harvest

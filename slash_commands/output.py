@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from skillsleep.core.display import visible
+from skillsleep.core.shared.display import visible
 from skillsleep.slash_commands.progress import progress
 
 __all__ = ["FORMATS", "Caller", "Data", "Inline", "Output", "emit", "output_options", "resolve", "show", "terminal"]

@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.config import DEFAULT_PRICES
-from skillsleep.core.ledger import Price
-from skillsleep.core.user_config import UserConfig
+from skillsleep.core.models.ledger import Price
+from skillsleep.core.night.user_config import UserConfig
+from skillsleep.core.train.config import DEFAULT_PRICES
 
 
 class PriceSetting(BaseModel):

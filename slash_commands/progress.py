@@ -1,4 +1,4 @@
-"""Progress of a verb on stderr, rendered from the engine's events (core/events.py):
+"""Progress of a verb on stderr, rendered from the engine's events (core/shared/events.py):
 
     on a terminal   `· line` for each event that has one, above a live display of the rollouts
                     scored so far, where they run on a cluster (in flight, done per node) and the
@@ -26,7 +26,7 @@ import click
 if TYPE_CHECKING:  # the events are imported on first use: every verb imports this module, --help too
     from pydantic import TypeAdapter
 
-    from skillsleep.core.events import Event
+    from skillsleep.core.shared.events import Event
 
 __all__ = ["Progress", "event_line", "plain_lines", "progress", "read_event"]
 
@@ -61,7 +61,7 @@ class Progress:
 
     def notice(self, text: str) -> None:
         """A line of the command's own (a warning from the harness, a resumed run)."""
-        from skillsleep.core.events import Notice
+        from skillsleep.core.shared.events import Notice
 
         self(Notice(text=text))
 
@@ -106,7 +106,7 @@ class Progress:
 def _events() -> TypeAdapter[Event]:
     from pydantic import TypeAdapter
 
-    from skillsleep.core.events import Event
+    from skillsleep.core.shared.events import Event
 
     return TypeAdapter(Event)
 

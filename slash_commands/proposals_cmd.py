@@ -3,7 +3,7 @@
 Each verb returns plain data (what `--json` prints) and has a `*_text` renderer for the compact
 markdown an agent shows after `/sleep <verb>`. `diff` only reads: it needs no config file, no
 backend and no lock. `adopt`, `reject` and `rollback` hold the state directory's lock
-(`core/lock.py`) so they never race a night; a held lock is a `Busy` error that says who holds it.
+(`core/night/lock.py`) so they never race a night; a held lock is a `Busy` error that says who holds it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from skillsleep.core.display import fence, md_line, plain_line, visible
+from skillsleep.core.shared.display import fence, md_line, plain_line, visible
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import Data, Inline, output_options, resolve, show, terminal
 
@@ -22,9 +22,9 @@ __all__ = ["adopt", "adopt_", "diff", "diff_", "reject", "reject_", "rollback", 
 def diff(pid: str | None = None, data: Path | None = None) -> Data:
     """The proposal's unified diff against the live file as it is now (default: newest pending),
     and its numbered changes against the file it was staged against (what `adopt --edits` takes)."""
-    from skillsleep.core.changes import render as render_changes
-    from skillsleep.core.proposal_record import file_hash
-    from skillsleep.core.proposals import Proposals
+    from skillsleep.core.report.changes import render as render_changes
+    from skillsleep.core.report.proposal_record import file_hash
+    from skillsleep.core.report.proposals import Proposals
     from skillsleep.slash_commands.wiring import data_dir
 
     props = Proposals(Path(data) if data is not None else data_dir())
@@ -75,9 +75,9 @@ def diff_text(d: Data, plain: bool, prefix: str = "skillsleep") -> str:
 def adopt(pid: str | None = None, *, force: bool = False, edits: str | None = None, data: Path | None = None) -> Data:
     """Put a proposal live (default: the newest accepted pending one) under the state lock; with
     `edits` ("1,3") only those of its numbered changes."""
-    from skillsleep.core.lock import StateLock
-    from skillsleep.core.proposals import Proposals
-    from skillsleep.core.report_wording import no_agent_reads
+    from skillsleep.core.night.lock import StateLock
+    from skillsleep.core.report.proposals import Proposals
+    from skillsleep.core.report.wording import no_agent_reads
     from skillsleep.slash_commands.wiring import data_dir
 
     root = Path(data) if data is not None else data_dir()
@@ -117,12 +117,12 @@ def adopt_text(r: Data) -> str:
 
 def reject(pid: str | None = None, *, data: Path | None = None) -> Data:
     """Mark a pending proposal rejected (default: the newest pending one); the live file is untouched.
-    Its changes join the skill's rejected-edit memory (stage "user", core/rejections.py), so later
+    Its changes join the skill's rejected-edit memory (stage "user", core/night/rejections.py), so later
     nights drop them when proposed again; an unreadable memory refuses the reject before anything changed."""
-    from skillsleep.core.lock import StateLock
-    from skillsleep.core.night_store import Nights
-    from skillsleep.core.proposals import Proposals
-    from skillsleep.core.rejections import memory_key, user_rejections
+    from skillsleep.core.night.lock import StateLock
+    from skillsleep.core.night.nights import Nights
+    from skillsleep.core.night.rejections import memory_key, user_rejections
+    from skillsleep.core.report.proposals import Proposals
     from skillsleep.slash_commands.wiring import data_dir
 
     root = Path(data) if data is not None else data_dir()
@@ -164,8 +164,8 @@ def reject_text(r: Data) -> str:
 def rollback(steps: int = 1, *, force: bool = False, data: Path | None = None) -> Data:
     """Undo the last `steps` adopts/rollbacks of the most recently changed skill; `force` rolls
     back over edits made since the last of them (they are backed up first)."""
-    from skillsleep.core.lock import StateLock
-    from skillsleep.core.proposals import Proposals
+    from skillsleep.core.night.lock import StateLock
+    from skillsleep.core.report.proposals import Proposals
     from skillsleep.slash_commands.wiring import data_dir
 
     root = Path(data) if data is not None else data_dir()

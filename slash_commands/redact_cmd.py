@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from skillsleep.core.display import visible
+from skillsleep.core.shared.display import visible
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.options import redact_pattern_option
 from skillsleep.slash_commands.output import terminal

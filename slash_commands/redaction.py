@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.redact import Redactor
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.errors import ConfigError
 
 _MARKER = re.compile(r"\[REDACTED:([a-z0-9_]+)\]")
 

@@ -119,8 +119,8 @@ def run_(
 
 
 def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
-    from skillsleep.core.report_files import read_json
-    from skillsleep.core.report_markdown import render_markdown
+    from skillsleep.core.report.files import read_json
+    from skillsleep.core.report.markdown import render_markdown
 
     report = (
         s["markdown"]

@@ -12,19 +12,19 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.backends.base import Backend
-from skillsleep.core.backends.registry import parse_spec
-from skillsleep.core.config import ModelSection, TrainConfig
-from skillsleep.core.errors import BackendUnavailable, ConfigError
-from skillsleep.core.events import Event, EventSink, Retry
-from skillsleep.core.executor import Executor, LocalExecutor
-from skillsleep.core.ledger import Ledger, check_money_cap
-from skillsleep.core.llm import LLM
-from skillsleep.core.night_settings import check_prices, model_sections, model_specs
-from skillsleep.core.skill import Skill
-from skillsleep.core.store import Store
-from skillsleep.core.textfile import read_text_file
-from skillsleep.core.user_config import SleepSection
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.document.textfile import read_text_file
+from skillsleep.core.models.backends.base import Backend
+from skillsleep.core.models.backends.registry import parse_spec
+from skillsleep.core.models.ledger import Ledger, check_money_cap
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.settings import check_prices, model_sections, model_specs
+from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.shared.errors import BackendUnavailable, ConfigError
+from skillsleep.core.shared.events import Event, EventSink, Retry
+from skillsleep.core.train.config import ModelSection, TrainConfig
+from skillsleep.core.train.executor import Executor, LocalExecutor
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
 from skillsleep.slash_commands.wiring import config_file, harness_settings, make_backend, sleep_settings, user_config

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
 
 if TYPE_CHECKING:
-    from skillsleep.core.user_config import SleepSection
+    from skillsleep.core.night.user_config import SleepSection
     from skillsleep.slash_commands.cron_table import When
     from skillsleep.slash_commands.night_job import NightJob
 
@@ -138,7 +138,7 @@ UNATTENDED = {  # `run`'s parameter → (its flag, why)
 
 def night_job(when: When, run_flags: Sequence[str], params: Mapping[str, Any]) -> tuple[NightJob, SleepSection]:
     """The job for `skillsleep run RUN_FLAGS` and its settings, checked now as `run` checks them."""
-    from skillsleep.core.user_config import SleepSection
+    from skillsleep.core.night.user_config import SleepSection
     from skillsleep.slash_commands.night_job import NightJob
     from skillsleep.slash_commands.runtime import check_night
     from skillsleep.slash_commands.wiring import effective_settings
@@ -171,7 +171,7 @@ def _refuse_credentials(base_url: object, settings: SleepSection) -> None:
     and the night's log, as a key would: refused, naming where it belongs instead."""
     from urllib.parse import urlsplit
 
-    from skillsleep.core.backends.registry import provider_infos
+    from skillsleep.core.models.backends.registry import provider_infos
 
     if not isinstance(base_url, str) or "@" not in urlsplit(base_url).netloc:
         return
@@ -261,7 +261,7 @@ def _notes(settings: SleepSection) -> list[str]:
 
 def _secret_names(settings: SleepSection) -> list[str]:
     """The environment variables the night's backend and agent read a key or server from."""
-    from skillsleep.core.backends.registry import provider_infos
+    from skillsleep.core.models.backends.registry import provider_infos
     from skillsleep.slash_commands.wiring import harness_settings
 
     infos = {info.name: info for info in provider_infos()}

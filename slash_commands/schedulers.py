@@ -20,9 +20,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import Record
-from skillsleep.core.rundir import write_private
+from skillsleep.core.models.rundir import write_private
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import Record
 from skillsleep.harnesses.openclaw import cron as openclaw_cron
 from skillsleep.slash_commands.cron_table import BEGIN, END, When, cron_line, read_block, remove_block, set_block
 from skillsleep.slash_commands.night_job import Change, NightJob, Scheduled, Scheduler

@@ -18,8 +18,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from skillsleep.core.errors import SkillsleepError
-from skillsleep.core.rundir import PRIVATE_FILE, private_dir
+from skillsleep.core.models.rundir import PRIVATE_FILE, private_dir
+from skillsleep.core.shared.errors import SkillsleepError
 
 HOOK_LOG = "hooks.log"  # under <data>/logs/
 LOG_LIMIT = 256 * 1024  # beyond this the log is moved to hooks.log.1 (one old generation kept)

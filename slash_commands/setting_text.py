@@ -8,7 +8,7 @@ from typing import Literal
 
 import annotated_types
 
-from skillsleep.core.user_config import SleepSection
+from skillsleep.core.night.user_config import SleepSection
 
 Scalar = bool | int | float | str  # bool first: a JSON true stays a bool
 

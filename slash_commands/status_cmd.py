@@ -4,7 +4,7 @@ empty data directory.
 
 Text that came from a model or a transcript (a gate's reason, a stop message, a skill name) is
 shown as one line: escaped as markdown that cannot become markup or a link, or as it is for a
-terminal (`plain`); its control characters are made visible either way (core/display.py).
+terminal (`plain`); its control characters are made visible either way (core/shared/display.py).
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from skillsleep.core.display import counted, md_line, plain_line
-from skillsleep.core.errors import SkillsleepError
+from skillsleep.core.shared.display import counted, md_line, plain_line
+from skillsleep.core.shared.errors import SkillsleepError
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import Data, Inline, output_options, resolve, show
 
 if TYPE_CHECKING:
-    from skillsleep.core.ledger import Ledger
-    from skillsleep.core.night_store import NightRecord, Nights
-    from skillsleep.core.proposal_record import Proposal
+    from skillsleep.core.models.ledger import Ledger
+    from skillsleep.core.night.nights import NightRecord, Nights
+    from skillsleep.core.report.proposal_record import Proposal
 
 __all__ = ["status", "status_", "status_text"]
 
@@ -78,8 +78,8 @@ def next_commands(p: Proposal) -> list[str]:
 
 
 def _pending(p: Proposal) -> Data:
-    from skillsleep.core.proposal_record import file_hash
-    from skillsleep.core.report_wording import no_agent_reads
+    from skillsleep.core.report.proposal_record import file_hash
+    from skillsleep.core.report.wording import no_agent_reads
 
     return {
         "id": p.id,
@@ -99,7 +99,7 @@ def _pending(p: Proposal) -> Data:
 
 
 def _last_harvest(problems: list[str]) -> Data | None:
-    from skillsleep.core.store import Store
+    from skillsleep.core.models.store import Store
     from skillsleep.slash_commands.harvester import LAST_HARVEST
     from skillsleep.slash_commands.wiring import state_db
 
@@ -129,8 +129,8 @@ def _last_harvest(problems: list[str]) -> Data | None:
 
 def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
     """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
-    from skillsleep.core.night_store import Nights, month_start
-    from skillsleep.core.proposals import Proposals
+    from skillsleep.core.night.nights import Nights, month_start
+    from skillsleep.core.report.proposals import Proposals
     from skillsleep.slash_commands.cron_log import last_run
     from skillsleep.slash_commands.schedulers import installed
     from skillsleep.slash_commands.wiring import data_dir

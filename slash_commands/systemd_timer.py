@@ -13,8 +13,8 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
-from skillsleep.core.errors import ConfigError, SkillsleepError
-from skillsleep.core.rundir import write_atomic
+from skillsleep.core.models.rundir import write_atomic
+from skillsleep.core.shared.errors import ConfigError, SkillsleepError
 from skillsleep.slash_commands.night_job import Change, NightJob, Scheduled
 
 

@@ -7,17 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.config import DEFAULT_PRICES, TrainConfig, load_config
-from skillsleep.core.errors import BudgetExceeded, ConfigError, FinalScoringFailed
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.events import EventSink, FinalScoring, Notice
-from skillsleep.core.ledger import Ledger, spent_before
-from skillsleep.core.redact import Redactor
-from skillsleep.core.rundir import RunDir
-from skillsleep.core.skill import Skill
-from skillsleep.core.store import Store
-from skillsleep.core.tasks import assign_splits, by_split, load_tasks
-from skillsleep.core.trainer import Trainer, TrainState, config_hash
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.ledger import Ledger, spent_before
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.models.store import Store
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.errors import BudgetExceeded, ConfigError, FinalScoringFailed
+from skillsleep.core.shared.events import EventSink, FinalScoring, Notice
+from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
+from skillsleep.core.train.trainer import Trainer, TrainState, config_hash
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.slash_commands.runtime import Models, check_run, open_executor, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db, user_config

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skillsleep.core.errors import ConfigError, UnknownNameError
+from skillsleep.core.shared.errors import ConfigError, UnknownNameError
 
 
 class Verb(BaseModel):

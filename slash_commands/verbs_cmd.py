@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from skillsleep.core.display import visible
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.display import visible
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.slash_commands.guard import Fail, guard
 from skillsleep.slash_commands.output import Caller, output_options, resolve, show
 

@@ -33,8 +33,8 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.lock import Running
+from skillsleep.core.night.lock import Running
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.harnesses import registry
 from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir

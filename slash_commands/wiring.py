@@ -28,15 +28,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.user_config import Origin, Setting, SleepSection
+from skillsleep.core.night.user_config import Origin, Setting, SleepSection
+from skillsleep.core.shared.errors import ConfigError, UnknownNameError
 from skillsleep.slash_commands.setting_text import Scalar
 
 if TYPE_CHECKING:
-    from skillsleep.core.backends.base import Backend, BackendSettings
-    from skillsleep.core.config import ModelSection
-    from skillsleep.core.events import EventSink
-    from skillsleep.core.user_config import UserConfig
+    from skillsleep.core.models.backends.base import Backend, BackendSettings
+    from skillsleep.core.night.user_config import UserConfig
+    from skillsleep.core.shared.events import EventSink
+    from skillsleep.core.train.config import ModelSection
 
 
 def data_dir() -> Path:
@@ -93,8 +93,8 @@ def chat_log_dir() -> Path:
 
 def backend_settings(provider: str, model: str, section: ModelSection | None = None) -> BackendSettings:
     """Settings for a provider: key and base URL from the environment unless the config sets them."""
-    from skillsleep.core.backends.base import BackendSettings, RetryPolicy
-    from skillsleep.core.backends.registry import provider_infos
+    from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
+    from skillsleep.core.models.backends.registry import provider_infos
 
     infos = {i.name: i for i in provider_infos()}
     if provider not in infos:
@@ -129,8 +129,8 @@ def backend_settings(provider: str, model: str, section: ModelSection | None = N
 def make_backend(section: ModelSection, *, retry_advice: str = "", on_event: EventSink | None = None) -> Backend:
     """A backend for a `[target]` / `[optimizer]` / `[judge]` section; `retry_advice` ends the error
     after the last retry, `on_event` hears a Retry event before each retry."""
-    from skillsleep.core.backends.base import BaseBackend
-    from skillsleep.core.backends.registry import create_backend, parse_spec
+    from skillsleep.core.models.backends.base import BaseBackend
+    from skillsleep.core.models.backends.registry import create_backend, parse_spec
 
     provider, model = parse_spec(section.backend)
     settings = backend_settings(provider, model, section).model_copy(update={"retry_advice": retry_advice})
@@ -205,7 +205,7 @@ class EffectiveSettings(BaseModel):
 def config_file() -> ConfigFile:
     """`$SKILLSLEEP_CONFIG`, else `$SKILLSLEEP_HOME/config.toml`, else
     `platformdirs.user_config_dir("skillsleep")/config.toml` (the first that is set wins)."""
-    from skillsleep.core.textfile import user_path
+    from skillsleep.core.document.textfile import user_path
 
     explicit = os.environ.get(CONFIG_ENV)
     home = os.environ.get("SKILLSLEEP_HOME")
@@ -223,8 +223,8 @@ def _config_file(path: Path, chosen_by: Literal["SKILLSLEEP_CONFIG", "SKILLSLEEP
 def user_config(where: ConfigFile | None = None) -> UserConfig:
     """The validated config file; all defaults when it does not exist. A path named by
     SKILLSLEEP_CONFIG that does not exist is an error (a typo would otherwise go unnoticed)."""
-    from skillsleep.core.textfile import read_text_file
-    from skillsleep.core.user_config import UserConfig
+    from skillsleep.core.document.textfile import read_text_file
+    from skillsleep.core.night.user_config import UserConfig
 
     where = where or config_file()
     if not where.exists:
@@ -236,7 +236,7 @@ def user_config(where: ConfigFile | None = None) -> UserConfig:
 
 def parse_user_config(text: str, path: Path) -> UserConfig:
     """The config file's text validated, `[sleep] harness` against the registry's harness names."""
-    from skillsleep.core.user_config import parse_user_config as _parse_schema
+    from skillsleep.core.night.user_config import parse_user_config as _parse_schema
     from skillsleep.harnesses import registry
 
     return _parse_schema(text, path, harnesses=registry.names())
@@ -259,8 +259,8 @@ def effective_settings(
     environment are relative to the current directory; from the file, to the file's folder.
     `strict_file=False` (for `skillsleep config`) treats a missing SKILLSLEEP_CONFIG file as empty.
     """
-    from skillsleep.core.textfile import user_path
-    from skillsleep.core.user_config import UserConfig, check_redact_pattern, layer
+    from skillsleep.core.document.textfile import user_path
+    from skillsleep.core.night.user_config import UserConfig, check_redact_pattern, layer
 
     where = config_file()
     cfg = UserConfig() if not strict_file and not where.exists else user_config(where)
@@ -302,7 +302,7 @@ def sleep_settings(
     and key. `cfg` defaults to the user's config file (`user_config()`)."""
     from pydantic import ValidationError
 
-    from skillsleep.core.user_config import ORIGINS
+    from skillsleep.core.night.user_config import ORIGINS
     from skillsleep.slash_commands.setting_text import expected, from_text, is_text_typed, named_choices
 
     unknown = [k for k in flags if k not in SleepSection.model_fields]

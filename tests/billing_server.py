@@ -20,7 +20,7 @@ from typing import Any
 
 from servers import free_port
 
-from skillsleep.core.llm import MESSAGE_TOKENS, TEMPLATE_TOKENS
+from skillsleep.core.models.llm import MESSAGE_TOKENS, TEMPLATE_TOKENS
 
 
 def _text_bytes(body: dict[str, Any]) -> int:

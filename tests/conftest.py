@@ -26,8 +26,8 @@ from agent_server import AgentServer
 from hypothesis import settings as hypothesis_settings
 from servers import FaultServer, free_port, ollama_proxy_exe, start_llama_server, start_ollama_proxy, stop_process
 
-from skillsleep.core.backends import registry
-from skillsleep.core.backends.weights import ensure_weights, weights_installed
+from skillsleep.core.models.backends import registry
+from skillsleep.core.models.backends.weights import ensure_weights, weights_installed
 from skillsleep.harnesses import registry as agents
 from skillsleep.slash_commands.wiring import SLEEP_ENVS
 

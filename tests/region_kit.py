@@ -24,17 +24,17 @@ from typing import Any
 
 from sleep_kit import optimizer_rules, write_chat_logs
 
-from skillsleep.core.backends.registry import create_backend
-from skillsleep.core.config import ModelSection, TrainConfig
-from skillsleep.core.cycle import run_night
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.night_deps import NightDeps, NightModels
-from skillsleep.core.night_store import Nights as NightRecords
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.report import NightResult
-from skillsleep.core.store import Store
-from skillsleep.core.user_config import SleepSection
+from skillsleep.core.models.backends.registry import create_backend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.cycle import run_night
+from skillsleep.core.night.deps import NightDeps, NightModels
+from skillsleep.core.night.nights import Nights as NightRecords
+from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.report.result import NightResult
+from skillsleep.core.train.config import ModelSection, TrainConfig
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import SkillTarget

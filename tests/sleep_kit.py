@@ -38,10 +38,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.llm import LLM
-from skillsleep.core.night_store import NightRecord, Nights
-from skillsleep.core.records import CompletionRequest, LedgerEntry, Usage
-from skillsleep.core.rundir import RunDir
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.shared.records import CompletionRequest, LedgerEntry, Usage
 from skillsleep.slash_commands.cli import main
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sleep_kit import data, invoke, live, night_env, run_night, write_chat_logs, write_scripts  # noqa: F401  (fixtures)
 
-from skillsleep.core.proposals import Proposals
+from skillsleep.core.report.proposals import Proposals
 
 BASE = "---\r\nname: fmt\r\n---\r\n- one\r\n- two\r\n- three\r\n- four\r\n- five\r\n"
 # 1: two → TWO; 2: a line after three; 3: five deleted (CRLF file, so the new lines are CRLF too)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.records import Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Task
 from skillsleep.harnesses import agent_cli
 from skillsleep.harnesses.agent_cli import (
     FALLBACK_SKILL_NAME,

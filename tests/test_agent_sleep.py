@@ -26,9 +26,10 @@ from agent_server import AgentServer
 from click.testing import CliRunner
 from conftest import AgentTools
 
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.store import Store
-from skillsleep.harnesses.install import InstallContext, Installs, installer
+from skillsleep.core.models.store import Store
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.harnesses.install import Installs, installer
+from skillsleep.harnesses.install_plan import InstallContext
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.install_cmd import skillsleep_command
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.records import Usage
+from skillsleep.core.shared.errors import ConfigError, UnknownNameError
+from skillsleep.core.shared.records import Usage
 from skillsleep.harnesses import registry, wire
 from skillsleep.harnesses.claude_code.output import parse_claude_output
 from skillsleep.harnesses.claude_code.transcripts import parse_claude

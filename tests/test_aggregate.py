@@ -6,12 +6,12 @@ import re
 
 import pytest
 
-from skillsleep.core.aggregate import aggregate, dedup
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import CompletionRequest, Edit
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import CompletionRequest, Edit
+from skillsleep.core.train.aggregate import aggregate, dedup
 
 NO_GROUPS = json.dumps({"groups": []})
 

@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.answers import is_answer_line, states_answer
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.config import TrainConfig
-from skillsleep.core.edits import EditLimits
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Check, Edit, Judge, Task
-from skillsleep.core.redact import Redactor
-from skillsleep.core.repair import answer_lines, land
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.records import Check, Edit, Judge, Task
+from skillsleep.core.train.answers import is_answer_line, states_answer
+from skillsleep.core.train.config import TrainConfig
+from skillsleep.core.train.edits import EditLimits
+from skillsleep.core.train.literals import answer_lines
+from skillsleep.core.train.repair import land
 from tests.test_repair import Optimizer, calls, config
 from tests.test_trainer import RULE, SEED, build
 

@@ -46,12 +46,110 @@ def test_layers_only_import_downwards() -> None:
     assert not problems, "\n".join(problems)
 
 
+# core's subpackages, lowest first: a module imports only its own subpackage and those before it.
+CORE_ORDER = ("shared", "document", "privacy", "models", "harvest", "train", "mine", "report", "night")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(["skillsleep", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def _all_imports(path: Path) -> set[str]:
+    """Every module of the package that the file at `path` names in an import, at any depth (inside a
+    function, under TYPE_CHECKING), relative imports resolved; `from p import m` names `p.m` if it is one."""
+    known = {_module_name(p) for _, p in _modules()}
+    own = _module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                kept = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*kept, *([node.module] if node.module else [])])
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name and name != own and not own.startswith(name + "."):  # a package's __init__ is no edge
+                found.add(name)
+    return found
+
+
+def test_core_subpackages_import_one_way() -> None:
+    """docs/ARCHITECTURE.md: shared ← document ← privacy ← models ← harvest ← train ← mine ← report ← night."""
+    folders = sorted(p.name for p in (ROOT / "core").iterdir() if (p / "__init__.py").is_file())
+    assert folders == sorted(CORE_ORDER), "a core subpackage is missing from CORE_ORDER (or gone from core/)"
+    assert [p.name for p in (ROOT / "core").glob("*.py")] == ["__init__.py"], "every core module lives in a subpackage"
+    rank = {name: i for i, name in enumerate(CORE_ORDER)}
+    problems = []
+    for path in (ROOT / "core").rglob("*.py"):
+        mine = path.relative_to(ROOT / "core").parts[0]
+        for name in _all_imports(path):
+            parts = name.split(".")
+            if parts[:2] == ["skillsleep", "core"] and len(parts) > 2 and rank[parts[2]] > rank.get(mine, -1):
+                problems.append(f"{_rel(path)} ({mine}) imports {name} ({parts[2]} comes later in CORE_ORDER)")
+    assert not problems, "\n".join(sorted(problems))
+
+
+# Import cycles, each with its reason; a stale entry fails the test, so the list only shrinks.
+CYCLE_EXCEPTIONS = {
+    # the epoch end reads the trainer's attributes (issue 25 removes it)
+    ("skillsleep.core.train.epoch", "skillsleep.core.train.trainer"),
+}
+
+
+def _cycles() -> set[tuple[str, ...]]:
+    """The strongly connected groups (of two or more modules) of the package's import graph."""
+    graph = {_module_name(p): _all_imports(p) for _, p in _modules()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: set[tuple[str, ...]] = set()
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.add(tuple(sorted(group)))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def test_no_import_cycle() -> None:
+    """No two modules import each other, directly or round a loop, not even inside a function."""
+    cycles = _cycles()
+    problems = [f"import cycle: {' → '.join(c)}" for c in sorted(cycles - CYCLE_EXCEPTIONS)]
+    problems += [f"{c}: no longer a cycle; remove it from CYCLE_EXCEPTIONS" for c in CYCLE_EXCEPTIONS - cycles]
+    assert not problems, "\n".join(problems)
+
+
 def test_vendor_sdks_are_imported_only_in_core_backends() -> None:
     problems = []
     for _, path in _modules():
         rel = path.relative_to(ROOT).as_posix()
         for name in _imports(path):
-            if name.split(".")[0] in VENDOR_SDKS and not rel.startswith("core/backends/"):
+            if name.split(".")[0] in VENDOR_SDKS and not rel.startswith("core/models/backends/"):
                 problems.append(f"{rel} imports {name}")
     assert not problems, "\n".join(problems)
 
@@ -59,7 +157,7 @@ def test_vendor_sdks_are_imported_only_in_core_backends() -> None:
 def test_vendor_sdk_imports_in_backends_are_lazy() -> None:
     """Module-level SDK imports would load every SDK for `skillsleep --help`."""
     problems = []
-    for path in (ROOT / "core" / "backends").glob("*.py"):
+    for path in (ROOT / "core" / "models" / "backends").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in tree.body:
             names = []
@@ -265,7 +363,12 @@ def test_help_imports_no_engine() -> None:
 
 # What a verb's --help may load besides click: the two leaf modules every command's wrapper uses
 # (errors → exit codes and messages, display → safe text), and nothing of the engine.
-HELP_LEAVES = ("skillsleep.core", "skillsleep.core.errors", "skillsleep.core.display")
+HELP_LEAVES = (
+    "skillsleep.core",
+    "skillsleep.core.shared",
+    "skillsleep.core.shared.errors",
+    "skillsleep.core.shared.display",
+)
 ENGINE = ("skillsleep.core", "skillsleep.harnesses", "pydantic", "rich")
 
 

@@ -7,8 +7,8 @@ import pytest
 from servers import Action, FaultServer
 from test_backends import FAST, KINDS, make, req
 
-from skillsleep.core.backends.base import RetryPolicy, shown_url
-from skillsleep.core.errors import BackendError
+from skillsleep.core.models.backends.base import RetryPolicy, shown_url
+from skillsleep.core.shared.errors import BackendError
 
 
 def test_shown_url_leaves_out_only_the_user_and_password() -> None:

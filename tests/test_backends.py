@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from servers import USAGE_CACHED, USAGE_IN, USAGE_OUT, Action, FaultServer, free_port
 
-from skillsleep.core.backends import weights
-from skillsleep.core.backends.anthropic import AnthropicBackend
-from skillsleep.core.backends.base import BackendSettings, BaseBackend, RetryPolicy
-from skillsleep.core.backends.deepseek import DeepSeekBackend
-from skillsleep.core.backends.local import resolve_model_path
-from skillsleep.core.backends.ollama import OllamaBackend
-from skillsleep.core.backends.openai_compat import OpenAIBackend, retry_after_s
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.errors import BackendError, BackendUnavailable, ConfigError, RetriesExhausted
-from skillsleep.core.events import Event, Retry
-from skillsleep.core.records import CompletionRequest, Message
+from skillsleep.core.models.backends import weights
+from skillsleep.core.models.backends.anthropic import AnthropicBackend
+from skillsleep.core.models.backends.base import BackendSettings, BaseBackend, RetryPolicy
+from skillsleep.core.models.backends.deepseek import DeepSeekBackend
+from skillsleep.core.models.backends.local import resolve_model_path
+from skillsleep.core.models.backends.ollama import OllamaBackend
+from skillsleep.core.models.backends.openai_compat import OpenAIBackend, retry_after_s
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.shared.errors import BackendError, BackendUnavailable, ConfigError, RetriesExhausted
+from skillsleep.core.shared.events import Event, Retry
+from skillsleep.core.shared.records import CompletionRequest, Message
 
 KINDS = ["openai", "deepseek", "anthropic", "ollama"]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from servers import OLLAMA_MODEL
 
-from skillsleep.core.backends.anthropic import AnthropicBackend
-from skillsleep.core.backends.base import BackendSettings, RetryPolicy
-from skillsleep.core.backends.local import LocalBackend
-from skillsleep.core.backends.ollama import OllamaBackend
-from skillsleep.core.backends.openai_compat import OpenAIBackend
-from skillsleep.core.llm import parse_json_reply
-from skillsleep.core.records import CompletionRequest, Message
+from skillsleep.core.models.backends.anthropic import AnthropicBackend
+from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
+from skillsleep.core.models.backends.local import LocalBackend
+from skillsleep.core.models.backends.ollama import OllamaBackend
+from skillsleep.core.models.backends.openai_compat import OpenAIBackend
+from skillsleep.core.models.llm import parse_json_reply
+from skillsleep.core.shared.records import CompletionRequest, Message
 
 pytestmark = pytest.mark.slow
 

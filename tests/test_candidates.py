@@ -11,21 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.candidates import edit_sets
-from skillsleep.core.config import load_config
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.events import CandidateChosen, Event, GateDecided, GateStarted, StepAt
-from skillsleep.core.gate import GateConfig
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Check, CompletionRequest, Edit, Judge, Task
-from skillsleep.core.rundir import RunDir
-from skillsleep.core.skill import Skill
-from skillsleep.core.skill_lines import repeated
-from skillsleep.core.trainer import Trainer, config_hash
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.document.skill_lines import repeated
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.events import CandidateChosen, Event, GateDecided, GateStarted, StepAt
+from skillsleep.core.shared.records import Check, CompletionRequest, Edit, Judge, Task
+from skillsleep.core.train.candidates import edit_sets
+from skillsleep.core.train.config import load_config
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.gate import GateConfig
+from skillsleep.core.train.trainer import Trainer, config_hash
 from skillsleep.harnesses.chat import ChatHarness
 
 GOOD = "End every reply with a final line `ANSWER: <answer>`."

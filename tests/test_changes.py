@@ -1,4 +1,4 @@
-"""core/changes.py: the numbered changes of a proposal, a chosen subset applied byte for byte."""
+"""core/report/changes.py: the numbered changes of a proposal, a chosen subset applied byte for byte."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillsleep.core.changes import apply, changes, parse_numbers, render
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.report.changes import apply, changes, parse_numbers, render
+from skillsleep.core.shared.errors import ConfigError
 
 BASE = "---\nname: fmt\n---\n- one\n- two\n- three\n- four\n"
 # replace line two, add a line after three: two edits a line apart are two changes

@@ -6,13 +6,13 @@ import asyncio
 
 import pytest
 
-from skillsleep.core.backends.base import BackendSettings, RetryPolicy
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.errors import RetriesExhausted
-from skillsleep.core.ledger import Ledger, Price
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Completion, CompletionRequest, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger, Price
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.errors import RetriesExhausted
+from skillsleep.core.shared.records import Completion, CompletionRequest, Task
 from skillsleep.harnesses.chat import ChatHarness, chat_messages
 
 SKILL = Skill.parse("---\nname: s\n---\n# Rules\n\n- Be brief.\n")

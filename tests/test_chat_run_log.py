@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.slash_commands.cli import main

@@ -22,9 +22,9 @@ from agent_server import AgentServer
 from replay_checks import processes_with, snapshot
 from servers import free_port
 
-from skillsleep.core.harness import Harness
-from skillsleep.core.records import Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Task
+from skillsleep.core.train.harness import Harness
 from skillsleep.harnesses import agent_cli
 from skillsleep.harnesses.claude_code.output import parse_claude_output
 from skillsleep.harnesses.claude_code.replay import (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.session import ParseResult, Session
+from skillsleep.core.shared.session import ParseResult, Session
 from skillsleep.harnesses.claude_code.transcripts import claude_session_files, parse_claude
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude"

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from sleep_kit import pty_run
 
-from skillsleep.core.events import HarvestDone, HarvestStarted, Mining
+from skillsleep.core.shared.events import HarvestDone, HarvestStarted, Mining
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.progress import event_line, plain_lines, read_event
 

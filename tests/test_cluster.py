@@ -27,19 +27,19 @@ from servers import free_port
 from sleep_kit import night_env, run_args, write_chat_logs, write_scripts
 from test_cli import OPTIMIZER, SEED, TARGET, invoke
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.registry import create_backend
-from skillsleep.core.errors import ConfigError, ExecutorLost
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.events import ClusterJoined, ClusterLoad, Event
-from skillsleep.core.executor import ExecutorSection
-from skillsleep.core.gate import GateConfig
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Check, Judge, Task
-from skillsleep.core.report import StopReason
-from skillsleep.core.skill import Skill
-from skillsleep.core.user_config import parse_user_config
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.registry import create_backend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.night.user_config import parse_user_config
+from skillsleep.core.report.result import StopReason
+from skillsleep.core.shared.errors import ConfigError, ExecutorLost
+from skillsleep.core.shared.events import ClusterJoined, ClusterLoad, Event
+from skillsleep.core.shared.records import Check, Judge, Task
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.executor import ExecutorSection
+from skillsleep.core.train.gate import GateConfig
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.slash_commands.progress import Progress, event_line, read_event
 

@@ -20,8 +20,8 @@ from conftest import AgentTools
 from replay_checks import processes_with, snapshot
 from servers import free_port
 
-from skillsleep.core.records import Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
 from skillsleep.harnesses.codex.output import parse_codex_output
 from skillsleep.harnesses.codex.replay import CodexHarness, CodexSettings

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.discovery import Found
-from skillsleep.core.records import Usage
-from skillsleep.core.session import Session
+from skillsleep.core.harvest.discovery import Found
+from skillsleep.core.shared.records import Usage
+from skillsleep.core.shared.session import Session
 from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_codex
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.config import DEFAULT_PRICES, TrainConfig, load_config, resolve_path
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config, resolve_path
 
 MINIMAL = '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
 

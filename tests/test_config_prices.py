@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from test_user_config import home, write_config  # noqa: F401  (home: a fixture)
 
-from skillsleep.core.config import DEFAULT_PRICES
+from skillsleep.core.train.config import DEFAULT_PRICES
 from skillsleep.slash_commands.cli import main
 
 PRICES = (

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.config import load_config
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.train.config import load_config
 
 MINIMAL = '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
 

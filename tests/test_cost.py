@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sleep_kit import data, dead_pid, invoke, save_night, spend  # noqa: F401  (fixture)
 
-from skillsleep.core.night_store import Nights, month_start
+from skillsleep.core.night.nights import Nights, month_start
 
 
 def test_cost_by_night_month_and_role_from_the_ledgers(data: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from servers import USAGE_IN, USAGE_OUT, Action, FaultServer
 from sleep_kit import invoke, run_args, scripted_night
 
-from skillsleep.core.ledger import read_ledger
+from skillsleep.core.models.ledger import read_ledger
 
 LEDGER = Path("data") / "nights" / "0001" / "ledger.jsonl"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.cron_fields import check_cron
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.slash_commands.cron_table import (
     BEGIN,
     END,

@@ -1,4 +1,4 @@
-"""Lines the user's corrections demand (core/grounding.demanded_lines, core/judge_writing): a line a
+"""Lines the user's corrections demand (core/mine/grounding.demanded_lines, core/judge_writing): a line a
 user shows (after "…:", in a code fence, in backticks) in the corrections of most corrected instances
 becomes a `contains` check of the task's judge, whatever the optimizer wrote; the demo's sign-off."""
 
@@ -7,17 +7,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.checks import run_checks
-from skillsleep.core.grounding import demanded_lines, shown_lines, with_demanded
-from skillsleep.core.intents import Evidence, Instance, Outcomes
-from skillsleep.core.judge_writing import outcome_judge
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.mine import mine
-from skillsleep.core.records import Check, CompletionRequest, Judge, Run
-from skillsleep.core.session import Session, Turn
+from skillsleep.core.mine.grounding import demanded_lines, shown_lines, with_demanded
+from skillsleep.core.mine.intents import Evidence, Instance, Outcomes
+from skillsleep.core.mine.judge_writing import outcome_judge
+from skillsleep.core.mine.mining import mine
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Check, CompletionRequest, Judge, Run
+from skillsleep.core.shared.session import Session, Turn
+from skillsleep.core.train.checks import run_checks
 
 SIGN_OFF = "Signed-off-by: Sam Rivera <sam@example.com>"
 SAID = [

@@ -28,10 +28,10 @@ from conftest import LOCAL_MODEL
 from replay_checks import snapshot
 from sleep_kit import TARGET_RULES, write_script
 
-from skillsleep.core.backends.weights import weights_installed
-from skillsleep.core.records import Edit
-from skillsleep.core.skill import Skill
-from skillsleep.core.slow_update import unfit_guidance
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.weights import weights_installed
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.train.slow_update import unfit_guidance
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.progress import plain_lines
 

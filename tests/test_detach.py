@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from sleep_kit import dead_pid, invoke, night_env, run_args, save_night, spend, write_chat_logs, write_scripts
 
-from skillsleep.core.events import HarvestDone, HarvestStarted, ProposalStaged, RolloutDone
-from skillsleep.core.lock import StateLock
-from skillsleep.core.night_store import NightRecord, Nights, month_start
+from skillsleep.core.night.lock import StateLock
+from skillsleep.core.night.nights import NightRecord, Nights, month_start
+from skillsleep.core.shared.events import HarvestDone, HarvestStarted, ProposalStaged, RolloutDone
 from skillsleep.slash_commands.progress import plain_lines, read_event
 
 

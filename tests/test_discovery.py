@@ -96,7 +96,7 @@ def test_entries_that_are_no_transcript_file_are_counted_for_every_harness(
 
 
 def test_a_linked_folder_is_followed_and_a_file_reached_twice_is_listed_once(tmp_path: Path) -> None:
-    from skillsleep.core.discovery import walk
+    from skillsleep.core.harvest.discovery import walk
 
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "a.jsonl").write_bytes(CHAT)

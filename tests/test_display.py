@@ -1,4 +1,4 @@
-"""core/display.py: untrusted text as one markdown line, one plain line, or visible lines."""
+"""core/shared/display.py: untrusted text as one markdown line, one plain line, or visible lines."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillsleep.core.display import md_line, plain_line, visible
+from skillsleep.core.shared.display import md_line, plain_line, visible
 
 
 def _controls(text: str) -> list[str]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.harnesses.install import InstallContext, installer
+from skillsleep.harnesses.install import installer
+from skillsleep.harnesses.install_plan import InstallContext
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "agents.md"
 

@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 from sleep_kit import TASKS, invoke, night_env, run_args, run_night, write_chat_logs, write_scripts
 
-from skillsleep.core.lock import StateLock
-from skillsleep.core.night_store import Nights, SkillMemory
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.store import Store, check_database
+from skillsleep.core.models.store import Store, check_database
+from skillsleep.core.night.lock import StateLock
+from skillsleep.core.night.nights import Nights, SkillMemory
+from skillsleep.core.report.proposals import Proposals
 from skillsleep.slash_commands.cli import main
 
 

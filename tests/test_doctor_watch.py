@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sleep_kit import invoke
 
-from skillsleep.core.lock import Running, running
+from skillsleep.core.night.lock import Running, running
 
 SKILLSLEEP = Path(sys.executable).parent / "skillsleep"
 GARBAGE = b"this is no SQLite database\n" * 200

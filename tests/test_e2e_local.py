@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.records import Rollout, StepRecord
+from skillsleep.core.shared.records import Rollout, StepRecord
 from skillsleep.slash_commands.cli import main
 
 pytestmark = pytest.mark.slow

@@ -3,10 +3,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillsleep.core.edits import MAX_NOTES, EditLimits, apply_edits
-from skillsleep.core.records import Edit
-from skillsleep.core.skill import Skill
-from skillsleep.core.skill_lines import repeated
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.document.skill_lines import repeated
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.train.edits import MAX_NOTES, EditLimits, apply_edits
 
 FRONT = "---\nname: demo\ndescription: 'a demo: skill'   \n---\n"
 DOC = (

@@ -7,11 +7,11 @@ import gc
 
 import pytest
 
-from skillsleep.core.errors import BackendError
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.gate import GateConfig
-from skillsleep.core.records import Run, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.errors import BackendError
+from skillsleep.core.shared.records import Run, Task
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.gate import GateConfig
 
 
 class DyingServer:

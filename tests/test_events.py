@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter
 
-from skillsleep.core.events import (
+from skillsleep.core.shared.events import (
     Adopted,
     AdoptRefused,
     AskingRelevance,

@@ -1,5 +1,5 @@
 """Follow-ups: a correction is evidence about the open request only when it refers to it; a new
-topic is a new request even when it says "still" or "not" (core/followups.py).
+topic is a new request even when it says "still" or "not" (core/mine/followups.py).
 
 The labelled set, tests/fixtures/followups.json: every follow-up (a user text after the first
 request of a main session; housekeeping commands and "[trimmed for fixture]" placeholders left out)
@@ -28,14 +28,14 @@ from typing import Literal
 import pytest
 from pydantic import Field, TypeAdapter
 
-from skillsleep.core.followups import SUBJECT_OVERLAP, Span, classify, subject_words
-from skillsleep.core.intents import EVIDENCE_CHARS, Instance, extract_instances
-from skillsleep.core.mine import mine
-from skillsleep.core.prompts import truncate
-from skillsleep.core.records import Record
-from skillsleep.core.redact import Redactor
-from skillsleep.core.session import Session, Turn
-from skillsleep.core.similarity import normalize
+from skillsleep.core.mine.followups import SUBJECT_OVERLAP, Span, classify, subject_words
+from skillsleep.core.mine.intents import EVIDENCE_CHARS, Instance, extract_instances
+from skillsleep.core.mine.mining import mine
+from skillsleep.core.mine.similarity import normalize
+from skillsleep.core.models.prompts import truncate
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.records import Record
+from skillsleep.core.shared.session import Session, Turn
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "followups.json"

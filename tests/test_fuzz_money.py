@@ -25,14 +25,14 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from test_fuzz_readers import budget
 
-from skillsleep.core.backends.base import BackendSettings, BaseBackend, RetryPolicy
-from skillsleep.core.backends.registry import create_backend, get_provider
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.config import DEFAULT_PRICES
-from skillsleep.core.errors import BudgetExceeded, ConfigError
-from skillsleep.core.ledger import Budget, Ledger, Price, check_money_cap, find_price
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Message
+from skillsleep.core.models.backends.base import BackendSettings, BaseBackend, RetryPolicy
+from skillsleep.core.models.backends.registry import create_backend, get_provider
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Budget, Ledger, Price, check_money_cap, find_price
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.errors import BudgetExceeded, ConfigError
+from skillsleep.core.shared.records import Message
+from skillsleep.core.train.config import DEFAULT_PRICES
 
 PROVIDERS = ["deepseek", "openai", "anthropic", "ollama", "local", "scripted"]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "description": "the reply"}}}

@@ -50,16 +50,16 @@ import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from skillsleep.core.config import TrainConfig, load_config
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.harvest import Harvester, Source, source_key
-from skillsleep.core.proposal_record import Action, Proposal
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.redact import Redactor
-from skillsleep.core.session import ParseResult, Session
-from skillsleep.core.store import Store
-from skillsleep.core.tasks import load_tasks
-from skillsleep.core.user_config import UserConfig
+from skillsleep.core.harvest.harvester import Harvester, Source, source_key
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.user_config import UserConfig
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.report.proposal_record import Action, Proposal
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.session import ParseResult, Session
+from skillsleep.core.train.config import TrainConfig, load_config
+from skillsleep.core.train.tasks import load_tasks
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.claude_code.transcripts import parse_claude
 from skillsleep.harnesses.codex.transcripts import parse_codex
@@ -733,7 +733,7 @@ TASK_SEEDS: list[dict[str, Any]] = [
 ]
 RUN_SEED: dict[str, Any] = json.loads(json.dumps(load_config(EXAMPLE / "run.toml").model_dump(mode="json")))
 RUN_TOML: dict[str, Any] = {**{k: v for k, v in RUN_SEED.items() if k != "prices"}, "extends": "base.toml"}
-SETTINGS_SEED: dict[str, Any] = {  # the example of core/user_config.py's docstring, every [sleep] key set
+SETTINGS_SEED: dict[str, Any] = {  # the example of core/night/user_config.py's docstring, every [sleep] key set
     "harvest": {"chat_dirs": ["~/chat-logs", "exports"], "redact_patterns": ["acme-[0-9]{8}"]},
     "harness": {"codex": {"command": "/opt/codex/bin/codex"}},
     "sleep": UserConfig().sleep.model_dump() | {"harness": "codex", "backend": "deepseek", "since": "7d"},

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from skillsleep.core.gate import GateConfig, decide
+from skillsleep.core.train.gate import GateConfig, decide
 
 
 def _d(cfg: GateConfig, before: dict[str, float], after: dict[str, float], **kw: bool):

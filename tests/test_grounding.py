@@ -1,4 +1,4 @@
-"""Judges grounded in evidence (core/grounding.py, core/judge_writing.py): a literal of a check is
+"""Judges grounded in evidence (core/mine/grounding.py, core/mine/judge_writing.py): a literal of a check is
 in the user's words, a check is satisfiable by every instance (an id of one instance generalised or
 dropped), a rubric sentence keeps only grounded content words, nothing of the judge prompt's own
 examples survives, and where nothing is grounded the judge is the outcome-signals rubric — on
@@ -15,11 +15,8 @@ from pathlib import Path
 import pytest
 from sleep_kit import invoke, night_env
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.checks import run_checks
-from skillsleep.core.dream import dream
-from skillsleep.core.grounding import (
+from skillsleep.core.mine.dream import dream
+from skillsleep.core.mine.grounding import (
     POSITIVE,
     Grounds,
     check_literals,
@@ -28,19 +25,22 @@ from skillsleep.core.grounding import (
     regex_literals,
     tokens,
 )
-from skillsleep.core.intents import Evidence, Instance, Outcomes
-from skillsleep.core.judge_writing import DEFAULT_RUBRIC, judge_messages, outcome_judge
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.mine import MinedTask, mine
-from skillsleep.core.night import NightPlan
-from skillsleep.core.prompts import PLACEHOLDER, render
-from skillsleep.core.records import Check, CompletionRequest, Judge, Run
-from skillsleep.core.redact import Redactor
-from skillsleep.core.reflect import Finding, as_edit
-from skillsleep.core.report import NightResult, ReportTask
-from skillsleep.core.report_markdown import render_markdown
-from skillsleep.core.session import Session, Turn
+from skillsleep.core.mine.intents import Evidence, Instance, Outcomes
+from skillsleep.core.mine.judge_writing import DEFAULT_RUBRIC, judge_messages, outcome_judge
+from skillsleep.core.mine.mining import MinedTask, mine
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.prompts import PLACEHOLDER, render
+from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.report.markdown import render_markdown
+from skillsleep.core.report.result import NightResult, ReportTask
+from skillsleep.core.shared.records import Check, CompletionRequest, Judge, Run
+from skillsleep.core.shared.session import Session, Turn
+from skillsleep.core.train.checks import run_checks
+from skillsleep.core.train.reflect import Finding, as_edit
 from skillsleep.harnesses.claude_code.transcripts import parse_claude
 from skillsleep.harnesses.codex.transcripts import parse_codex
 from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from test_grounding import assert_grounded, judge_texts, prompt_examples, read_sessions
 
-from skillsleep.core.backends.base import BackendSettings, RetryPolicy
-from skillsleep.core.backends.local import LocalBackend
-from skillsleep.core.intents import Outcomes
-from skillsleep.core.judge_writing import judge_messages
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.mine import mine
+from skillsleep.core.mine.intents import Outcomes
+from skillsleep.core.mine.judge_writing import judge_messages
+from skillsleep.core.mine.mining import mine
+from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
+from skillsleep.core.models.backends.local import LocalBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
 
 
 @pytest.mark.slow

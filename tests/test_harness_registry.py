@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.errors import ConfigError, UnknownNameError
+from skillsleep.core.shared.errors import ConfigError, UnknownNameError
 from skillsleep.harnesses import agent_cli, registry
 from skillsleep.slash_commands.cli import main
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.harvest import Harvester, Source
-from skillsleep.core.redact import Redactor
-from skillsleep.core.store import Store
+from skillsleep.core.harvest.harvester import Harvester, Source
+from skillsleep.core.models.store import Store
+from skillsleep.core.privacy.redact import Redactor
 from skillsleep.harnesses.claude_code.transcripts import parse_claude
 
 SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from skillsleep.core.store import Store
+from skillsleep.core.models.store import Store
 from skillsleep.slash_commands.cli import main
 
 ENDED = "aaaaaaaa-0000-4000-8000-000000000001"

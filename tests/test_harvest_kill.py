@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from test_harvest import FAKE_KEY, assistant, user
 
-from skillsleep.core.harvest import Harvester, Source
-from skillsleep.core.redact import Redactor
-from skillsleep.core.store import Store
+from skillsleep.core.harvest.harvester import Harvester, Source
+from skillsleep.core.models.store import Store
+from skillsleep.core.privacy.redact import Redactor
 from skillsleep.slash_commands.harvester import PARSERS
 
 FILES = 12
@@ -25,10 +25,10 @@ FILES = 12
 # are committed, file 7 is stored in the open batch 3, and file 8 is being read when the kill lands.
 _KILLED = """
 import json, pathlib, sys, time
-from skillsleep.core import harvest
-from skillsleep.core.harvest import Harvester, Source
-from skillsleep.core.redact import Redactor
-from skillsleep.core.store import Store
+from skillsleep.core.harvest import harvester as harvest
+from skillsleep.core.harvest.harvester import Harvester, Source
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.models.store import Store
 from skillsleep.slash_commands.harvester import PARSERS
 
 harvest.BATCH_FILES = 3

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from skillsleep.core import harvest, harvest_read
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.harvest import Harvester, HarvestReport, Source
-from skillsleep.core.redact import Redactor
-from skillsleep.core.session import ParseResult
-from skillsleep.core.store import Store
+from skillsleep.core.harvest import harvester as harvest
+from skillsleep.core.harvest import read as harvest_read
+from skillsleep.core.harvest.harvester import Harvester, HarvestReport, Source
+from skillsleep.core.models.store import Store
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.session import ParseResult
 from skillsleep.slash_commands.harvester import PARSERS, WORKERS_ENV, harvest_workers
 
 FIXTURES = Path(__file__).parent / "fixtures"

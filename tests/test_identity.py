@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from skillsleep.core.identity import KEYS_KEPT, Known, TaskIdentity, identify, remembered
-from skillsleep.core.intents import Instance, Outcomes
-from skillsleep.core.mine import MinedTask
-from skillsleep.core.night_store import SkillMemory
-from skillsleep.core.records import Task
-from skillsleep.core.similarity import normalize, task_id
+from skillsleep.core.mine.identity import KEYS_KEPT, Known, TaskIdentity, identify, remembered
+from skillsleep.core.mine.intents import Instance, Outcomes
+from skillsleep.core.mine.mining import MinedTask
+from skillsleep.core.mine.similarity import normalize, task_id
+from skillsleep.core.night.nights import SkillMemory
+from skillsleep.core.shared.records import Task
 
 LOG = normalize("summarize the git log since yesterday")
 LOG_PARAPHRASE = normalize("give me a summary of yesterday's commits")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.harnesses.install import InstallFailed, Installs, Plan, PlannedCommand, PlannedFile
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.harnesses.install import InstallFailed, Installs
+from skillsleep.harnesses.install_plan import Plan, PlannedCommand, PlannedFile
 
 
 def plan(

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 from replay_checks import snapshot
 
-from skillsleep.harnesses.install import InstallContext, installer
+from skillsleep.harnesses.install import installer
+from skillsleep.harnesses.install_plan import InstallContext
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.install_cmd import skillsleep_command
 

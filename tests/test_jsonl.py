@@ -11,8 +11,8 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillsleep.core.jsonl import Reader, _decode, _decode_exactly
-from skillsleep.core.session import utc
+from skillsleep.core.shared.jsonl import Reader, _decode, _decode_exactly
+from skillsleep.core.shared.session import utc
 
 
 def test_complete_lines_are_read_and_a_half_written_last_line_is_left_for_later() -> None:

@@ -4,15 +4,15 @@ import json
 
 import pytest
 
-from skillsleep.core.answers import match_answer
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.checks import CheckResult, run_checks
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.judges import metric, score
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Check, CompletionRequest, Judge, Run, Score, Task, ToolCall
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import Check, CompletionRequest, Judge, Run, Score, Task, ToolCall
+from skillsleep.core.train.answers import match_answer
+from skillsleep.core.train.checks import CheckResult, run_checks
+from skillsleep.core.train.judges import metric, score
 
 
 def check(type_: str, value: str | int | None = None, **kw: object) -> Judge:
@@ -311,7 +311,7 @@ async def test_rubric_is_not_called_when_the_run_failed() -> None:
 
 
 def test_judge_problems_names_each_problem_once_and_nothing_for_a_usable_judge() -> None:
-    from skillsleep.core.judges import judge_problems
+    from skillsleep.core.train.judges import judge_problems
 
     bad = Judge(
         checks=[Check(type="contains", value=""), Check(type="json_valid")],

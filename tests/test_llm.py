@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.errors import BackendError, BudgetExceeded, ParseError
-from skillsleep.core.ledger import Budget, Ledger, Price, price_of
-from skillsleep.core.llm import LLM, parse_json_reply
-from skillsleep.core.records import Completion, CompletionRequest, Message, Usage
-from skillsleep.core.reflect import ReflectReply
-from skillsleep.core.store import Store
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Budget, Ledger, Price, price_of
+from skillsleep.core.models.llm import LLM, parse_json_reply
+from skillsleep.core.models.store import Store
+from skillsleep.core.shared.errors import BackendError, BudgetExceeded, ParseError
+from skillsleep.core.shared.records import Completion, CompletionRequest, Message, Usage
+from skillsleep.core.train.reflect import ReflectReply
 
 MSG = [Message(role="user", content="hello")]
 
@@ -150,14 +150,14 @@ def test_store_survives_reopen_and_rejects_a_newer_schema(tmp_path: Path) -> Non
     assert store.cached("k") is not None and store.cached("k").text == "x"  # type: ignore[union-attr]
     store._db.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     store.close()
-    from skillsleep.core.errors import ConfigError
+    from skillsleep.core.shared.errors import ConfigError
 
     with pytest.raises(ConfigError, match="newer skillsleep"):
         Store(tmp_path / "s.db")
 
 
 def test_garbage_state_db_is_a_clear_error(tmp_path: Path) -> None:
-    from skillsleep.core.errors import ConfigError
+    from skillsleep.core.shared.errors import ConfigError
 
     (tmp_path / "s.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(ConfigError, match=r"is damaged .*every harvested .*skillsleep doctor --repair"):
@@ -165,7 +165,7 @@ def test_garbage_state_db_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_state_db_that_cannot_be_used_is_not_called_damaged(tmp_path: Path) -> None:
-    from skillsleep.core.errors import SkillsleepError, StateDamaged
+    from skillsleep.core.shared.errors import SkillsleepError, StateDamaged
 
     (tmp_path / "s.db").mkdir()  # SQLite cannot open a folder: not damage, so no repair advice
     with pytest.raises(SkillsleepError, match="cannot be used .*permissions") as err:

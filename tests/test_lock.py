@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.errors import Busy
-from skillsleep.core.lock import StateLock
+from skillsleep.core.night.lock import StateLock
+from skillsleep.core.shared.errors import Busy
 
 HOLD = (
-    "import sys, time; from pathlib import Path; from skillsleep.core.lock import StateLock\n"
+    "import sys, time; from pathlib import Path; from skillsleep.core.night.lock import StateLock\n"
     "with StateLock(Path(sys.argv[1]), 'night'):\n    print('held', flush=True); time.sleep(600)\n"
 )
 

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import json
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.meta_skill import EpochSummary, update_meta_skill
-from skillsleep.core.records import Edit, RejectedEdit
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Edit, RejectedEdit
+from skillsleep.core.train.meta_skill import EpochSummary, update_meta_skill
 
 
 def make_llm(responder) -> tuple[LLM, ScriptedBackend]:

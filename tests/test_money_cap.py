@@ -14,15 +14,15 @@ from sleep_kit import invoke, run_args, scripted_night
 from test_cli import project  # noqa: F401  (a fixture: the scripted train project)
 from test_cron_script import night_root, run_script
 
-from skillsleep.core.backends.anthropic import AnthropicBackend
-from skillsleep.core.backends.base import BackendSettings, RetryPolicy
-from skillsleep.core.backends.deepseek import schema_instruction
-from skillsleep.core.backends.registry import provider_infos
-from skillsleep.core.config import DEFAULT_PRICES
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.ledger import Budget, Ledger, find_price, price_of
-from skillsleep.core.llm import MESSAGE_TOKENS, SCHEMA_TOKENS, estimate_usage
-from skillsleep.core.records import CompletionRequest, Message, Usage
+from skillsleep.core.models.backends.anthropic import AnthropicBackend
+from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
+from skillsleep.core.models.backends.deepseek import schema_instruction
+from skillsleep.core.models.backends.registry import provider_infos
+from skillsleep.core.models.ledger import Budget, Ledger, find_price, price_of
+from skillsleep.core.models.llm import MESSAGE_TOKENS, SCHEMA_TOKENS, estimate_usage
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import CompletionRequest, Message, Usage
+from skillsleep.core.train.config import DEFAULT_PRICES
 
 UNPRICED = ["--backend", "openai:my-model", "--base-url", "http://127.0.0.1:9/v1"]
 

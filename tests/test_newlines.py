@@ -1,11 +1,11 @@
-"""core/newlines.py: a trained (LF) text gets the live file's bytes back on every line it left alone."""
+"""core/document/newlines.py: a trained (LF) text gets the live file's bytes back on every line it left alone."""
 
 from __future__ import annotations
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from skillsleep.core.newlines import BOM, endings_note, restore, split_lines, style
+from skillsleep.core.document.newlines import BOM, endings_note, restore, split_lines, style
 
 _line = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12)
 _ending = st.sampled_from(["\n", "\r\n", "\r"])

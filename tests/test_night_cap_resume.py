@@ -12,9 +12,9 @@ import pytest
 from sleep_kit import invoke, run_args, scripted_night
 from test_cli import project  # noqa: F401  (a fixture: the scripted train project)
 
-from skillsleep.core.ledger import Price, read_ledger, spent_before
-from skillsleep.core.records import LedgerEntry, Usage
-from skillsleep.core.rundir import RunDir
+from skillsleep.core.models.ledger import Price, read_ledger, spent_before
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.shared.records import LedgerEntry, Usage
 
 FOLDER = Path("data") / "nights" / "0001"
 # $1 per million tokens in and out: the scripted models cost what a token cap counts, in USD

@@ -17,23 +17,23 @@ from typing import Any
 
 import pytest
 
-from skillsleep.core.backends.registry import create_backend
-from skillsleep.core.config import ModelSection, TrainConfig
-from skillsleep.core.cycle import resumable, run_night
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.ledger import Ledger, read_ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.night import NightPlan
-from skillsleep.core.night_deps import NightDeps, NightModels
-from skillsleep.core.night_store import NightRecord, Nights
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import Run, Task
-from skillsleep.core.report import NightResult
-from skillsleep.core.report_files import REPORT_FILES
-from skillsleep.core.skill import Skill
-from skillsleep.core.store import Store
-from skillsleep.core.trainer import TrainState
-from skillsleep.core.user_config import SleepSection
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.registry import create_backend
+from skillsleep.core.models.ledger import Ledger, read_ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.cycle import resumable, run_night
+from skillsleep.core.night.deps import NightDeps, NightModels
+from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.report.files import REPORT_FILES
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.report.result import NightResult
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import Run, Task
+from skillsleep.core.train.config import ModelSection, TrainConfig
+from skillsleep.core.train.trainer import TrainState
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import MANAGED_NAME, SkillTarget

@@ -10,8 +10,11 @@ from typing import Any
 
 import pytest
 
-from skillsleep.core.errors import BackendUnavailable
-from skillsleep.core.events import (
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.night.deps import NightModels
+from skillsleep.core.night.nights import NightRecord
+from skillsleep.core.shared.errors import BackendUnavailable
+from skillsleep.core.shared.events import (
     Adopted,
     AdoptRefused,
     Event,
@@ -22,10 +25,7 @@ from skillsleep.core.events import (
     ReportWritten,
     RolloutDone,
 )
-from skillsleep.core.night_deps import NightModels
-from skillsleep.core.night_store import NightRecord
-from skillsleep.core.records import Run, Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.shared.records import Run, Task
 from skillsleep.harnesses.chat import ChatHarness
 from tests.test_night_engine import LIVE, live_file, managed, night, plan_of, root, settings
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sleep_kit import TASKS, corrected_session, night_env, optimizer_rules, run_night, write_scripts
 
-from skillsleep.core.night import NightPlan
-from skillsleep.core.night_store import Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.stages import NightPlan
 
 NEW_WORDING = TASKS[0] + " please"  # one task with the first one (stop words aside), another request
 PARAPHRASE = "Why did the CI job fail on the docs?"  # TASKS[2] in other words: merged by the optimizer

@@ -28,7 +28,7 @@ from servers import Action, FaultServer
 from sleep_kit import write_chat_logs, write_scripts
 from unprivileged import NOBODY, crontab_skip_reason, nobody_crontab, run_as_nobody, shared_tmp
 
-from skillsleep.core.night_store import NightRecord, Nights
+from skillsleep.core.night.nights import NightRecord, Nights
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.cron_table import BEGIN, read_block
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from skillsleep.core.intents import Outcomes
-from skillsleep.core.mine import MinedTask
-from skillsleep.core.records import Task
-from skillsleep.core.splits import split_tasks
+from skillsleep.core.mine.intents import Outcomes
+from skillsleep.core.mine.mining import MinedTask
+from skillsleep.core.mine.splits import split_tasks
+from skillsleep.core.shared.records import Task
 
 
 def mined(tid: str, cluster: str | None = None) -> MinedTask:

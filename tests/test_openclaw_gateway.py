@@ -27,7 +27,7 @@ from conftest import AgentTools
 from servers import free_port
 from sleep_kit import write_chat_logs, write_scripts
 
-from skillsleep.core.proposals import Proposals
+from skillsleep.core.report.proposals import Proposals
 
 pytestmark = pytest.mark.slow
 

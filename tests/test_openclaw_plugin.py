@@ -24,8 +24,8 @@ from agent_server import AgentServer
 from click.testing import CliRunner
 from conftest import AgentTools
 
-from skillsleep.core.tasks import load_tasks
-from skillsleep.core.user_config import SleepSection
+from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.train.tasks import load_tasks
 from skillsleep.slash_commands.cli import main
 
 PLUGIN = Path(str(resources.files("skillsleep.plugins") / "openclaw"))

@@ -17,8 +17,8 @@ import pytest
 from replay_checks import processes_with, snapshot
 from servers import free_port
 
-from skillsleep.core.records import Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
 from skillsleep.harnesses.openclaw.home import config_path as user_config_path
 from skillsleep.harnesses.openclaw.output import node_problem, parse_openclaw_output, tool_calls_from_sessions

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from skillsleep.core.discovery import Found
+from skillsleep.core.harvest.discovery import Found
 from skillsleep.harnesses.openclaw import store as openclaw
 from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite
 from skillsleep.harnesses.openclaw.transcripts import agent_id, openclaw_sources, parse_openclaw_jsonl

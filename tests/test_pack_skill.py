@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 import pytest
 from agent_server import AgentServer
 
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
 from skillsleep.harnesses.agent_cli import frontmatter_value
-from skillsleep.harnesses.install import InstallContext, Installs, installer
+from skillsleep.harnesses.install import Installs, installer
+from skillsleep.harnesses.install_plan import InstallContext
 from skillsleep.harnesses.skills import PACK_SKILL_NAME, pack_skill_text
 from skillsleep.slash_commands.cli import main
 

@@ -31,9 +31,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]
 @pytest.mark.slow
 def test_wheel_ships_every_prompt_and_module(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
-    for prompt in (ROOT / "core" / "prompts").glob("*.md"):
+    for prompt in (ROOT / "core" / "models" / "prompts").glob("*.md"):
         assert f"skillsleep/core/prompts/{prompt.name}" in names
-    styles = list((ROOT / "core" / "styles").glob("*.css"))  # report.html's style sheet
+    styles = list((ROOT / "core" / "report" / "styles").glob("*.css"))  # report.html's style sheet
     assert styles and all(f"skillsleep/core/styles/{style.name}" in names for style in styles)
     for layer in ("core", "harnesses", "slash_commands"):
         for module in (ROOT / layer).rglob("*.py"):
@@ -59,7 +59,7 @@ def test_wheel_ships_the_cron_script_executable_and_its_templates(wheel: zipfile
 def test_prompt_templates_load_from_the_package() -> None:
     from importlib import resources
 
-    folder = resources.files("skillsleep.core") / "prompts"
+    folder = resources.files("skillsleep.core.models") / "prompts"
     names = {p.name for p in folder.iterdir()}
     assert {"reflect_system.md", "reflect_user.md", "merge_system.md", "rank_system.md"} <= names
 
@@ -67,7 +67,7 @@ def test_prompt_templates_load_from_the_package() -> None:
 def test_the_report_style_sheet_loads_from_the_package() -> None:
     from importlib import resources
 
-    css = (resources.files("skillsleep.core") / "styles" / "report.css").read_text(encoding="utf-8")
+    css = (resources.files("skillsleep.core.report") / "styles" / "report.css").read_text(encoding="utf-8")
     assert css.startswith("body{") and "svg.chart" in css
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sleep_kit import invoke, night_env, run_night, write_chat_logs, write_scripts
 
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.store import Store
+from skillsleep.core.models.store import Store
+from skillsleep.core.report.proposals import Proposals
 
 ROOT = Path(__file__).resolve().parents[1]
 

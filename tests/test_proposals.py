@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.proposal_record import ABSENT, Conflict, file_hash
-from skillsleep.core.proposals import Proposals
+from skillsleep.core.report.proposal_record import ABSENT, Conflict, file_hash
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.shared.errors import ConfigError
 
 OLD = "---\nname: fmt\n---\n- answer briefly\n"
 NEW = "---\nname: fmt\n---\n- answer briefly\n- end with `Answer: <value>`\n"
@@ -141,7 +141,7 @@ def test_nothing_to_roll_back(tmp_path: Path) -> None:
 _ADOPT_LOOP = textwrap.dedent(r"""
     import sys
     from pathlib import Path
-    from skillsleep.core.proposals import Proposals
+    from skillsleep.core.report.proposals import Proposals
     data, live = Path(sys.argv[1]), Path(sys.argv[2])
     props = Proposals(data)
     big_old, big_new = "- old line\n" * 20000, "- new line\n" * 20000

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from sleep_kit import ACCEPTED, HOSTILE, NEW, OLD, data, dead_pid, invoke, live, save_night, spend  # noqa: F401  (fixtures)
 
-from skillsleep.core.lock import StateLock
-from skillsleep.core.night_store import Nights, month_start
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.report import StopReason
+from skillsleep.core.night.lock import StateLock
+from skillsleep.core.night.nights import Nights, month_start
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.report.result import StopReason
 from skillsleep.slash_commands.cli import main
 
 DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the skill or settings changed)"
@@ -300,7 +300,7 @@ def test_writing_verbs_refuse_while_a_night_holds_the_lock(data: Path, live: Pat
 
 
 def test_store_meta_round_trip(tmp_path: Path) -> None:
-    from skillsleep.core.store import Store
+    from skillsleep.core.models.store import Store
 
     store = Store(tmp_path / "state.db")
     try:

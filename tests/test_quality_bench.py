@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from bench_script import load_bench
 
-from skillsleep.core.checks import run_checks
-from skillsleep.core.records import Edit, Judge, Run, StepRecord
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Edit, Judge, Run, StepRecord
+from skillsleep.core.train.checks import run_checks
 
 FAMILIES = ("structure", "answer-format", "reasoning")
 
@@ -138,7 +138,7 @@ def test_the_summary_counts_moot_steps_apart_from_dead_ends(bench: ModuleType) -
 
 
 def test_candidates_reach_the_run_config_and_split_the_summary(bench: ModuleType, tmp_path: Path) -> None:
-    from skillsleep.core.config import load_config
+    from skillsleep.core.train.config import load_config
 
     family = bench.load_family("structure")
     config = load_config(bench.write_run_config(tmp_path, family, "scripted:x", 0, 2, candidates=2))

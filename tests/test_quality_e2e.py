@@ -11,8 +11,8 @@ import pytest
 from bench_script import load_bench
 from click.testing import CliRunner
 
-from skillsleep.core.records import StepRecord
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import StepRecord
 from skillsleep.slash_commands.cli import main
 
 pytestmark = pytest.mark.slow

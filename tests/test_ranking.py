@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import json
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.ranking import rank_and_clip
-from skillsleep.core.records import Edit
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.train.ranking import rank_and_clip
 
 SKILL = Skill("# Answering\nAnswer in one word.\n")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from unprivileged import nobody_skip_reason, run_as_nobody, shared_tmp
 
-from skillsleep.core.store import Store
+from skillsleep.core.models.store import Store
 from skillsleep.slash_commands.harvester import LAST_HARVEST
 
 

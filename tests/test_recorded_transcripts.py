@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.harvest import Harvester, Source
-from skillsleep.core.redact import Redactor
-from skillsleep.core.session import Session
-from skillsleep.core.store import Store
+from skillsleep.core.harvest.harvester import Harvester, Source
+from skillsleep.core.models.store import Store
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.session import Session
 from skillsleep.harnesses.claude_code.transcripts import claude_session_files, parse_claude
 from skillsleep.harnesses.codex.transcripts import codex_session_files, parse_codex
 from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite

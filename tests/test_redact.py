@@ -11,9 +11,9 @@ from types import ModuleType
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.redact import REDACTED, Redactor, secret_name
-from skillsleep.core.session import Session, Turn
+from skillsleep.core.privacy.redact import REDACTED, Redactor, secret_name
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.session import Session, Turn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
 

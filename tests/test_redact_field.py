@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from secret_corpus import FIXTURES, load
 
-from skillsleep.core.redact import Redactor
+from skillsleep.core.privacy.redact import Redactor
 
 F = load("field")
 S = load("field_special")

@@ -9,7 +9,7 @@ import time
 import pytest
 from secret_corpus import load
 
-from skillsleep.core.redact import Redactor
+from skillsleep.core.privacy.redact import Redactor
 
 F = load("field")  # caught(): no 8-character piece of the secret survives
 B = load("scanner_benign")

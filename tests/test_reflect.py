@@ -3,14 +3,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-from skillsleep.core.aggregate import dedup
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Completion, CompletionRequest, Edit, RejectedEdit, Rollout, Run, Score, Task
-from skillsleep.core.reflect import ReflectContext, Trajectory, backing, minibatches, reflect, reply_key
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Completion, CompletionRequest, Edit, RejectedEdit, Rollout, Run, Score, Task
+from skillsleep.core.train.aggregate import dedup
+from skillsleep.core.train.reflect import ReflectContext, Trajectory, backing, minibatches, reflect, reply_key
 
 SKILL = Skill("# Answering\nAnswer in one word.\nBe polite.\n").with_region("slow-update", "- Keep answers short.")
 NO_FINDINGS = json.dumps({"findings": []})

@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from region_kit import Nights, file_target
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.newlines import split_lines
-from skillsleep.core.regions import scan
-from skillsleep.core.sections import find_section
-from skillsleep.core.skill import REGIONS, Skill, begin_marker, end_marker
+from skillsleep.core.document.newlines import split_lines
+from skillsleep.core.document.regions import scan
+from skillsleep.core.document.sections import find_section
+from skillsleep.core.document.skill import REGIONS, Skill, begin_marker, end_marker
+from skillsleep.core.shared.errors import ConfigError
 
 MARKERS = [m(name) for name in REGIONS for m in (begin_marker, end_marker)]
 USER_LINES = ["- Mine.", "Run pytest.", "Be brief.", "* Cite the source", "1. Plan first", "  indented note", "", ""]

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from region_kit import Nights, file_target, guidance, rule
 
-from skillsleep.core.edits import structure_problems
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.regions import RegionError
-from skillsleep.core.sections import find_section
-from skillsleep.core.skill import Skill, begin_marker, end_marker
+from skillsleep.core.document.regions import RegionError
+from skillsleep.core.document.sections import find_section
+from skillsleep.core.document.skill import Skill, begin_marker, end_marker
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.train.edits import structure_problems
 from skillsleep.slash_commands.cli import main
 
 BEGIN, END = begin_marker("slow-update"), end_marker("slow-update")

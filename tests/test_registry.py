@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from servers import FaultServer, free_port
 
-from skillsleep.core.backends import registry
-from skillsleep.core.backends.anthropic import AnthropicBackend
-from skillsleep.core.backends.base import BackendSettings, BaseBackend, ProviderInfo
-from skillsleep.core.backends.deepseek import DeepSeekBackend
-from skillsleep.core.backends.local import LocalBackend
-from skillsleep.core.backends.openai_compat import OpenAIBackend
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.errors import ConfigError, UnknownNameError
-from skillsleep.core.records import Completion, CompletionRequest
+from skillsleep.core.models.backends import registry
+from skillsleep.core.models.backends.anthropic import AnthropicBackend
+from skillsleep.core.models.backends.base import BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.models.backends.deepseek import DeepSeekBackend
+from skillsleep.core.models.backends.local import LocalBackend
+from skillsleep.core.models.backends.openai_compat import OpenAIBackend
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.shared.errors import ConfigError, UnknownNameError
+from skillsleep.core.shared.records import Completion, CompletionRequest
 
 
 class EchoBackend(BaseBackend):
@@ -97,7 +97,7 @@ def test_scripted_backend_only_by_name_with_a_script(tmp_path: Path) -> None:
 
 def test_registry_import_loads_no_vendor_sdk() -> None:
     code = (
-        "import sys, skillsleep.core.backends.registry\n"
+        "import sys, skillsleep.core.models.backends.registry\n"
         "loaded = [m for m in ('openai', 'anthropic', 'ollama', 'xllamacpp') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )

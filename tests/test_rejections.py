@@ -1,4 +1,4 @@
-"""The user's rejections in the rejected-edit memory (core/rejections.py): what a rejected
+"""The user's rejections in the rejected-edit memory (core/night/rejections.py): what a rejected
 proposal's changes put there, and which later edits they drop."""
 
 from __future__ import annotations
@@ -6,14 +6,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from skillsleep.core.changes import changes
-from skillsleep.core.night_store import NightRecord, Nights
-from skillsleep.core.prompts import describe_memory
-from skillsleep.core.proposal_record import Proposal
-from skillsleep.core.records import Edit
-from skillsleep.core.rejections import drop_rejected_by_user, memory_key, user_rejections
-from skillsleep.core.repair import drop_remembered
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.prompts import describe_memory
+from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.rejections import memory_key, user_rejections
+from skillsleep.core.report.changes import changes
+from skillsleep.core.report.proposal_record import Proposal
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.train.memory import drop_rejected_by_user, drop_remembered
 
 SKILL = "# Replies\n\n- Be helpful.\n- Use tables.\n"
 NEW_SKILL = (

@@ -10,18 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.config import TrainConfig, load_config
-from skillsleep.core.edits import EditLimits
-from skillsleep.core.errors import BackendError
-from skillsleep.core.events import Event, Repairing
-from skillsleep.core.ledger import Budget, Ledger, Price
-from skillsleep.core.llm import LLM, estimate_usage
-from skillsleep.core.records import Check, CompletionRequest, Edit, GateDecision, Judge, RejectedEdit, Task
-from skillsleep.core.redact import Redactor
-from skillsleep.core.repair import drop_remembered, land, literal_rule, quoted, remember_gated, required_lines
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Budget, Ledger, Price
+from skillsleep.core.models.llm import LLM, estimate_usage
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.shared.errors import BackendError
+from skillsleep.core.shared.events import Event, Repairing
+from skillsleep.core.shared.records import Check, CompletionRequest, Edit, GateDecision, Judge, RejectedEdit, Task
+from skillsleep.core.train.config import TrainConfig, load_config
+from skillsleep.core.train.edits import EditLimits
+from skillsleep.core.train.literals import literal_rule, quoted, required_lines
+from skillsleep.core.train.memory import drop_remembered, remember_gated
+from skillsleep.core.train.repair import land
 from tests.test_trainer import BAD, RULE, build, write_config
 
 HEADING = "## Answer\nPut the answer last."  # a new section: refused, and no bare heading to quote

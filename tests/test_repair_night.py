@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.night_store import Nights
+from skillsleep.core.night.nights import Nights
 from skillsleep.harnesses.skills import SkillTarget
 from tests.sleep_kit import Recorder, optimizer_rules
 from tests.test_night_engine import (

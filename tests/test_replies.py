@@ -6,23 +6,23 @@ import json
 
 import pytest
 
-from skillsleep.core.aggregate import MergeReply
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.dream import DreamReply
-from skillsleep.core.errors import ParseError
-from skillsleep.core.grouping import ParaphraseReply
-from skillsleep.core.judge_writing import JudgeReply
-from skillsleep.core.judges import RubricReply
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.meta_skill import NotesReply
-from skillsleep.core.ranking import AutonomousRankReply, RankReply
-from skillsleep.core.records import Message, StepRecord, UnusableReply
-from skillsleep.core.reflect import Finding, ReflectReply
-from skillsleep.core.relevance import RelevanceReply
-from skillsleep.core.replies import Reply, Unfit, item_numbers
-from skillsleep.core.slow_update import GuidanceReply
+from skillsleep.core.mine.dream import DreamReply
+from skillsleep.core.mine.grouping import ParaphraseReply
+from skillsleep.core.mine.judge_writing import JudgeReply
+from skillsleep.core.mine.relevance import RelevanceReply
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.replies import Reply, Unfit, item_numbers
+from skillsleep.core.shared.errors import ParseError
+from skillsleep.core.shared.records import Message, StepRecord, UnusableReply
+from skillsleep.core.train.aggregate import MergeReply
+from skillsleep.core.train.judges import RubricReply
+from skillsleep.core.train.meta_skill import NotesReply
+from skillsleep.core.train.ranking import AutonomousRankReply, RankReply
+from skillsleep.core.train.reflect import Finding, ReflectReply
+from skillsleep.core.train.slow_update import GuidanceReply
 
 # What each stage sent before its reply became a model: the response cache's keys, the tokens of
 # a backend that puts the schema in the prompt and a grammar's field order all depend on the bytes.

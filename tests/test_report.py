@@ -12,12 +12,14 @@ from typing import ClassVar
 import pytest
 from pydantic import ValidationError
 
-from skillsleep.core.changes import unified_diff
-from skillsleep.core.errors import BackendUnavailable, BudgetExceeded
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.records import Edit, GateDecision, LedgerEntry, RejectedEdit, Task, TaskDelta, Usage
-from skillsleep.core.report import (
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.privacy.safety import screen
+from skillsleep.core.report.changes import unified_diff
+from skillsleep.core.report.files import read_json, render_json, report_files
+from skillsleep.core.report.html import render_chart, render_html
+from skillsleep.core.report.markdown import render_markdown
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.report.result import (
     GateRejection,
     HistoryPoint,
     MemberRequest,
@@ -29,10 +31,8 @@ from skillsleep.core.report import (
     StopReason,
     chart_points,
 )
-from skillsleep.core.report_files import read_json, render_json, report_files
-from skillsleep.core.report_html import render_chart, render_html
-from skillsleep.core.report_markdown import render_markdown
-from skillsleep.core.safety import screen
+from skillsleep.core.shared.errors import BackendUnavailable, BudgetExceeded
+from skillsleep.core.shared.records import Edit, GateDecision, LedgerEntry, RejectedEdit, Task, TaskDelta, Usage
 
 UTC = dt.UTC
 T0 = dt.datetime(2025, 3, 4, 2, 0, 0, tzinfo=UTC)

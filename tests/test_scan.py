@@ -1,10 +1,10 @@
-"""core/scan.py: one pass finds which literals and regexes a text holds, and where located regexes end."""
+"""core/privacy/scan.py: one pass finds which literals and regexes a text holds, and where located regexes end."""
 
 from __future__ import annotations
 
 import pytest
 
-from skillsleep.core.scan import ENGINE, LiteralScan
+from skillsleep.core.privacy.scan import ENGINE, LiteralScan
 
 TEXTS = ["", "plain words", "Token: x and ghp_", "café — GHP_ ✓ key=1\nkey=2", "k\u212aey=3", "x" * 50]
 

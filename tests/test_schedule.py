@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from skillsleep.core.schedule import LRSchedule, budget_at
+from skillsleep.core.train.schedule import LRSchedule, budget_at
 
 
 def series(kind: str, total: int, high: int = 8, low: int = 2) -> list[int]:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.sections import find_section, headings, replace_section
+from skillsleep.core.document.sections import find_section, headings, replace_section
+from skillsleep.core.shared.errors import ConfigError
 
 AGENTS = """# Project
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from skillsleep.core.skill import Skill, begin_marker, end_marker
+from skillsleep.core.document.skill import Skill, begin_marker, end_marker
 
 DOC = """---
 name: demo

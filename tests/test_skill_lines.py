@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from skillsleep.core.skill import Skill
-from skillsleep.core.skill_lines import in_style, key, neighbours, repeated, unstated
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.document.skill_lines import in_style, key, neighbours, repeated, unstated
 
 
 def test_key_ignores_marker_spacing_case_and_a_final_full_stop() -> None:

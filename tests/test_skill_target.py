@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.harnesses.agent_cli import frontmatter_value, skill_name
 from skillsleep.harnesses.skills import (
     MANAGED_NAME,

@@ -34,11 +34,11 @@ from sleep_kit import (
 )
 from test_sleep_night import recorded_homes
 
-from skillsleep.core.night import NightPlan
-from skillsleep.core.night_settings import train_config
-from skillsleep.core.records import Rollout
-from skillsleep.core.reflect import Trajectory, reply_key
-from skillsleep.core.user_config import SleepSection
+from skillsleep.core.night.settings import train_config
+from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.shared.records import Rollout
+from skillsleep.core.train.reflect import Trajectory, reply_key
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 

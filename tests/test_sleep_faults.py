@@ -40,12 +40,12 @@ from sleep_kit import (
     write_scripts,
 )
 
-from skillsleep.core.backends.base import BaseBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.lock import StateLock
-from skillsleep.core.proposals import Proposals
-from skillsleep.core.report_files import read_json
-from skillsleep.core.trainer import Trainer
+from skillsleep.core.models.backends.base import BaseBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.night.lock import StateLock
+from skillsleep.core.report.files import read_json
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.train.trainer import Trainer
 from skillsleep.slash_commands.progress import plain_lines
 
 LIVE = (
@@ -203,7 +203,7 @@ def answer_like_scripts(
 # --- 1. two cycles at once -----------------------------------------------------------------------
 
 HOLD = (
-    "import sys, time; from pathlib import Path; from skillsleep.core.lock import StateLock\n"
+    "import sys, time; from pathlib import Path; from skillsleep.core.night.lock import StateLock\n"
     "with StateLock(Path(sys.argv[1]), 'skillsleep run'):\n    print('held', flush=True); time.sleep(600)\n"
 )
 

@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 from sleep_kit import invoke, night_env, write_chat_logs
 
-from skillsleep.core.backends.base import BackendSettings, RetryPolicy
-from skillsleep.core.backends.local import LocalBackend
-from skillsleep.core.night import NightPlan
-from skillsleep.core.night_store import Nights
-from skillsleep.core.records import CompletionRequest, Message
+from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
+from skillsleep.core.models.backends.local import LocalBackend
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.shared.records import CompletionRequest, Message
 from skillsleep.harnesses.skills import managed_seed
 
 # Three requests that share no words: mining asks no paraphrase merge (the 0.5B model fused most

@@ -33,12 +33,12 @@ from sleep_kit import (
     write_scripts,
 )
 
-from skillsleep.core.night import NightPlan
-from skillsleep.core.night_store import Nights
-from skillsleep.core.proposal_record import ABSENT
-from skillsleep.core.report_files import read_json
-from skillsleep.core.similarity import normalize, task_id
-from skillsleep.core.store import Store
+from skillsleep.core.mine.similarity import normalize, task_id
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.report.files import read_json
+from skillsleep.core.report.proposal_record import ABSENT
 from skillsleep.harnesses.skills import MANAGED_NAME
 
 REC = Path(__file__).parent / "fixtures" / "recorded"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from sleep_kit import RULE, Recorder, invoke, run_night, scripted_night
 
-from skillsleep.core.night_store import Nights
-from skillsleep.core.proposals import Proposals
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.report.proposals import Proposals
 
 
 @pytest.fixture()

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.user_config import SleepSection, UserConfig, check_since
+from skillsleep.core.night.user_config import SleepSection, UserConfig, check_since
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.slash_commands import wiring
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.wiring import SLEEP_ENVS, SLEEP_FLAGS, parse_user_config, sleep_settings

@@ -32,10 +32,10 @@ from sleep_kit import (
     write_scripts,
 )
 
-from skillsleep.core.config import DEFAULT_PRICES
-from skillsleep.core.ledger import price_of
-from skillsleep.core.llm import estimate_usage
-from skillsleep.core.records import CompletionRequest
+from skillsleep.core.models.ledger import price_of
+from skillsleep.core.models.llm import estimate_usage
+from skillsleep.core.shared.records import CompletionRequest
+from skillsleep.core.train.config import DEFAULT_PRICES
 
 SEED = "# Replies\n\nBe helpful and finish the task.\n"
 BRIEF = "Be brief."

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.ledger import Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Edit, Rollout, Run, Score, Task
-from skillsleep.core.skill import Skill
-from skillsleep.core.slow_update import Comparison, classify, slow_update, unfit_guidance
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.shared.records import Edit, Rollout, Run, Score, Task
+from skillsleep.core.train.slow_update import Comparison, classify, slow_update, unfit_guidance
 
 PREVIOUS = Skill("# Answering\nAnswer in one word.\n")
 CURRENT = Skill("# Answering\nEnd with a line ANSWER: and the answer.\n").with_region("slow-update", "- Old guidance.")

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from skillsleep.core.mine import mine
-from skillsleep.core.session import Session, Turn
-from skillsleep.core.store import Store
+from skillsleep.core.mine.mining import mine
+from skillsleep.core.models.store import Store
+from skillsleep.core.shared.session import Session, Turn
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 

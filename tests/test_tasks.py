@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.records import Task
-from skillsleep.core.tasks import assign_splits, by_split, load_tasks
+from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import Task
+from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "answer-format"
 
@@ -266,7 +266,7 @@ def test_a_check_the_scorer_cannot_use_is_refused_with_line_task_and_fix(tmp_pat
 def test_every_check_type_with_a_value_has_a_bad_value_case() -> None:
     from typing import get_args
 
-    from skillsleep.core.records import CheckType
+    from skillsleep.core.shared.records import CheckType
 
     assert {c["type"] for c, _ in BAD_CHECKS} == set(get_args(CheckType)) - {"json_valid"}
 

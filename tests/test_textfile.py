@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.textfile import MAX_BYTES, read_text_file
+from skillsleep.core.document.textfile import MAX_BYTES, read_text_file
+from skillsleep.core.shared.errors import ConfigError
 
 TEXT = 'première ligne\r\nsecond: "ok"\n'
 

@@ -8,20 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from skillsleep.core.backends.base import BackendSettings
-from skillsleep.core.backends.scripted import ScriptedBackend
-from skillsleep.core.config import TrainConfig, load_config
-from skillsleep.core.errors import BackendError, BudgetExceeded
-from skillsleep.core.evaluate import Evaluator
-from skillsleep.core.events import Event, GateDecided, StepStarted
-from skillsleep.core.gate import GateConfig
-from skillsleep.core.ledger import Budget, Ledger
-from skillsleep.core.llm import LLM
-from skillsleep.core.records import Check, CompletionRequest, Judge, Task
-from skillsleep.core.rundir import RunDir
-from skillsleep.core.skill import Skill
-from skillsleep.core.store import Store
-from skillsleep.core.trainer import Trainer, TrainState
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.scripted import ScriptedBackend
+from skillsleep.core.models.ledger import Budget, Ledger
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.models.store import Store
+from skillsleep.core.shared.errors import BackendError, BudgetExceeded
+from skillsleep.core.shared.events import Event, GateDecided, StepStarted
+from skillsleep.core.shared.records import Check, CompletionRequest, Judge, Task
+from skillsleep.core.train.config import TrainConfig, load_config
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.gate import GateConfig
+from skillsleep.core.train.trainer import Trainer, TrainState
 from skillsleep.harnesses.chat import ChatHarness
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."

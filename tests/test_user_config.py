@@ -10,9 +10,9 @@ import platformdirs
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.errors import ConfigError
-from skillsleep.core.store import Store
-from skillsleep.core.user_config import UserConfig, layer, parse_user_config
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.user_config import UserConfig, layer, parse_user_config
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.slash_commands import wiring
 from skillsleep.slash_commands.cli import main
 

@@ -24,9 +24,9 @@ from sleep_kit import (  # noqa: F401  (fixtures)
     write_scripts,
 )
 
-from skillsleep.core.lock import StateLock
-from skillsleep.core.night_store import NightRecord, Nights, month_start
-from skillsleep.core.proposals import Proposals
+from skillsleep.core.night.lock import StateLock
+from skillsleep.core.night.nights import NightRecord, Nights, month_start
+from skillsleep.core.report.proposals import Proposals
 from skillsleep.slash_commands.cli import main
 
 # --- --format on every verb -----------------------------------------------------------------------

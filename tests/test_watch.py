@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from test_harvest import SID, assistant, user
 
-from skillsleep.core.store import Store
+from skillsleep.core.models.store import Store
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.watcher import Watcher, absent_roots, watch_roots
 from skillsleep.slash_commands.wiring import data_dir

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from sleep_kit import data, invoke, live, save_night, spend  # noqa: F401  (fixtures)
 
-from skillsleep.core.display import counted
-from skillsleep.core.events import Mining, WritingJudges
-from skillsleep.core.night_store import month_start
-from skillsleep.core.proposals import Proposals
+from skillsleep.core.night.nights import month_start
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.shared.display import counted
+from skillsleep.core.shared.events import Mining, WritingJudges
 
 UNREAD = "No agent reads this skill"
 

@@ -2,5 +2,5 @@
 
 Only the type checker reads this tree (`[tool.mypy] mypy_path`); the installed package has no
 `skillsleep/__init__.py`. This file makes `skillsleep` a regular package here so that mypy prefers
-`core/prompts.py` over the data folder `core/prompts/`, as Python's import does.
+`core/models/prompts.py` over the data folder `core/models/prompts/`, as Python's import does.
 """

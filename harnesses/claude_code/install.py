@@ -6,7 +6,7 @@ from __future__ import annotations
 from skillsleep.harnesses.claude_code.cli import NAME
 from skillsleep.harnesses.claude_code.home import config_dir
 from skillsleep.harnesses.home import with_home
-from skillsleep.harnesses.install import InstallContext, Plan
+from skillsleep.harnesses.install_plan import InstallContext, Plan
 from skillsleep.harnesses.plugin_bundle import bundle_file, pack_file
 
 HOOK_FOLDER = "skillsleep-harvest"  # the skills-dir plugin that holds the SessionEnd hook

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillsleep.core.records import Run, ToolCall, Usage
+from skillsleep.core.shared.records import Run, ToolCall, Usage
 from skillsleep.harnesses import wire
 from skillsleep.harnesses.claude_code.cli import WORDS
 from skillsleep.harnesses.claude_code.wire import block_text, blocks, usage

@@ -12,8 +12,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from skillsleep.core.records import Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.agent_cli import PLACEHOLDER_KEY, AgentSettings, CLIResult, agent_env, task_text
 from skillsleep.harnesses.claude_code.cli import CLAUDE, NAME, WORDS
 from skillsleep.harnesses.claude_code.home import config_dir, global_config

@@ -18,10 +18,10 @@ from typing import Any
 
 import msgspec
 
-from skillsleep.core.discovery import Found, Parts, walk
-from skillsleep.core.jsonl import Reader, Span
-from skillsleep.core.records import Usage
-from skillsleep.core.session import ParseResult, Session, Turn, utc
+from skillsleep.core.harvest.discovery import Found, Parts, walk
+from skillsleep.core.shared.jsonl import Reader, Span
+from skillsleep.core.shared.records import Usage
+from skillsleep.core.shared.session import ParseResult, Session, Turn, utc
 from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.claude_code.cli import NAME
 from skillsleep.harnesses.claude_code.home import config_dir

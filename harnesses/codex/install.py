@@ -6,7 +6,7 @@ from __future__ import annotations
 from skillsleep.harnesses.codex.cli import NAME
 from skillsleep.harnesses.codex.home import codex_home
 from skillsleep.harnesses.home import with_home
-from skillsleep.harnesses.install import InstallContext, Plan
+from skillsleep.harnesses.install_plan import InstallContext, Plan
 from skillsleep.harnesses.plugin_bundle import bundle_file, pack_file
 
 

@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillsleep.core.records import Run, ToolCall, Usage
+from skillsleep.core.shared.records import Run, ToolCall, Usage
 from skillsleep.harnesses import wire
 from skillsleep.harnesses.codex.cli import WORDS
 from skillsleep.harnesses.codex.wire import usage

@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from skillsleep.core.records import Task
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.agent_cli import AgentSettings, CLIResult, task_text
 from skillsleep.harnesses.codex.cli import CODEX, NAME, WORDS
 from skillsleep.harnesses.codex.home import codex_home

@@ -11,9 +11,9 @@ from typing import Any
 
 import msgspec
 
-from skillsleep.core.jsonl import Typed
-from skillsleep.core.records import Usage
-from skillsleep.core.session import Session, Turn, utc
+from skillsleep.core.shared.jsonl import Typed
+from skillsleep.core.shared.records import Usage
+from skillsleep.core.shared.session import Session, Turn, utc
 from skillsleep.harnesses.codex.cli import NAME
 from skillsleep.harnesses.codex.items import (
     arguments,

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
 from skillsleep.harnesses.agent_cli import frontmatter_value, skill_document, skill_name
 
 __all__ = ["codex_skill", "install_skill", "named", "skill_files", "skills_config"]

@@ -10,9 +10,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from skillsleep.core.discovery import Found, Parts, walk
-from skillsleep.core.jsonl import Reader
-from skillsleep.core.session import ParseResult
+from skillsleep.core.harvest.discovery import Found, Parts, walk
+from skillsleep.core.shared.jsonl import Reader
+from skillsleep.core.shared.session import ParseResult
 from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.codex.home import codex_home
 from skillsleep.harnesses.codex.items import uuid_in

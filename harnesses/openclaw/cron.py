@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.errors import ConfigError, SkillsleepError
+from skillsleep.core.shared.errors import ConfigError, SkillsleepError
 from skillsleep.harnesses.openclaw.cli import OPENCLAW
 from skillsleep.harnesses.openclaw.home import state_dir
 

@@ -9,7 +9,8 @@ import shlex
 from importlib import resources
 
 from skillsleep.harnesses.home import with_home
-from skillsleep.harnesses.install import InstallContext, Plan, PlannedCommand, PlannedFile, which
+from skillsleep.harnesses.install import which
+from skillsleep.harnesses.install_plan import InstallContext, Plan, PlannedCommand, PlannedFile
 from skillsleep.harnesses.openclaw.cli import NAME
 from skillsleep.harnesses.openclaw.home import state_dir
 

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.records import Run, ToolCall
-from skillsleep.core.session import Session
+from skillsleep.core.shared.records import Run, ToolCall
+from skillsleep.core.shared.session import Session
 from skillsleep.harnesses.failures import Failure, classify, explain
 from skillsleep.harnesses.openclaw.cli import WORDS
 from skillsleep.harnesses.openclaw.store import read_openclaw_sqlite

@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from skillsleep.core.records import Task, Usage
-from skillsleep.core.skill import Skill
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.records import Task, Usage
 from skillsleep.harnesses.agent_cli import (
     PLACEHOLDER_KEY,
     AgentSettings,

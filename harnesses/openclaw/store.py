@@ -12,8 +12,8 @@ from collections.abc import Set
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.jsonl import MAX_LINE_BYTES, Reader
-from skillsleep.core.session import ParseResult, Session, source_key
+from skillsleep.core.shared.jsonl import MAX_LINE_BYTES, Reader
+from skillsleep.core.shared.session import ParseResult, Session, source_key
 from skillsleep.harnesses.openclaw.cli import REPLAY_AGENT
 from skillsleep.harnesses.openclaw.transcripts import Builder, agent_id
 

@@ -16,9 +16,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.discovery import Found, Parts, walk
-from skillsleep.core.jsonl import Reader
-from skillsleep.core.session import ParseResult, Session, Turn, utc
+from skillsleep.core.harvest.discovery import Found, Parts, walk
+from skillsleep.core.shared.jsonl import Reader
+from skillsleep.core.shared.session import ParseResult, Session, Turn, utc
 from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.openclaw.cli import NAME, REPLAY_AGENT
 from skillsleep.harnesses.openclaw.home import state_dirs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillsleep.core.records import Usage
+from skillsleep.core.shared.records import Usage
 from skillsleep.harnesses import wire
 
 __all__ = ["usage"]

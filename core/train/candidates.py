@@ -1,0 +1,114 @@
+"""Several candidates per step (`[train] candidates = N`): the gate keeps the best that passes.
+
+One reflection gives a ranked list of edits; the clip applies the first `learning rate` of them
+together. A small optimizer's list often mixes a good edit with a harmful one, and the bundle then
+fails the gate although the good edit alone would pass. With N > 1 a step also builds candidates
+from each ranked edit on its own, in rank order (the best edit without its companions, then the
+next-ranked edits the clip left out), until N distinct edit sets are built:
+
+    candidate 1   the clip: ranked[:learning rate]      (what a step with N = 1 applies)
+    candidate 2…  [ranked[0]], [ranked[1]], …           (each skipped when it equals an earlier set)
+
+Each candidate is gated on the selection split; identical candidate skills are gated once, and a
+candidate equal to the current skill is not gated at all. The gate keeps the accepted candidate
+with the highest selection score (ties → the lower number). Extra candidates cost no model call
+of the optimizer, and rollouts are memoised by skill (`Evaluator`), so only new skills are paid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.shared.events import EventSink, GateDecided, GateStarted, StepAt
+from skillsleep.core.shared.records import Edit, GateDecision, Task
+from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.gate import GateConfig, decide
+from skillsleep.core.train.ranking import Selection
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate of a step: its number (from 1), the edits applied and skipped, and the number
+    of an earlier candidate that made the same skill (None when it is the first to)."""
+
+    number: int
+    result: EditResult
+    same_as: int | None = None
+
+    @property
+    def skill(self) -> Skill:
+        return self.result.skill
+
+
+def edit_sets(ranked: Sequence[Edit], selected: list[Edit], n: int) -> list[list[Edit]]:
+    """The edits of up to `n` candidates: the clip first, then each ranked edit on its own."""
+    sets = [selected]
+    for edit in ranked:
+        if len(sets) >= n:
+            break
+        if [edit] not in sets:
+            sets.append([edit])
+    return sets
+
+
+def build(current: Skill, first: EditResult, selection: Selection, limits: EditLimits, *, n: int) -> list[Candidate]:
+    """The step's candidates: `first` (the clip, already applied) and the others of `edit_sets`."""
+    sets = edit_sets(selection.ranked, selection.selected, n)[1:]
+    results = [first, *(apply_edits(current, edits, limits) for edits in sets)]
+    out: list[Candidate] = []
+    for number, result in enumerate(results, 1):
+        same = next((c.number for c in out if c.skill == result.skill), None)
+        out.append(Candidate(number=number, result=result, same_as=same))
+    return out
+
+
+def to_gate(current: Skill, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates the gate must score: each distinct skill once, none equal to `current`."""
+    return [c for c in candidates if c.same_as is None and c.skill != current]
+
+
+async def gate_all(
+    ev: Evaluator,
+    gate: GateConfig,
+    current: Skill,
+    candidates: list[Candidate],
+    val: list[Task],
+    *,
+    at: StepAt,
+    on_event: EventSink,
+    built: int,
+) -> dict[int, GateDecision]:
+    """Each candidate's gate decision against `current` on `val`, by number; all are scored at once."""
+    before = await ev.task_scores(current, val)
+    for c in candidates:
+        on_event(GateStarted(at=at, tasks=len(val), candidate=c.number, candidates=built))
+    afters = await asyncio.gather(*(ev.task_scores(c.skill, val) for c in candidates))
+    decisions: dict[int, GateDecision] = {}
+    for c, after in zip(candidates, afters, strict=True):
+        decision = decide(gate, before, after, baseline_hash=current.hash, candidate_hash=c.skill.hash)
+        decisions[c.number] = decision
+        on_event(
+            GateDecided(at=at, accepted=decision.accepted, reason=decision.reason, candidate=c.number, candidates=built)
+        )
+    return decisions
+
+
+def choose(decisions: dict[int, GateDecision]) -> int | None:
+    """The accepted candidate with the best selection score (ties → the lower number), or None."""
+    accepted = [(number, d) for number, d in sorted(decisions.items()) if d.accepted]
+    return max(accepted, key=lambda nd: nd[1].candidate)[0] if accepted else None
+
+
+def best_rejected(decisions: dict[int, GateDecision]) -> GateDecision:
+    """The rejected decision with the best candidate score (ties → the lower number)."""
+    return max((d for _, d in sorted(decisions.items())), key=lambda d: d.candidate)
+
+
+def skip_lines(candidates: list[Candidate]) -> list[str]:
+    """Why edits were skipped, one line per edit and reason, across all candidates."""
+    lines = [f"{e.op} {e.target or e.content!r}: {why}" for c in candidates for e, why in c.result.skipped]
+    return list(dict.fromkeys(lines))

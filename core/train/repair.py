@@ -1,0 +1,194 @@
+"""Landing a step's edits: apply them, and repair what the bounded-edit rules refused.
+
+    land()             apply the selected edits; when some are refused, ONE repair call (role
+                       "repair") shows the optimizer each refused edit with the exact reason and
+                       the skill's numbered lines; its rewrites pass the same safety screen and the
+                       same bounded-edit rules (never looser), in the room the first pass left
+
+The rewrites that need no call (a bare heading quoted, a literal output line made a rule) are in
+core/train/literals.py; what is still refused goes into the rejected-edit memory, core/train/memory.py.
+A malformed repair reply, or a rewrite that is not a usable edit, is recorded as an unusable
+reply and the step goes on with what already applied. A budget reached during the repair raises
+`BudgetExceeded` like every call, and the run stops cleanly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.prompts import data_block, describe_edit, render
+from skillsleep.core.models.replies import Lenient, Reply, Text, Unfit
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.privacy.safety import Refusal, screen_all
+from skillsleep.core.shared.errors import ParseError
+from skillsleep.core.shared.records import Edit, EditOp, Message, UnusableReply
+from skillsleep.core.train.edits import EditLimits, apply_edits
+from skillsleep.core.train.literals import literal_rule, quoted
+from skillsleep.core.train.memory import skip_line
+from skillsleep.core.train.reflect import Finding, as_edit
+
+REPLY_TOKENS = 1024  # a few one-line rewrites
+_NUMBER = re.compile(r"^\s*\d+\| ")  # the line number the prompt shows before each skill line
+
+
+class Rewrite(Reply):
+    """One refused edit (by its number) rewritten so that the rules accept it."""
+
+    edit: int
+    op: EditOp
+    target: Text = ""
+    content: Text = ""
+
+
+class RepairReply(Reply):
+    """The optimizer's rewrites; a refused edit it cannot save is left out."""
+
+    rewrites: list[Lenient[Rewrite]]
+
+
+@dataclass(frozen=True)
+class Landed:
+    """Where a step's selected edits ended: the edited skill, the edits applied (the repaired ones
+    among them), one line per refusal, what is still refused (for the memory), the rewrites the
+    safety screen refused, and what of the repair reply could not be used."""
+
+    skill: Skill
+    applied: list[Edit] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    moot: list[Edit] = field(default_factory=list)  # the selected edits the skill already holds, as written or repaired
+    refused: list[tuple[Edit, str]] = field(default_factory=list)
+    screened: list[Refusal] = field(default_factory=list)
+    problems: list[UnusableReply] = field(default_factory=list)
+    asked: list[tuple[Edit, str]] = field(default_factory=list)  # the refusals the repair call was shown
+    rewrites: list[Edit] = field(default_factory=list)  # its usable rewrites, screened or not
+    repaired: list[tuple[Edit, Edit]] = field(default_factory=list)  # (refused edit, its rewrite that applied)
+
+    def record(self) -> dict[str, object]:
+        """The repair round for the step's `repair.json`: what was asked, what came back, what landed."""
+        return {
+            "asked": [{"edit": e, "reason": why} for e, why in self.asked],
+            "rewrites": self.rewrites,
+            "screened": self.screened,
+            "still_refused": [{"edit": e, "reason": why} for e, why in self.refused],
+        }
+
+
+async def land(
+    llm: LLM,
+    skill: Skill,
+    edits: list[Edit],
+    limits: EditLimits,
+    *,
+    redactor: Redactor,
+    on_repair: Callable[[int], None] = lambda _: None,
+    refuse: Callable[[Edit], str | None] = lambda _: None,
+) -> Landed:
+    """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
+    apply its rewrites within what is left of `limits`. `refuse` refuses an edit (or a rewrite)
+    before the bounded-edit rules see it, with its reason (`answer_lines`)."""
+    held = [(e, why) for e in edits if (why := refuse(e)) is not None]
+    first = apply_edits(skill, [e for e in edits if not any(e is h for h, _ in held)], limits)
+    first.skipped[:0] = held
+    lines = [skip_line(e, why) for e, why in first.skipped]
+    refusals = first.refusals()
+    if not refusals:
+        return Landed(skill=first.skill, applied=first.applied, skipped=lines, moot=first.moot)
+    quotes = {n: q for n, (e, _) in enumerate(refusals, 1) if (q := quoted(e)) is not None}
+    ask = [(n, refusal) for n, refusal in enumerate(refusals, 1) if n not in quotes]
+    rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
+    rewrites = [(n, literal_rule(e) or e) for n, e in rewrites]
+    rewrites += sorted(quotes.items())
+    safe: list[tuple[int, Edit]] = []
+    screened: list[Refusal] = []
+    for n, rewrite in rewrites:
+        if (why := refuse(rewrite)) is not None:  # an answer again: its edit stays refused
+            lines.append(f"repair: {skip_line(rewrite, why)}")
+            continue
+        ok, refused = screen_all([rewrite], redactor)
+        safe += [(n, e) for e in ok]
+        screened += refused
+    room = limits.model_copy(update={"max_edits": max(0, limits.max_edits - len(first.applied))})
+    second = apply_edits(first.skill, [e for _, e in safe], room)
+    repaired = [(n, e) for n, e in safe if 0 < n <= len(refusals) and any(e is a for a in second.applied)]
+    fixed = {n for n, _ in repaired}
+    moot = {n for n, e in safe if any(e is m for m in second.moot)}
+    still = [(e, why) for n, (e, why) in enumerate(refusals, 1) if n not in fixed]
+    return Landed(
+        skill=second.skill,
+        applied=[*first.applied, *second.applied],
+        skipped=lines + [f"repair: {skip_line(e, why)}" for e, why in second.skipped],
+        moot=[*first.moot, *(e for n, (e, _) in enumerate(refusals, 1) if n in moot)],
+        refused=still + second.refusals(),
+        screened=screened,
+        problems=problems,
+        asked=[refusal for _, refusal in ask],
+        rewrites=[e for _, e in rewrites],
+        repaired=[(refusals[n - 1][0], e) for n, e in repaired],
+    )
+
+
+async def _ask_for(
+    llm: LLM,
+    skill: Skill,
+    ask: list[tuple[int, tuple[Edit, str]]],
+    limits: EditLimits,
+    on_repair: Callable[[int], None],
+) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
+    """The repair call for the refusals in `ask` (numbered as in the step's refusals), when any."""
+    if not ask:
+        return [], []
+    on_repair(len(ask))
+    rewrites, problems = await _ask(llm, skill, [refusal for _, refusal in ask], limits)
+    return [(ask[i - 1][0] if 0 < i <= len(ask) else 0, e) for i, e in rewrites], problems
+
+
+async def _ask(
+    llm: LLM, skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits
+) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
+    """The repair call: (number of the refused edit, its rewrite) for each usable rewrite."""
+    messages = [Message(role="system", content=render("repair_system")), _user(skill, skipped, limits)]
+    try:
+        reply = await llm.ask_model("repair", messages, RepairReply, max_tokens=REPLY_TOKENS, cache_system=True)
+    except ParseError as exc:
+        return [], [UnusableReply(role="repair", where="repair", error=f"malformed reply, nothing repaired: {exc}")]
+    out: list[tuple[int, Edit]] = []
+    notes: list[str] = []
+    for i, item in enumerate(reply.rewrites, 1):
+        edit, why = _as_rewrite(item, skipped)
+        if edit is None:
+            notes.append(f"rewrite {i} dropped: {why}")
+        else:
+            out.append((item.edit if isinstance(item, Rewrite) else 0, edit))
+    return out, [UnusableReply(role="repair", where="repair", error=note) for note in notes]
+
+
+def _as_rewrite(item: Rewrite | Unfit, skipped: list[tuple[Edit, str]]) -> tuple[Edit | None, str]:
+    """A rewrite → an edit that keeps the refused edit's kind, rationale and support."""
+    if isinstance(item, Unfit):
+        return None, item.error
+    if not 1 <= item.edit <= len(skipped):
+        return None, f"it names edit {item.edit}, but the refused edits are numbered 1 to {len(skipped)}"
+    original = skipped[item.edit - 1][0]
+    target, content = (_NUMBER.sub("", text, count=1) for text in (item.target, item.content))  # copied numbers
+    finding = Finding(diagnosis=original.rationale, kind=original.kind, op=item.op, target=target, content=content)
+    edit, why = as_edit(finding)
+    kept = {"support": original.support, "evidence": original.evidence}
+    return (edit.model_copy(update=kept) if edit else None), why
+
+
+def _user(skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits) -> Message:
+    numbered = "\n".join(f"{n:>3}| {line}" for n, line in enumerate(skill.editable_lines(), 1))
+    refused = "\n\n".join(f"{describe_edit(e, n)}\n  refused because: {why}" for n, (e, why) in enumerate(skipped, 1))
+    content = render(
+        "repair_user",
+        skill=data_block("SKILL", numbered),
+        count=len(skipped),
+        edits=refused,
+        max_chars=limits.max_content_chars,
+        max_lines=limits.max_content_lines,
+    )
+    return Message(role="user", content=content)

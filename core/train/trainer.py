@@ -1,0 +1,400 @@
+"""The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
+screen → clip → update → gate), an epoch boundary (slow update, meta skill), and a final
+test-split report.
+
+State is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
+work of an interrupted step is redone from the response cache and the rollout log, so no
+finished model call is paid for twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+
+from pydantic import Field
+
+from skillsleep.core.document.skill import Skill
+from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.privacy.safety import Refusal, screen_all
+from skillsleep.core.shared.errors import BudgetExceeded, ConfigError
+from skillsleep.core.shared.events import (
+    CandidateChosen,
+    EpochEnd,
+    EventSink,
+    NoEdit,
+    Plan,
+    Reflecting,
+    Repairing,
+    SeedScoring,
+    StepAt,
+    StepProblem,
+    StepStarted,
+    Stopped,
+)
+from skillsleep.core.shared.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
+from skillsleep.core.train import candidates, literals, memory, repair
+from skillsleep.core.train.aggregate import AggregateResult, aggregate
+from skillsleep.core.train.config import TrainConfig
+from skillsleep.core.train.edits import EditLimits, EditResult
+from skillsleep.core.train.epoch import end_epoch
+from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.gate import mean
+from skillsleep.core.train.ranking import Selection, rank_and_clip
+from skillsleep.core.train.reflect import ReflectContext, Trajectory, reflect
+from skillsleep.core.train.repair import Landed
+from skillsleep.core.train.schedule import budget_at
+from skillsleep.core.train.step_notes import gate_note, refused_note
+
+
+class TrainState(Record):
+    """Everything needed to continue a run where it stopped."""
+
+    version: int = SCHEMA_VERSION
+    config_hash: str
+    epoch: int = 0
+    step: int = 0
+    seed_skill: str
+    current: str
+    best: str
+    seed_score: float
+    current_score: float
+    best_score: float
+    epoch_start: str
+    epoch_start_score: float
+    rejected: list[RejectedEdit] = Field(default_factory=list)
+    earlier_steps: list[str] = Field(default_factory=list)
+    meta_skill: str = ""
+    next_budget: int | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+    epochs: list[dict[str, object]] = Field(default_factory=list)
+    spent_tokens: int = 0
+    spent_usd: float = 0.0
+    stopped: str | None = None
+    done: bool = False
+
+    def problems(self, epoch: int | None = None) -> list[UnusableReply]:
+        """What the optimizer wrote that could not be used (unreadable replies, invalid findings,
+        merge groups, rankings), each with the role, where and the error: "epoch 1 step 2: reflect
+        minibatch 1/2: malformed reply, nothing used: …", "end of epoch 1: slow update: …". With
+        `epoch` (a night is one epoch), only that epoch's, as "step 2: …" / "end of the night: …"."""
+        out = [
+            failure.at(f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}")
+            for s in self.steps
+            if epoch is None or s.epoch == epoch
+            for failure in s.failures
+        ]
+        for record in self.epochs:
+            number = record.get("epoch")
+            if epoch is not None and number != epoch:
+                continue
+            slow = record.get("slow_update")
+            failures = [slow.get("failure") if isinstance(slow, dict) else None, record.get("meta_failure")]
+            end = "end of the night" if epoch is not None else f"end of epoch {_number(number)}"
+            out += [UnusableReply.model_validate(failure).at(end) for failure in failures if failure]
+        return out
+
+
+# how long and how often a model call is waited for, the caps and prices shape no answer: a run goes on with other values
+_NOT_SHAPING: dict[str, bool | set[str]] = {
+    **{section: True for section in ("budget", "prices")},
+    **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")},
+}
+
+
+def config_hash(cfg: TrainConfig) -> str:
+    """Hash of the settings that shape the run (a resume with other settings is refused). One
+    candidate a step hashes as before `[train] candidates` existed, so earlier runs still resume."""
+    exclude = _NOT_SHAPING if cfg.train.candidates > 1 else {**_NOT_SHAPING, "train": {"candidates"}}
+    return hashlib.sha256(cfg.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
+
+
+class Trainer:
+    """Trains one skill on one task set; `run()` returns the final state."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        *,
+        splits: dict[str, list[Task]],
+        seed_skill: Skill,
+        evaluator: Evaluator,
+        optimizer: LLM,
+        run_dir: RunDir,
+        on_event: EventSink = lambda _: None,
+        first_epoch: int = 0,
+        redactor: Redactor | None = None,
+    ) -> None:
+        """`first_epoch` > 0 trains only epochs first_epoch..train.epochs-1 (a night is one epoch of
+        a skill's training: numbering and the learning-rate schedule run on across nights).
+        `redactor` (default: the built-in rules) redacts and screens every edit the optimizer writes."""
+        self.cfg = cfg
+        self.redactor = redactor or Redactor()
+        self.first_epoch = first_epoch
+        if not 0 <= first_epoch < cfg.train.epochs:
+            raise ConfigError(f"first_epoch {first_epoch} is outside 0..{cfg.train.epochs - 1}")
+        self.train_tasks = splits.get("train", [])
+        self.val = splits.get("val", [])
+        self.test = splits.get("test", [])
+        if not self.train_tasks or not self.val:
+            raise ConfigError(
+                f"training needs train and val tasks (have {len(self.train_tasks)} train, {len(self.val)} val); "
+                "add tasks or set their split."
+            )
+        self.seed_skill = seed_skill
+        self.ev = evaluator
+        self.optimizer = optimizer
+        self.run_dir = run_dir
+        self.on_event = on_event
+        self.gate = cfg.gate
+        self.schedule = cfg.lr
+        self.limits = EditLimits(
+            max_edits=cfg.lr.max_edits,
+            max_content_chars=cfg.edits.max_content_chars,
+            max_content_lines=cfg.edits.max_content_lines,
+            max_skill_chars=cfg.edits.max_skill_chars or None,
+        )
+        self.steps_per_epoch = cfg.train.steps(len(self.train_tasks))
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    async def run(self, state: TrainState | None = None) -> TrainState:
+        """Train from the seed or continue `state`; stops cleanly when the budget is reached."""
+        st = state or await self.start()
+        st.stopped = None
+        try:
+            while st.epoch < self.cfg.train.epochs:
+                while st.step < self.steps_per_epoch:
+                    await self._step(st)
+                    st.step += 1
+                    self._save(st)
+                self.on_event(EpochEnd(epoch=st.epoch))
+                await end_epoch(self, st)
+                st.epoch += 1
+                st.step = 0
+                self._save(st)
+            st.done = True
+        except BudgetExceeded as exc:
+            st.stopped = f"budget: {exc}"
+            self.on_event(Stopped(reason=str(exc)))
+        self._save(st)
+        return st
+
+    def plan(self) -> dict[str, int]:
+        """Projected model calls of the whole run (an upper bound; the caches make it smaller)."""
+        k, cfg = self.cfg.train.rollouts_k, self.cfg
+        batch = min(cfg.train.batch_size, len(self.train_tasks)) * k
+        per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 3 + len(self.val) * k * cfg.train.candidates
+        per_epoch = per_step * self.steps_per_epoch
+        if cfg.slow_update.enabled:
+            per_epoch += 2 * min(cfg.slow_update.sample_size, len(self.train_tasks)) + 1 + len(self.val) * k
+        per_epoch += 1 if cfg.meta.enabled else 0
+        epochs = cfg.train.epochs - self.first_epoch
+        total = len(self.val) * k + per_epoch * epochs + 3 * len(self.test) * k
+        return {"steps": self.steps_per_epoch * epochs, "calls_per_step": per_step, "max_calls": total}
+
+    async def start(self) -> TrainState:
+        """Score the seed skill on the selection split and return the initial state."""
+        plan = self.plan()
+        epochs, per_step, most = self.cfg.train.epochs - self.first_epoch, plan["calls_per_step"], plan["max_calls"]
+        self.on_event(
+            Plan(epochs=epochs, steps_per_epoch=self.steps_per_epoch, calls_per_step=per_step, max_calls=most)
+        )
+        self.on_event(SeedScoring(tasks=len(self.val)))
+        seed_scores = await self.ev.task_scores(self.seed_skill, self.val)
+        score = mean(seed_scores)
+        text = self.seed_skill.text
+        st = TrainState(
+            config_hash=config_hash(self.cfg),
+            seed_skill=text,
+            current=text,
+            best=text,
+            seed_score=score,
+            current_score=score,
+            best_score=score,
+            epoch_start=text,
+            epoch_start_score=score,
+            epoch=self.first_epoch,
+        )
+        self._save(st)
+        return st
+
+    def _batch(self, epoch: int, step: int) -> list[Task]:
+        order = list(self.train_tasks)
+        random.Random(f"{self.cfg.run.seed}:{epoch}").shuffle(order)
+        size = min(self.cfg.train.batch_size, len(order))
+        start = (step * size) % len(order)
+        return (order + order)[start : start + size]
+
+    def _at(self, st: TrainState) -> StepAt:
+        return StepAt(epoch=st.epoch, epochs=self.cfg.train.epochs, step=st.step, steps=self.steps_per_epoch)
+
+    async def _step(self, st: TrainState) -> None:
+        cfg, at = self.cfg, self._at(st)
+        global_step = st.epoch * self.steps_per_epoch + st.step
+        lr = budget_at(self.schedule, global_step, cfg.train.epochs * self.steps_per_epoch, st.next_budget)
+        current = Skill(st.current)
+        batch = self._batch(st.epoch, st.step)
+        self.on_event(StepStarted(at=at, tasks=len(batch), rollouts_k=cfg.train.rollouts_k))
+        rollouts = await self.ev.rollouts(current, batch)
+        by_id = {t.id: t for t in batch}
+        trajectories = [Trajectory(task=by_id[r.task_id], rollout=r) for r in rollouts]
+        train_score = sum(self.ev.value(r) for r in rollouts) / len(rollouts)
+        self.on_event(Reflecting(at=at, train_score=train_score, learning_rate=lr))
+        reflected = await reflect(
+            self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
+        )
+        merged, safe, refused = await self._merge_screened(reflected.edits, at)
+        literal = literals.literal_rules(safe, literals.required_lines(batch))
+        safe, dropped = memory.usable(literal, st.rejected, cfg.train.min_support, current)
+        selection = await self._rank(current, safe, lr)
+        st.next_budget = selection.next_budget
+        result = await self._land(st, current, selection.selected, at, batch)
+        refused += result.screened
+        first = EditResult(skill=result.skill, applied=result.applied, skipped=result.refused)
+        built = candidates.build(current, first, selection, self.limits, n=cfg.train.candidates)
+        failures = [*reflected.problems, *merged.problems, *selection.problems, *result.problems]
+        for failure in failures:
+            self.on_event(StepProblem(at=at, problem=failure.line()))
+        record = StepRecord(
+            epoch=st.epoch,
+            step=st.step,
+            learning_rate=lr,
+            batch=[t.id for t in batch],
+            train_score=train_score,
+            proposed=len(reflected.edits),
+            merged=len(merged.edits),
+            selected=selection.selected,
+            applied=result.applied,
+            skipped=list(dict.fromkeys([*dropped, *result.skipped, *candidates.skip_lines(built[1:])])),
+            moot=result.moot,
+            candidates=len(built),
+            failures=failures,
+            refused=refused,
+        )
+        if refused:
+            st.earlier_steps.append(refused_note(st.step, refused))
+        step_dir = self.run_dir.step_dir(st.epoch, st.step).relative_to(self.run_dir.path)
+        self.run_dir.write_json(step_dir / "proposed.json", list(map(self.redactor.edit, reflected.edits)))
+        self.run_dir.write_json(step_dir / "merged.json", list(map(self.redactor.edit, merged.edits)))
+        self.run_dir.write_json(step_dir / "ranked.json", {"ranked": selection.ranked, "selected": selection.selected})
+        if not candidates.to_gate(current, built):
+            st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")
+            self.on_event(NoEdit(at=at))
+        else:
+            await self._gate_candidates(st, record, current, built, result)
+        self.run_dir.write_json(step_dir / "step.json", record)
+        memory.remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
+        st.steps.append(record)
+
+    async def _rank(self, current: Skill, edits: list[Edit], lr: int) -> Selection:
+        """`edits` ranked and clipped to the learning rate `lr` (bounded by `[lr]` when autonomous)."""
+        autonomous, bounds = self.cfg.lr.schedule == "autonomous", (self.cfg.lr.min_edits, self.cfg.lr.max_edits)
+        return await rank_and_clip(self.optimizer, current, edits, budget=lr, autonomous=autonomous, bounds=bounds)
+
+    async def _land(self, st: TrainState, skill: Skill, edits: list[Edit], at: StepAt, tasks: list[Task]) -> Landed:
+        """The selected edits applied (a line some `tasks` have as their answer refused first: `answer_lines`)
+        and the refused ones repaired once (`repair.json` records the round)."""
+        on_repair, refuse = lambda n: self.on_event(Repairing(at=at, refused=n)), literals.answer_lines(tasks)
+        result = await repair.land(
+            self.optimizer, skill, edits, self.limits, redactor=self.redactor, on_repair=on_repair, refuse=refuse
+        )
+        if result.asked or result.rewrites:
+            self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
+        return result
+
+    def _reflect_context(self, st: TrainState) -> ReflectContext:
+        """What the optimizer reads besides the trajectories: earlier steps, rejected edits, meta skill."""
+        return ReflectContext(
+            earlier_steps=st.earlier_steps,
+            rejected=st.rejected,
+            meta_skill=st.meta_skill,
+            preferences=self.cfg.reflect.preferences,
+            max_skill_chars=self.cfg.edits.max_skill_chars or None,
+        )
+
+    async def _merge_screened(self, edits: list[Edit], at: StepAt) -> tuple[AggregateResult, list[Edit], list[Refusal]]:
+        """The proposed edits merged, the safe ones among them, and those the safety screen refused."""
+        # screened before the merge too: an unsafe proposal (often an instruction lifted from a
+        # transcript) never reaches the merge prompt, nor gets reworded there past the screen
+        proposed, refused = screen_all(edits, self.redactor)
+        merged = await aggregate(self.optimizer, proposed, group_size=self.cfg.train.merge_group_size)
+        safe, refused_merged = screen_all(merged.edits, self.redactor)
+        refused += refused_merged
+        for r in refused:
+            self.on_event(StepProblem(at=at, problem=r.reason()))
+        return merged, safe, refused
+
+    async def _gate_candidates(
+        self, st: TrainState, record: StepRecord, current: Skill, built: list[candidates.Candidate], landed: Landed
+    ) -> None:
+        """Gate every new candidate skill of the step, keep the best accepted one, remember the rest
+        (with the proposals that `landed` repaired into them)."""
+        at, several, gated = self._at(st), len(built) > 1, candidates.to_gate(current, built)
+        for c in gated:
+            self.run_dir.write_text(
+                f"candidates/e{st.epoch}s{st.step}{f'c{c.number}' if several else ''}.md", c.skill.text
+            )
+        decisions = await candidates.gate_all(
+            self.ev, self.gate, current, gated, self.val, at=at, on_event=self.on_event, built=len(built)
+        )
+        record.chosen = candidates.choose(decisions)
+        record.candidate_gates = decisions if several else {}
+        if several:
+            self.on_event(CandidateChosen(at=at, built=len(built), gated=len(gated), chosen=record.chosen))
+        kept = built[record.chosen - 1] if record.chosen else None
+        record.gate = decisions[kept.number] if kept else candidates.best_rejected(decisions)
+        if kept:
+            record.applied = kept.result.applied
+            self.accept(st, kept.skill, record.gate.candidate)
+        remembered = list(record.applied) if kept else []
+        alone = [c.result.applied[0] for c in gated if len(c.result.applied) == 1 and not decisions[c.number].accepted]
+        for c in gated:
+            decision = decisions[c.number]
+            edits = c.result.applied
+            if not decision.accepted:
+                new = [e for e in edits if e not in remembered]
+                remembered += new
+                memory.remember_gated(
+                    st.rejected,
+                    new,
+                    decision,
+                    on=current,
+                    alone=alone,
+                    repaired=landed.repaired,
+                    epoch=st.epoch,
+                    step=st.step,
+                )
+            verdict = ("accepted" if c is kept else "passed, not kept") if decision.accepted else "rejected"
+            which = f"candidate {c.number}/{len(built)} " if several else ""
+            st.earlier_steps.append(gate_note(st.step, edits, decision.baseline, decision.candidate, which + verdict))
+
+    def accept(self, st: TrainState, skill: Skill, score: float, *, tie_ok: bool = False) -> None:
+        """Make `skill` current; it becomes best (and best_skill.md) on a strict improvement, or on
+        a tie with `tie_ok` (slow-update guidance the gate found not to lower the score)."""
+        st.current, st.current_score = skill.text, score
+        if score > st.best_score + 1e-9 or (tie_ok and score >= st.best_score - 1e-9):
+            st.best, st.best_score = skill.text, score
+            self.run_dir.write_text("best_skill.md", skill.text)
+
+    def _save(self, st: TrainState) -> None:
+        st.spent_tokens = self.optimizer.ledger.spent_tokens
+        st.spent_usd = self.optimizer.ledger.spent_usd
+        self.run_dir.write_json("state.json", st)
+
+    async def score_test(self, st: TrainState) -> dict[str, float] | None:
+        """Test-split scores of the seed, the best and the final skill (None without test tasks)."""
+        if not self.test:
+            return None
+        out: dict[str, float] = {}
+        for name, text in (("seed", st.seed_skill), ("best", st.best), ("final", st.current)):
+            out[name] = mean(await self.ev.task_scores(Skill(text), self.test))
+        return out
+
+
+def _number(epoch: object) -> str:
+    """An epoch index from a record, counted from 1 for people."""
+    return str(epoch + 1) if isinstance(epoch, int) else "?"
