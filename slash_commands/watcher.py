@@ -228,7 +228,7 @@ class Watcher:
             self._observer = None
 
 
-# what finding the files counts in every harvest (core.discovery), not what new bytes held
+# what finding the files counts in every harvest (core.harvest.discovery), not what new bytes held
 _FOUND_SKIPS = ("folder_named_like_a_transcript", "symlink_loop", "not_a_regular_file", "dangling_symlink")
 
 

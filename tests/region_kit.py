@@ -1,4 +1,4 @@
-"""Nights over a user's own skill file, for the tests of its protected regions: `core.cycle.run_night`
+"""Nights over a user's own skill file, for the tests of its protected regions: `core.night.cycle.run_night`
 on the scripted backend (chosen by name) and the chat harness, then the proposal adopted (and
 sometimes rolled back) as `skillsleep adopt` / `rollback` would.
 

@@ -1,4 +1,4 @@
-"""Lines the user's corrections demand (core/mine/grounding.demanded_lines, core/judge_writing): a line a
+"""Lines the user's corrections demand (core/mine/grounding.demanded_lines, core/mine/judge_writing.py): a line a
 user shows (after "…:", in a code fence, in backticks) in the corrections of most corrected instances
 becomes a `contains` check of the task's judge, whatever the optimizer wrote; the demo's sign-off."""
 

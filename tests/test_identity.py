@@ -1,4 +1,4 @@
-"""`core.identity`: a task keeps the id an earlier night gave it, whatever its wording or order;
+"""`core.mine.identity`: a task keeps the id an earlier night gave it, whatever its wording or order;
 the skill's memory keeps identities and protects the splits of held-out requests."""
 
 from __future__ import annotations

@@ -511,7 +511,7 @@ async def test_judge_checks_are_validated_and_invalid_or_unsafe_ones_dropped() -
     assert "whole number" in reasons and "safety screen" in reasons
     assert "rubric sentence 2: 'bounded', 'number' are not in the user's words" in reasons
     assert "the feedback of check 1: 'hand', 'written', 'loop' are not in the user's words" in reasons
-    # The kept checks run in core.judges as they are.
+    # The kept checks run in core.train.judges as they are.
     results = run_checks(got, Run(response='{"ok": "Tenacity is used"}', tool_calls=[ToolCall(name="Edit")]))
     assert [r.passed for r in results] == [True, True, True]
 

@@ -1,4 +1,4 @@
-"""The night in the engine, without the CLI: `core.cycle.run_night` and its stages, driven by the
+"""The night in the engine, without the CLI: `core.night.cycle.run_night` and its stages, driven by the
 scripted backend (by name) and the chat harness, with sessions put straight into the store.
 
 Each test states one behaviour of a night: the session filter, candidate composition, staging,

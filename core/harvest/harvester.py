@@ -12,7 +12,7 @@ waiting. Sessions are redacted before they are stored; a continuation chunk is m
 stored session. Files are stored in batches (`BATCH_FILES` files or `BATCH_BYTES` read), each
 one transaction: a file's sessions and its cursor are committed together, so a harvest killed
 mid-way loses only its open batch, which the next harvest reads again (no loss, no duplicate).
-With a lot to read, worker processes parse and redact the files (`core.harvest_read`) while this
+With a lot to read, worker processes parse and redact the files (`core.harvest.read`) while this
 process stores what they read, in the same order and batches. Every session read is stored: `since` only decides which ones the report counts
 as new (the others are counted apart, in `before_since`), so a later night can still mine them.
 """
@@ -105,7 +105,7 @@ class HarvestReport(Record):
     waiting_bytes: int = 0
 
     def add_found(self, found: Found) -> None:
-        """Count what finding the transcript files could not read or use (`core.discovery`)."""
+        """Count what finding the transcript files could not read or use (`core.harvest.discovery`)."""
         self.unreadable += found.unreadable
         self.skipped.update(found.skipped)
 

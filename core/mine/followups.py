@@ -1,7 +1,7 @@
 """Follow-ups (mining): is the user's next message about the open request, or a new one?
 
 A follow-up is a user text after a request in the same session (acknowledgements such as "ok",
-"thanks" are read before this, by `core.intents`). It is evidence about the open request only
+"thanks" are read before this, by `core.mine.intents`). It is evidence about the open request only
 when it refers to it; otherwise it starts a new request, even when it says "still" or "not"
 ("scrolling back in xterm.js still does not work" after "start phoenix in background" is a new
 request: nothing of it was asked or touched since). `classify` decides, in this order:

@@ -10,12 +10,12 @@ prompts and slash commands ("/cmd args", with or without args) are read in order
   $skillsleep:sleep (Codex). The user is talking to skillsleep, not asking the agent for work, so
   the agent's reply to them (the verb's output, its shell call) belongs to no instance either;
 - a text that is only a bracketed marker ("[Image #1]") or empty;
-- a request that the safety screen of `core.safety` flags (sending data out, fetch-and-run,
+- a request that the safety screen of `core.privacy.safety` flags (sending data out, fetch-and-run,
   disabling safety, revealing secrets): a replay would do it for real, so it is never a task.
   Its follow-ups (a correction, a revert, a retry: as below) are screened with it and counted as
   "unsafe_follow_up": "no, put the answer on its own last line" belongs to the screened request,
   and would otherwise recur as a task of its own;
-- follow-ups that are about the open instance (`core.followups`, where the rule is defined):
+- follow-ups that are about the open instance (`core.mine.followups`, where the rule is defined):
   a correction ("no, use X", "that's wrong", "you forgot …", or "still" / "not" / "instead" …
   about the same subject), a revert ("revert that", /undo, /rewind) or a retry of the same
   request; they become `Evidence` of that instance, never new intents. A follow-up on another

@@ -3,10 +3,10 @@ the user asked and corrected.
 
 One optimizer call per task (role "mine") reads the wordings, the corrections and the outcome
 counts (as data) and returns rule checks and/or a rubric. Each check is validated: a type
-`core.judges` supports (`records.CheckType`), a value of the right kind by the scorer's own rules
+`core.train.judges` supports (`records.CheckType`), a value of the right kind by the scorer's own rules
 (`checks.check_problem`: text, a compiling regex, a whole number ≥ 0, none for json_valid; a
 quoted number is taken as one); a check or a rubric that the safety screen flags is dropped.
-Then the judge is grounded in the task's instances (`core.grounding`): a check whose literal the
+Then the judge is grounded in the task's instances (`core.mine.grounding`): a check whose literal the
 user never wrote, or that only one instance could pass, is dropped or generalised; a rubric
 sentence or a feedback with a word the user never wrote is dropped (so a prompt's example never
 survives), and at most MAX_CHECKS checks stay. What was dropped is listed per task and counted.
@@ -123,7 +123,7 @@ def _unsafe(text: str) -> str | None:
 
 
 def validate_check(raw: object) -> tuple[Check | None, str]:
-    """A model's check → a Check that `core.judges` can run, or None and why it was dropped."""
+    """A model's check → a Check that `core.train.judges` can run, or None and why it was dropped."""
     if not isinstance(raw, dict):
         return None, f"not an object: {raw!r}"
     kind, value = raw.get("type"), raw.get("value")
@@ -196,7 +196,7 @@ async def write_judge(
     instances: Sequence[Instance],
 ) -> WrittenJudge:
     """The judge the optimizer writes for one task, kept as far as `instances` ground it
-    (`core.grounding`); the outcome-signals rubric when nothing of it is usable and grounded."""
+    (`core.mine.grounding`); the outcome-signals rubric when nothing of it is usable and grounded."""
     messages = judge_messages(wordings, evidence, outcomes)
     where = f"judge for {task_id}"
     fallback = outcome_judge(outcomes, instances)
