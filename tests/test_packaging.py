@@ -32,9 +32,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[zipfile.ZipFile]
 def test_wheel_ships_every_prompt_and_module(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     for prompt in (ROOT / "core" / "models" / "prompts").glob("*.md"):
-        assert f"skillsleep/core/prompts/{prompt.name}" in names
+        assert f"skillsleep/core/models/prompts/{prompt.name}" in names
     styles = list((ROOT / "core" / "report" / "styles").glob("*.css"))  # report.html's style sheet
-    assert styles and all(f"skillsleep/core/styles/{style.name}" in names for style in styles)
+    assert styles and all(f"skillsleep/core/report/styles/{style.name}" in names for style in styles)
     for layer in ("core", "harnesses", "slash_commands"):
         for module in (ROOT / layer).rglob("*.py"):
             assert f"skillsleep/{module.relative_to(ROOT).as_posix()}" in names
