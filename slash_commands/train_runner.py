@@ -16,8 +16,9 @@ from skillsleep.core.shared.errors import BudgetExceeded, ConfigError, FinalScor
 from skillsleep.core.shared.events import EventSink, FinalScoring, Notice
 from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.state import TrainState, config_hash
 from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
-from skillsleep.core.train.trainer import Trainer, TrainState, config_hash
+from skillsleep.core.train.trainer import Trainer
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.slash_commands.runtime import Models, check_run, open_executor, read_skill
 from skillsleep.slash_commands.wiring import chat_log_dir, effective_settings, state_db, user_config

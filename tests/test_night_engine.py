@@ -33,7 +33,7 @@ from skillsleep.core.report.result import NightResult
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Run, Task
 from skillsleep.core.train.config import ModelSection, TrainConfig
-from skillsleep.core.train.trainer import TrainState
+from skillsleep.core.train.state import TrainState
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import MANAGED_NAME, SkillTarget

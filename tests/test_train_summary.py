@@ -13,7 +13,7 @@ import pytest
 from test_cli import OPTIMIZER, invoke, project
 
 from skillsleep.core.train.config import load_config
-from skillsleep.core.train.trainer import TrainState, config_hash
+from skillsleep.core.train.state import TrainState, config_hash
 
 __all__ = ["project"]  # the fixture, shared with test_cli
 

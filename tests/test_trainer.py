@@ -21,7 +21,8 @@ from skillsleep.core.shared.records import Check, CompletionRequest, Judge, Task
 from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import GateConfig
-from skillsleep.core.train.trainer import Trainer, TrainState
+from skillsleep.core.train.state import TrainState
+from skillsleep.core.train.trainer import Trainer
 from skillsleep.harnesses.chat import ChatHarness
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."
@@ -208,9 +209,9 @@ async def test_budget_stops_cleanly_and_never_writes_an_unaccepted_best(tmp_path
             if s.gate and s.gate.accepted
         }
         | {
-            (tmp_path / f"runs/t/candidates/e{e['epoch']}-slow-update.md").read_text()
+            (tmp_path / f"runs/t/candidates/e{e.epoch}-slow-update.md").read_text()
             for e in st.epochs
-            if (e.get("slow_update_gate") or {}).get("accepted")  # type: ignore[union-attr]
+            if e.slow_update_gate and e.slow_update_gate.accepted
         }
     )
     assert not best.exists() or best.read_text() in accepted

@@ -50,7 +50,7 @@ from skillsleep.core.shared.events import (
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.harness import Harness
-from skillsleep.core.train.trainer import TrainState, config_hash
+from skillsleep.core.train.state import TrainState, config_hash
 
 
 @dataclass
