@@ -1,6 +1,6 @@
 """The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
-screen → clip → update → gate), an epoch boundary (slow update, meta skill; core/train/epoch.py),
-and a final test-split report.
+screen → clip → update → gate) and an epoch boundary (slow update, meta skill; core/train/epoch.py).
+A whole run around it (resume, the test split, summary.json) is `train()` in core/train/run.py.
 
 State (`TrainState`, core/train/state.py) is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
 work of an interrupted step is redone from the response cache and the rollout log, so no
@@ -326,12 +326,3 @@ class Trainer:
         st.spent_tokens = self.optimizer.ledger.spent_tokens
         st.spent_usd = self.optimizer.ledger.spent_usd
         self.run_dir.write_json("state.json", st)
-
-    async def score_test(self, st: TrainState) -> dict[str, float] | None:
-        """Test-split scores of the seed, the best and the final skill (None without test tasks)."""
-        if not self.test:
-            return None
-        out: dict[str, float] = {}
-        for name, text in (("seed", st.seed_skill), ("best", st.best), ("final", st.current)):
-            out[name] = mean(await self.ev.task_scores(Skill(text), self.test))
-        return out
