@@ -70,7 +70,7 @@ from skillsleep.core.shared.records import Edit, Rollout
 from skillsleep.core.train.aggregate import dedup
 from skillsleep.core.train.config import RunSection, SlowUpdateSection, TrainConfig, TrainSection
 from skillsleep.core.train.schedule import LRSchedule
-from skillsleep.core.train.trainer import TrainState
+from skillsleep.core.train.state import TrainState
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."
 # (task, a word only its dream request holds) — lexically far apart: 8 clusters
@@ -321,18 +321,18 @@ def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> d
             if step.gate.accepted:
                 current = step.gate.candidate_hash
     for epoch in state.epochs:
-        if "slow_update" in epoch:
+        if epoch.slow_update is not None:
             out["slow_update"] += 1
             sample = [t.id for t in split["train"]]  # as core/train/epoch.py draws it
-            random.Random(f"{RunSection().seed}:slow:{epoch['epoch']}").shuffle(sample)
+            random.Random(f"{RunSection().seed}:slow:{epoch.epoch}").shuffle(sample)
             sample = sample[: SlowUpdateSection().sample_size]
             score(seed, sample, 1)  # the epoch's start: the seed, one night is one epoch
             score(current, sample, 1)
-            gate = epoch.get("slow_update_gate")
-            if isinstance(gate, dict):
-                score(gate["baseline_hash"], val)
-                score(gate["candidate_hash"], val)
-        out["meta"] += 1 if "meta_failure" in epoch else 0
+            gate = epoch.slow_update_gate
+            if gate is not None:
+                score(gate.baseline_hash, val)
+                score(gate.candidate_hash, val)
+        out["meta"] += 1 if epoch.meta_ran else 0
     best = Skill(state.best).hash
     if best != seed:
         score(best, val)

@@ -206,7 +206,7 @@ async def one_run(
     start = time.perf_counter()
     summary = await run_training(config, [], fresh=True, on_event=_say if verbose else quiet)
     train_s = time.perf_counter() - start
-    run_dir = Path(summary["run_dir"])
+    run_dir = Path(summary.run_dir)
     (run_dir / "final_skill.md").write_text(json.loads((run_dir / "state.json").read_text())["current"])
     test = {
         "seed": await tests.score(family.seed_skill),
@@ -214,22 +214,22 @@ async def one_run(
         "final": await tests.score(run_dir / "final_skill.md"),
     }
     roles = {
-        role: {"calls": int(r["calls"]), "tokens": int(r["input_tokens"] + r["output_tokens"])}
-        for role, r in summary["calls_by_role"].items()
+        role: {"calls": r.calls, "tokens": r.input_tokens + r.output_tokens}
+        for role, r in summary.calls_by_role.items()
     }
     return {
         "family": family.name,
         "optimizer": optimizer,
         "seed": seed,
         "candidates": candidates,
-        "selection": {k: summary[f"{k}_score"] for k in ("seed", "best", "final")},
+        "selection": {"seed": summary.seed_score, "best": summary.best_score, "final": summary.final_score},
         "test": test,
         **step_counts(run_dir),
-        "calls": summary["calls_made"],
-        "tokens": summary["tokens"],
+        "calls": summary.calls_made,
+        "tokens": summary.tokens,
         "by_role": roles,
-        "problems": len(summary["problems"]),
-        "stopped": summary["stopped"],
+        "problems": len(summary.problems),
+        "stopped": summary.stopped,
         "train_s": round(train_s, 1),
         "wall_s": round(time.perf_counter() - start, 1),
         "run_dir": str(run_dir),

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from skillsleep.core.models.backends.base import check_base_url
 from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.store import Store
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.events import EvalStarted, EventSink, Notice
@@ -20,8 +21,8 @@ from skillsleep.core.train.judges import metric as metric_of
 from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.slash_commands.runtime import Models, agent_harness, check_run, open_executor, read_skill
-from skillsleep.slash_commands.wiring import chat_log_dir, state_db, user_config
+from skillsleep.slash_commands.runtime import agent_harness, check_run, open_executor, read_skill
+from skillsleep.slash_commands.wiring import chat_log_dir, model_settings, state_db, user_config
 
 
 class EvalOptions(BaseModel):
@@ -97,7 +98,7 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
     runner = open_executor(opts.executor, on_event=on_event)
-    models = Models(cfg, ledger, store, run_id="", on_event=on_event)
+    models = Models(cfg.roles, ledger, store, settings_for=model_settings, on_event=on_event)
     gate = cfg.gate
     try:
         harness, label, timeout_s = _eval_harness(opts, models, cfg, on_event)

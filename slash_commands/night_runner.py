@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import Field
 
+from skillsleep.core.models.ledger import RoleUsage
+from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import run_night
@@ -29,7 +31,7 @@ from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.files import REPORT_FILES
 from skillsleep.core.report.markdown import render_markdown
 from skillsleep.core.report.proposals import Proposals
-from skillsleep.core.report.result import NightResult, NightUsage, Outcome, RoleUsage, SplitResult, StopReason
+from skillsleep.core.report.result import NightResult, NightUsage, Outcome, SplitResult, StopReason
 from skillsleep.core.shared.events import EventSink, HarvestDone, HarvestStarted, Notice
 from skillsleep.core.shared.records import Record, Split
 from skillsleep.harnesses.chat import ChatHarness
@@ -37,7 +39,6 @@ from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvester import chat_folders, run_harvest
 from skillsleep.slash_commands.runtime import (
     RUN,
-    Models,
     agent_harness,
     check_night,
     check_night_backends,
@@ -49,6 +50,7 @@ from skillsleep.slash_commands.wiring import (
     chat_log_dir,
     data_dir,
     effective_settings,
+    model_settings,
     state_db,
     user_config,
 )
@@ -129,7 +131,13 @@ async def _night(
         proposals=Proposals(data),
         store=store,
         open_models=lambda cfg, ledger, run_id: Models(
-            cfg, ledger, store, run_id=run_id, on_event=on_event, retry_advice=_retry_advice
+            cfg.roles,
+            ledger,
+            store,
+            run_id,
+            settings_for=model_settings,
+            on_event=on_event,
+            retry_advice=_retry_advice,
         ),
         open_harness=lambda models: _harness(s, models, on_event, dry_run=dry_run),
         clock=lambda: datetime.now(UTC),

@@ -1,6 +1,7 @@
-"""What a run is built from: its models (target, optimizer, judge, on one ledger and store)
-and an agent's replay harness with its `[harness.<name>]` settings; for a night also its checked
-`[sleep]` settings, and the skill file of `train` and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here.
+"""What a run is built from, besides its models (core/models/model_set.py `Models`, given
+`wiring.model_settings`): an agent's replay harness with its `[harness.<name>]` settings, where
+the rollouts run, for a night also its checked `[sleep]` settings, and the skill file of `train`
+and `eval`. `train`, `eval`, a night (`run`, `run --detach`) and `schedule` build theirs here.
 
 The pre-flight checks are here too, run before any work (no harvest, no run folder, nothing
 written): every role's backend can be built (its API key is set: `check_backends`) and a money cap
@@ -8,26 +9,24 @@ has a price for every model it pays for (`check_run`, `check_night`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.document.textfile import read_text_file
-from skillsleep.core.models.backends.base import Backend
 from skillsleep.core.models.backends.registry import parse_spec
-from skillsleep.core.models.ledger import Ledger, check_money_cap
-from skillsleep.core.models.llm import LLM
-from skillsleep.core.models.store import Store
+from skillsleep.core.models.ledger import check_money_cap
+from skillsleep.core.models.model_set import ModelSection, open_backend
 from skillsleep.core.night.settings import check_prices, model_sections, model_specs
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.shared.errors import BackendUnavailable, ConfigError
-from skillsleep.core.shared.events import Event, EventSink, Retry
-from skillsleep.core.train.config import ModelSection, TrainConfig
+from skillsleep.core.shared.events import EventSink
+from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.executor import Executor, LocalExecutor
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
-from skillsleep.slash_commands.wiring import config_file, harness_settings, make_backend, sleep_settings, user_config
+from skillsleep.slash_commands.wiring import config_file, harness_settings, model_settings, sleep_settings, user_config
 
 RUN = "skillsleep run"  # what a night's process records in the state lock
 
@@ -39,62 +38,6 @@ def read_skill(path: Path) -> Skill:
         f"the skill file itself, e.g. {inside}" if inside.is_file() else f"a markdown skill file such as {SKILL_FILE}"
     )
     return Skill.parse(read_text_file(path, "skill file", instead=instead))
-
-
-def config_retry_advice(role: str) -> str:
-    """How to allow a role more attempts or a longer wait, where the settings are a run config's."""
-    return f"raise [{role}] retry.attempts / retry.timeout_s in the run config (--config)"
-
-
-class Models:
-    """The LLMs of one run (target, optimizer, judge), sharing one ledger and store. Each retry goes
-    to `on_event` as a Retry naming its role; `retry_advice(role)` names the settings that allow more."""
-
-    def __init__(
-        self,
-        cfg: TrainConfig,
-        ledger: Ledger,
-        store: Store | None,
-        run_id: str,
-        *,
-        on_event: EventSink | None = None,
-        retry_advice: Callable[[str], str] = config_retry_advice,
-    ) -> None:
-        self.backends: list[Backend] = []
-        self.on_event = on_event
-        self.retry_advice = retry_advice
-        self.target = self._llm("target", cfg.target, ledger, store, run_id, cfg.run.seed)
-        self.optimizer = self._llm("optimizer", cfg.optimizer, ledger, store, run_id, cfg.run.seed)
-        self.judge = self._llm("judge", cfg.judge_model, ledger, store, run_id, cfg.run.seed)
-
-    def _llm(
-        self, role: str, section: ModelSection, ledger: Ledger, store: Store | None, run_id: str, seed: int
-    ) -> LLM:
-        heard = _with_role(self.on_event, role) if self.on_event is not None else None
-        backend = make_backend(section, retry_advice=self.retry_advice(role), on_event=heard)
-        self.backends.append(backend)
-        return LLM(
-            backend,
-            ledger=ledger,
-            store=store,
-            run_id=run_id,
-            temperature=section.temperature,
-            max_tokens=section.max_tokens,
-            seed=seed,
-        )
-
-    async def aclose(self) -> None:
-        for b in self.backends:
-            await b.aclose()
-
-
-def _with_role(sink: EventSink, role: str) -> EventSink:
-    """`sink`, with each Retry naming the role ("optimizer openai:m attempt 1 of 2 failed …")."""
-
-    def heard(event: Event, /) -> None:
-        sink(event.model_copy(update={"role": role}) if isinstance(event, Retry) else event)
-
-    return heard
 
 
 def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> tuple[Any, str, float]:
@@ -165,6 +108,6 @@ def check_backends(sections: Iterable[ModelSection]) -> None:
     its client on first use): a missing API key or server URL is a ConfigError naming it (exit 2)."""
     for section in sections:
         try:
-            make_backend(section)
+            open_backend(section, model_settings(section))
         except BackendUnavailable as exc:
             raise ConfigError(f"{exc} (checked before any work; nothing was read or written)") from None

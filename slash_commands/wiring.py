@@ -33,10 +33,9 @@ from skillsleep.core.shared.errors import ConfigError, UnknownNameError
 from skillsleep.slash_commands.setting_text import Scalar
 
 if TYPE_CHECKING:
-    from skillsleep.core.models.backends.base import Backend, BackendSettings
+    from skillsleep.core.models.backends.base import BackendSettings, ProviderInfo
+    from skillsleep.core.models.model_set import ModelSection
     from skillsleep.core.night.user_config import UserConfig
-    from skillsleep.core.shared.events import EventSink
-    from skillsleep.core.train.config import ModelSection
 
 
 def data_dir() -> Path:
@@ -91,53 +90,39 @@ def chat_log_dir() -> Path:
     return data_dir() / "chat-logs"
 
 
-def backend_settings(provider: str, model: str, section: ModelSection | None = None) -> BackendSettings:
-    """Settings for a provider: key and base URL from the environment unless the config sets them."""
-    from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
+def backend_settings(provider: str, model: str) -> BackendSettings:
+    """Settings for a provider outside a run (`skillsleep backends`): key and base URL from the environment."""
+    from skillsleep.core.models.backends.base import BackendSettings
     from skillsleep.core.models.backends.registry import provider_infos
 
     infos = {i.name: i for i in provider_infos()}
     if provider not in infos:
         raise UnknownNameError("provider", provider, list(infos))
-    info = infos[provider]
-    if section is not None and section.thinking and not info.supports_thinking:
-        with_thinking = [i.name for i in infos.values() if i.supports_thinking]
-        raise ConfigError(
-            f"thinking = true has no effect on the {provider} backend (only on: {', '.join(with_thinking)}); "
-            "remove it from the config"
-        )
-    key = os.environ.get(info.key_env) if info.key_env else None
-    base_url = (
-        (section.base_url if section else "")
-        or (os.environ.get(info.base_url_env) if info.base_url_env else None)
-        or info.default_base_url
-    )
-    options: dict[str, str | int | float | bool] = {"cache_dir": str(cache_dir())}
-    if section is None:
-        return BackendSettings(model=model, api_key=key, base_url=base_url, options=options)
+    key, base_url = _from_env(infos[provider])
     return BackendSettings(
-        model=model,
-        api_key=key,
-        base_url=base_url,
-        concurrency=section.concurrency or (1 if provider == "local" else 8),
-        retry=RetryPolicy.model_validate(section.retry.model_dump()),
-        thinking=section.thinking,
-        options=options,
+        model=model, api_key=key, base_url=base_url or infos[provider].default_base_url, options=_backend_options()
     )
 
 
-def make_backend(section: ModelSection, *, retry_advice: str = "", on_event: EventSink | None = None) -> Backend:
-    """A backend for a `[target]` / `[optimizer]` / `[judge]` section; `retry_advice` ends the error
-    after the last retry, `on_event` hears a Retry event before each retry."""
-    from skillsleep.core.models.backends.base import BaseBackend
-    from skillsleep.core.models.backends.registry import create_backend, parse_spec
+def model_settings(section: ModelSection) -> BackendSettings:
+    """Settings for a `[target]` / `[optimizer]` / `[judge]` section's backend: the section's, with
+    its provider's key and base URL from the environment (the section's `base_url` first). What the
+    commands give `Models` as `settings_for`."""
+    from skillsleep.core.models.backends.registry import get_provider, parse_spec
+    from skillsleep.core.models.model_set import section_settings
 
-    provider, model = parse_spec(section.backend)
-    settings = backend_settings(provider, model, section).model_copy(update={"retry_advice": retry_advice})
-    backend = create_backend(section.backend, settings)
-    if isinstance(backend, BaseBackend):  # a third-party backend that retries by itself is not heard
-        backend.on_event = on_event
-    return backend
+    key, base_url = _from_env(get_provider(parse_spec(section.backend)[0]).info)
+    return section_settings(section, api_key=key, base_url=base_url, options=_backend_options())
+
+
+def _from_env(info: ProviderInfo) -> tuple[str | None, str | None]:
+    """A provider's API key and base URL from its environment variables (None where unset)."""
+    key = os.environ.get(info.key_env) if info.key_env else None
+    return key, (os.environ.get(info.base_url_env) or None) if info.base_url_env else None
+
+
+def _backend_options() -> dict[str, str | int | float | bool]:
+    return {"cache_dir": str(cache_dir())}
 
 
 # --- the user's config file and the settings layered over it ------------------------------------

@@ -27,6 +27,7 @@ from sleep_kit import optimizer_rules, write_chat_logs
 from skillsleep.core.models.backends.registry import create_backend
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.model_set import ModelSection
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import run_night
 from skillsleep.core.night.deps import NightDeps, NightModels
@@ -34,7 +35,7 @@ from skillsleep.core.night.nights import Nights as NightRecords
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.result import NightResult
-from skillsleep.core.train.config import ModelSection, TrainConfig
+from skillsleep.core.train.config import TrainConfig
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import SkillTarget

@@ -97,10 +97,7 @@ def test_core_subpackages_import_one_way() -> None:
 
 
 # Import cycles, each with its reason; a stale entry fails the test, so the list only shrinks.
-CYCLE_EXCEPTIONS = {
-    # the epoch end reads the trainer's attributes (issue 25 removes it)
-    ("skillsleep.core.train.epoch", "skillsleep.core.train.trainer"),
-}
+CYCLE_EXCEPTIONS: set[tuple[str, ...]] = set()
 
 
 def _cycles() -> set[tuple[str, ...]]:

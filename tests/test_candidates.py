@@ -25,7 +25,8 @@ from skillsleep.core.train.candidates import edit_sets
 from skillsleep.core.train.config import load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import GateConfig
-from skillsleep.core.train.trainer import Trainer, config_hash
+from skillsleep.core.train.state import config_hash
+from skillsleep.core.train.trainer import Trainer
 from skillsleep.harnesses.chat import ChatHarness
 
 GOOD = "End every reply with a final line `ANSWER: <answer>`."

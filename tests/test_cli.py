@@ -551,7 +551,9 @@ def test_train_names_every_reply_it_could_not_use_with_its_role_and_step(project
     assert [
         f
         for f in step["failures"]
-        if f.startswith("reflect minibatch 1/1: malformed reply, nothing used: the reply is not valid JSON")
+        if f["role"] == "reflect"
+        and f["where"] == "reflect minibatch 1/1"
+        and f["error"].startswith("malformed reply, nothing used: the reply is not valid JSON")
     ]
     expected = "epoch 1 step 1: reflect minibatch 1/1: malformed reply, nothing used: the reply is not valid JSON"
     assert any(p.startswith(expected) for p in summary["problems"]), summary["problems"]

@@ -29,7 +29,7 @@ async def test_meta_update_prompt_shows_the_epoch_and_old_notes():
     llm, backend = make_llm(lambda r: json.dumps({"notes": ["Format fixes helped.", "* Deleting tone lines hurt."]}))
     result = await update_meta_skill(llm, "- Old note.", SUMMARY, max_lines=4)
     assert result.meta == "- Format fixes helped.\n- Deleting tone lines hurt."
-    assert result.problems == []
+    assert result.problem is None
     request = backend.requests[0]
     assert llm.ledger.by_role()["meta"]["calls"] == 1
     text = request.messages[-1].content
@@ -52,10 +52,10 @@ async def test_parse_error_keeps_old_meta():
     llm, _ = make_llm(lambda r: '{"notes": [')
     result = await update_meta_skill(llm, "- Old note.", SUMMARY)
     assert result.meta == "- Old note."
-    assert result.problems and "malformed" in result.problems[0].line()
+    assert result.problem and "malformed" in result.problem.line()
 
 
 async def test_empty_notes_keep_old_meta():
     llm, _ = make_llm(lambda r: json.dumps({"notes": []}))
     result = await update_meta_skill(llm, "- Old note.", SUMMARY)
-    assert result.meta == "- Old note." and result.problems
+    assert result.meta == "- Old note." and result.problem

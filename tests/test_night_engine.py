@@ -21,6 +21,7 @@ from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.backends.registry import create_backend
 from skillsleep.core.models.ledger import Ledger, read_ledger
 from skillsleep.core.models.llm import LLM
+from skillsleep.core.models.model_set import ModelSection
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import resumable, run_night
 from skillsleep.core.night.deps import NightDeps, NightModels
@@ -32,8 +33,8 @@ from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.result import NightResult
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Run, Task
-from skillsleep.core.train.config import ModelSection, TrainConfig
-from skillsleep.core.train.trainer import TrainState
+from skillsleep.core.train.config import TrainConfig
+from skillsleep.core.train.state import TrainState
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import MANAGED_NAME, SkillTarget

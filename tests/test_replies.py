@@ -121,27 +121,39 @@ def test_item_numbers_keep_the_order_given_and_say_what_was_ignored() -> None:
         ("dream for mine-0123456789ab: a variant was dropped because it is close to a held-out task", "dream"),
     ],
 )
-def test_an_unusable_reply_is_its_line_on_disk_and_reads_back_with_its_role(line: str, role: str) -> None:
-    problem = UnusableReply.model_validate(line)
+def test_an_unusable_reply_is_an_object_on_disk_and_a_line_written_before_reads_back_with_its_role(
+    line: str, role: str
+) -> None:
+    problem = UnusableReply.model_validate(line)  # as a file written before issue 25 holds it
     assert problem.role == role and problem.line() == line
-    step = StepRecord.model_validate_json(
-        json.dumps(
-            {
-                "epoch": 0,
-                "step": 0,
-                "learning_rate": 1,
-                "batch": [],
-                "train_score": 0.0,
-                "proposed": 0,
-                "merged": 0,
-                "selected": [],
-                "applied": [],
-                "failures": [line],
-            }
-        )
-    )
-    assert step.failures == [problem] and json.loads(step.model_dump_json())["failures"] == [line]
+    where, _, error = line.partition(": ")
+    assert json.loads(problem.model_dump_json()) == {"role": role, "where": where, "error": error}
+    step = {
+        "epoch": 0,
+        "step": 0,
+        "learning_rate": 1,
+        "batch": [],
+        "train_score": 0.0,
+        "proposed": 0,
+        "merged": 0,
+        "selected": [],
+        "applied": [],
+        "failures": [line],
+    }
+    old = StepRecord.model_validate_json(json.dumps(step))
+    assert old.failures == [problem]
+    again = StepRecord.model_validate_json(old.model_dump_json())
+    assert again == old and json.loads(old.model_dump_json())["failures"] == [
+        {"role": role, "where": where, "error": error}
+    ]
     assert problem.at("step 2").line() == f"step 2: {line}"
+
+
+def test_an_unusable_reply_keeps_its_role_whatever_its_where_says() -> None:
+    """Read back from a file, the role is the one written, not one guessed from the words of `where`."""
+    problem = UnusableReply(role="repair", where="judge for mine-1: repair", error="x")
+    assert UnusableReply.model_validate_json(problem.model_dump_json()).role == "repair"
+    assert problem.at("step 1").role == "repair"
 
 
 async def test_a_reply_of_another_shape_is_a_parse_error_saying_what_is_wrong() -> None:

@@ -60,7 +60,7 @@ async def test_prompt_shows_diff_counts_examples_and_old_guidance():
     result = await slow_update(llm, PREVIOUS, CURRENT, comparisons, max_lines=5)
     assert result.counts == {"improved": 1, "regressed": 1, "persistent_fail": 1, "stable_success": 1}
     assert result.guidance == "- Keep the ANSWER line.\n- Do not drop brevity."
-    assert result.problems == []
+    assert result.problem is None
     request = backend.requests[0]
     assert llm.ledger.by_role()["slow_update"]["calls"] == 1
     text = request.messages[-1].content
@@ -82,14 +82,14 @@ async def test_parse_error_keeps_old_guidance():
     llm, _ = make_llm(lambda r: "no json here")
     result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 1, 0)])
     assert result.guidance == "- Old guidance."
-    assert result.problems and "malformed" in result.problems[0].line()
+    assert result.problem and "malformed" in result.problem.line()
     assert result.counts["regressed"] == 1
 
 
 async def test_empty_guidance_reply_keeps_old_guidance():
     llm, _ = make_llm(lambda r: json.dumps({"guidance": ["", 3]}))
     result = await slow_update(llm, PREVIOUS, CURRENT, [comparison("a", 0, 1)])
-    assert result.guidance == "- Old guidance." and result.problems
+    assert result.guidance == "- Old guidance." and result.problem
 
 
 async def test_result_is_not_applied_to_the_skill():
@@ -121,7 +121,7 @@ async def test_guidance_lines_that_echo_markers_or_are_cut_off_are_refused_and_t
     assert result.guidance == "- Old guidance."
     assert [r.rule for r in result.refused] == ["structure", "structure", "cut-off"]
     assert [r.edit.content for r in result.refused] == DEMO_JUNK
-    assert "mid-sentence" in result.refused[2].reason() and result.problems
+    assert "mid-sentence" in result.refused[2].reason() and result.problem
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,9 @@ from skillsleep.core.shared.records import Check, CompletionRequest, Judge, Task
 from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import GateConfig
-from skillsleep.core.train.trainer import Trainer, TrainState
+from skillsleep.core.train.run import SplitScores, score_test
+from skillsleep.core.train.state import TrainState
+from skillsleep.core.train.trainer import Trainer
 from skillsleep.harnesses.chat import ChatHarness
 
 RULE = "End every reply with a final line `ANSWER: <answer>`."
@@ -148,7 +150,7 @@ async def test_training_accepts_the_rule_and_rejects_the_harmful_edit(tmp_path: 
     assert st.rejected and st.rejected[0].edit.content == BAD
     later = [p for p in opt.prompts if "French" in p and "1.000" in p]
     assert later, "the rejected edit never reached a later prompt"
-    assert (await trainer.score_test(st)) == {"seed": 0.0, "best": 1.0, "final": 1.0}
+    assert (await score_test(trainer, st)) == SplitScores(seed=0.0, best=1.0, final=1.0)
 
 
 async def test_slow_update_guidance_lands_in_the_protected_region(tmp_path: Path) -> None:
@@ -208,9 +210,9 @@ async def test_budget_stops_cleanly_and_never_writes_an_unaccepted_best(tmp_path
             if s.gate and s.gate.accepted
         }
         | {
-            (tmp_path / f"runs/t/candidates/e{e['epoch']}-slow-update.md").read_text()
+            (tmp_path / f"runs/t/candidates/e{e.epoch}-slow-update.md").read_text()
             for e in st.epochs
-            if (e.get("slow_update_gate") or {}).get("accepted")  # type: ignore[union-attr]
+            if e.slow_update_gate and e.slow_update_gate.accepted
         }
     )
     assert not best.exists() or best.read_text() in accepted
@@ -234,7 +236,7 @@ async def test_plan_bounds_the_calls_actually_made(tmp_path: Path) -> None:
     messages: list[str] = []
     trainer.on_event = lambda event: messages.append(event.describe())
     st = await trainer.run()
-    await trainer.score_test(st)
+    await score_test(trainer, st)
     plan = trainer.plan()
     assert plan["steps"] == 4 and ledger.calls_made <= plan["max_calls"]
     assert messages[0].startswith("plan: 2 epoch(s) × 2 step(s)")

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.shared.errors import BudgetExceeded, ConfigError
 from skillsleep.core.shared.jsonl import read_records
-from skillsleep.core.shared.records import LedgerEntry, Usage
+from skillsleep.core.shared.records import LedgerEntry, Record, Usage
 
 
 class Price(BaseModel):
@@ -108,6 +108,18 @@ def price_bound(prices: Mapping[str, Price], provider: str, model: str, estimate
     if price is None:
         return 0.0
     return (estimate.input_tokens * price.highest_input + estimate.output_tokens * price.output) / 1_000_000
+
+
+class RoleUsage(Record):
+    """Model calls of one role (cache hits are not calls and cost nothing)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    errors: int = 0
 
 
 class Ledger:
@@ -243,6 +255,10 @@ class Ledger:
                 row["cached_tokens"] += e.usage.cached_tokens
                 row["cost_usd"] += e.cost_usd
         return dict(out)
+
+    def usage_by_role(self) -> dict[str, RoleUsage]:
+        """`by_role()` as records."""
+        return {role: RoleUsage.model_validate(row) for role, row in self.by_role().items()}
 
 
 def spent_before(path: Path, prices: Mapping[str, Price]) -> tuple[int, float]:

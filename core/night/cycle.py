@@ -50,7 +50,7 @@ from skillsleep.core.shared.events import (
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.harness import Harness
-from skillsleep.core.train.trainer import TrainState, config_hash
+from skillsleep.core.train.state import TrainState, config_hash
 
 
 @dataclass
@@ -93,7 +93,7 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
     # the cap is the whole night's: a resumed night's ledger starts at what its earlier runs spent
     tokens, usd = spent_before(RunDir(folder).ledger_path, cfg.prices) if resumed is not None else (0, 0.0)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices, spent_tokens=tokens, spent_usd=usd)
-    models = deps.open_models(cfg, ledger, str(folder))
+    models = deps.models(cfg, ledger, str(folder))
     try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
         harness = deps.open_harness(models)
     except BaseException:

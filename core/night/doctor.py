@@ -45,7 +45,7 @@ from skillsleep.core.report.proposal_record import Action
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.shared.jsonl import line_label, read_records
 from skillsleep.core.shared.records import Record
-from skillsleep.core.train.trainer import TrainState
+from skillsleep.core.train.state import TrainState
 
 Kind = Literal["data folder", "state.db", "night", "proposal", "history", "memory"]
 

@@ -9,14 +9,12 @@ from pathlib import Path
 from skillsleep.core.models.backends.base import RetryPolicy
 from skillsleep.core.models.backends.registry import parse_spec
 from skillsleep.core.models.ledger import Price, check_money_cap
+from skillsleep.core.models.model_set import JudgeSection, ModelSection, OptimizerSection
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.train.config import (
     DEFAULT_PRICES,
     BudgetSection,
     DataSection,
-    JudgeSection,
-    ModelSection,
-    OptimizerSection,
     ReflectSection,
     RunSection,
     TrainConfig,

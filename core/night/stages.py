@@ -59,7 +59,8 @@ from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import NOT_ENOUGH, decide, mean
 from skillsleep.core.train.memory import HELD_BACK, USER_REJECTED
-from skillsleep.core.train.trainer import Trainer, TrainState
+from skillsleep.core.train.state import TrainState
+from skillsleep.core.train.trainer import Trainer
 
 
 class NightPlan(Record):
@@ -347,9 +348,8 @@ async def _test_split(
 
 def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
     """The slow update's guidance lines the safety screen refused at the end of `epoch`."""
-    records = [e for e in state.epochs if e.get("epoch") == epoch]
-    slow = [r.get("slow_update") for r in records]
-    return [SafetyRefusal.model_validate(x) for s in slow if isinstance(s, dict) for x in s.get("refused", [])]
+    slow = [e.slow_update for e in state.epochs if e.epoch == epoch and e.slow_update]
+    return [SafetyRefusal.from_refusal(r) for s in slow for r in s.refused]
 
 
 def _no_candidate_reason(steps: list[StepRecord]) -> str:

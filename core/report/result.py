@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
+from skillsleep.core.models.ledger import RoleUsage
 from skillsleep.core.privacy.safety import Refusal
 from skillsleep.core.report.changes import Change
 from skillsleep.core.shared.errors import BackendError, BudgetExceeded, ExecutorLost
@@ -91,18 +92,6 @@ class SafetyRefusal(Record):
 
     def reason(self) -> str:
         return Refusal(edit=self.edit, rule=self.rule, why=self.why, matched=self.matched).reason()
-
-
-class RoleUsage(Record):
-    """Model calls of one role (cache hits are not calls and cost nothing)."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    cost_usd: float = 0.0
-    errors: int = 0
 
 
 class NightUsage(Record):

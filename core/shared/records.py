@@ -17,7 +17,6 @@ from pydantic import (
     ConfigDict,
     Field,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -340,8 +339,8 @@ class Refusal(Record):
 class UnusableReply(Record):
     """A model reply, or a part of one, that a stage could not use: its role, `where` (the stage
     and the part: "reflect minibatch 1/2", "judge for mine-…") and `error` (what was wrong and what
-    was done instead). In files it is the line "<where>: <error>"; the role is read back from the
-    stage's first word."""
+    was done instead). Shown as the line "<where>: <error>" (`line()`); in files it is these three
+    fields. A file written before issue 25 holds the line, read back with its stage's role."""
 
     role: Role
     where: str
@@ -354,13 +353,10 @@ class UnusableReply(Record):
         """The same problem placed in a run ("step 2", "end of the night")."""
         return self.model_copy(update={"where": f"{context}: {self.where}"})
 
-    @model_serializer
-    def _as_line(self) -> str:
-        return self.line()
-
     @model_validator(mode="before")
     @classmethod
     def _from_line(cls, data: object) -> object:
+        """The line an earlier version wrote (a state.json, step.json or plan.json it left to resume)."""
         if not isinstance(data, str):
             return data
         where, _, error = data.partition(": ")
@@ -368,7 +364,8 @@ class UnusableReply(Record):
         return {"role": _STAGE_ROLES.get(first, first), "where": where, "error": error}
 
 
-# A stage's first word → its role where the two differ ("reflect minibatch 1/2" is role "reflect").
+# In a line an earlier version wrote, a stage's first word → its role where the two differ
+# ("reflect minibatch 1/2" is role "reflect").
 _STAGE_ROLES = {"slow": "slow_update", "meta": "meta", "paraphrase": "mine", "judge": "mine"}
 
 

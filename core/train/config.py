@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from skillsleep.core.document.textfile import load_toml, read_text_file, user_path
-from skillsleep.core.models.backends.base import BaseUrl, RetryPolicy
 from skillsleep.core.models.ledger import Budget, Price
+from skillsleep.core.models.model_set import JudgeSection, ModelRoles, ModelSection, OptimizerSection
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.validation import describe_validation_error, location, source_of, unknown_keys
 from skillsleep.core.train.gate import GateConfig
@@ -97,32 +97,6 @@ class DataSection(_Section):
     tasks: str
     skill: str
     split: SplitFractions = Field(default_factory=SplitFractions)
-
-
-class ModelSection(_Section):
-    """One model role: which backend, how to sample, how patiently to retry."""
-
-    backend: str = "local:qwen2.5-coder-0.5b"  # provider:model
-    base_url: BaseUrl = ""
-    temperature: float = Field(default=0.0, ge=0)
-    max_tokens: int = Field(default=256, ge=1)
-    concurrency: int = Field(default=0, ge=0)  # 0 → the provider's default (local: 1, others: 8)
-    timeout_s: float = Field(default=120.0, gt=0)
-    retry: RetryPolicy = Field(default_factory=RetryPolicy)
-    thinking: bool = False
-
-
-class OptimizerSection(ModelSection):
-    """The model that reflects, merges and ranks edits."""
-
-    max_tokens: int = Field(default=1024, ge=1)
-
-
-class JudgeSection(ModelSection):
-    """The rubric judge; an empty backend means the optimizer's."""
-
-    backend: str = ""
-    max_tokens: int = Field(default=512, ge=1)
 
 
 class TrainSection(_Section):
@@ -225,6 +199,11 @@ class TrainConfig(_Section):
     def sources(self) -> list[Path]:
         """The files this config was read from, child first."""
         return list(self._sources)
+
+    @property
+    def roles(self) -> ModelRoles:
+        """What the run's `Models` are built from: the three sections (the judge's filled in) and the seed."""
+        return ModelRoles(target=self.target, optimizer=self.optimizer, judge=self.judge_model, seed=self.run.seed)
 
     @property
     def judge_model(self) -> ModelSection:

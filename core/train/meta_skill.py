@@ -32,10 +32,10 @@ class EpochSummary(Record):
 
 
 class MetaResult(Record):
-    """The updated notes ("- " bullet lines), or the old ones and why."""
+    """The updated notes ("- " bullet lines), or the old ones and the reply that could not be used."""
 
     meta: str
-    problems: list[UnusableReply] = Field(default_factory=list)
+    problem: UnusableReply | None = None
 
 
 async def update_meta_skill(llm: LLM, meta: str, summary: EpochSummary, *, max_lines: int = 12) -> MetaResult:
@@ -56,10 +56,10 @@ async def update_meta_skill(llm: LLM, meta: str, summary: EpochSummary, *, max_l
     try:
         reply = await llm.ask_model("meta", messages, NotesReply, cache_system=True)
     except ParseError as exc:
-        return MetaResult(meta=meta, problems=[_kept(f"malformed reply, old notes kept: {exc}")])
+        return MetaResult(meta=meta, problem=_kept(f"malformed reply, old notes kept: {exc}"))
     lines = bullet_lines(reply.notes, max_lines=max_lines)
     if not lines:
-        return MetaResult(meta=meta, problems=[_kept("the reply held no note lines, old notes kept")])
+        return MetaResult(meta=meta, problem=_kept("the reply held no note lines, old notes kept"))
     return MetaResult(meta=as_bullets(lines))
 
 

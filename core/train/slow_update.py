@@ -72,12 +72,12 @@ class Comparison(Record):
 
 
 class SlowUpdateResult(Record):
-    """New guidance ("- " bullet lines), the outcome counts, what of the reply could not be used,
-    and the guidance lines the safety screen refused (redacted)."""
+    """New guidance ("- " bullet lines), the outcome counts, the reply when it could not be used (the
+    old guidance is kept then), and the guidance lines the safety screen refused (redacted)."""
 
     guidance: str
     counts: dict[str, int] = Field(default_factory=dict)
-    problems: list[UnusableReply] = Field(default_factory=list)
+    problem: UnusableReply | None = None
     refused: list[Refusal] = Field(default_factory=list)
 
 
@@ -110,19 +110,19 @@ async def slow_update(
         reply = await llm.ask_model("slow_update", messages, GuidanceReply, cache_system=True)
     except ParseError as exc:
         return SlowUpdateResult(
-            guidance=old, counts=counts, problems=[_kept(f"malformed reply, old guidance kept: {exc}")]
+            guidance=old, counts=counts, problem=_kept(f"malformed reply, old guidance kept: {exc}")
         )
     lines = bullet_lines(reply.guidance, max_lines=max_lines)
     if not lines:
         problem = _kept("the reply held no guidance lines, old guidance kept")
-        return SlowUpdateResult(guidance=old, counts=counts, problems=[problem])
+        return SlowUpdateResult(guidance=old, counts=counts, problem=problem)
     edits = [Edit(op="add", content=line, rationale="slow update guidance") for line in lines]
     verdicts = [(e, unfit_guidance(e)) for e in edits]
     safe, refused = screen_all([e for e, unfit in verdicts if unfit is None], redactor)
     refused = [unfit for _, unfit in verdicts if unfit is not None] + refused
     if not safe:
         problem = _kept("every guidance line was refused (see the refusals), old guidance kept")
-        return SlowUpdateResult(guidance=old, counts=counts, problems=[problem], refused=refused)
+        return SlowUpdateResult(guidance=old, counts=counts, problem=problem, refused=refused)
     return SlowUpdateResult(guidance=as_bullets([e.content or "" for e in safe]), counts=counts, refused=refused)
 
 

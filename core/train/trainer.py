@@ -1,19 +1,16 @@
 """The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
-screen → clip → update → gate), an epoch boundary (slow update, meta skill), and a final
-test-split report.
+screen → clip → update → gate) and an epoch boundary (slow update, meta skill; core/train/epoch.py).
+A whole run around it (resume, the test split, summary.json) is `train()` in core/train/run.py.
 
-State is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
+State (`TrainState`, core/train/state.py) is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
 work of an interrupted step is redone from the response cache and the rollout log, so no
 finished model call is paid for twice.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
-
-from pydantic import Field
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.llm import LLM
@@ -35,81 +32,20 @@ from skillsleep.core.shared.events import (
     StepStarted,
     Stopped,
 )
-from skillsleep.core.shared.records import SCHEMA_VERSION, Edit, Record, RejectedEdit, StepRecord, Task, UnusableReply
+from skillsleep.core.shared.records import Edit, StepRecord, Task
 from skillsleep.core.train import candidates, literals, memory, repair
 from skillsleep.core.train.aggregate import AggregateResult, aggregate
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.edits import EditLimits, EditResult
-from skillsleep.core.train.epoch import end_epoch
+from skillsleep.core.train.epoch import Boundary, end_epoch
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import mean
 from skillsleep.core.train.ranking import Selection, rank_and_clip
 from skillsleep.core.train.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.train.repair import Landed
 from skillsleep.core.train.schedule import budget_at
+from skillsleep.core.train.state import TrainState, config_hash
 from skillsleep.core.train.step_notes import gate_note, refused_note
-
-
-class TrainState(Record):
-    """Everything needed to continue a run where it stopped."""
-
-    version: int = SCHEMA_VERSION
-    config_hash: str
-    epoch: int = 0
-    step: int = 0
-    seed_skill: str
-    current: str
-    best: str
-    seed_score: float
-    current_score: float
-    best_score: float
-    epoch_start: str
-    epoch_start_score: float
-    rejected: list[RejectedEdit] = Field(default_factory=list)
-    earlier_steps: list[str] = Field(default_factory=list)
-    meta_skill: str = ""
-    next_budget: int | None = None
-    steps: list[StepRecord] = Field(default_factory=list)
-    epochs: list[dict[str, object]] = Field(default_factory=list)
-    spent_tokens: int = 0
-    spent_usd: float = 0.0
-    stopped: str | None = None
-    done: bool = False
-
-    def problems(self, epoch: int | None = None) -> list[UnusableReply]:
-        """What the optimizer wrote that could not be used (unreadable replies, invalid findings,
-        merge groups, rankings), each with the role, where and the error: "epoch 1 step 2: reflect
-        minibatch 1/2: malformed reply, nothing used: …", "end of epoch 1: slow update: …". With
-        `epoch` (a night is one epoch), only that epoch's, as "step 2: …" / "end of the night: …"."""
-        out = [
-            failure.at(f"{'' if epoch is not None else f'epoch {s.epoch + 1} '}step {s.step + 1}")
-            for s in self.steps
-            if epoch is None or s.epoch == epoch
-            for failure in s.failures
-        ]
-        for record in self.epochs:
-            number = record.get("epoch")
-            if epoch is not None and number != epoch:
-                continue
-            slow = record.get("slow_update")
-            failures = [slow.get("failure") if isinstance(slow, dict) else None, record.get("meta_failure")]
-            end = "end of the night" if epoch is not None else f"end of epoch {_number(number)}"
-            out += [UnusableReply.model_validate(failure).at(end) for failure in failures if failure]
-        return out
-
-
-# how long and how often a model call is waited for, the caps and prices shape no answer: a run goes on with other values
-_NOT_SHAPING: dict[str, bool | set[str]] = {
-    **{section: True for section in ("budget", "prices")},
-    **{role: {"retry", "timeout_s"} for role in ("target", "optimizer", "judge")},
-}
-
-
-def config_hash(cfg: TrainConfig) -> str:
-    """Hash of the settings that shape the run (a resume with other settings is refused). One
-    candidate a step hashes as before `[train] candidates` existed, so earlier runs still resume."""
-    exclude = _NOT_SHAPING if cfg.train.candidates > 1 else {**_NOT_SHAPING, "train": {"candidates"}}
-    return hashlib.sha256(cfg.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
 
 class Trainer:
@@ -172,7 +108,7 @@ class Trainer:
                     st.step += 1
                     self._save(st)
                 self.on_event(EpochEnd(epoch=st.epoch))
-                await end_epoch(self, st)
+                await end_epoch(self._boundary(), st)
                 st.epoch += 1
                 st.step = 0
                 self._save(st)
@@ -349,7 +285,8 @@ class Trainer:
         record.gate = decisions[kept.number] if kept else candidates.best_rejected(decisions)
         if kept:
             record.applied = kept.result.applied
-            self.accept(st, kept.skill, record.gate.candidate)
+            if st.accept(kept.skill, record.gate.candidate):
+                self.run_dir.write_text("best_skill.md", kept.skill.text)
         remembered = list(record.applied) if kept else []
         alone = [c.result.applied[0] for c in gated if len(c.result.applied) == 1 and not decisions[c.number].accepted]
         for c in gated:
@@ -372,29 +309,20 @@ class Trainer:
             which = f"candidate {c.number}/{len(built)} " if several else ""
             st.earlier_steps.append(gate_note(st.step, edits, decision.baseline, decision.candidate, which + verdict))
 
-    def accept(self, st: TrainState, skill: Skill, score: float, *, tie_ok: bool = False) -> None:
-        """Make `skill` current; it becomes best (and best_skill.md) on a strict improvement, or on
-        a tie with `tie_ok` (slow-update guidance the gate found not to lower the score)."""
-        st.current, st.current_score = skill.text, score
-        if score > st.best_score + 1e-9 or (tie_ok and score >= st.best_score - 1e-9):
-            st.best, st.best_score = skill.text, score
-            self.run_dir.write_text("best_skill.md", skill.text)
+    def _boundary(self) -> Boundary:
+        """What the end of an epoch works with (core/train/epoch.py)."""
+        return Boundary(
+            cfg=self.cfg,
+            optimizer=self.optimizer,
+            evaluator=self.ev,
+            train_tasks=self.train_tasks,
+            val=self.val,
+            run_dir=self.run_dir,
+            redactor=self.redactor,
+            on_event=self.on_event,
+        )
 
     def _save(self, st: TrainState) -> None:
         st.spent_tokens = self.optimizer.ledger.spent_tokens
         st.spent_usd = self.optimizer.ledger.spent_usd
         self.run_dir.write_json("state.json", st)
-
-    async def score_test(self, st: TrainState) -> dict[str, float] | None:
-        """Test-split scores of the seed, the best and the final skill (None without test tasks)."""
-        if not self.test:
-            return None
-        out: dict[str, float] = {}
-        for name, text in (("seed", st.seed_skill), ("best", st.best), ("final", st.current)):
-            out[name] = mean(await self.ev.task_scores(Skill(text), self.test))
-        return out
-
-
-def _number(epoch: object) -> str:
-    """An epoch index from a record, counted from 1 for people."""
-    return str(epoch + 1) if isinstance(epoch, int) else "?"
