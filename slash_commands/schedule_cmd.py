@@ -212,12 +212,12 @@ def _skillsleep() -> Path:
 def _agent_dirs(settings: SleepSection) -> list[str]:
     """PATH folders of the agent CLI a CLI harness replays with: its own, and the one of the
     interpreter its `#!/usr/bin/env NAME` line needs (node). An agent not usable here fails now."""
-    from skillsleep.slash_commands.runtime import agent_harness
+    from skillsleep.slash_commands.runtime import usable_agent
 
     if settings.harness == "chat":
         return []
-    harness, _, _ = agent_harness(settings.harness, target_model=settings.target_model, base_url=None)
-    command = Path(harness.status().command)
+    harness = usable_agent(settings.harness, target_model=settings.target_model, base_url=None)
+    command = Path(harness.status().command or harness.cli.default_command)  # a usable CLI has its path
     dirs = [str(command.absolute().parent)]
     try:
         with command.open("rb") as f:
@@ -267,7 +267,8 @@ def _secret_names(settings: SleepSection) -> list[str]:
     infos = {info.name: info for info in provider_infos()}
     info = infos.get(settings.backend.partition(":")[0])
     names = [info.key_env, info.base_url_env] if info else []
-    names.append(harness_settings().get(settings.harness, {}).get("api_key_env"))
+    agent = harness_settings().get(settings.harness)
+    names.append(agent.api_key_env if agent is not None else None)
     return [name for name in names if name]
 
 

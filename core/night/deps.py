@@ -19,7 +19,7 @@ from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.shared.events import EventSink, quiet
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.executor import Executor, LocalExecutor
-from skillsleep.core.train.harness import Harness
+from skillsleep.core.train.harness import HarnessChoice
 
 
 class NightModels(Protocol):
@@ -37,8 +37,8 @@ class NightModels(Protocol):
 
 class NightDeps(BaseModel):
     """What a night works with, built by the caller. `open_models(cfg, ledger, run_id)` and
-    `open_harness(models)` -> (harness, label, per-run timeout) are called once the night's folder
-    is known; either may raise for bad settings, before the night is recorded."""
+    `open_harness(models)` -> the harness it replays in (a `HarnessChoice`) are called once the
+    night's folder is known; either may raise for bad settings, before the night is recorded."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 
@@ -46,7 +46,7 @@ class NightDeps(BaseModel):
     proposals: Proposals
     store: Store
     open_models: Callable[[TrainConfig, Ledger, str], NightModels]
-    open_harness: Callable[[NightModels], tuple[Harness, str, float]]
+    open_harness: Callable[[NightModels], HarnessChoice]
     clock: Callable[[], datetime]
     pid: int
     redact_patterns: tuple[str, ...] = ()
