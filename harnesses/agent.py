@@ -3,9 +3,9 @@
 Each agent package (`harnesses/<agent>/`) builds its `Agent` and the registry lists them by name;
 nothing outside those packages branches on an agent's name. Paths come from the agent's own rule
 for its home (docs/agents.md), always read from an environment mapping that holds `HOME`. The
-record declares its `[harness.<name>]` settings model; the replay harness and the installer are
-named as "module:attribute" and imported on first use, so reading transcripts or checking a
-settings table never loads them.
+record declares its `[harness.<name>]` settings model; the replay harness, the installer and an
+agent's own cron are named as "module:attribute" and imported on first use, so reading
+transcripts or checking a settings table never loads them.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from skillsleep.core.shared.errors import ConfigError
 from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
 
 if TYPE_CHECKING:
+    from skillsleep.harnesses.agent_cron import AgentCron
     from skillsleep.harnesses.install_plan import InstallContext, Plan
     from skillsleep.harnesses.replay import CLIHarness
 
@@ -51,6 +52,7 @@ class Agent(BaseModel):
     install: str  # "module:function" of its installer, what `skillsleep install <name>` does (the same)
     db_reader: DbReader | None = None  # for transcripts kept in a database instead of files
     hook: bool = False  # it runs `skillsleep harvest --hook <name>` when a session ends
+    cron: str | None = None  # "module:attribute" of its own cron (an AgentCron): `schedule --<name>` uses it
 
     def settings(self, raw: Mapping[str, object] | None = None, *, where: str = "") -> AgentSettings:
         """`raw` (a `[harness.<name>]` table) checked against the settings model; an error names the
@@ -80,6 +82,13 @@ class Agent(BaseModel):
         """Whether its CLI is installed here, its version, and whether skillsleep can replay with it
         (and why not): one row of `skillsleep harnesses`, checked before any replay."""
         return self.harness(settings if settings is not None else self.settings(), env=env).status()
+
+    def own_cron(self) -> AgentCron:
+        """Its own cron, where `skillsleep schedule --<name>` keeps the night."""
+        if self.cron is None:
+            raise ConfigError(f"the agent {self.name!r} keeps no cron of its own; schedule with the crontab instead")
+        found: AgentCron = _imported(self.cron)
+        return found
 
     def installer(self, ctx: InstallContext) -> Plan:
         """What installing skillsleep into this agent means, for `ctx`."""

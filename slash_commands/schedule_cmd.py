@@ -76,10 +76,10 @@ def schedule(
 ) -> Data:
     """Install (or with `preview` only show) the night `skillsleep run RUN_FLAGS` at `at` / `cron`;
     `params` are RUN_FLAGS as `run`'s own parser read them."""
-    from skillsleep.slash_commands.schedulers import SCHEDULERS
+    from skillsleep.slash_commands.schedulers import schedulers
 
     when = _when(at, cron, via)
-    scheduler = SCHEDULERS[via]()
+    scheduler = schedulers()[via]()
     job, settings = night_job(when, run_flags, params)
     notes = _notes(settings)
     shown = scheduler.preview(job)
@@ -105,9 +105,9 @@ def schedule(
 
 def unschedule(via: str) -> Data:
     """Remove the night `schedule` wrote via `via`; nothing there is no error."""
-    from skillsleep.slash_commands.schedulers import SCHEDULERS
+    from skillsleep.slash_commands.schedulers import schedulers
 
-    change = SCHEDULERS[via]().remove()
+    change = schedulers()[via]().remove()
     return {"via": via, "where": change.where, "removed": change.done, "written": change.written, "todo": change.todo}
 
 
@@ -331,7 +331,7 @@ def _todo_lines(todo: list[str]) -> list[str]:
 
 def _where(fn: Any) -> Any:
     """`--crontab` (default) / `--systemd` / `--openclaw`: where `schedule` and `unschedule` keep the
-    night (one switch per class in schedulers.SCHEDULERS)."""
+    night (one switch per place in schedulers.schedulers(); OpenClaw's is its agent record's cron)."""
     fn = click.option(
         "--openclaw",
         "via",

@@ -22,4 +22,5 @@ AGENT = Agent(
     settings_model=OpenClawSettings,
     replay=f"{__name__}.replay:OpenClawHarness",
     install=f"{__name__}.install:install",
+    cron=f"{__name__}.cron:CRON",
 )
