@@ -14,7 +14,7 @@ from skillsleep.core.models.store import Store
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.events import EvalStarted, EventSink, Notice
 from skillsleep.core.shared.records import Task
-from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config
+from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import mean
 from skillsleep.core.train.harness import HarnessChoice
@@ -59,7 +59,7 @@ def _eval_config(opts: EvalOptions) -> TrainConfig:
         overrides.append(f"gate.metric={opts.metric!r}")
     if opts.rollouts_k:
         overrides.append(f"train.rollouts_k={opts.rollouts_k}")
-    prices = {**DEFAULT_PRICES, **user_config().prices}
+    prices = user_config().prices  # over the providers' own
     if opts.config is not None:
         return load_config(opts.config, overrides, prices=prices)
     return TrainConfig.from_overrides(overrides, prices=prices)

@@ -14,7 +14,7 @@ from skillsleep.core.models.store import Store
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.errors import BudgetExceeded, ConfigError, FinalScoringFailed
 from skillsleep.core.shared.events import EventSink, FinalScoring, Notice
-from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config
+from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
 from skillsleep.core.train.trainer import Trainer, TrainState, config_hash
@@ -33,7 +33,7 @@ async def run_training(
 ) -> dict[str, Any]:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`;
     `executor` ("local" or "ray", None: config.toml's `[executor]`) is where rollouts run."""
-    cfg = load_config(config_path, overrides, prices={**DEFAULT_PRICES, **user_config().prices})
+    cfg = load_config(config_path, overrides, prices=user_config().prices)
     check_run(cfg)  # keys and prices, before the run folder is made or --fresh removes anything
     # what the optimizer writes is redacted with the user's own patterns too ([harvest] redact_patterns)
     redactor = Redactor(effective_settings().harvest.redact_patterns.value)

@@ -385,15 +385,21 @@ def _loaded_by(code: str) -> set[str]:
 
 def test_every_verbs_help_imports_no_engine() -> None:
     """`skillsleep <verb> --help` loads no engine either: a command module imports the modules that
-    do its work inside the command. A verb whose flag takes harness names (`run --harness`) loads
-    the agent registry that lists them, and nothing more."""
-    from skillsleep.slash_commands.choices import Names
+    do its work inside the command. A verb whose flags take or name harnesses or providers (`run
+    --harness`, `install [claude-code|…]`, `run --backend`) loads what lists them (the agent registry,
+    the built-in providers' names), and nothing more: no backend."""
+    from skillsleep.slash_commands.choices import Names, NamesHelp, NamesMetavar
     from skillsleep.slash_commands.cli import VERBS, main
 
     registry = _loaded_by(
         "from skillsleep.slash_commands import choices\n"
-        "choices.harnesses(), choices.agents_then_chat(), choices.hook_agents()"
+        "choices.harnesses(), choices.agents_then_chat(), choices.hook_agents(), choices.agents_or_all()\n"
+        "choices.providers()"
     )
+    assert not {m for m in registry if m.startswith("skillsleep.core.models.backends.")} - {
+        "skillsleep.core.models.backends.base",  # an agent's settings hold a server URL (BaseUrl)
+        "skillsleep.core.models.backends.builtin",
+    }
     problems = []
     for verb in VERBS:
         loaded = _loaded_by(
@@ -403,7 +409,7 @@ def test_every_verbs_help_imports_no_engine() -> None:
             "assert r.exit_code == 0, r.output"
         )
         command = main.commands[verb]
-        names = any(isinstance(p.type, Names) for p in command.params)
+        names = any(isinstance(p.type, (Names, NamesMetavar)) or isinstance(p, NamesHelp) for p in command.params)
         extra = loaded - registry if names else loaded
         if extra:
             problems.append(f"{verb} --help loads {sorted(extra)[:8]} ({len(extra)} modules)")
