@@ -182,6 +182,18 @@ FORBIDDEN_IN_CORE = {
 }
 
 
+def test_ray_is_imported_only_through_its_typed_seam() -> None:
+    """`mypy` passes without the `ray` extra: no module imports Ray with an import statement, deferred
+    or not; harnesses/ray_api.py imports it by name and types the few calls the executor makes."""
+    found = [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for _, path in _modules()
+        for name in _imports(path)
+        if name == "ray" or name.startswith("ray.")
+    ]
+    assert not found, "\n".join(found) + " (call it through harnesses/ray_api.py)"
+
+
 def test_engine_reads_no_environment_and_spawns_no_process() -> None:
     problems = []
     for path in (ROOT / "core").rglob("*.py"):
