@@ -75,7 +75,8 @@ class Agent(BaseModel):
         if not (isinstance(found, type) and issubclass(found, CLIHarness)):
             raise ConfigError(f"the agent {self.name!r}: {self.replay} is not a replay harness (a CLIHarness)")
         if not isinstance(settings, self.settings_model):
-            raise TypeError(f"the {self.name} harness takes {self.settings_model.__name__}, not {type(settings)}")
+            wanted, given = self.settings_model.__name__, type(settings).__name__
+            raise TypeError(f"the {self.name} harness takes {wanted}, not {given}: build them with its settings()")
         return found(settings, env=env)
 
     def status(self, settings: AgentSettings | None = None, *, env: dict[str, str] | None = None) -> HarnessStatus:

@@ -113,3 +113,5 @@ def test_an_agents_status_is_its_replay_harness_status(tmp_path: Path) -> None:
     )
     missing = codex.status(env={"PATH": str(tmp_path / "nowhere")})
     assert not missing.installed and "npm install -g @openai/codex@" in missing.reason
+    with pytest.raises(TypeError, match="takes CodexSettings, not ClaudeCodeSettings"):
+        codex.harness(registry.get("claude-code").settings())
