@@ -10,8 +10,8 @@ task, the skill and the sample, and returns the `Run` with its usage.
 Faults: a worker that dies mid-rollout is run again by Ray up to `max_retries` times, then the
 rollout is a failed episode naming the node; a lost connection to the cluster raises
 `ExecutorLost`, which stops the run as a dead model server does (finished rollouts are kept in
-the run's rollouts.jsonl, so running the command again repays none). Ray is imported only here,
-when this executor is built (`pip install 'skillsleep[ray]'`).
+the run's rollouts.jsonl, so running the command again repays none). Ray is imported only when
+this executor is built (`pip install 'skillsleep[ray]'`), through the typed calls of ray_api.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import logging
 import socket
 import time
 from collections import Counter
-from types import ModuleType
 from typing import Any
 
 from skillsleep.core.document.skill import Skill
@@ -34,6 +33,7 @@ from skillsleep.core.train.executor import ExecutorSection
 from skillsleep.core.train.harness import Harness
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.cluster_worker import HarnessSpec, Placed, replay
+from skillsleep.harnesses.ray_api import ObjectRef, Ray, ray, task_attempts
 from skillsleep.harnesses.replay import CLIHarness
 
 __all__ = ["RAY_INSTALL", "RayExecutor"]
@@ -44,15 +44,14 @@ HEARTBEAT_S = 2.0  # how often the driver checks, while it waits, that the clust
 LOST_AFTER_S = 10.0  # no answer for this long is a lost cluster (Ray itself would end the process at 60 s)
 
 
-def _ray() -> ModuleType:
+def _ray() -> Ray:
     try:
-        import ray
+        return ray()
     except ImportError:
         raise ConfigError(
             f'[executor] kind = "ray" needs Ray, which is not installed here: {RAY_INSTALL} '
             "(or run with --executor local)"
         ) from None
-    return ray
 
 
 def _reachable(address: str) -> None:
@@ -161,7 +160,7 @@ class RayExecutor:
         finally:
             self._count(-1, node)
 
-    async def _result(self, ref: Any) -> Placed:
+    async def _result(self, ref: ObjectRef) -> Placed:
         """The task's result; ExecutorLost when the cluster stops answering while it is awaited."""
         future = asyncio.wrap_future(ref.future())
         while True:
@@ -222,18 +221,14 @@ class RayExecutor:
             )
         self._checked.add(harness)
 
-    async def _node_of(self, ref: Any, wait_s: float = 10.0) -> str:
+    async def _node_of(self, ref: ObjectRef, wait_s: float = 10.0) -> str:
         """The node a failed task last ran on, from Ray's state API ("an unknown node" if it cannot
         say). Ray reports task events asynchronously, so a just-failed task may not be known yet:
         ask again for up to `wait_s` (only a failed rollout pays it)."""
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                from ray.util.state import get_task
-
-                found = get_task(ref.task_id().hex())
-                attempts = found if isinstance(found, list) else [found]
-                ids = [a.node_id for a in attempts if a is not None and a.node_id]
+                ids = [a.node_id for a in task_attempts(ref.task_id().hex()) if a.node_id]
                 if ids:
                     return self._nodes().get(ids[-1], ids[-1][:8])
             except Exception:  # the state API is best effort; the failed episode is recorded either way
@@ -248,7 +243,7 @@ def _host_port(address: str) -> str:
     return "" if address == "auto" else address.removeprefix("ray://")
 
 
-def _death_errors(ray: ModuleType) -> tuple[type[BaseException], ...]:
+def _death_errors(ray: Ray) -> tuple[type[BaseException], ...]:
     """Ray's errors for a rollout whose worker or node went away (after its retries)."""
     names = ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "ObjectLostError")
     return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))

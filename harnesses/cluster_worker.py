@@ -24,6 +24,7 @@ from skillsleep.core.shared.records import Completion, Run, Task
 from skillsleep.core.train.harness import Harness
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
+from skillsleep.harnesses.ray_api import ray
 
 __all__ = ["HarnessSpec", "Placed", "replay"]
 
@@ -64,11 +65,8 @@ class Placed(BaseModel):
 
 def node_label() -> str:
     """This node as progress and errors name it: its address and the start of its Ray id."""
-    import ray
-
-    context = ray.get_runtime_context()
-    address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]  # Ray leaves it unannotated
-    return f"{address} ({context.get_node_id()[:8]})"
+    cluster = ray()
+    return f"{cluster.util.get_node_ip_address()} ({cluster.get_runtime_context().get_node_id()[:8]})"
 
 
 def replay(spec: HarnessSpec, task: Task, skill: Skill, sample: int, timeout_s: float) -> Placed:

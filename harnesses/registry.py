@@ -7,19 +7,15 @@ Built-in agents are registered through the same `register()` that third-party pa
 through the `skillsleep.agents` entry-point group (an entry point names either an `Agent` or a
 `register_agents(register)` hook), in that order; tests switch third-party ones off with
 `LOAD_ENTRY_POINTS`. An unknown name is an `UnknownNameError` listing the known ones. Settings
-for an agent's harness are a plain mapping (a config file section) validated against its
-harness's settings model, so an unknown or mistyped key is an error, never ignored.
+for an agent's harness are a plain mapping (a config file section) validated against the agent's
+settings model (`Agent.settings`), so an unknown or mistyped key is an error, never ignored.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
 
 from skillsleep.core.harvest.harvester import DbReader, Parser
 from skillsleep.core.models.llm import LLM
@@ -95,37 +91,17 @@ def db_readers() -> dict[str, DbReader]:
     return {a.name: a.db_reader for a in agents() if a.db_reader is not None}
 
 
-def settings_for(name: str, raw: Mapping[str, Any] | None, *, where: str = "") -> AgentSettings:
-    """Validate an agent harness's settings mapping; errors name the section and the key."""
-    settings_cls = get(check_name(name)).harness().settings_model
-    try:
-        return settings_cls.model_validate(dict(raw or {}))
-    except ValidationError as exc:
-        section = where or f"[harness.{name}]"
-        problems = "; ".join(_problem(e, list(settings_cls.model_fields)) for e in exc.errors())
-        known = ", ".join(settings_cls.model_fields)
-        raise ConfigError(f"{section}: {problems} (known keys: {known})") from None
-
-
-def _problem(error: Any, known: list[str]) -> str:
-    """One pydantic error of a harness table in words; an unknown key names the closest known one."""
-    key = ".".join(map(str, error["loc"])) or "(section)"
-    if error["type"] != "extra_forbidden":
-        return f"{key}: {error['msg']}"
-    close = difflib.get_close_matches(key, known, n=1)
-    return f"unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-
-
 def create_harness(
     name: str,
     *,
     llm: LLM | None = None,
-    settings: Mapping[str, Any] | AgentSettings | None = None,
+    settings: Mapping[str, object] | AgentSettings | None = None,
     env: dict[str, str] | None = None,
     chat_log_dir: Path | None = None,
 ) -> Harness:
-    """A harness by name. `chat` needs the target `llm`; an agent's harness takes `settings` and
-    the base environment for the agent process (`env`, None → this process's)."""
+    """A harness by name. `chat` needs the target `llm`; an agent's harness takes `settings` (a
+    `[harness.<name>]` table, or its settings model) and the base environment for the agent
+    process (`env`, None → this process's)."""
     check_name(name)
     if name == CHAT:
         from skillsleep.harnesses.chat import ChatHarness
@@ -135,32 +111,27 @@ def create_harness(
         if settings:
             raise ConfigError("the chat harness takes no [harness.chat] settings; configure the model in [target]")
         return ChatHarness(llm, log_dir=chat_log_dir)
-    harness_cls = get(name).harness()
-    parsed = settings if isinstance(settings, AgentSettings) else settings_for(name, settings)
-    return harness_cls(parsed, env=env)
+    agent = get(name)
+    return agent.harness(settings if isinstance(settings, AgentSettings) else agent.settings(settings), env=env)
 
 
 def statuses(
-    settings: Mapping[str, Mapping[str, Any]] | None = None, env: dict[str, str] | None = None
+    settings: Mapping[str, AgentSettings] | None = None, env: dict[str, str] | None = None
 ) -> list[HarnessStatus]:
-    """Every harness: whether its agent is installed, its version, whether it is usable and why not."""
+    """Every harness: whether its agent is installed, its version, whether it is usable and why
+    not; `settings` are the `[harness.<name>]` tables by agent name (an agent without one: its defaults)."""
     try:
         own = version("skillsleep")
     except PackageNotFoundError:
         own = None
-    out = [
-        HarnessStatus(
-            name=CHAT,
-            installed=True,
-            version=own,
-            usable=True,
-            reason="runs through the engine's backends; no agent CLI needed",
-        )
-    ]
-    for agent in agents():
-        harness = agent.harness()(settings_for(agent.name, (settings or {}).get(agent.name)), env=env)
-        out.append(harness.status())
-    return out
+    chat = HarnessStatus(
+        name=CHAT,
+        installed=True,
+        version=own,
+        usable=True,
+        reason="runs through the engine's backends; no agent CLI needed",
+    )
+    return [chat, *(agent.status((settings or {}).get(agent.name), env=env) for agent in agents())]
 
 
 for _agent in (CLAUDE_CODE, CODEX, OPENCLAW):

@@ -57,16 +57,16 @@ class CLIHarness:
     """What every CLI harness's `run()` does: wait for one of `settings.concurrency` slots, check
     the CLI (missing / too old → an error Run naming the install) and that `api_key_env` is set when
     a `base_url` needs it, then replay in a temporary working copy and state folder, deleted after;
-    a failure to prepare them is an error Run too. `env` is the base environment of the agent
-    process (None → this process's), with `settings.env` on top."""
+    a failure to prepare them is an error Run too. `settings` are the agent's `[harness.<name>]`
+    (an instance of its `Agent.settings_model`); `env` is the base environment of the agent process
+    (None → this process's), with `settings.env` on top."""
 
     name: str
     cli: ClassVar[AgentCLI]
     words: ClassVar[Wording]
-    settings_model: ClassVar[type[AgentSettings]]
 
-    def __init__(self, settings: AgentSettings | None = None, *, env: dict[str, str] | None = None) -> None:
-        self.settings = settings if settings is not None else self.settings_model()
+    def __init__(self, settings: AgentSettings, *, env: dict[str, str] | None = None) -> None:
+        self.settings = settings
         self.env = env
         self._slots = asyncio.Semaphore(self.settings.concurrency)
 

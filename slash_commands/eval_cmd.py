@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.options import executor_option
 from skillsleep.slash_commands.output import emit
@@ -40,9 +41,11 @@ __all__ = ["eval_"]
 @click.option(
     "--harness",
     "harness_name",
+    cls=choices.NamesHelp,
+    names=choices.harnesses,
     default="chat",
     show_default=True,
-    help="Where tasks run: chat, claude-code, codex or openclaw (see `skillsleep harnesses`).",
+    help="Where tasks run: {names} (see `skillsleep harnesses`).",
 )
 @click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
 @executor_option

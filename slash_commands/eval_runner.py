@@ -14,9 +14,11 @@ from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.store import Store
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.events import EvalStarted, EventSink, Notice
-from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config
+from skillsleep.core.shared.records import Task
+from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import mean
+from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.core.train.judges import metric as metric_of
 from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
@@ -58,14 +60,14 @@ def _eval_config(opts: EvalOptions) -> TrainConfig:
         overrides.append(f"gate.metric={opts.metric!r}")
     if opts.rollouts_k:
         overrides.append(f"train.rollouts_k={opts.rollouts_k}")
-    prices = {**DEFAULT_PRICES, **user_config().prices}
+    prices = user_config().prices  # over the providers' own
     if opts.config is not None:
         return load_config(opts.config, overrides, prices=prices)
     return TrainConfig.from_overrides(overrides, prices=prices)
 
 
-def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event: EventSink) -> tuple[Any, str, float]:
-    """(harness, label, per-run timeout) for `eval`: the chat harness on the [target] backend, or
+def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event: EventSink) -> HarnessChoice:
+    """The harness `eval` replays in: the chat harness on the [target] backend, or
     an agent CLI with its `[harness.<name>]` settings, `--target-model` and `--base-url` on top."""
     registry.check_name(opts.harness)
     if opts.harness == "chat":
@@ -76,7 +78,7 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event:
         harness = ChatHarness(
             models.target, log_dir=chat_log_dir(), on_log_error=lambda text: on_event(Notice(text=text))
         )
-        return harness, models.target.label, cfg.target.timeout_s
+        return HarnessChoice(harness=harness, label=models.target.label, timeout_s=cfg.target.timeout_s)
     if opts.target:
         raise ConfigError(
             f"--target picks a backend for the chat harness; for {opts.harness} use --target-model MODEL "
@@ -85,33 +87,41 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event:
     return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
 
 
-async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
-    """Score one skill on a task file."""
-    cfg = _eval_config(opts)
-    check_run(cfg)
-    skill = read_skill(opts.skill)
+def _tasks(opts: EvalOptions, cfg: TrainConfig) -> list[Task]:
+    """The tasks of `--tasks` that `--split` picks (all of them by default)."""
     tasks = load_tasks(opts.tasks)
     if opts.split != "all":
         tasks = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed)).get(opts.split, [])
         if not tasks:
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
+    return tasks
+
+
+async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
+    """Score one skill on a task file."""
+    cfg = _eval_config(opts)
+    check_run(cfg)
+    skill = read_skill(opts.skill)
+    tasks = _tasks(opts, cfg)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
     runner = open_executor(opts.executor, on_event=on_event)
     models = Models(cfg.roles, ledger, store, settings_for=model_settings, on_event=on_event)
     gate = cfg.gate
     try:
-        harness, label, timeout_s = _eval_harness(opts, models, cfg, on_event)
+        chosen = _eval_harness(opts, models, cfg, on_event)
         ev = Evaluator(
-            harness,
+            chosen.harness,
             judge_llm=models.judge,
             gate=gate,
             rollouts_k=cfg.train.rollouts_k,
-            timeout_s=timeout_s,
+            timeout_s=chosen.timeout_s,
             on_event=on_event,
             executor=runner,
         )
-        on_event(EvalStarted(skill=str(opts.skill), tasks=len(tasks), rollouts_k=cfg.train.rollouts_k, harness=label))
+        on_event(
+            EvalStarted(skill=str(opts.skill), tasks=len(tasks), rollouts_k=cfg.train.rollouts_k, harness=chosen.label)
+        )
         rollouts = await ev.rollouts(skill, tasks)
     finally:
         await runner.aclose()

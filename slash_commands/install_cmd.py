@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from skillsleep.core.shared.display import md_line
+from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import output_options, resolve, show
 
@@ -147,7 +148,7 @@ def install_md(r: Data, prefix: str = "skillsleep") -> str:
 
 
 @click.command("install")
-@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.argument("agents", nargs=-1, type=choices.NamesMetavar(choices.agents_or_all))
 @click.option("--force", is_flag=True, help="Replace files you changed (your versions are backed up first).")
 @output_options("Print what was written and run, per agent, as JSON.")
 @guard
@@ -165,7 +166,7 @@ def install_(agents: tuple[str, ...], force: bool, as_json: bool, fmt: str | Non
 
 
 @click.command("uninstall")
-@click.argument("agents", nargs=-1, metavar="[claude-code|codex|openclaw|all]...")
+@click.argument("agents", nargs=-1, type=choices.NamesMetavar(choices.agents_or_all))
 @click.option("--force", is_flag=True, help="Remove files you changed since install (backed up first).")
 @output_options("Print what was removed and undone, per agent, as JSON.")
 @guard

@@ -1,5 +1,5 @@
 """The night's schedule as every scheduler sees it: the job to run, what is installed, what changed,
-and the Scheduler protocol each place (schedulers.SCHEDULERS) follows."""
+and the Scheduler protocol each place (schedulers.schedulers()) follows."""
 
 from __future__ import annotations
 

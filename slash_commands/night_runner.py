@@ -34,6 +34,7 @@ from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.result import NightResult, NightUsage, Outcome, SplitResult, StopReason
 from skillsleep.core.shared.events import EventSink, HarvestDone, HarvestStarted, Notice
 from skillsleep.core.shared.records import Record, Split
+from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.skills import SkillTarget, resolve_skill
 from skillsleep.slash_commands.harvester import chat_folders, run_harvest
@@ -93,14 +94,14 @@ def _retry_advice(_role: str) -> str:
     )
 
 
-def _harness(s: SleepSection, models: NightModels, on_event: EventSink, *, dry_run: bool) -> tuple[Any, str, float]:
+def _harness(s: SleepSection, models: NightModels, on_event: EventSink, *, dry_run: bool) -> HarnessChoice:
     if s.harness == "chat":  # a dry run leaves no chat log behind
         harness = ChatHarness(
             models.target,
             log_dir=None if dry_run else chat_log_dir(),
             on_log_error=lambda text: on_event(Notice(text=text)),
         )
-        return harness, models.target.label, s.call_timeout
+        return HarnessChoice(harness=harness, label=models.target.label, timeout_s=s.call_timeout)
     # --base-url is the backend's server; an agent's own server is `base_url` in [harness.<name>]
     return agent_harness(s.harness, target_model=s.target_model, base_url=None)
 

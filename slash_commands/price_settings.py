@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skillsleep.core.models.backends.registry import default_prices
 from skillsleep.core.models.ledger import Price
 from skillsleep.core.night.user_config import UserConfig
-from skillsleep.core.train.config import DEFAULT_PRICES
 
 
 class PriceSetting(BaseModel):
@@ -29,12 +29,13 @@ def effective_prices(cfg: UserConfig) -> dict[str, PriceSetting]:
     """The prices every command starts from: the built-in ones, config.toml's `[prices]` over them
     (a run config's own `[prices]` goes over these for that run)."""
     out = {}
-    for key in sorted({*DEFAULT_PRICES, *cfg.prices}):
+    built_in = default_prices()
+    for key in sorted({*built_in, *cfg.prices}):
         layers: dict[Literal["file", "default"], Price] = {}
         if key in cfg.prices:
             layers["file"] = cfg.prices[key]
-        if key in DEFAULT_PRICES:
-            layers["default"] = DEFAULT_PRICES[key]
+        if key in built_in:
+            layers["default"] = built_in[key]
         source: Literal["file", "default"] = "file" if key in cfg.prices else "default"
         out[key] = PriceSetting(value=layers[source], source=source, layers=layers)
     return out

@@ -29,7 +29,9 @@ __all__ = ["run_"]
     help="SKILL.md path, PATH#Heading for an AGENTS.md section, or a skill NAME of the harness "
     "(default: the managed learned skill).",
 )
-@click.option("--backend", help="Model provider (deepseek, ollama, anthropic, openai, local) or provider:model.")
+@click.option(
+    "--backend", cls=choices.NamesHelp, names=choices.providers, help="Model provider ({names}) or provider:model."
+)
 @click.option(
     "--base-url",
     help="The backend's server URL (default: the provider's env var or default); "

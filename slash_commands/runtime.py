@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.document.textfile import read_text_file
@@ -24,9 +24,13 @@ from skillsleep.core.shared.errors import BackendUnavailable, ConfigError
 from skillsleep.core.shared.events import EventSink
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.executor import Executor, LocalExecutor
+from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.skills import SKILL_FILE
 from skillsleep.slash_commands.wiring import config_file, harness_settings, model_settings, sleep_settings, user_config
+
+if TYPE_CHECKING:
+    from skillsleep.harnesses.replay import CLIHarness
 
 RUN = "skillsleep run"  # what a night's process records in the state lock
 
@@ -40,21 +44,29 @@ def read_skill(path: Path) -> Skill:
     return Skill.parse(read_text_file(path, "skill file", instead=instead))
 
 
-def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> tuple[Any, str, float]:
-    """(harness, label, per-run timeout) of an agent CLI: its `[harness.<name>]` settings with
-    `target_model` and `base_url` on top; an agent that is not usable here is a ConfigError."""
-    table = dict(harness_settings().get(name, {}))
+def usable_agent(name: str, *, target_model: str | None, base_url: str | None) -> CLIHarness:
+    """An agent CLI's replay harness: its `[harness.<name>]` settings with `target_model` and
+    `base_url` on top; an agent that is not usable here is a ConfigError saying why."""
+    agent = registry.get(name)
+    configured = harness_settings().get(name)
+    table = configured.model_dump(exclude_unset=True) if configured is not None else {}
     if target_model:
         table["target_model"] = target_model
     if base_url:
         table["base_url"] = base_url
-    settings = registry.settings_for(name, table)
-    harness = registry.create_harness(name, settings=settings)
-    status = harness.status()  # type: ignore[attr-defined]
+    harness = agent.harness(agent.settings(table))
+    status = harness.status()
     if not status.usable:
         raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
-    model = settings.target_model or "its configured model"
-    return harness, f"{name} {status.version} ({model})", settings.timeout_s
+    return harness
+
+
+def agent_harness(name: str, *, target_model: str | None, base_url: str | None) -> HarnessChoice:
+    """An agent CLI to replay in (`usable_agent`), named with its version and model."""
+    harness = usable_agent(name, target_model=target_model, base_url=base_url)
+    model = harness.settings.target_model or "its configured model"
+    label = f"{name} {harness.status().version} ({model})"
+    return HarnessChoice(harness=harness, label=label, timeout_s=harness.settings.timeout_s)
 
 
 def open_executor(kind: str | None, *, on_event: EventSink) -> Executor:

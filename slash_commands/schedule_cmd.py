@@ -76,10 +76,10 @@ def schedule(
 ) -> Data:
     """Install (or with `preview` only show) the night `skillsleep run RUN_FLAGS` at `at` / `cron`;
     `params` are RUN_FLAGS as `run`'s own parser read them."""
-    from skillsleep.slash_commands.schedulers import SCHEDULERS
+    from skillsleep.slash_commands.schedulers import schedulers
 
     when = _when(at, cron, via)
-    scheduler = SCHEDULERS[via]()
+    scheduler = schedulers()[via]()
     job, settings = night_job(when, run_flags, params)
     notes = _notes(settings)
     shown = scheduler.preview(job)
@@ -105,9 +105,9 @@ def schedule(
 
 def unschedule(via: str) -> Data:
     """Remove the night `schedule` wrote via `via`; nothing there is no error."""
-    from skillsleep.slash_commands.schedulers import SCHEDULERS
+    from skillsleep.slash_commands.schedulers import schedulers
 
-    change = SCHEDULERS[via]().remove()
+    change = schedulers()[via]().remove()
     return {"via": via, "where": change.where, "removed": change.done, "written": change.written, "todo": change.todo}
 
 
@@ -212,12 +212,12 @@ def _skillsleep() -> Path:
 def _agent_dirs(settings: SleepSection) -> list[str]:
     """PATH folders of the agent CLI a CLI harness replays with: its own, and the one of the
     interpreter its `#!/usr/bin/env NAME` line needs (node). An agent not usable here fails now."""
-    from skillsleep.slash_commands.runtime import agent_harness
+    from skillsleep.slash_commands.runtime import usable_agent
 
     if settings.harness == "chat":
         return []
-    harness, _, _ = agent_harness(settings.harness, target_model=settings.target_model, base_url=None)
-    command = Path(harness.status().command)
+    harness = usable_agent(settings.harness, target_model=settings.target_model, base_url=None)
+    command = Path(harness.status().command or harness.cli.default_command)  # a usable CLI has its path
     dirs = [str(command.absolute().parent)]
     try:
         with command.open("rb") as f:
@@ -267,7 +267,8 @@ def _secret_names(settings: SleepSection) -> list[str]:
     infos = {info.name: info for info in provider_infos()}
     info = infos.get(settings.backend.partition(":")[0])
     names = [info.key_env, info.base_url_env] if info else []
-    names.append(harness_settings().get(settings.harness, {}).get("api_key_env"))
+    agent = harness_settings().get(settings.harness)
+    names.append(agent.api_key_env if agent is not None else None)
     return [name for name in names if name]
 
 
@@ -330,7 +331,7 @@ def _todo_lines(todo: list[str]) -> list[str]:
 
 def _where(fn: Any) -> Any:
     """`--crontab` (default) / `--systemd` / `--openclaw`: where `schedule` and `unschedule` keep the
-    night (one switch per class in schedulers.SCHEDULERS)."""
+    night (one switch per place in schedulers.schedulers(); OpenClaw's is its agent record's cron)."""
     fn = click.option(
         "--openclaw",
         "via",

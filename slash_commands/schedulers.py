@@ -1,14 +1,16 @@
-"""Where the night's schedule lives: one small class each, found by name in SCHEDULERS.
+"""Where the night's schedule lives: one small class each, found by its switch in `schedulers()`.
 
     NightJob     what runs: when, in which folder, with which environment and command line (night_job.py)
     Scheduler    the protocol: preview / install / remove what it wrote, and read what is there (night_job.py)
-    Crontab      a managed block in the current user's crontab, through the `crontab` command
-    SystemdTimer a user timer + service written from the templates in cron/ (systemd_timer.py), checked by
-                 `systemd-analyze verify`, enabled when a systemd user manager answers
-    OpenClawCron a command job in OpenClaw's cron (`openclaw cron add`, through its running gateway)
+    Crontab            a managed block in the current user's crontab, through the `crontab` command
+    SystemdTimer       a user timer + service written from the templates in cron/ (systemd_timer.py),
+                       checked by `systemd-analyze verify`, enabled when a systemd user manager answers
+    AgentCronScheduler a command job in an agent's own cron, reached through its record (`Agent.cron`:
+                       OpenClaw's `openclaw cron add`, through its running gateway)
 
-A new place (launchd) is one more class with these four methods, one entry in SCHEDULERS, and one
-`--<name>` switch on `schedule` / `unschedule` in schedule_cmd.py. Each one writes only what it owns
+A new place (launchd) is one more class with these four methods, one entry in `schedulers()`, and
+one `--<name>` switch on `schedule` / `unschedule` in schedule_cmd.py; an agent with a cron of its
+own brings it in its record. Each one writes only what it owns
 and says what to run by hand when it cannot do it itself (`Change.todo`).
 """
 
@@ -18,16 +20,22 @@ import os
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillsleep.core.models.rundir import write_private
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Record
-from skillsleep.harnesses.openclaw import cron as openclaw_cron
+from skillsleep.harnesses.agent_cron import CronJob
 from skillsleep.slash_commands.cron_table import BEGIN, END, When, cron_line, read_block, remove_block, set_block
 from skillsleep.slash_commands.night_job import Change, NightJob, Scheduled, Scheduler
 from skillsleep.slash_commands.systemd_timer import SystemdTimer
 from skillsleep.slash_commands.wiring import data_dir
+
+if TYPE_CHECKING:
+    from skillsleep.harnesses.agent import Agent
 
 
 def _user() -> str:
@@ -116,56 +124,58 @@ class Crontab:
         return ConfigError(f"crontab refused to {what} {self.where()}: {said}; nothing was changed. {hint}.")
 
 
-class OpenClawJob(Record):
-    """What `schedule --openclaw` added, noted in <data>/schedule/openclaw.json for `status`."""
+class AgentCronJob(Record):
+    """What `schedule --<agent>` added to an agent's own cron, noted in <data>/schedule/<agent>.json
+    for `status`."""
 
     id: str
     expr: str  # the cron expression
     where: str
 
 
-class OpenClawCron:
-    """A command job in OpenClaw's cron (harnesses/openclaw/cron.py runs `openclaw cron …`; the
-    script never runs two nights at once). One job named `skillsleep-night`, marked as skillsleep's
-    in its description; a job of that name without the mark is never touched. What was added is
-    noted in the data folder, so `status` asks no gateway."""
+class AgentCronScheduler:
+    """A command job in an agent's own cron (`Agent.cron`: OpenClaw's, whose `openclaw cron …` needs
+    its gateway; the script never runs two nights at once). One job named `skillsleep-night`,
+    marked as skillsleep's in its description; a job of that name without the mark is never
+    touched. What was added is noted in the data folder, so `status` asks no agent."""
 
-    name = "openclaw"  # the `--openclaw` switch of schedule / unschedule
     job = "skillsleep-night"
-    mark = "Written by `skillsleep schedule --openclaw`; `skillsleep unschedule --openclaw` removes it."
+
+    def __init__(self, agent: Agent) -> None:
+        self.name = agent.name  # the `--<agent>` switch of schedule / unschedule
+        self.cron = agent.own_cron()
+        self.mark = f"Written by `skillsleep schedule --{self.name}`; `skillsleep unschedule --{self.name}` removes it."
 
     def where(self) -> str:
-        return openclaw_cron.gateway()
+        return self.cron.where()
 
     def note(self) -> Path:
         return data_dir() / "schedule" / f"{self.name}.json"
 
-    def add_argv(self, job: NightJob) -> list[str]:
+    def cron_job(self, job: NightJob) -> CronJob:
         if not job.when.at:
-            raise ConfigError("an OpenClaw cron job takes a time of day here: give --at HH:MM")
-        return openclaw_cron.add_argv(
+            raise ConfigError(f"{self.cron.title} takes a time of day here: give --at HH:MM")
+        return CronJob(
             name=self.job, expr=job.when.fields, description=self.mark, argv=job.argv, cwd=job.cwd, env=job.env
         )
 
     def preview(self, job: NightJob) -> str:
-        return shlex.join(self.add_argv(job))
+        return shlex.join(self.cron.add_argv(self.cron_job(job)))
 
     def install(self, job: NightJob) -> Change:
-        argv = self.add_argv(job)
+        wanted = self.cron_job(job)
         old = self._ours()
-        added = openclaw_cron.cron(argv[1:])
+        added = self.cron.add(wanted)
         for stale in old:
-            openclaw_cron.cron(["cron", "rm", stale, "--json"])
-        write_private(
-            self.note(),
-            OpenClawJob(id=str(added.get("id", "")), expr=job.when.fields, where=self.where()).model_dump_json() + "\n",
-        )
+            self.cron.remove(stale)
+        noted = AgentCronJob(id=added, expr=job.when.fields, where=self.where())
+        write_private(self.note(), noted.model_dump_json() + "\n")
         return Change(via=self.name, where=self.where(), done=True, replaced=bool(old))
 
     def remove(self) -> Change:
         old = self._ours()
         for stale in old:
-            openclaw_cron.cron(["cron", "rm", stale, "--json"])
+            self.cron.remove(stale)
         self.note().unlink(missing_ok=True)
         return Change(via=self.name, where=self.where(), done=bool(old))
 
@@ -175,36 +185,44 @@ class OpenClawCron:
         except OSError:
             return None
         try:
-            noted = OpenClawJob.model_validate_json(text)
+            noted = AgentCronJob.model_validate_json(text)
         except ValueError:
             raise ConfigError(
-                f"{self.note()} (what `skillsleep schedule --openclaw` added) cannot be read; "
-                "run `skillsleep unschedule --openclaw`, then schedule again"
+                f"{self.note()} (what `skillsleep schedule --{self.name}` added) cannot be read; "
+                f"run `skillsleep unschedule --{self.name}`, then schedule again"
             ) from None
         return Scheduled(via=self.name, when=When.parse(noted.expr).describe(), where=noted.where, entry=noted.expr)
 
     def _ours(self) -> list[str]:
         """The ids of skillsleep's jobs; a job of that name that lacks the mark is a ConfigError."""
-        jobs = openclaw_cron.cron(["cron", "list", "--all", "--json"]).get("jobs", [])
-        named = [j for j in jobs if isinstance(j, dict) and j.get("name") == self.job]
-        foreign = [str(j.get("id")) for j in named if j.get("description") != self.mark]
+        named = [j for j in self.cron.jobs() if j.name == self.job]
+        foreign = [j.id for j in named if j.description != self.mark]
         if foreign:
             raise ConfigError(
-                f"OpenClaw's cron job {', '.join(foreign)} is named {self.job!r} but was not written by "
-                "skillsleep; nothing was changed: rename or remove it (`openclaw cron rm ID`), or "
+                f"{self.cron.title} job {', '.join(foreign)} is named {self.job!r} but was not written by "
+                f"skillsleep; nothing was changed: rename or remove it ({self.cron.remove_hint}), or "
                 "schedule with the crontab instead"
             )
-        return [str(j.get("id")) for j in named]
+        return [j.id for j in named]
 
 
-SCHEDULERS: dict[str, type[Scheduler]] = {"crontab": Crontab, "systemd": SystemdTimer, "openclaw": OpenClawCron}
+def schedulers() -> dict[str, Callable[[], Scheduler]]:
+    """Every place the night's schedule can live, by its switch: the crontab, systemd, and the own
+    cron of each agent that keeps one (the registry's `Agent.cron`)."""
+    from skillsleep.harnesses import registry
+
+    places: dict[str, Callable[[], Scheduler]] = {"crontab": Crontab, "systemd": SystemdTimer}
+    for agent in registry.agents():
+        if agent.cron is not None:
+            places[agent.name] = partial(AgentCronScheduler, agent)
+    return places
 
 
 def installed() -> tuple[list[Scheduled], list[str]]:
     """What is scheduled now, in every place, and what could not be read (a block left open)."""
     found: list[Scheduled] = []
     problems: list[str] = []
-    for scheduler in SCHEDULERS.values():
+    for scheduler in schedulers().values():
         try:
             now = scheduler().current()
         except ConfigError as exc:

@@ -12,7 +12,7 @@ from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.store import Store
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.events import EventSink, Notice
-from skillsleep.core.train.config import DEFAULT_PRICES, load_config
+from skillsleep.core.train.config import load_config
 from skillsleep.core.train.run import TrainResult, train
 from skillsleep.core.train.tasks import load_tasks
 from skillsleep.harnesses.chat import ChatHarness
@@ -36,7 +36,7 @@ async def run_training(
 ) -> TrainResult:
     """Train as configured, resuming an unfinished run in the same directory unless `fresh`;
     `executor` ("local" or "ray", None: config.toml's `[executor]`) is where rollouts run."""
-    cfg = load_config(config_path, overrides, prices={**DEFAULT_PRICES, **user_config().prices})
+    cfg = load_config(config_path, overrides, prices=user_config().prices)
     check_run(cfg)  # keys and prices, before the run folder is made or --fresh removes anything
     # what the optimizer writes is redacted with the user's own patterns too ([harvest] redact_patterns)
     redactor = Redactor(effective_settings().harvest.redact_patterns.value)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from skillsleep.core.models.backends.base import BackendSettings, ProviderInfo
     from skillsleep.core.models.model_set import ModelSection
     from skillsleep.core.night.user_config import UserConfig
+    from skillsleep.harnesses.agent_cli import AgentSettings
 
 
 def data_dir() -> Path:
@@ -368,18 +369,17 @@ def origin_label(origin: Origin, key: str, where: ConfigFile) -> str:
     }[origin]
 
 
-def harness_settings(cfg: UserConfig | None = None) -> dict[str, dict[str, Any]]:
-    """`[harness.<name>]` tables of the config file, each checked against its harness's settings
-    (an unknown harness or key is an error naming the file, never ignored)."""
+def harness_settings(cfg: UserConfig | None = None) -> dict[str, AgentSettings]:
+    """`[harness.<name>]` tables of the config file by agent name, each read into its agent's
+    settings model (an unknown harness or key is an error naming the file, never ignored)."""
     from skillsleep.harnesses import registry
 
     where = config_file()
     cfg = cfg if cfg is not None else user_config(where)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, AgentSettings] = {}
     for name, table in cfg.harness.items():
         if name not in registry.agent_names():
             known = ", ".join(registry.agent_names())
             raise ConfigError(f"{where.path}: [harness.{name}] is not a harness with settings (known: {known})")
-        registry.settings_for(name, table, where=f"{where.path}: [harness.{name}]")
-        out[name] = dict(table)
+        out[name] = registry.get(name).settings(table, where=f"{where.path}: [harness.{name}]")
     return out

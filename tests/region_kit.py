@@ -36,6 +36,7 @@ from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.result import NightResult
 from skillsleep.core.train.config import TrainConfig
+from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import SkillTarget
@@ -120,8 +121,9 @@ class Nights:
         """Night `k` of `target` (a ConfigError, e.g. a refused skill, is raised as it is)."""
         store = Store(self.data / "state.db")
 
-        def open_harness(models: NightModels) -> tuple[Any, str, float]:
-            return ChatHarness(models.target, log_dir=self.root / "chat-replays"), "chat (scripted)", 30.0
+        def open_harness(models: NightModels) -> HarnessChoice:
+            harness = ChatHarness(models.target, log_dir=self.root / "chat-replays")
+            return HarnessChoice(harness=harness, label="chat (scripted)", timeout_s=30.0)
 
         deps = NightDeps(
             nights=NightRecords(self.data),

@@ -156,3 +156,20 @@ def test_each_agent_reads_usage_the_same_in_its_transcripts_and_its_replay_outpu
 )
 def test_an_agents_error_is_classified_once_for_every_agent(detail: str, status: int | None, kind: Failure) -> None:
     assert classify(detail, status=status) is kind
+
+
+def test_help_texts_name_the_registered_agents(plugins: list[Any]) -> None:
+    from click.testing import CliRunner
+
+    from skillsleep.slash_commands.cli import main
+
+    plugins.append(_EntryPoint(registry.AGENTS["codex"].model_copy(update={"name": "my-agent", "command": "mine"})))
+    shown = {
+        "install": "[claude-code|codex|openclaw|my-agent|all]...",
+        "uninstall": "[claude-code|codex|openclaw|my-agent|all]...",
+        "eval": "Where tasks run: chat, claude-code, codex, openclaw or my-agent",
+        "run": "--harness [chat|claude-code|codex|openclaw|my-agent]",
+    }
+    for verb, text in shown.items():
+        result = CliRunner().invoke(main, [verb, "--help"], terminal_width=400)
+        assert result.exit_code == 0 and text in result.output, (verb, result.output)

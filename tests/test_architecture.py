@@ -179,6 +179,18 @@ FORBIDDEN_IN_CORE = {
 }
 
 
+def test_ray_is_imported_only_through_its_typed_seam() -> None:
+    """`mypy` passes without the `ray` extra: no module imports Ray with an import statement, deferred
+    or not; harnesses/ray_api.py imports it by name and types the few calls the executor makes."""
+    found = [
+        f"{path.relative_to(ROOT).as_posix()} imports {name}"
+        for _, path in _modules()
+        for name in _imports(path)
+        if name == "ray" or name.startswith("ray.")
+    ]
+    assert not found, "\n".join(found) + " (call it through harnesses/ray_api.py)"
+
+
 def test_engine_reads_no_environment_and_spawns_no_process() -> None:
     problems = []
     for path in (ROOT / "core").rglob("*.py"):
@@ -224,9 +236,9 @@ def test_help_imports_no_vendor_sdk() -> None:
 # where it is defined once. Every other module asks the registry. The exceptions, with their reason:
 AGENT_NAME_EXCEPTIONS = {
     # `skillsleep schedule --openclaw`: OpenClaw's cron is one of the places a schedule can live, a
-    # scheduler chosen by its own switch (like --crontab, --systemd), not a harness
+    # scheduler chosen by its own switch (like --crontab, --systemd), declared when the CLI is
+    # imported, which loads no agent (schedulers.py reaches the cron through the agent record)
     ("slash_commands/schedule_cmd.py", "openclaw"),
-    ("slash_commands/schedulers.py", "openclaw"),
 }
 
 
@@ -382,15 +394,21 @@ def _loaded_by(code: str) -> set[str]:
 
 def test_every_verbs_help_imports_no_engine() -> None:
     """`skillsleep <verb> --help` loads no engine either: a command module imports the modules that
-    do its work inside the command. A verb whose flag takes harness names (`run --harness`) loads
-    the agent registry that lists them, and nothing more."""
-    from skillsleep.slash_commands.choices import Names
+    do its work inside the command. A verb whose flags take or name harnesses or providers (`run
+    --harness`, `install [claude-code|…]`, `run --backend`) loads what lists them (the agent registry,
+    the built-in providers' names), and nothing more: no backend."""
+    from skillsleep.slash_commands.choices import Names, NamesHelp, NamesMetavar
     from skillsleep.slash_commands.cli import VERBS, main
 
     registry = _loaded_by(
         "from skillsleep.slash_commands import choices\n"
-        "choices.harnesses(), choices.agents_then_chat(), choices.hook_agents()"
+        "choices.harnesses(), choices.agents_then_chat(), choices.hook_agents(), choices.agents_or_all()\n"
+        "choices.providers()"
     )
+    assert not {m for m in registry if m.startswith("skillsleep.core.models.backends.")} - {
+        "skillsleep.core.models.backends.base",  # an agent's settings hold a server URL (BaseUrl)
+        "skillsleep.core.models.backends.builtin",
+    }
     problems = []
     for verb in VERBS:
         loaded = _loaded_by(
@@ -400,7 +418,7 @@ def test_every_verbs_help_imports_no_engine() -> None:
             "assert r.exit_code == 0, r.output"
         )
         command = main.commands[verb]
-        names = any(isinstance(p.type, Names) for p in command.params)
+        names = any(isinstance(p.type, (Names, NamesMetavar)) or isinstance(p, NamesHelp) for p in command.params)
         extra = loaded - registry if names else loaded
         if extra:
             problems.append(f"{verb} --help loads {sorted(extra)[:8]} ({len(extra)} modules)")

@@ -30,9 +30,9 @@ from skillsleep.harnesses.claude_code.output import parse_claude_output
 from skillsleep.harnesses.claude_code.replay import (
     PLACEHOLDER_KEY,
     ClaudeCodeHarness,
-    ClaudeCodeSettings,
     prepare_config_dir,
 )
+from skillsleep.harnesses.claude_code.settings import ClaudeCodeSettings
 
 if TYPE_CHECKING:
     from conftest import AgentTools
@@ -467,7 +467,9 @@ def test_missing_cli_is_an_error_naming_the_install(tmp_path: Path) -> None:
     assert run.error is not None and "npm install -g @anthropic-ai/claude-code@2.1.332" in run.error
     # found on PATH by its default name, or not at all
     run = asyncio.run(
-        ClaudeCodeHarness(env={"PATH": str(tmp_path), "HOME": str(tmp_path)}).run(Task(id="t", prompt="hi"), EMPTY)
+        ClaudeCodeHarness(ClaudeCodeSettings(), env={"PATH": str(tmp_path), "HOME": str(tmp_path)}).run(
+            Task(id="t", prompt="hi"), EMPTY
+        )
     )
     assert run.error is not None and "`claude` was not found" in run.error
 
@@ -510,7 +512,7 @@ def _stub(server: AgentServer | str, **kw: Any) -> ClaudeCodeSettings:
 
 @pytest.mark.slow
 def test_real_claude_status(agent_tools: AgentTools, tmp_path: Path) -> None:
-    status = ClaudeCodeHarness(env=_env(tmp_path, agent_tools)).status()
+    status = ClaudeCodeHarness(ClaudeCodeSettings(), env=_env(tmp_path, agent_tools)).status()
     assert status.usable and status.installed and status.version == "2.1.332"
 
 

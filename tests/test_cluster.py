@@ -362,7 +362,8 @@ def test_a_codex_replay_runs_on_the_node_with_codex_and_writes_nothing_there(
     cluster: str, agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
 ) -> None:
     from skillsleep.harnesses.cluster import RayExecutor
-    from skillsleep.harnesses.codex.replay import CodexHarness, CodexSettings
+    from skillsleep.harnesses.codex.replay import CodexHarness
+    from skillsleep.harnesses.codex.settings import CodexSettings
 
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)

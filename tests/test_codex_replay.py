@@ -24,7 +24,8 @@ from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
 from skillsleep.harnesses.codex.output import parse_codex_output
-from skillsleep.harnesses.codex.replay import CodexHarness, CodexSettings
+from skillsleep.harnesses.codex.replay import CodexHarness
+from skillsleep.harnesses.codex.settings import CodexSettings
 from skillsleep.harnesses.codex.skill import codex_skill
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "codex" / "stdout"
@@ -422,7 +423,7 @@ async def test_real_codex_leaves_the_users_codex_home_and_workdir_untouched(
     write(project / ".agents" / "skills" / "live" / "SKILL.md", same_name.format("cherry"))
     before_home, before_project = snapshot(home), snapshot(project)
 
-    harness = CodexHarness(env=user_env(agent_tools, home, STUB_KEY="dummy"))
+    harness = CodexHarness(CodexSettings(), env=user_env(agent_tools, home, STUB_KEY="dummy"))
     run = await harness.run(
         Task(id="t", prompt="STUB_TOOL: echo changed > README.md && cat README.md", workdir=str(project)), MANGO
     )

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from skillsleep.core.models.backends.registry import default_prices
 from skillsleep.core.shared.errors import ConfigError
-from skillsleep.core.train.config import DEFAULT_PRICES, TrainConfig, load_config, resolve_path
+from skillsleep.core.train.config import TrainConfig, load_config, resolve_path
 
 MINIMAL = '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n'
 
@@ -30,7 +31,7 @@ def test_minimal_file_gets_every_default(tmp_path: Path) -> None:
     assert cfg.data.split.train == 0.5
     assert cfg.target.retry.attempts == 4
     assert cfg.budget.to_budget().tokens is None and cfg.budget.to_budget().usd is None
-    assert set(DEFAULT_PRICES) <= set(cfg.prices)
+    assert set(default_prices()) <= set(cfg.prices)
 
 
 def test_data_paths_resolve_against_the_config_directory(tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_user_prices_merge_over_the_defaults(tmp_path: Path) -> None:
         )
     )
     flash = cfg.prices["deepseek:deepseek-v4-flash"]
-    assert flash.input == 9.0 and flash.output == DEFAULT_PRICES["deepseek:deepseek-v4-flash"].output
+    assert flash.input == 9.0 and flash.output == default_prices()["deepseek:deepseek-v4-flash"].output
     assert cfg.prices["openai:gpt-x"].output == 2.0
 
 

@@ -26,13 +26,12 @@ from hypothesis import strategies as st
 from test_fuzz_readers import budget
 
 from skillsleep.core.models.backends.base import BackendSettings, BaseBackend, RetryPolicy
-from skillsleep.core.models.backends.registry import create_backend, get_provider
+from skillsleep.core.models.backends.registry import create_backend, default_prices, get_provider
 from skillsleep.core.models.backends.scripted import ScriptedBackend
 from skillsleep.core.models.ledger import Budget, Ledger, Price, check_money_cap, find_price
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.shared.errors import BudgetExceeded, ConfigError
 from skillsleep.core.shared.records import Message
-from skillsleep.core.train.config import DEFAULT_PRICES
 
 PROVIDERS = ["deepseek", "openai", "anthropic", "ollama", "local", "scripted"]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "description": "the reply"}}}
@@ -125,7 +124,7 @@ def test_no_money_cap_is_exceeded_or_silently_unenforced(
     concurrency: int,
 ) -> None:
     model = model_of(provider, choice, custom)
-    prices = {**DEFAULT_PRICES, **({f"{provider}:{model}": user_price} if user_price else {})}
+    prices = {**default_prices(), **({f"{provider}:{model}": user_price} if user_price else {})}
     price = find_price(prices, provider, model)
     try:
         check_money_cap(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,9 +34,9 @@ def test_unknown_harness_lists_the_known_ones() -> None:
 
 def test_settings_are_strict_and_name_the_section() -> None:
     with pytest.raises(ConfigError, match=r"\[harness.codex\].*sandbx.*known keys: .*sandbox"):
-        registry.settings_for("codex", {"sandbx": "read-only"})
+        registry.get("codex").settings({"sandbx": "read-only"})
     with pytest.raises(ConfigError, match=r"\[harness.claude-code\].*max_turns"):
-        registry.settings_for("claude-code", {"max_turns": "many"})
+        registry.get("claude-code").settings({"max_turns": "many"})
 
 
 def test_chat_needs_a_target_and_takes_no_settings() -> None:
@@ -85,3 +87,31 @@ def test_harness_command_path_comes_from_the_config_file(tmp_path: Path, monkeyp
     (home / "config.toml").write_text('[harness.cursor]\ncommand = "x"\n')
     bad = CliRunner().invoke(main, ["harnesses"])
     assert bad.exit_code == 2 and "harness.cursor" in bad.output
+
+
+def test_a_settings_table_is_checked_by_the_agent_record_without_loading_its_replay_harness() -> None:
+    code = (
+        "import sys\n"
+        "from skillsleep.harnesses import registry\n"
+        "s = registry.get('codex').settings({'sandbox': 'read-only'})\n"
+        "print(type(s).__name__, s.sandbox, sorted(m for m in sys.modules if m.endswith('.replay')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["CodexSettings", "read-only", "[]"]
+
+
+def test_an_agents_status_is_its_replay_harness_status(tmp_path: Path) -> None:
+    _fake(tmp_path, "my-codex", "codex-cli 0.171.0")
+    codex = registry.get("codex")
+    status = codex.status(codex.settings({"command": str(tmp_path / "my-codex")}))
+    assert (status.name, status.usable, status.version, status.command) == (
+        "codex",
+        True,
+        "0.171.0",
+        str(tmp_path / "my-codex"),
+    )
+    missing = codex.status(env={"PATH": str(tmp_path / "nowhere")})
+    assert not missing.installed and "npm install -g @openai/codex@" in missing.reason
+    with pytest.raises(TypeError, match="takes CodexSettings, not ClaudeCodeSettings"):
+        codex.harness(registry.get("claude-code").settings())

@@ -17,12 +17,11 @@ from test_cron_script import night_root, run_script
 from skillsleep.core.models.backends.anthropic import AnthropicBackend
 from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
 from skillsleep.core.models.backends.deepseek import schema_instruction
-from skillsleep.core.models.backends.registry import provider_infos
+from skillsleep.core.models.backends.registry import default_prices, provider_infos
 from skillsleep.core.models.ledger import Budget, Ledger, find_price, price_of
 from skillsleep.core.models.llm import MESSAGE_TOKENS, SCHEMA_TOKENS, estimate_usage
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import CompletionRequest, Message, Usage
-from skillsleep.core.train.config import DEFAULT_PRICES
 
 UNPRICED = ["--backend", "openai:my-model", "--base-url", "http://127.0.0.1:9/v1"]
 
@@ -48,16 +47,16 @@ def test_every_built_in_default_model_has_a_price_but_ollamas() -> None:
     # ollama's default runs wherever OLLAMA_HOST points: its price is the user's to give
     for info in provider_infos():
         if info.default_model and info.name != "ollama":
-            assert find_price(DEFAULT_PRICES, info.name, info.default_model) is not None, info.name
-    assert find_price(DEFAULT_PRICES, "ollama", "qwen2.5-coder:0.5b") is None
+            assert find_price(default_prices(), info.name, info.default_model) is not None, info.name
+    assert find_price(default_prices(), "ollama", "qwen2.5-coder:0.5b") is None
     free = Usage(input_tokens=1000, output_tokens=1000)
-    assert price_of(DEFAULT_PRICES, "local", "/models/any.gguf", free) == 0  # free by definition
-    assert price_of(DEFAULT_PRICES, "scripted", "script.json", free) == 0
-    assert find_price(DEFAULT_PRICES, "scripted", "script.json") is not None
+    assert price_of(default_prices(), "local", "/models/any.gguf", free) == 0  # free by definition
+    assert price_of(default_prices(), "scripted", "script.json", free) == 0
+    assert find_price(default_prices(), "scripted", "script.json") is not None
 
 
 def test_a_ledger_with_a_money_cap_refuses_a_call_to_a_model_without_a_price() -> None:
-    ledger = Ledger(budget=Budget(usd=0.01), prices=dict(DEFAULT_PRICES))
+    ledger = Ledger(budget=Budget(usd=0.01), prices=dict(default_prices()))
     with pytest.raises(ConfigError, match=r'"openai:my-model" = \{input = 0.0, output = 0.0\}'):
         ledger.reserve("openai", "my-model", Usage(input_tokens=10, output_tokens=10))
     assert Ledger(budget=Budget(tokens=100)).reserve("openai", "my-model", Usage(input_tokens=10)) is not None
@@ -204,9 +203,9 @@ async def test_anthropics_cache_reads_and_writes_are_part_of_the_prompt_and_writ
         server.stop()
     prompt, _, read, written = server.billed[0]
     assert (usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens) == (prompt, read, written)
-    price = DEFAULT_PRICES["anthropic:claude-sonnet-5"]
+    price = default_prices()["anthropic:claude-sonnet-5"]
     assert price.cache_write is not None and price.cached_input is not None
     billed = ((prompt - read - written) * price.input + read * price.cached_input + written * price.cache_write) / 1e6
-    assert price_of(DEFAULT_PRICES, "anthropic", "claude-sonnet-5", usage) == pytest.approx(
+    assert price_of(default_prices(), "anthropic", "claude-sonnet-5", usage) == pytest.approx(
         billed + 5 * price.output / 1e6
     )

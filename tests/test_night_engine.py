@@ -34,6 +34,7 @@ from skillsleep.core.report.result import NightResult
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Run, Task
 from skillsleep.core.train.config import TrainConfig
+from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.core.train.state import TrainState
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
@@ -133,11 +134,11 @@ def night(
         opened.append(Models(cfg, ledger, store, run_id))
         return opened[-1]
 
-    def open_harness(models: NightModels) -> tuple[Any, str, float]:
+    def open_harness(models: NightModels) -> HarnessChoice:
         harness: Any = ChatHarness(models.target, log_dir=root / "chat-replays")
         if interrupt_after is not None:
             harness = Interrupting(harness, interrupt_after)
-        return harness, "chat (scripted)", 30.0
+        return HarnessChoice(harness=harness, label="chat (scripted)", timeout_s=30.0)
 
     fields: dict[str, Any] = {
         "nights": Nights(data),
@@ -335,7 +336,9 @@ def test_a_night_still_running_in_a_live_process_is_not_resumed(root: Path) -> N
         proposals=Proposals(root / "data"),
         store=store,
         open_models=lambda cfg, ledger, run_id: Models(cfg, ledger, store, run_id),
-        open_harness=lambda models: (ChatHarness(models.target, log_dir=root / "logs"), "chat", 30.0),
+        open_harness=lambda models: HarnessChoice(
+            harness=ChatHarness(models.target, log_dir=root / "logs"), label="chat", timeout_s=30.0
+        ),
         clock=lambda: NOW,
         pid=4242,
         alive=lambda pid: pid == 777,
@@ -354,7 +357,7 @@ def test_a_night_still_running_in_a_live_process_is_not_resumed(root: Path) -> N
 
 
 def test_a_harness_that_cannot_be_built_fails_before_the_night_is_recorded(root: Path) -> None:
-    def unusable(models: NightModels) -> tuple[Any, str, float]:
+    def unusable(models: NightModels) -> HarnessChoice:
         raise ConfigError("the codex harness is not usable here: not installed")
 
     with pytest.raises(ConfigError, match="not usable"):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,6 +25,7 @@ from skillsleep.core.shared.events import (
     RolloutDone,
 )
 from skillsleep.core.shared.records import Run, Task
+from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.harnesses.chat import ChatHarness
 from tests.test_night_engine import LIVE, live_file, managed, night, plan_of, root, settings
 
@@ -130,8 +130,9 @@ class Unreachable:
 def test_a_night_resumed_after_a_backend_error_names_that_error_and_the_skill_by_its_name(root: Path) -> None:
     skill = live_file(root)
 
-    def unreachable(models: NightModels) -> tuple[Any, str, float]:
-        return Unreachable(ChatHarness(models.target, log_dir=root / "chat-replays"), 3), "chat (scripted)", 30.0
+    def unreachable(models: NightModels) -> HarnessChoice:
+        harness = Unreachable(ChatHarness(models.target, log_dir=root / "chat-replays"), 3)
+        return HarnessChoice(harness=harness, label="chat (scripted)", timeout_s=30.0)
 
     stopped = night(root, settings(root), skill, open_harness=unreachable)
     assert stopped.outcome == "stopped-early" and stopped.stop is not None and stopped.stop.kind == "backend"

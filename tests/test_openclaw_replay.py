@@ -22,7 +22,8 @@ from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
 from skillsleep.harnesses.openclaw.home import config_path as user_config_path
 from skillsleep.harnesses.openclaw.output import node_problem, parse_openclaw_output, tool_calls_from_sessions
-from skillsleep.harnesses.openclaw.replay import OpenClawHarness, OpenClawSettings, agent_deadline, run_config
+from skillsleep.harnesses.openclaw.replay import OpenClawHarness, agent_deadline, run_config
+from skillsleep.harnesses.openclaw.settings import OpenClawSettings
 from skillsleep.harnesses.openclaw.transcripts import parse_openclaw_jsonl
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "openclaw" / "stdout"

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from fake_openclaw import FakeOpenClaw, invoke
 
+from skillsleep.core.shared.errors import ConfigError
+
 SCRIPT = str(resources.files("skillsleep.cron") / "run_sleep_cron.sh")
 SKILLSLEEP = str(Path(sys.executable).parent / "skillsleep")
 
@@ -112,3 +114,20 @@ def test_without_openclaw_on_path_schedule_says_what_to_install(
     assert code == 2 and "`openclaw` is not on PATH" in err and "--systemd" in err
     code, _out, err = invoke("schedule", "--openclaw", "--cron", "0 3 * * 1")
     assert code == 2 and "with --openclaw give --at HH:MM" in err
+
+
+def test_an_agents_own_cron_is_a_place_for_the_night_through_its_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillsleep.harnesses import registry
+    from skillsleep.slash_commands.schedulers import AgentCronScheduler, schedulers
+
+    monkeypatch.setattr(registry, "AGENTS", dict(registry.AGENTS))
+    assert list(schedulers()) == ["crontab", "systemd", "openclaw"]  # codex and claude-code keep no cron
+    with pytest.raises(ConfigError, match="'codex' keeps no cron of its own"):
+        registry.get("codex").own_cron()
+    mine = registry.get("codex").model_copy(
+        update={"name": "my-agent", "cron": "skillsleep.harnesses.openclaw.cron:CRON"}
+    )
+    registry.register(mine)
+    place = schedulers()["my-agent"]()
+    assert isinstance(place, AgentCronScheduler) and place.note().name == "my-agent.json"
+    assert place.mark.endswith("`skillsleep unschedule --my-agent` removes it.")

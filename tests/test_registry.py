@@ -14,6 +14,7 @@ from servers import FaultServer, free_port
 from skillsleep.core.models.backends import registry
 from skillsleep.core.models.backends.anthropic import AnthropicBackend
 from skillsleep.core.models.backends.base import BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.models.backends.builtin import BUILT_IN
 from skillsleep.core.models.backends.deepseek import DeepSeekBackend
 from skillsleep.core.models.backends.local import LocalBackend
 from skillsleep.core.models.backends.openai_compat import OpenAIBackend
@@ -40,8 +41,24 @@ def clean_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_builtin_providers_are_listed() -> None:
     names = [info.name for info in registry.provider_infos()]
-    assert names[:5] == ["deepseek", "openai", "anthropic", "ollama", "local"]
-    assert "scripted" in names
+    assert names == ["deepseek", "openai", "anthropic", "ollama", "local", "scripted"] == list(BUILT_IN)
+
+
+def test_run_help_names_the_built_in_providers() -> None:
+    from click.testing import CliRunner
+
+    from skillsleep.slash_commands.cli import main
+
+    result = CliRunner().invoke(main, ["run", "--help"], terminal_width=400)
+    listed = "deepseek, openai, anthropic, ollama, local or scripted"
+    assert result.exit_code == 0 and f"Model provider ({listed}) or provider:model." in result.output
+
+
+def test_a_built_in_line_that_names_another_providers_class_is_refused() -> None:
+    with pytest.raises(ConfigError, match="deepseek:DeepSeekBackend is not the backend class of the 'openai'"):
+        registry._built_in("openai", BUILT_IN["deepseek"])
+    with pytest.raises(ConfigError, match="is not the backend class"):
+        registry._built_in("json", "json:dumps")
 
 
 def test_unknown_provider_lists_the_known_ones_and_the_closest() -> None:

@@ -32,10 +32,10 @@ from sleep_kit import (
     write_scripts,
 )
 
+from skillsleep.core.models.backends.registry import default_prices
 from skillsleep.core.models.ledger import price_of
 from skillsleep.core.models.llm import estimate_usage
 from skillsleep.core.shared.records import CompletionRequest
-from skillsleep.core.train.config import DEFAULT_PRICES
 
 SEED = "# Replies\n\nBe helpful and finish the task.\n"
 BRIEF = "Be brief."
@@ -297,11 +297,11 @@ def test_budget_usd_stops_a_priced_backend(
             }
         )
     )
-    price = DEFAULT_PRICES["deepseek:deepseek-v4-flash"]
+    price = default_prices()["deepseek:deepseek-v4-flash"]
     assert price.input > 0 and price.output > 0
     # what a target call reserves at least: no text in, its 2048-token reply limit
     target_call = price_of(
-        DEFAULT_PRICES,
+        default_prices(),
         "deepseek",
         "deepseek-v4-flash",
         estimate_usage(CompletionRequest(model="deepseek-v4-flash", messages=[], max_tokens=2048)),

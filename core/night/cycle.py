@@ -49,7 +49,7 @@ from skillsleep.core.shared.events import (
 )
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
-from skillsleep.core.train.harness import Harness
+from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.core.train.state import TrainState, config_hash
 
 
@@ -172,19 +172,16 @@ def _begin(
     )
 
 
-async def _work(
-    n: _Night, cfg: TrainConfig, models: NightModels, harness: tuple[Harness, str, float], run_dir: RunDir
-) -> None:
+async def _work(n: _Night, cfg: TrainConfig, models: NightModels, harness: HarnessChoice, run_dir: RunDir) -> None:
     """Plan (unless resumed) and train, into `n`; a stop (budget, model server, Ctrl-C) is kept in
     `n`, any other error recorded on the night and raised."""
-    agent, label, timeout_s = harness
     try:
         evaluator = Evaluator(
-            agent,
+            harness.harness,
             judge_llm=models.judge,
             gate=cfg.gate,
             rollouts_k=cfg.train.rollouts_k,
-            timeout_s=timeout_s,
+            timeout_s=harness.timeout_s,
             log_path=run_dir.rollouts_path,
             on_event=n.deps.on_event,
             executor=n.deps.executor,
@@ -201,7 +198,7 @@ async def _work(
                     dreamed=len(n.plan.dreams),
                     val=counts["val"],
                     test=counts["test"],
-                    harness=label,
+                    harness=harness.label,
                 )
             )
             n.trained = await train_night(

@@ -21,7 +21,7 @@ from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.shared.events import EventSink, quiet
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.executor import Executor, LocalExecutor
-from skillsleep.core.train.harness import Harness
+from skillsleep.core.train.harness import HarnessChoice
 
 
 class NightModels(Protocol):
@@ -44,16 +44,16 @@ def _now() -> datetime:
 class NightDeps(BaseModel):
     """What a night works with, built by the caller. `open_models(cfg, ledger, run_id)` (default:
     core's `Models` from the night's sections alone, on `store`: no key or server from the
-    environment) and `open_harness(models)` -> (harness, label, per-run timeout) are called once
-    the night's folder is known; either may raise for bad settings, before the night is recorded.
-    `clock` and `pid` (default: now in UTC, this process) are what the night's record says."""
+    environment) and `open_harness(models)` -> the harness it replays in (a `HarnessChoice`) are
+    called once the night's folder is known; either may raise for bad settings, before the night
+    is recorded. `clock` and `pid` (default: now in UTC, this process) are what the night's record says."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 
     nights: Nights
     proposals: Proposals
     store: Store
-    open_harness: Callable[[NightModels], tuple[Harness, str, float]]
+    open_harness: Callable[[NightModels], HarnessChoice]
     open_models: Callable[[TrainConfig, Ledger, str], NightModels] | None = None
     clock: Callable[[], datetime] = _now
     pid: int = Field(default_factory=os.getpid)

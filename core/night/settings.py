@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from skillsleep.core.models.backends.base import RetryPolicy
-from skillsleep.core.models.backends.registry import parse_spec
+from skillsleep.core.models.backends.registry import default_prices, parse_spec
 from skillsleep.core.models.ledger import Price, check_money_cap
 from skillsleep.core.models.model_set import JudgeSection, ModelSection, OptimizerSection
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.train.config import (
-    DEFAULT_PRICES,
     BudgetSection,
     DataSection,
     ReflectSection,
@@ -34,10 +33,10 @@ def model_specs(s: SleepSection) -> tuple[str, str]:
 
 def check_prices(s: SleepSection, prices: Mapping[str, Price], *, prices_at: str = "config.toml") -> None:
     """A ConfigError, before any work, when the night caps money (`budget_usd`) and a model it pays
-    for has no price among the built-in ones and `prices` (the `[prices]` of config.toml, `prices_at`)."""
+    for has no price among its provider's own and `prices` (the `[prices]` of config.toml, `prices_at`)."""
     check_money_cap(
         BudgetSection(usd=s.budget_usd).to_budget(),
-        {**DEFAULT_PRICES, **prices},
+        {**default_prices(), **prices},
         [parse_spec(spec) for spec in model_specs(s)],
         cap="budget_usd (--budget-usd, SKILLSLEEP_BUDGET_USD, [sleep] budget_usd)",
         prices_at=prices_at,
@@ -60,7 +59,7 @@ def train_config(
     s: SleepSection, folder: Path, skill_path: Path, prices: Mapping[str, Price] | None = None
 ) -> TrainConfig:
     """The run config of the night whose folder is `folder`, training the skill at `skill_path`;
-    `prices` (config.toml's `[prices]`) go over the built-in ones."""
+    `prices` (config.toml's `[prices]`) go over the providers' own."""
     target, optimizer, judge = model_sections(s)
     return TrainConfig(
         run=RunSection(name=folder.name, out_dir=str(folder.parent)),
@@ -78,5 +77,5 @@ def train_config(
         gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric, min_wins=s.gate_min_wins, no_regress=True),
         budget=BudgetSection(tokens=s.budget_tokens, usd=s.budget_usd),
         reflect=ReflectSection(preferences=s.preferences),
-        prices={**DEFAULT_PRICES, **(prices or {})},
+        prices={**default_prices(), **(prices or {})},
     )

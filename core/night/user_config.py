@@ -136,7 +136,7 @@ class SleepSection(_Section):
     # "" → a managed learned skill; else a SKILL.md path, `PATH#Heading` (an AGENTS.md section)
     # or the name of a skill of the harness
     skill: str = ""
-    backend: str = "local"  # provider (deepseek, ollama, anthropic, openai, local) or provider:model
+    backend: str = "local"  # a provider (`skillsleep backends` lists them) or provider:model
     base_url: BaseUrl = ""  # model server of that backend; "" → the provider's env var / default
     retries: int = Field(default=3, ge=0)  # a failed model call (429, 5xx, timeout) is tried again this often
     call_timeout: float = Field(default=120.0, gt=0, allow_inf_nan=False)  # seconds one model call may take
@@ -186,7 +186,7 @@ class UserConfig(_Section):
     sleep: SleepSection = Field(default_factory=SleepSection)  # `[sleep]`: the nightly cycle
     executor: ExecutorSection = Field(default_factory=ExecutorSection)  # `[executor]`: where rollouts run
     # `[prices]`: USD per million tokens by `provider:model` (or `provider:*`), over the built-in
-    # ones (config.DEFAULT_PRICES); a run config's own `[prices]` goes over these
+    # ones (each provider's own, `ProviderInfo.prices`); a run config's own `[prices]` goes over these
     prices: dict[str, Price] = Field(default_factory=dict)
 
     @field_validator("prices")

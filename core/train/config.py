@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from skillsleep.core.document.textfile import load_toml, read_text_file, user_path
+from skillsleep.core.models.backends.registry import default_prices
 from skillsleep.core.models.ledger import Budget, Price
 from skillsleep.core.models.model_set import JudgeSection, ModelRoles, ModelSection, OptimizerSection
 from skillsleep.core.shared.errors import ConfigError
@@ -32,30 +33,11 @@ from skillsleep.core.train.gate import GateConfig
 from skillsleep.core.train.schedule import LRSchedule
 
 __all__ = [
-    "DEFAULT_PRICES",
     "TrainConfig",
     "describe_validation_error",
     "load_config",
     "resolve_path",
 ]
-
-# USD per 1M tokens. DeepSeek: api-docs.deepseek.com/quick_start/pricing as listed in mid-2026
-# (v4-pro at its then-discounted rate; DeepSeek changes prices and bills off-peak hours at half).
-# Anthropic: list prices from its model pages (a 5-minute cache write at 1.25 x input, a cache read at
-# 0.1 x); claude-sonnet-5 (the backend's default model) at $2 / $10. Estimates for budgeting, not invoices: override them
-# under [prices] in config.toml or run.toml. Every built-in default model has one, but ollama's: it
-# runs wherever OLLAMA_HOST points. local and scripted cost nothing by definition.
-DEFAULT_PRICES: dict[str, Price] = {
-    "deepseek:deepseek-v4-flash": Price(input=0.14, output=0.28, cached_input=0.0028),
-    "deepseek:deepseek-v4-pro": Price(input=0.435, output=0.87, cached_input=0.003625),
-    "anthropic:claude-haiku-4-5": Price(input=1.0, output=5.0, cached_input=0.10, cache_write=1.25),
-    "anthropic:claude-sonnet-4-5": Price(input=3.0, output=15.0, cached_input=0.30, cache_write=3.75),
-    "anthropic:claude-opus-4-5": Price(input=5.0, output=25.0, cached_input=0.50, cache_write=6.25),
-    "anthropic:claude-sonnet-5": Price(input=2.0, output=10.0, cached_input=0.20, cache_write=2.50),
-    "anthropic:claude-opus-5": Price(input=5.0, output=25.0, cached_input=0.50, cache_write=6.25),
-    "local:*": Price(),
-    "scripted:*": Price(),
-}
 
 _PATH_KEYS = (("data", "tasks"), ("data", "skill"), ("run", "out_dir"))
 
@@ -176,7 +158,7 @@ class TrainConfig(_Section):
     slow_update: SlowUpdateSection = Field(default_factory=SlowUpdateSection)
     meta: MetaSection = Field(default_factory=MetaSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
-    prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    prices: dict[str, Price] = Field(default_factory=default_prices)  # the providers' own, then [prices]
     reflect: ReflectSection = Field(default_factory=ReflectSection)
     cache: CacheSection = Field(default_factory=CacheSection)
 
@@ -184,10 +166,9 @@ class TrainConfig(_Section):
     _sources: list[Path] = PrivateAttr(default_factory=list)
 
     @classmethod
-    def from_overrides(
-        cls, overrides: Sequence[str] = (), *, prices: Mapping[str, Price] = DEFAULT_PRICES
-    ) -> TrainConfig:
-        """A config with no file: defaults plus `section.key=value` overrides (data.* among them)."""
+    def from_overrides(cls, overrides: Sequence[str] = (), *, prices: Mapping[str, Price] | None = None) -> TrainConfig:
+        """A config with no file: defaults plus `section.key=value` overrides (data.* among them);
+        `prices` (config.toml's `[prices]`) go over the providers' own."""
         return _build([], overrides, base_dir=Path.cwd(), source="overrides", prices=prices)
 
     @property
@@ -221,11 +202,9 @@ def resolve_path(cfg: TrainConfig, p: str) -> Path:
     return path if path.is_absolute() else cfg.base_dir / path
 
 
-def load_config(
-    path: Path, overrides: Sequence[str] = (), *, prices: Mapping[str, Price] = DEFAULT_PRICES
-) -> TrainConfig:
+def load_config(path: Path, overrides: Sequence[str] = (), *, prices: Mapping[str, Price] | None = None) -> TrainConfig:
     """Read a TOML config (following `extends`), apply overrides, validate; ConfigError on any problem.
-    `prices` are the prices its own `[prices]` table adds to or overrides (config.toml's)."""
+    Its own `[prices]` table goes over `prices` (config.toml's), which go over the providers' own."""
     path = user_path(str(path), "--config").resolve()
     return _build(_read_chain(path, []), overrides, base_dir=path.parent, source=_label(path), prices=prices)
 
@@ -236,9 +215,10 @@ def _build(
     *,
     base_dir: Path,
     source: str,
-    prices: Mapping[str, Price],
+    prices: Mapping[str, Price] | None,
 ) -> TrainConfig:
-    merged: dict[str, Any] = {"prices": {k: v.model_dump() for k, v in prices.items()}}
+    base = {**default_prices(), **(prices or {})}
+    merged: dict[str, Any] = {"prices": {k: v.model_dump() for k, v in base.items()}}
     origin: dict[tuple[str, ...], str] = {}
     for file, raw in reversed(chain):  # parents first, so children win
         _merge(merged, raw, origin, _label(file), ())

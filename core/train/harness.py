@@ -1,8 +1,11 @@
-"""The harness contract: how the engine runs one task with a given skill inside an agent."""
+"""The harness contract: how the engine runs one task with a given skill inside an agent, and the
+harness a run replays in (`HarnessChoice`: the harness, its name in events, one replay's limit)."""
 
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Run, Task
@@ -21,3 +24,13 @@ class Harness(Protocol):
     name: str
 
     async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run: ...
+
+
+class HarnessChoice(BaseModel):
+    """The harness a run (`eval`, a night) replays its tasks in, as its caller opened it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True, extra="forbid")
+
+    harness: Harness
+    label: str  # how events and summaries name it: "chat (deepseek:…)", "codex 0.171.0 (its configured model)"
+    timeout_s: float = Field(gt=0)  # one replay's wall-clock limit

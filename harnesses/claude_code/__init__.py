@@ -5,6 +5,7 @@ from __future__ import annotations
 from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.claude_code import home, transcripts
 from skillsleep.harnesses.claude_code.cli import CLAUDE, NAME
+from skillsleep.harnesses.claude_code.settings import ClaudeCodeSettings
 
 __all__ = ["AGENT"]
 
@@ -17,6 +18,7 @@ AGENT = Agent(
     parser=transcripts.parse,
     skill_dirs=home.skill_dirs,
     managed_skills=home.managed_skills,
+    settings_model=ClaudeCodeSettings,
     replay=f"{__name__}.replay:ClaudeCodeHarness",
     install=f"{__name__}.install:install",
     hook=True,

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar, Literal
-
-from pydantic import Field
+from typing import Any
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Task
-from skillsleep.harnesses.agent_cli import PLACEHOLDER_KEY, AgentSettings, CLIResult, agent_env, task_text
+from skillsleep.harnesses.agent_cli import PLACEHOLDER_KEY, CLIResult, agent_env, task_text
 from skillsleep.harnesses.claude_code.cli import CLAUDE, NAME, WORDS
 from skillsleep.harnesses.claude_code.home import config_dir, global_config
 from skillsleep.harnesses.claude_code.output import read_output, to_run
+from skillsleep.harnesses.claude_code.settings import ClaudeCodeSettings
 from skillsleep.harnesses.replay import CLIHarness, Invocation, Parsed
 
-__all__ = ["CLAUDE", "PLACEHOLDER_KEY", "ClaudeCodeHarness", "ClaudeCodeSettings", "prepare_config_dir"]
+__all__ = ["CLAUDE", "PLACEHOLDER_KEY", "ClaudeCodeHarness", "prepare_config_dir"]
 
 QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -30,18 +29,6 @@ QUIET_ENV = {
 }
 _LOGIN_KEYS = ("oauthAccount", "primaryApiKey", "customApiKeyResponses")
 _PROVIDER_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_USE_")
-
-
-class ClaudeCodeSettings(AgentSettings):
-    """Settings of the claude-code harness (`[harness.claude-code]`), on top of `AgentSettings`."""
-
-    allowed_tools: list[str] = Field(default_factory=lambda: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"])
-    max_turns: int = Field(default=8, ge=1)
-    # Headless: allowed tools run, anything else is denied at once (no one can answer a prompt).
-    permission_mode: Literal["dontAsk", "acceptEdits", "auto", "bypassPermissions", "manual", "plan"] = "dontAsk"
-    bare: bool = False  # `--bare`: minimal system prompt, no hooks/CLAUDE.md/auto-memory (tiny local models)
-    tools: list[str] | None = None  # `--tools`: None → the agent's default set, [] → none (`--tools ""`)
-    max_retries: int = Field(default=2, ge=0)  # CLAUDE_CODE_MAX_RETRIES
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -120,7 +107,6 @@ class ClaudeCodeHarness(CLIHarness):
     name = NAME
     cli = CLAUDE
     words = WORDS
-    settings_model: ClassVar[type[AgentSettings]] = ClaudeCodeSettings
     settings: ClaudeCodeSettings
 
     def server(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.codex import home, transcripts
 from skillsleep.harnesses.codex.cli import CODEX, NAME
+from skillsleep.harnesses.codex.settings import CodexSettings
 
 __all__ = ["AGENT"]
 
@@ -17,6 +18,7 @@ AGENT = Agent(
     parser=transcripts.parse,
     skill_dirs=home.skill_dirs,
     managed_skills=home.managed_skills,
+    settings_model=CodexSettings,
     replay=f"{__name__}.replay:CodexHarness",
     install=f"{__name__}.install:install",
 )

@@ -11,20 +11,19 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any, ClassVar, Literal
-
-from pydantic import Field
+from typing import Any
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Task
-from skillsleep.harnesses.agent_cli import AgentSettings, CLIResult, task_text
+from skillsleep.harnesses.agent_cli import CLIResult, task_text
 from skillsleep.harnesses.codex.cli import CODEX, NAME, WORDS
 from skillsleep.harnesses.codex.home import codex_home
 from skillsleep.harnesses.codex.output import read_events, to_run
+from skillsleep.harnesses.codex.settings import CodexSettings
 from skillsleep.harnesses.codex.skill import codex_skill, install_skill, named, skills_config
 from skillsleep.harnesses.replay import CLIHarness, Invocation, Parsed
 
-__all__ = ["CODEX", "CodexHarness", "CodexSettings"]
+__all__ = ["CODEX", "CodexHarness"]
 
 PROVIDER = "skillsleep"
 QUIET = (
@@ -38,21 +37,7 @@ QUIET = (
     "notify=[]",
 )
 LEAN_FEATURES = ("goals", "multi_agent", "view_image", "image_generation")
-LEAN_INSTRUCTIONS = (
-    "You are a coding agent in a terminal. Do what the user asks. Use the shell tool when you "
-    "need to run a command. Answer briefly.\n"
-)
 _STDERR_NOISE = ("Reading additional input from stdin", "WARNING: proceeding, even though we could not create")
-
-
-class CodexSettings(AgentSettings):
-    """Settings of the codex harness (`[harness.codex]`), on top of `AgentSettings`."""
-
-    sandbox: Literal["read-only", "workspace-write", "danger-full-access"] = "workspace-write"
-    skill_mode: Literal["skill", "agents_md"] = "skill"  # see the module docstring
-    lean: bool = False  # minimal instructions and tools, for tiny local models
-    lean_instructions: str = LEAN_INSTRUCTIONS
-    retries: int = Field(default=0, ge=0)  # request/stream retries of the base_url provider
 
 
 def _toml(value: Any) -> str:
@@ -99,7 +84,6 @@ class CodexHarness(CLIHarness):
     name = NAME
     cli = CODEX
     words = WORDS
-    settings_model: ClassVar[type[AgentSettings]] = CodexSettings
     settings: CodexSettings
 
     def prepare(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from skillsleep.harnesses.agent import Agent
 from skillsleep.harnesses.openclaw import home, store, transcripts
 from skillsleep.harnesses.openclaw.cli import NAME, OPENCLAW
+from skillsleep.harnesses.openclaw.settings import OpenClawSettings
 
 __all__ = ["AGENT"]
 
@@ -18,6 +19,8 @@ AGENT = Agent(
     db_reader=store.read_new,
     skill_dirs=home.skill_dirs,
     managed_skills=home.managed_skills,
+    settings_model=OpenClawSettings,
     replay=f"{__name__}.replay:OpenClawHarness",
     install=f"{__name__}.install:install",
+    cron=f"{__name__}.cron:CRON",
 )

@@ -1,4 +1,5 @@
-"""OpenClaw's cron, through `openclaw cron list / add / rm` (they need its gateway running).
+"""OpenClaw's cron, the `AgentCron` of the OpenClaw record: `openclaw cron list / add / rm` (they
+need its gateway running).
 
 A command job runs its argv as it is (`--command-argv`; `--command` would run `sh -lc`, whose
 login shell resets PATH), in its folder with its environment, with no time limit (a night may
@@ -11,52 +12,69 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from skillsleep.core.shared.errors import ConfigError, SkillsleepError
+from skillsleep.harnesses.agent_cron import CronEntry, CronJob
 from skillsleep.harnesses.openclaw.cli import OPENCLAW
 from skillsleep.harnesses.openclaw.home import state_dir
 
-__all__ = ["add_argv", "cron", "gateway"]
+__all__ = ["CRON", "OpenClawCron"]
 
 _TIMEOUT_S = 180
 
 
-def gateway() -> str:
-    """Where OpenClaw keeps its cron jobs, in words."""
-    return f"OpenClaw's cron, in the gateway of {state_dir(os.environ)}"
+class OpenClawCron:
+    """OpenClaw's cron, through the `openclaw` on PATH."""
+
+    title = "OpenClaw's cron"
+    remove_hint = f"`{OPENCLAW.default_command} cron rm ID`"
+
+    def where(self) -> str:
+        return f"OpenClaw's cron, in the gateway of {state_dir(os.environ)}"
+
+    def add_argv(self, job: CronJob) -> list[str]:
+        env_args = [arg for key, value in job.env.items() for arg in ("--command-env", f"{key}={value}")]
+        return [
+            OPENCLAW.default_command,
+            "cron",
+            "add",
+            "--name",
+            job.name,
+            "--cron",
+            job.expr,
+            "--description",
+            job.description,
+            "--command-argv",
+            json.dumps(job.argv),
+            "--command-cwd",
+            str(job.cwd),
+            *env_args,
+            "--timeout-seconds",
+            "0",
+            "--no-deliver",
+            "--json",
+        ]
+
+    def add(self, job: CronJob) -> str:
+        return str(_cron(self.add_argv(job)[1:]).get("id", ""))
+
+    def jobs(self) -> list[CronEntry]:
+        found = _cron(["cron", "list", "--all", "--json"]).get("jobs", [])
+        return [
+            CronEntry(id=str(j.get("id")), name=str(j.get("name", "")), description=str(j.get("description") or ""))
+            for j in (found if isinstance(found, list) else [])
+            if isinstance(j, dict)
+        ]
+
+    def remove(self, job_id: str) -> None:
+        _cron(["cron", "rm", job_id, "--json"])
 
 
-def add_argv(
-    *, name: str, expr: str, description: str, argv: Sequence[str], cwd: Path, env: Mapping[str, str]
-) -> list[str]:
-    """The `openclaw cron add` command line of a command job."""
-    env_args = [arg for key, value in env.items() for arg in ("--command-env", f"{key}={value}")]
-    return [
-        OPENCLAW.default_command,
-        "cron",
-        "add",
-        "--name",
-        name,
-        "--cron",
-        expr,
-        "--description",
-        description,
-        "--command-argv",
-        json.dumps(list(argv)),
-        "--command-cwd",
-        str(cwd),
-        *env_args,
-        "--timeout-seconds",
-        "0",
-        "--no-deliver",
-        "--json",
-    ]
+CRON = OpenClawCron()
 
 
-def cron(args: list[str]) -> dict[str, Any]:
+def _cron(args: list[str]) -> dict[str, Any]:
     """`openclaw ARGS` (JSON out); a missing CLI is a ConfigError, a refusal a SkillsleepError."""
     exe = shutil.which(OPENCLAW.default_command)
     if exe is None:

@@ -13,15 +13,12 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
-
-from pydantic import Field
+from typing import Any
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Task, Usage
 from skillsleep.harnesses.agent_cli import (
     PLACEHOLDER_KEY,
-    AgentSettings,
     CLIResult,
     HarnessStatus,
     agent_env,
@@ -39,21 +36,14 @@ from skillsleep.harnesses.openclaw.output import (
     read_run_sessions,
     tool_calls_from_sessions,
 )
+from skillsleep.harnesses.openclaw.settings import OpenClawSettings
 from skillsleep.harnesses.replay import CLIHarness, Invocation, Parsed
 
-__all__ = ["OPENCLAW", "OpenClawHarness", "OpenClawSettings", "agent_deadline", "build_argv", "run_config"]
+__all__ = ["OPENCLAW", "OpenClawHarness", "agent_deadline", "build_argv", "run_config"]
 
 QUIET_ENV = {"OPENCLAW_NO_AUTO_UPDATE": "1", "DO_NOT_TRACK": "1"}
 REPLAY_PROVIDER = "skillsleep"  # the provider the generated config adds for base_url
 AGENT_DEADLINE_MARGIN_S = 20.0  # start-up + shutdown time between OpenClaw's deadline and the hard kill
-
-
-class OpenClawSettings(AgentSettings):
-    """Settings of the openclaw harness (`[harness.openclaw]`), on top of `AgentSettings`."""
-
-    lean: bool = False  # `--local-model-lean`: reduced tool surface for small local models
-    thinking: str = ""  # `--thinking LEVEL` (off, minimal, low, medium, high, …); "" → the config's
-    provider_retries: int | None = Field(default=2, ge=0)  # retry.provider.maxRetries; None → OpenClaw's 8
 
 
 def run_config(user_config: Path | None, settings: OpenClawSettings) -> dict[str, Any]:
@@ -173,10 +163,9 @@ class OpenClawHarness(CLIHarness):
     name = NAME
     cli = OPENCLAW
     words = WORDS
-    settings_model: ClassVar[type[AgentSettings]] = OpenClawSettings
     settings: OpenClawSettings
 
-    def __init__(self, settings: AgentSettings | None = None, *, env: dict[str, str] | None = None) -> None:
+    def __init__(self, settings: OpenClawSettings, *, env: dict[str, str] | None = None) -> None:
         super().__init__(settings, env=env)
         self._status: HarnessStatus | None = None
 

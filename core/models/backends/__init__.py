@@ -1,17 +1,7 @@
-"""LLM backends behind one protocol, found by name in `registry` (`provider:model` specs).
+"""LLM backends behind one protocol (`base.Backend`), one module each: the built-in providers are
+the lines of `builtin.BUILT_IN`, found by name in `registry` (`provider:model` specs), each with its
+record (`ProviderInfo`: what it needs, its models, its key's variable, its prices).
 
-    deepseek    DeepSeek's hosted API (OpenAI-compatible)          deepseek.py
-    openai      any OpenAI-compatible /v1 server                    openai_compat.py
-    anthropic   Anthropic's Messages API (or a /v1/messages server)  anthropic.py
-    ollama      an Ollama server (/api/chat)                        ollama.py
-    local       embedded llama.cpp with packaged weights            local.py, weights.py
-    scripted    deterministic rules, for tests; only by name        scripted.py
-
-Vendor SDKs are imported lazily inside each backend, so importing this package loads none.
+Vendor SDKs are imported lazily inside each backend, and this package's own import loads nothing,
+so a command's help can name the providers (`builtin`) without loading a backend.
 """
-
-from __future__ import annotations
-
-from skillsleep.core.models.backends.base import Backend, BackendSettings, BaseBackend, ProviderInfo, RetryPolicy
-
-__all__ = ["Backend", "BackendSettings", "BaseBackend", "ProviderInfo", "RetryPolicy"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from skillsleep.core.models.backends.base import BackendSettings, ClientBackend, ProviderInfo, import_sdk, shown_url
 from skillsleep.core.models.backends.deepseek import schema_instruction
 from skillsleep.core.models.backends.openai_compat import sdk_errors, sdk_timeout
+from skillsleep.core.models.ledger import Price
 from skillsleep.core.shared.errors import BackendUnavailable, TransientError
 from skillsleep.core.shared.records import Completion, CompletionRequest, Usage
 
@@ -52,9 +53,17 @@ class AnthropicBackend(ClientBackend["anthropic.AsyncAnthropic"]):
         models=[],  # any model name is passed through
         default_model="claude-sonnet-5",
         how_to_configure="set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server)",
+        # list prices from its model pages: a 5-minute cache write at 1.25 x input, a cache read at 0.1 x
+        prices={
+            "claude-haiku-4-5": Price(input=1.0, output=5.0, cached_input=0.10, cache_write=1.25),
+            "claude-sonnet-4-5": Price(input=3.0, output=15.0, cached_input=0.30, cache_write=3.75),
+            "claude-opus-4-5": Price(input=5.0, output=25.0, cached_input=0.50, cache_write=6.25),
+            "claude-sonnet-5": Price(input=2.0, output=10.0, cached_input=0.20, cache_write=2.50),
+            "claude-opus-5": Price(input=5.0, output=25.0, cached_input=0.50, cache_write=6.25),
+        },
     )
 
-    probe_path = "/v1/models"  # a cheap GET that shows the server is up (used by registry.check_provider)
+    probe_path = "/v1/models"
 
     def __init__(self, settings: BackendSettings) -> None:
         super().__init__(settings)

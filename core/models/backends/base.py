@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from skillsleep.core.models.ledger import Price
 from skillsleep.core.shared.errors import BackendUnavailable, RetriesExhausted, TransientError
 from skillsleep.core.shared.events import EventSink, Retry
 from skillsleep.core.shared.records import Completion, CompletionRequest
@@ -98,7 +99,8 @@ class BackendSettings(BaseModel):
 
 
 class ProviderInfo(BaseModel):
-    """What a provider needs, for `skillsleep backends` and for error messages."""
+    """A provider's record: what it needs (for `skillsleep backends` and error messages), its
+    models and default model, the variables of its key and server, and its built-in prices."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -113,6 +115,10 @@ class ProviderInfo(BaseModel):
     extra: str | None = None  # pip extra that installs the SDK / weights
     supports_thinking: bool = False  # whether `thinking = true` changes anything for this provider
     how_to_configure: str
+    # USD per million tokens by model name ("*": any model of it), the `[prices]` defaults (as
+    # `provider:model`); estimates for budgeting, not invoices. A model without one cannot be capped
+    # in money until the user prices it.
+    prices: dict[str, Price] = Field(default_factory=dict)
 
 
 @runtime_checkable
@@ -143,6 +149,19 @@ class BaseBackend:
 
     name: ClassVar[str] = "base"
     info: ClassVar[ProviderInfo]
+    probe_path: ClassVar[str] = ""  # a cheap GET under the base URL that shows the server is up
+    accepts_paths: ClassVar[bool] = False  # an absolute path (a weights file) is a valid model name
+
+    @classmethod
+    def create(cls, settings: BackendSettings) -> Backend:
+        """The backend for `settings` (the registry builds every backend through this)."""
+        return cls(settings)
+
+    @classmethod
+    def check(cls, settings: BackendSettings) -> tuple[bool, str] | None:
+        """Whether this provider is usable here with `settings`, and a reason saying how to
+        configure it; None: the registry's check (its key is set, its server answers)."""
+        return None
 
     def __init__(self, settings: BackendSettings) -> None:
         self.settings = settings

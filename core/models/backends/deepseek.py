@@ -12,6 +12,7 @@ from typing import Any
 
 from skillsleep.core.models.backends.base import ProviderInfo
 from skillsleep.core.models.backends.openai_compat import OpenAIBackend
+from skillsleep.core.models.ledger import Price
 from skillsleep.core.shared.records import CompletionRequest
 
 MODELS = ["deepseek-v4-flash", "deepseek-v4-pro"]
@@ -50,6 +51,12 @@ class DeepSeekBackend(OpenAIBackend):
         default_model="deepseek-v4-flash",
         how_to_configure="set DEEPSEEK_API_KEY (get a key from the DeepSeek platform)",
         supports_thinking=True,
+        # api-docs.deepseek.com/quick_start/pricing as listed in mid-2026 (v4-pro at its then-discounted
+        # rate; DeepSeek changes prices and bills off-peak hours at half)
+        prices={
+            "deepseek-v4-flash": Price(input=0.14, output=0.28, cached_input=0.0028),
+            "deepseek-v4-pro": Price(input=0.435, output=0.87, cached_input=0.003625),
+        },
     )
 
     def _messages(self, request: CompletionRequest) -> list[dict[str, str]]:

@@ -9,6 +9,7 @@ time; at temperature 0 with a fixed seed the output is repeatable.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import threading
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.models.backends.base import BackendSettings, BaseBackend, ProviderInfo
-from skillsleep.core.models.backends.weights import WEIGHTS, ensure_weights
+from skillsleep.core.models.backends.weights import WEIGHTS, ensure_weights, weights_installed
+from skillsleep.core.models.ledger import Price
 from skillsleep.core.shared.errors import BackendError, BackendUnavailable
 from skillsleep.core.shared.records import Completion, CompletionRequest, Usage
 
@@ -64,9 +66,25 @@ class LocalBackend(BaseBackend):
         default_model="qwen2.5-coder-0.5b",
         extra="local",
         how_to_configure=f"{INSTALL_HINT} (the 0.5B weights are assembled and hash-checked on first use)",
+        prices={"*": Price()},  # on this machine: free by definition
     )
 
     accepts_paths = True  # an absolute path to a .gguf file is a valid model name
+
+    @classmethod
+    def check(cls, settings: BackendSettings) -> tuple[bool, str] | None:
+        """xllamacpp installed, and the model's weights (or its .gguf file) here."""
+        if importlib.util.find_spec("xllamacpp") is None:
+            return False, f"xllamacpp is not installed: {INSTALL_HINT}"
+        model = settings.model or cls.info.default_model or ""
+        if model in WEIGHTS:
+            if not weights_installed(model):
+                return False, f"the weights of {model} are not installed: {WEIGHTS[model].requirement}"
+            return True, f"xllamacpp and the {model} weights are installed"
+        path = Path(model).expanduser()
+        if path.is_absolute() and path.is_file():
+            return True, f"xllamacpp is installed and {path} exists"
+        return False, f"no model {model!r}: use one of {', '.join(WEIGHTS)} or an absolute path to a .gguf file"
 
     def __init__(self, settings: BackendSettings) -> None:
         super().__init__(settings.model_copy(update={"concurrency": 1}))

@@ -34,7 +34,7 @@ class OllamaBackend(ClientBackend["ollama.AsyncClient"]):
         how_to_configure="start `ollama serve` and pull the model; set OLLAMA_HOST or base_url in the config for another host",
     )
 
-    probe_path = "/api/tags"  # a cheap GET that shows the server is up (used by registry.check_provider)
+    probe_path = "/api/tags"
 
     def __init__(self, settings: BackendSettings) -> None:
         super().__init__(settings)

@@ -118,7 +118,7 @@ class OpenAIBackend(ClientBackend["openai.AsyncOpenAI"]):
         ),
     )
 
-    probe_path = "/models"  # a cheap GET that shows the server is up (used by registry.check_provider)
+    probe_path = "/models"
 
     def __init__(self, settings: BackendSettings) -> None:
         super().__init__(settings)

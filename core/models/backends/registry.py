@@ -1,43 +1,37 @@
-"""Backends by name: `provider:model` specs, the provider table, and "is it configured?" checks.
+"""Backends by name: `provider:model` specs, the provider table, its prices, and "is it configured?" checks.
 
-Built-in providers are registered through the same `register()` that third-party packages reach
-through the `skillsleep.backends` entry-point group (an entry point names either a backend class
-or a `register_backends(register)` hook). An unknown provider or model is an `UnknownNameError`
-listing the known ones; nothing ever falls back to the scripted backend, which is chosen only as
-`scripted:<script.json>`. Importing this module imports no vendor SDK.
+Built-in providers (one line each in `builtin.BUILT_IN`) are registered through the same
+`register()` that third-party packages reach through the `skillsleep.backends` entry-point group
+(an entry point names either a backend class or a `register_backends(register)` hook). Everything
+about a provider is its backend class's record (`info`: a `ProviderInfo`), its prices included:
+`default_prices()` are every provider's, the defaults of `[prices]`. An unknown provider or model
+is an `UnknownNameError` listing the known ones; nothing ever falls back to the scripted backend,
+which is chosen only as `scripted:<script.json>`. Importing this module imports no vendor SDK.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Callable
+import importlib
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from skillsleep.core.models.backends.anthropic import AnthropicBackend
 from skillsleep.core.models.backends.base import Backend, BackendSettings, BaseBackend, ProviderInfo
-from skillsleep.core.models.backends.deepseek import DeepSeekBackend
-from skillsleep.core.models.backends.local import INSTALL_HINT, LocalBackend
-from skillsleep.core.models.backends.ollama import OllamaBackend
-from skillsleep.core.models.backends.openai_compat import OpenAIBackend
-from skillsleep.core.models.backends.scripted import ScriptedBackend
-from skillsleep.core.models.backends.weights import WEIGHTS, weights_installed
+from skillsleep.core.models.backends.builtin import BUILT_IN
+from skillsleep.core.models.ledger import Price
 from skillsleep.core.models.plugins import PluginKind, register_plugins
 from skillsleep.core.shared.errors import ConfigError, UnknownNameError
 
 ENTRY_POINT_GROUP = "skillsleep.backends"
-Factory = Callable[[BackendSettings], Backend]
 
 
 @dataclass(frozen=True)
 class Provider:
-    """A registered provider: its description and how to build a backend from settings."""
+    """A registered provider: its record and its backend class (which builds it: `cls.create`)."""
 
     info: ProviderInfo
     cls: type[BaseBackend]
-    factory: Factory
 
 
 PROVIDERS: dict[str, Provider] = {}
@@ -47,12 +41,21 @@ _entry_points_loaded = False
 PLUGINS = PluginKind("backend", "a backend class", lambda obj: isinstance(obj, type) and issubclass(obj, BaseBackend))
 
 
-def register(cls: type[BaseBackend], *, factory: Factory | None = None, replace: bool = False) -> None:
-    """Make a backend class available by its `info.name` (a factory may build it differently)."""
+def register(cls: type[BaseBackend], *, replace: bool = False) -> None:
+    """Make a backend class available by its `info.name`."""
     info = cls.info
     if info.name in PROVIDERS and not replace and PROVIDERS[info.name].cls is not cls:
         raise ConfigError(f"a backend named {info.name!r} is already registered; pick another name")
-    PROVIDERS[info.name] = Provider(info=info, cls=cls, factory=factory or cls)
+    PROVIDERS[info.name] = Provider(info=info, cls=cls)
+
+
+def _built_in(name: str, ref: str) -> type[BaseBackend]:
+    """The backend class of a line of `builtin.BUILT_IN`, checked to be the provider it names."""
+    module, _, attribute = ref.partition(":")
+    cls = getattr(importlib.import_module(module), attribute)
+    if not (isinstance(cls, type) and issubclass(cls, BaseBackend) and cls.info.name == name):
+        raise ConfigError(f"builtin.BUILT_IN: {ref} is not the backend class of the {name!r} provider")
+    return cls
 
 
 def _load_entry_points() -> None:
@@ -80,6 +83,12 @@ def provider_infos() -> list[ProviderInfo]:
     return [p.info for p in _providers().values()]
 
 
+def default_prices() -> dict[str, Price]:
+    """Every provider's built-in prices as `[prices]` keys (`provider:model`, `provider:*`), in
+    registration order: what config.toml's `[prices]` goes over."""
+    return {f"{info.name}:{model}": price for info in provider_infos() for model, price in info.prices.items()}
+
+
 def parse_spec(spec: str) -> tuple[str, str]:
     """`"provider:model"` → (provider, model); without a model the provider's default is used."""
     provider_name, _, model = spec.strip().partition(":")
@@ -98,7 +107,7 @@ def _check_model(provider: Provider, model: str) -> None:
     models = provider.info.models
     if not models or model in models:
         return
-    if getattr(provider.cls, "accepts_paths", False) and Path(model).expanduser().is_absolute():
+    if provider.cls.accepts_paths and Path(model).expanduser().is_absolute():
         return
     raise UnknownNameError(f"{provider.info.name} model", model, models)
 
@@ -112,11 +121,7 @@ def create_backend(spec: str, settings: BackendSettings | None = None, **fields:
         settings = BackendSettings(model=model, **fields)
     else:
         settings = settings.model_copy(update={"model": model, **fields})
-    return provider.factory(settings)
-
-
-def _scripted_factory(settings: BackendSettings) -> Backend:
-    return ScriptedBackend.from_script(settings, settings.model)
+    return provider.cls.create(settings)
 
 
 async def check_provider(
@@ -126,30 +131,16 @@ async def check_provider(
     provider = get_provider(name)
     info = provider.info
     settings = settings or BackendSettings(model=info.default_model or "")
-    if name == "scripted":
-        return True, "always available, chosen only by name: scripted:<script.json>"
-    if name == "local":
-        return _check_local(settings.model or info.default_model or "")
+    own = provider.cls.check(settings)
+    if own is not None:
+        return own
     custom_server = settings.base_url is not None and settings.base_url != info.default_base_url
     if info.key_required and not settings.api_key and not custom_server:
         return False, f"no API key: set {info.key_env}"
     base_url = settings.base_url or info.default_base_url
     if not base_url:
         return False, info.how_to_configure
-    return await _probe(base_url.rstrip("/") + getattr(provider.cls, "probe_path", ""), info, timeout_s)
-
-
-def _check_local(model: str) -> tuple[bool, str]:
-    if importlib.util.find_spec("xllamacpp") is None:
-        return False, f"xllamacpp is not installed: {INSTALL_HINT}"
-    if model in WEIGHTS:
-        if not weights_installed(model):
-            return False, f"the weights of {model} are not installed: {WEIGHTS[model].requirement}"
-        return True, f"xllamacpp and the {model} weights are installed"
-    path = Path(model).expanduser()
-    if path.is_absolute() and path.is_file():
-        return True, f"xllamacpp is installed and {path} exists"
-    return False, f"no model {model!r}: use one of {', '.join(WEIGHTS)} or an absolute path to a .gguf file"
+    return await _probe(base_url.rstrip("/") + provider.cls.probe_path, info, timeout_s)
 
 
 async def _probe(url: str, info: ProviderInfo, timeout_s: float) -> tuple[bool, str]:
@@ -165,6 +156,5 @@ async def _probe(url: str, info: ProviderInfo, timeout_s: float) -> tuple[bool, 
     return True, f"{url} is reachable (HTTP {response.status_code})"
 
 
-for _cls in (DeepSeekBackend, OpenAIBackend, AnthropicBackend, OllamaBackend, LocalBackend):
-    register(_cls)
-register(ScriptedBackend, factory=_scripted_factory)
+for _name, _ref in BUILT_IN.items():
+    register(_built_in(_name, _ref))

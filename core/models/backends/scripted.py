@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from skillsleep.core.models.backends.base import BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.models.backends.base import Backend, BackendSettings, BaseBackend, ProviderInfo
+from skillsleep.core.models.ledger import Price
 from skillsleep.core.shared.errors import BackendError, ConfigError
 from skillsleep.core.shared.records import Completion, CompletionRequest, Usage
 
@@ -69,6 +70,7 @@ class ScriptedBackend(BaseBackend):
         name="scripted",
         description="deterministic scripted answers, for tests and wiring checks only",
         how_to_configure="use scripted:<script.json> explicitly; never chosen automatically",
+        prices={"*": Price()},  # no model at all: free by definition
     )
 
     def __init__(self, settings: BackendSettings, responder: Responder | list[str]) -> None:
@@ -90,6 +92,15 @@ class ScriptedBackend(BaseBackend):
     def from_script(cls, settings: BackendSettings, path: str | Path) -> ScriptedBackend:
         """A backend answering from the rules in a JSON script file."""
         return cls(settings, rule_responder(load_rules(Path(path)), str(path)))
+
+    @classmethod
+    def create(cls, settings: BackendSettings) -> Backend:
+        """`scripted:<script.json>`: the model is the script file."""
+        return cls.from_script(settings, settings.model)
+
+    @classmethod
+    def check(cls, settings: BackendSettings) -> tuple[bool, str] | None:
+        return True, "always available, chosen only by name: scripted:<script.json>"
 
     async def _send(self, request: CompletionRequest) -> Completion:
         self.requests.append(request)
