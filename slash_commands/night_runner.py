@@ -23,7 +23,8 @@ from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import run_night
 from skillsleep.core.night.deps import NightDeps, NightModels
 from skillsleep.core.night.lock import StateLock
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.night.stages import NightPlan
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.files import REPORT_FILES
@@ -220,13 +221,13 @@ class RunSummary(Record):
             harvest=HarvestSummary.model_validate(
                 {k: harvested[k] for k in HarvestSummary.model_fields if k in harvested}
             ),
-            sessions=record.sessions,
-            recurring_tasks=record.mined,
-            tasks=record.tasks,
+            sessions=record.plan.sessions,
+            recurring_tasks=record.plan.mined,
+            tasks=record.plan.tasks,
             unrelated=plan.unrelated if plan else [],
             splits=plan.splits if plan else {},
-            baseline=record.baseline,
-            candidate=record.candidate,
+            baseline=record.end.baseline,
+            candidate=record.end.candidate,
             test=result.test,
             accepted_edits=len(result.accepted_edits),
             rejected_edits=len(result.rejected_edits),
@@ -236,10 +237,10 @@ class RunSummary(Record):
             adopt_error=result.adopt_error or None,
             report={name: str(folder / name) for name in REPORT_FILES},
             problems=result.problems,
-            calls_made=record.calls,
-            cache_hits=record.cache_hits,
-            tokens=record.tokens,
-            cost_usd=record.cost_usd,
+            calls_made=record.spend.calls,
+            cache_hits=record.spend.cache_hits,
+            tokens=record.spend.tokens,
+            cost_usd=record.spend.cost_usd,
             calls_by_role=NightUsage.from_ledger(nights.ledger(result.night).by_role()).by_role,
             markdown=render_markdown(result),
         )
