@@ -63,7 +63,7 @@ def last_run(data: Path) -> LastRun | None:
     code, why = int(end["code"]), end["why"] or ""
     night = next((r for r in Nights(data).list() if started and r.started >= started), None)
     if code == 0:
-        outcome: Outcome = night.outcome if night and night.outcome else "finished"
+        outcome: Outcome = night.end.outcome if night and night.end.outcome else "finished"
     else:
         outcome = "stopped-early" if why.startswith("stopped early") else "failed"
     return LastRun(

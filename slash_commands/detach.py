@@ -23,7 +23,8 @@ from typing import Any
 
 from skillsleep.core.models.rundir import private_dir
 from skillsleep.core.night.lock import held_by, who
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.shared.display import md_line, plain_line
 from skillsleep.core.shared.errors import Busy, SkillsleepError
 from skillsleep.slash_commands.progress import plain_lines

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillsleep.core.night.lock import pid_alive
-from skillsleep.core.night.nights import NightRecord
+from skillsleep.core.night.record import NightRecord
 
 __all__ = ["night_state"]
 

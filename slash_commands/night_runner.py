@@ -16,22 +16,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from skillsleep.core.models.ledger import RoleUsage
 from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import run_night
 from skillsleep.core.night.deps import NightDeps, NightModels
 from skillsleep.core.night.lock import StateLock
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightRecord, NightSpend, PlanCounts
 from skillsleep.core.night.stages import NightPlan
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.files import REPORT_FILES
 from skillsleep.core.report.markdown import render_markdown
 from skillsleep.core.report.proposals import Proposals
-from skillsleep.core.report.result import NightResult, NightUsage, Outcome, SplitResult, StopReason
+from skillsleep.core.report.result import NightResult
 from skillsleep.core.shared.events import EventSink, HarvestDone, HarvestStarted, Notice
 from skillsleep.core.shared.records import Record, Split
 from skillsleep.core.train.harness import HarnessChoice
@@ -154,7 +154,7 @@ async def _night(
     finally:
         await runner.aclose()
         store.close()
-    return RunSummary.of(result, nights, target, harvested, dry_run=dry_run)
+    return RunSummary.of(result, nights, target, harvested)
 
 
 class SkillSummary(Record):
@@ -176,79 +176,72 @@ class HarvestSummary(Record):
 
 class RunSummary(Record):
     """What `skillsleep run --json` prints (and the text and markdown are rendered from): the night's
-    result, with the record, plan and ledger the night keeps in its folder (`of()`)."""
+    result, with the skill it trained, the harvest before it, the parts of its record that say what
+    its plan held and what it spent, its plan's splits and its report's files (`of()`). It prints
+    flat, its keys in the order tests/fixtures/run_summary.json pins (`_printed`)."""
 
-    night: int
-    outcome: Outcome
-    reason: str
-    stop: StopReason | None
+    result: NightResult
     skill: SkillSummary
-    harness: str
-    dry_run: bool
-    resumed: bool
     harvest: HarvestSummary
-    sessions: int
-    recurring_tasks: int
-    tasks: dict[str, int]
+    plan: PlanCounts
     unrelated: list[str]
     splits: dict[str, Split]
-    baseline: float | None
-    candidate: float | None
-    test: SplitResult | None
-    accepted_edits: int
-    rejected_edits: int
-    refused_edits: list[str]
-    proposal: str | None
-    adopted: bool
-    adopt_error: str | None
+    spend: NightSpend
     report: dict[str, str]  # file name → path
-    problems: list[str]
-    calls_made: int
-    cache_hits: int
-    tokens: int
-    cost_usd: float
-    calls_by_role: dict[str, RoleUsage]
-    markdown: str
 
     @classmethod
-    def of(
-        cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: Mapping[str, Any], *, dry_run: bool
-    ) -> RunSummary:
+    def of(cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: Mapping[str, Any]) -> RunSummary:
         """The summary of night `result` of `target`, after `harvested` (`run_harvest()`'s report)."""
         record, folder = nights.get(result.night), nights.folder(result.night)
         plan = RunDir(folder).load("plan.json", NightPlan)
         return cls(
-            night=result.night,
-            outcome=result.outcome,
-            reason=result.reason,
-            stop=result.stop,
+            result=result,
             skill=SkillSummary(path=str(target.path), section=target.section, name=target.name, managed=target.managed),
-            harness=result.harness,
-            dry_run=dry_run,
-            resumed=result.resumed,
             harvest=HarvestSummary.model_validate(
                 {k: harvested[k] for k in HarvestSummary.model_fields if k in harvested}
             ),
-            sessions=record.sessions,
-            recurring_tasks=record.mined,
-            tasks=record.tasks,
+            plan=record.plan,
             unrelated=plan.unrelated if plan else [],
             splits=plan.splits if plan else {},
-            baseline=record.baseline,
-            candidate=record.candidate,
-            test=result.test,
-            accepted_edits=len(result.accepted_edits),
-            rejected_edits=len(result.rejected_edits),
-            refused_edits=[r.reason() for r in result.refused_edits],
-            proposal=result.proposal,
-            adopted=result.adopted,
-            adopt_error=result.adopt_error or None,
+            spend=record.spend,
             report={name: str(folder / name) for name in REPORT_FILES},
-            problems=result.problems,
-            calls_made=record.calls,
-            cache_hits=record.cache_hits,
-            tokens=record.tokens,
-            cost_usd=record.cost_usd,
-            calls_by_role=NightUsage.from_ledger(nights.ledger(result.night).by_role()).by_role,
-            markdown=render_markdown(result),
         )
+
+    @model_serializer(mode="wrap")
+    def _printed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`run --json`: flat, each key from the part that holds it, in the order it always had."""
+        part, r = handler(self), self.result
+        point = r.point()
+        return {
+            "night": r.night,
+            "outcome": r.outcome,
+            "reason": r.reason,
+            "stop": part["result"]["stop"],
+            "skill": part["skill"],
+            "harness": r.harness,
+            "dry_run": r.dry_run,
+            "resumed": r.resumed,
+            "harvest": part["harvest"],
+            "sessions": self.plan.sessions,
+            "recurring_tasks": self.plan.mined,
+            "tasks": self.plan.tasks,
+            "unrelated": self.unrelated,
+            "splits": self.splits,
+            "baseline": point.baseline,
+            "candidate": point.candidate,
+            "test": part["result"]["test"],
+            "accepted_edits": len(r.accepted_edits),
+            "rejected_edits": len(r.rejected_edits),
+            "refused_edits": [refused.reason() for refused in r.refused_edits],
+            "proposal": r.proposal,
+            "adopted": r.adopted,
+            "adopt_error": r.adopt_error or None,
+            "report": self.report,
+            "problems": r.problems,
+            "calls_made": self.spend.calls,
+            "cache_hits": self.spend.cache_hits,
+            "tokens": self.spend.tokens,
+            "cost_usd": self.spend.cost_usd,
+            "calls_by_role": part["result"]["usage"]["by_role"],
+            "markdown": render_markdown(r),
+        }

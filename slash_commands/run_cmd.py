@@ -116,7 +116,7 @@ def run_(
     show(
         night.model_dump(mode="json"), out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s)
     )
-    if night.outcome == "stopped-early":  # the report says why; cron and scripts see it too
+    if night.result.outcome == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 

@@ -23,7 +23,8 @@ from skillsleep.slash_commands.output import Data, Inline, output_options, resol
 
 if TYPE_CHECKING:
     from skillsleep.core.models.ledger import Ledger
-    from skillsleep.core.night.nights import NightRecord, Nights
+    from skillsleep.core.night.nights import Nights
+    from skillsleep.core.night.record import NightRecord
     from skillsleep.core.report.proposal_record import Proposal
 
 __all__ = ["status", "status_", "status_text"]
@@ -38,34 +39,32 @@ DIED = "died (the next `skillsleep run` resumes it, or starts a new night if the
 def _night(r: NightRecord, spent: Ledger, nights: Nights) -> Data:
     """A night for `status`; its spend from its own ledger (the record misses a killed process's);
     a running one's progress from the files it writes as it goes."""
+    from skillsleep.core.night.record import NightSpend
     from skillsleep.slash_commands.liveness import night_state
 
-    state = night_state(r)
+    state, end = night_state(r), r.end
     return {
         "night": r.night,
         "date": r.started.date().isoformat(),
         "started": r.started.isoformat(),
-        "finished": r.finished.isoformat() if r.finished else None,
+        "finished": end.finished.isoformat() if end.finished else None,
         "status": state,
         "pid": r.pid,
         "harness": r.harness,
         "skill": r.skill_name or r.skill_path,
         "skill_path": r.skill_path,
         "dry_run": r.dry_run,
-        "outcome": r.outcome,
-        "baseline": r.baseline,
-        "candidate": r.candidate,
-        "accepted": r.accepted,
-        "reason": r.reason,
-        "test_before": r.test_before,
-        "test_after": r.test_after,
-        "proposal_id": r.proposal_id,
-        "adopted": r.adopted,
-        "stop": r.stop.model_dump(mode="json") if r.stop else None,
-        "calls": spent.calls_made,
-        "cache_hits": spent.cache_hits,
-        "tokens": spent.spent_tokens,
-        "cost_usd": round(spent.spent_usd, 6),
+        "outcome": end.outcome,
+        "baseline": end.baseline,
+        "candidate": end.candidate,
+        "accepted": end.accepted,
+        "reason": end.reason,
+        "test_before": end.test_before,
+        "test_after": end.test_after,
+        "proposal_id": end.proposal_id,
+        "adopted": end.adopted,
+        "stop": end.stop.model_dump(mode="json") if end.stop else None,
+        **NightSpend.of(spent).model_dump(),
         "log": r.log,
         "progress": nights.progress(r).model_dump(mode="json") if state == "running" else None,
     }
@@ -157,11 +156,11 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> Data:
                 "night": r.night,
                 "date": r.started.date().isoformat(),
                 "skill": r.skill_name or r.skill_path,
-                "baseline": r.baseline,
-                "candidate": r.candidate,
-                "accepted": r.accepted,
+                "baseline": r.end.baseline,
+                "candidate": r.end.candidate,
+                "accepted": r.end.accepted,
                 "dry_run": r.dry_run,
-                "reason": r.reason,
+                "reason": r.end.reason,
             }
             for r in records
             if r.status != "running"

@@ -40,7 +40,8 @@ from click.testing import CliRunner
 
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.rundir import RunDir
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.shared.records import CompletionRequest, LedgerEntry, Usage
 from skillsleep.slash_commands.cli import main
 
@@ -317,10 +318,10 @@ ACCEPTED: dict[str, Any] = {
 
 
 def save_night(data: Path, night: int, started: datetime, skill_path: Path | str, **fields: Any) -> None:
-    """Night `night`'s record of the skill at `skill_path`: skill "fmt" on codex unless `fields` say
-    otherwise."""
-    fields = {"harness": "codex", "skill_name": "fmt", **fields}
-    Nights(data).save(NightRecord(night=night, started=started, skill_path=str(skill_path), **fields))
+    """Night `night`'s record of the skill at `skill_path`, `fields` named as night.json names them
+    (flat: "outcome", "tokens" …): skill "fmt" on codex unless `fields` say otherwise."""
+    flat = {"night": night, "started": started, "skill_path": str(skill_path), "harness": "codex", "skill_name": "fmt"}
+    Nights(data).save(NightRecord.model_validate({**flat, **fields}))
 
 
 def spend(

@@ -15,7 +15,8 @@ import pytest
 from sleep_kit import dead_pid, invoke, night_env, run_args, save_night, spend, write_chat_logs, write_scripts
 
 from skillsleep.core.night.lock import StateLock
-from skillsleep.core.night.nights import NightRecord, Nights, month_start
+from skillsleep.core.night.nights import Nights, month_start
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.shared.events import HarvestDone, HarvestStarted, ProposalStaged, RolloutDone
 from skillsleep.slash_commands.progress import plain_lines, read_event
 
@@ -161,7 +162,7 @@ def test_detach_returns_with_the_night_number_and_the_night_goes_on_in_the_backg
     log = Path(started["log"]).read_text().splitlines()
     events = [e for e in map(read_event, log) if e is not None]  # the progress: one JSON event a line
     assert events[0] == HarvestStarted() and isinstance(events[1], HarvestDone)
-    assert ProposalStaged(proposal=record.proposal_id or "", accepted=True, reason=record.reason) in events
+    assert ProposalStaged(proposal=record.end.proposal_id or "", accepted=True, reason=record.end.reason) in events
     assert sum(isinstance(e, RolloutDone) for e in events) == len(
         (Nights(night).folder(1) / "rollouts.jsonl").read_text().splitlines()
     )
@@ -170,7 +171,7 @@ def test_detach_returns_with_the_night_number_and_the_night_goes_on_in_the_backg
     assert not [line for line in plain if line.startswith("{")]
     assert list((night / "logs").iterdir()) == [Path(started["log"])]  # the starting log became the night's
     s = json.loads(invoke("status", "--json")[1])
-    assert s["nights"]["recent"][0]["status"] == "finished" and s["pending"][0]["id"] == record.proposal_id
+    assert s["nights"]["recent"][0]["status"] == "finished" and s["pending"][0]["id"] == record.end.proposal_id
     code, out, err = invoke("sleep", *run_args(tmp_path, "--detach"))
     assert code == 0, err
     assert out.startswith("Night 2 started in the background (pid ") and "`/sleep status` shows its progress" in out

@@ -25,7 +25,8 @@ from skillsleep.core.models.model_set import ModelSection
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import resumable, run_night
 from skillsleep.core.night.deps import NightDeps, NightModels
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.night.stages import NightPlan
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.files import REPORT_FILES
@@ -182,14 +183,15 @@ def test_a_first_night_plans_trains_stages_and_records_the_night(root: Path) -> 
     recurrence = {t.id: t.recurrence for t in result.tasks}
     assert all(recurrence[d.id] == recurrence[d.parent] == 3 for d in plan.dreams if d.parent)
     saved = record_of(root)
-    assert saved.status == "finished" and saved.outcome == "accepted" and saved.accepted
-    assert saved.pid == 4242 and saved.started == NOW == saved.finished
-    assert saved.proposal_id == result.proposal and saved.calls > 0 and saved.tokens > 0
-    assert (saved.baseline, saved.candidate) == (
+    end = saved.end
+    assert saved.status == "finished" and end.outcome == "accepted" and end.accepted
+    assert saved.pid == 4242 and saved.started == NOW == end.finished
+    assert end.proposal_id == result.proposal and saved.spend.calls > 0 and saved.spend.tokens > 0
+    assert (end.baseline, end.candidate) == (
         result.baseline_score(),
         result.gate.candidate if result.gate else None,
     )
-    assert saved.tasks == {**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)}
+    assert saved.plan.tasks == {**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)}
     assert saved.point() == result.point()
 
 
@@ -250,7 +252,7 @@ def test_a_dry_run_stages_nothing_and_keeps_no_memory(root: Path) -> None:
 def test_auto_adopt_puts_an_accepted_candidate_live(root: Path) -> None:
     skill = live_file(root)
     result = night(root, settings(root, auto_adopt=True), skill)
-    assert result.adopted and result.adopt_error == "" and record_of(root).adopted
+    assert result.adopted and result.adopt_error == "" and record_of(root).end.adopted
     assert RULE in skill.path.read_text() and Proposals(root / "data").get(result.proposal).status == "adopted"
 
 
@@ -291,7 +293,7 @@ def test_an_interrupted_night_is_recorded_stopped_and_the_next_one_resumes_it(ro
     with pytest.raises(KeyboardInterrupt):
         night(root, settings(root), skill, interrupt_after=3)
     stopped = record_of(root)
-    assert stopped.status == "stopped" and stopped.stop is not None and stopped.stop.kind == "interrupted"
+    assert stopped.status == "stopped" and stopped.end.stop is not None and stopped.end.stop.kind == "interrupted"
     assert Proposals(root / "data").list() == []
     resumed = night(root, settings(root), skill)
     assert resumed.resumed and resumed.night == 1 and resumed.outcome == "accepted"
@@ -374,8 +376,8 @@ def test_an_error_mid_night_is_recorded_as_stopped_and_raised(root: Path) -> Non
     with pytest.raises(AttributeError):
         night(root, settings(root), managed(root), open_models=broken)
     record = record_of(root)
-    assert record.status == "stopped" and record.outcome == "stopped-early"
-    assert record.stop is not None and record.stop.kind == "error" and record.finished == NOW
+    assert record.status == "stopped" and record.end.outcome == "stopped-early"
+    assert record.end.stop is not None and record.end.stop.kind == "error" and record.end.finished == NOW
 
 
 # --- candidates --------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.night.deps import NightModels
-from skillsleep.core.night.nights import NightRecord
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.shared.errors import BackendUnavailable
 from skillsleep.core.shared.events import (
     Adopted,

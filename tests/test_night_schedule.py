@@ -28,7 +28,8 @@ from servers import Action, FaultServer
 from sleep_kit import write_chat_logs, write_scripts
 from unprivileged import NOBODY, crontab_skip_reason, nobody_crontab, run_as_nobody, shared_tmp
 
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightEnd, NightRecord
 from skillsleep.slash_commands.cli import main
 from skillsleep.slash_commands.cron_table import BEGIN, read_block
 
@@ -506,11 +507,10 @@ def test_status_takes_a_finished_nights_outcome_from_its_record(no_crontab: Path
             NightRecord(
                 night=n,
                 started=started,
-                finished=started,
                 status="finished",
                 harness="chat",
                 skill_path="/x/SKILL.md",
-                outcome=outcome,
+                end=NightEnd(finished=started, outcome=outcome),
             )
         )
     last = json.loads(invoke("status", "--json")[1])["schedule"]["last_run"]

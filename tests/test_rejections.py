@@ -8,7 +8,8 @@ from pathlib import Path
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.prompts import describe_memory
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.night.rejections import memory_key, user_rejections
 from skillsleep.core.report.changes import changes
 from skillsleep.core.report.proposal_record import Proposal

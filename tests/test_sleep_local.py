@@ -167,7 +167,7 @@ def test_one_night_on_the_local_model(tmp_path: Path, local_model_path: Path, mo
     assert roles["mine"]["calls"] == 3, context
     assert roles["target"]["calls"] >= 2, context  # the seed on val, the train batch (+ gate, test)
     assert roles["reflect"]["calls"] == 1, context
-    assert summary["cost_usd"] == 0 and summary["calls_made"] == record.calls > 0
+    assert summary["cost_usd"] == 0 and summary["calls_made"] == record.spend.calls > 0
 
     # the live skill is untouched; a staged proposal's diff turns base.md into its SKILL.md
     assert live.read_bytes() == before

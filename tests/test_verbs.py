@@ -25,7 +25,8 @@ from sleep_kit import (  # noqa: F401  (fixtures)
 )
 
 from skillsleep.core.night.lock import StateLock
-from skillsleep.core.night.nights import NightRecord, Nights, month_start
+from skillsleep.core.night.nights import Nights, month_start
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.slash_commands.cli import main
 

@@ -26,7 +26,8 @@ from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.night.deps import NightDeps, NightModels
 from skillsleep.core.night.live_skill import LiveSkill
-from skillsleep.core.night.nights import NightRecord, Nights, PlanCounts, SkillMemory
+from skillsleep.core.night.nights import Nights, SkillMemory
+from skillsleep.core.night.record import NightRecord, PlanCounts
 from skillsleep.core.night.report import night_report
 from skillsleep.core.night.settings import train_config
 from skillsleep.core.night.since import parse_since
@@ -145,7 +146,7 @@ def resumable(
 def stopped_why(record: NightRecord, state: TrainState) -> str:
     """Why a night to resume stopped, in words: the stop its record keeps (budget, model server,
     Ctrl-C, an error), else its state's; "" when neither says (its process died)."""
-    stop = record.stop
+    stop = record.end.stop
     if stop is None:
         return state.stopped or ""
     return stop.message if stop.kind == "interrupted" else f"{stop.kind}: {stop.message}"
@@ -155,9 +156,10 @@ def _begin(
     settings: SleepSection, skill: LiveSkill, deps: NightDeps, resumed: NightRecord | None, *, dry_run: bool
 ) -> NightRecord:
     """The night's record, running: the resumed one, or a new one with the next number."""
-    if resumed is not None:
+    if resumed is not None:  # running again: how its earlier run ended is kept, without its stop
+        end = resumed.end.model_copy(update={"stop": None})
         return resumed.model_copy(
-            update={"status": "running", "pid": deps.pid, "stop": None, "steps": settings.steps, "log": None}
+            update={"status": "running", "pid": deps.pid, "end": end, "steps": settings.steps, "log": None}
         )
     return NightRecord(
         night=deps.nights.next_number(),
@@ -219,10 +221,11 @@ async def _work(n: _Night, cfg: TrainConfig, models: NightModels, harness: Harne
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         n.stop, n.interrupted = StopReason.from_error(KeyboardInterrupt()), exc
     except Exception as exc:  # never leave the night marked running: record why it stopped, then fail
-        stopped = {"status": "stopped", "finished": n.deps.clock(), "outcome": "stopped-early"}
-        n.deps.nights.save(
-            n.record.model_copy(update={**stopped, "stop": StopReason.from_error(exc), "reason": str(exc)})
+        stop, finished = StopReason.from_error(exc), n.deps.clock()
+        end = n.record.end.model_copy(
+            update={"finished": finished, "outcome": "stopped-early", "stop": stop, "reason": str(exc)}
         )
+        n.deps.nights.save(n.record.model_copy(update={"status": "stopped", "end": end}))
         raise
 
 
@@ -266,16 +269,8 @@ def finish(n: _Night, run_dir: RunDir) -> NightResult:
             n.deps.proposals.restage_files(proposal, files)
     if n.trained is not None and not stopped and not n.dry_run:
         remember(n.deps.nights, n.memory, n.trained.state, n.plan, n.record.night)
-    n.deps.nights.save(n.record.summarise(result, _counts(n.plan), spent))
+    n.deps.nights.save(n.record.summarise(result, n.plan.counts() if n.plan else PlanCounts(), spent))
     return result
-
-
-def _counts(plan: NightPlan | None) -> PlanCounts:
-    """What the night's record keeps of its plan."""
-    if plan is None:
-        return PlanCounts()
-    tasks = {**{k: len(v) for k, v in plan.tasks().items()}, "dream": len(plan.dreams)}
-    return PlanCounts(sessions=plan.sessions, mined=plan.recurring, tasks=tasks)
 
 
 def composed(n: _Night) -> str:

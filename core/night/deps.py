@@ -16,7 +16,8 @@ from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.lock import pid_alive
-from skillsleep.core.night.nights import NightRecord, Nights
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.shared.events import EventSink, quiet
 from skillsleep.core.train.config import TrainConfig

@@ -1,7 +1,8 @@
 """The record of nights and what a skill's training remembers from one night to the next.
 
-    <data>/nights/<NNNN>/night.json   NightRecord: what one `skillsleep run` did (written when it
-                                      starts, rewritten atomically when it ends or stops)
+    <data>/nights/<NNNN>/night.json   NightRecord (core/night/record.py): what one `skillsleep run`
+                                      did (written when it starts, rewritten atomically when it
+                                      ends or stops)
     <data>/nights/<NNNN>/…            the night's run directory (trainer state, rollouts, steps,
                                       ledger.jsonl, tasks.jsonl), as for `skillsleep train`; a
                                       running night writes plan.json, state.json (after each step)
@@ -22,7 +23,6 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, ValidationError
 
@@ -31,92 +31,13 @@ from skillsleep.core.mine.mining import MinedTask
 from skillsleep.core.mine.splits import PROTECTION
 from skillsleep.core.models.ledger import Ledger, read_ledger
 from skillsleep.core.models.rundir import write_private
-from skillsleep.core.report.result import HistoryPoint, NightResult, Outcome, StopReason
+from skillsleep.core.night.record import NightRecord
+from skillsleep.core.report.result import HistoryPoint
 from skillsleep.core.shared.errors import StateDamaged
 from skillsleep.core.shared.jsonl import why_unreadable
-from skillsleep.core.shared.records import Record, RejectedEdit, Split, UtcDatetime
-
-NightStatus = Literal["running", "finished", "stopped"]
+from skillsleep.core.shared.records import Record, RejectedEdit, Split
 
 MAX_REJECTED = 60  # rejected edits a skill's memory keeps (newest); the reflection sees them all
-
-
-class PlanCounts(Record):
-    """What a night's record keeps of its plan."""
-
-    sessions: int = 0  # sessions mined
-    mined: int = 0  # recurring tasks mined
-    tasks: dict[str, int] = Field(default_factory=dict)  # split → tasks (dreamed ones in "dream")
-
-
-class NightRecord(Record):
-    """One night: settings that shaped it, what it found, the verdict, what it cost."""
-
-    night: int = Field(ge=1)
-    started: UtcDatetime
-    finished: UtcDatetime | None = None
-    status: NightStatus = "running"
-    pid: int | None = None  # the process running it (a "running" night whose process is gone died)
-    harness: str
-    skill_path: str
-    skill_name: str = ""
-    managed: bool = False  # the skill is skillsleep's managed learned skill
-    dry_run: bool = False
-    outcome: Outcome | None = None
-    reason: str = ""
-    stop: StopReason | None = None
-    sessions: int = 0  # sessions mined
-    mined: int = 0  # recurring tasks mined
-    tasks: dict[str, int] = Field(default_factory=dict)  # split → tasks (dreamed ones in "dream")
-    baseline: float | None = None  # held-out (val) score of the live skill
-    candidate: float | None = None  # held-out score of the candidate
-    accepted: bool = False
-    test_before: float | None = None
-    test_after: float | None = None
-    proposal_id: str | None = None
-    adopted: bool = False  # put live by --auto-adopt
-    steps: int | None = None  # training steps planned tonight
-    log: str | None = None  # where a detached night (`run --detach`) writes its output
-    calls: int = 0
-    cache_hits: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
-
-    def summarise(self, result: NightResult, counts: PlanCounts, spent: Ledger) -> NightRecord:
-        """This night's record at its end: its result, what its plan held, what its ledger spent."""
-        point, scores = result.point(), result.scores()
-        return self.model_copy(
-            update={
-                "finished": result.finished,
-                "status": "stopped" if result.outcome == "stopped-early" else "finished",
-                "outcome": result.outcome,
-                "reason": result.reason,
-                "stop": result.stop,
-                **counts.model_dump(),
-                "baseline": point.baseline,
-                "candidate": point.candidate,
-                "accepted": point.accepted,
-                "test_before": scores["test_before"],
-                "test_after": scores["test_after"],
-                "proposal_id": result.proposal,
-                "adopted": result.adopted,
-                "calls": spent.calls_made,
-                "cache_hits": spent.cache_hits,
-                "tokens": spent.spent_tokens,
-                "cost_usd": round(spent.spent_usd, 6),
-            }
-        )
-
-    def point(self) -> HistoryPoint:
-        """This night as a chart point (what `summarise` kept of `NightResult.point()`)."""
-        return HistoryPoint(
-            night=self.night,
-            date=self.started.date(),
-            baseline=self.baseline,
-            candidate=self.candidate,
-            accepted=self.accepted and not self.dry_run,
-            dry_run=self.dry_run,
-        )
 
 
 class NightProgress(Record):

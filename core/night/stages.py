@@ -32,6 +32,7 @@ from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import StoredSessions
 from skillsleep.core.night.nights import SkillMemory
+from skillsleep.core.night.record import PlanCounts
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.report.result import (
@@ -88,6 +89,11 @@ class NightPlan(Record):
 
     def recurrence(self) -> dict[str, int]:
         return {m.task.id: m.recurrence for m in self.mined.tasks}
+
+    def counts(self) -> PlanCounts:
+        """What the night's record keeps of this plan."""
+        tasks = {**{k: len(v) for k, v in self.tasks().items()}, "dream": len(self.dreams)}
+        return PlanCounts(sessions=self.sessions, mined=self.recurring, tasks=tasks)
 
 
 # --- plan ----------------------------------------------------------------------------------------

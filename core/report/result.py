@@ -183,9 +183,9 @@ class HistoryPoint(Record):
 
 class NightResult(Record):
     """One night's result: everything its report shows (report.json is this record), and what
-    became of it after the report was written (not in report.json). The night's record
-    (`NightRecord.summarise`), a proposal's scores (`scores()`) and a chart point (`point()`) are
-    derived from it."""
+    became of it after the report was written (not in report.json). The end its night's record
+    keeps (`NightEnd.of`, core/night/record.py), what `run --json` prints (`RunSummary`), a
+    proposal's scores (`scores()`) and a chart point (`point()`) are derived from it."""
 
     night: int = Field(ge=1)
     started: AwareDatetime
