@@ -1,4 +1,4 @@
-"""The verbs that read or run something — harvest, watch, eval, demo, run --detach — in each of their
+"""The verbs that read or run something — harvest, watch, eval, train, demo, run --detach — in each of their
 formats, byte for byte against tests/fixtures/verbs/ (tests/golden.py)."""
 
 from __future__ import annotations
@@ -63,6 +63,17 @@ def test_eval_prints_its_golden_outputs(project: Path) -> None:
         code, out, err = invoke("eval", *args, *flags)
         assert code == 0, err
         check(f"eval.{fmt}", out, {str(project): "<ROOT>"})
+
+
+def test_train_prints_its_golden_outputs(project: Path) -> None:
+    """A run, the same run again from scratch as text (its calls answered from the cache now), then
+    again: it had finished, so the summary it wrote."""
+    names = {str(project): "<ROOT>"}
+    runs = (("train.json", ("--json",)), ("train.text", ("--fresh",)), ("train-finished.json", ("--json",)))
+    for name, flags in runs:
+        code, out, err = invoke("train", "--config", str(project / "run.toml"), *flags)
+        assert code == 0, err
+        check(name, out, names)
 
 
 def test_demo_prints_its_golden_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
