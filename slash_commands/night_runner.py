@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field
 
+from skillsleep.core.harvest.harvester import HarvestReport
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import run_night
@@ -120,7 +121,7 @@ async def _night(
     on_event(HarvestStarted())
     patterns = tuple(eff.harvest.redact_patterns.value)
     harvested = run_harvest(None, None, patterns, folders)
-    on_event(HarvestDone(sessions=harvested["sessions"], errors=harvested.get("errors", 0)))
+    on_event(HarvestDone(sessions=harvested.sessions, errors=harvested.errors))
     runner = open_executor(executor, on_event=on_event)
     store = Store(state_db())
     nights = Nights(data)
@@ -203,7 +204,7 @@ class RunSummary(Record):
 
     @classmethod
     def of(
-        cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: Mapping[str, Any], *, dry_run: bool
+        cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: HarvestReport, *, dry_run: bool
     ) -> RunSummary:
         """The summary of night `result` of `target`, after `harvested` (`run_harvest()`'s report)."""
         record, folder = nights.get(result.night), nights.folder(result.night)
@@ -217,8 +218,8 @@ class RunSummary(Record):
             harness=result.harness,
             dry_run=dry_run,
             resumed=result.resumed,
-            harvest=HarvestSummary.model_validate(
-                {k: harvested[k] for k in HarvestSummary.model_fields if k in harvested}
+            harvest=HarvestSummary(
+                sessions=harvested.sessions, errors=harvested.errors, unreadable=harvested.unreadable
             ),
             sessions=record.sessions,
             recurring_tasks=record.mined,

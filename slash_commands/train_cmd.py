@@ -40,6 +40,8 @@ def train(
     as_json: bool,
 ) -> None:
     """Optimize a skill on a task set: `skillsleep train --config run.toml [section.key=value ...]`."""
+    from pydantic import RootModel
+
     from skillsleep.slash_commands.train_runner import run_training, train_text
 
     extra = list(overrides)
@@ -49,4 +51,5 @@ def train(
         extra.append(f"budget.usd={budget_usd}")
     progress.start(json_lines=as_json)
     summary = asyncio.run(run_training(config_path, extra, fresh=fresh, on_event=progress, executor=executor))
-    emit(summary, as_json, train_text)
+    # until run_training returns its typed result (issue 25, the train part): the summary as a record
+    emit(RootModel[dict[str, object]](summary), as_json, lambda s: train_text(dict(s.root)))

@@ -12,8 +12,8 @@ import pytest
 from golden import check
 from sleep_kit import invoke
 
-from skillsleep.slash_commands.install_cmd import skillsleep_command
-from skillsleep.slash_commands.schedule_cmd import CARRIED
+from skillsleep.slash_commands.agent_installs import skillsleep_command
+from skillsleep.slash_commands.scheduling import CARRIED
 
 
 def _run(name: str, names: dict[str, str], *args: str, code: int = 0) -> None:
