@@ -1,6 +1,6 @@
 """Concise markdown of the /sleep verbs (`--format md`), for an agent to show the user as it is.
 
-Each renderer takes the verb's data (what `--json` prints) and `prefix`, how the user types a
+Each renderer takes the verb's result (the record `--json` prints) and `prefix`, how the user types a
 verb where they read this: `/sleep` inside an agent (set by `skillsleep sleep`), `skillsleep`
 on a command line. Untrusted text (skill names, reasons, paths, error messages) is escaped so
 it cannot become markup or a link, and its control characters are shown as symbols
@@ -10,11 +10,13 @@ it cannot become markup or a link, and its control characters are shown as symbo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from skillsleep.core.shared.display import counted, fence, md_line, visible
 
-Data = dict[str, Any]
+if TYPE_CHECKING:
+    from skillsleep.slash_commands.proposal_verbs import AdoptResult, RejectResult, RollbackResult
+    from skillsleep.slash_commands.status_report import NightSeen, StatusResult
 
 VERDICT = {
     "accepted": "accepted",
@@ -24,32 +26,30 @@ VERDICT = {
 }
 
 
-def adopted(r: Data, code: Callable[[str], str] = str) -> str:
+def adopted(r: AdoptResult, code: Callable[[str], str] = str) -> str:
     """ "proposal ID", or "changes 1, 3 of 4 of proposal ID" for an adopt of some of its changes
     (`code` marks up the id)."""
-    which = f"proposal {code(r['proposal']['id'])}"
-    if r["edits"] is None:
+    which = f"proposal {code(r.proposal.id)}"
+    if r.edits is None:
         return which
-    return f"change{'s' if len(r['edits']) > 1 else ''} {', '.join(map(str, r['edits']))} of {r['changes']} of {which}"
+    return f"change{'s' if len(r.edits) > 1 else ''} {', '.join(map(str, r.edits))} of {r.changes} of {which}"
 
 
 def _score(v: float | None) -> str:
     return "—" if v is None else f"{v:.2f}"
 
 
-def _verdict(n: Data, prefix: str) -> str:
-    if n["status"] == "died":
+def _verdict(n: NightSeen, prefix: str) -> str:
+    if n.status == "died":
         return f"died (`{prefix} run` resumes it)"
-    if n["status"] == "running":
+    if n.status == "running":
         return "running"
-    outcome: str | None = n["outcome"]
-    status: str = n["status"]
-    verdict = VERDICT.get(outcome or "", outcome or status)
-    if n["stop"]:
-        verdict += f" ({n['stop']['kind']})"
-    if n["adopted"]:
+    verdict = VERDICT.get(n.outcome or "", n.outcome or n.status)
+    if n.stop:
+        verdict += f" ({n.stop.kind})"
+    if n.adopted:
         verdict += ", auto-adopted"
-    return verdict + (" (dry run)" if n["dry_run"] else "")
+    return verdict + (" (dry run)" if n.dry_run else "")
 
 
 def _commands(commands: list[str], prefix: str) -> str:
@@ -57,68 +57,69 @@ def _commands(commands: list[str], prefix: str) -> str:
     return " · ".join(f"`{prefix}{c.removeprefix('skillsleep')}`" for c in commands)
 
 
-def status_md(s: Data, prefix: str) -> str:
+def status_md(s: StatusResult, prefix: str) -> str:
     """Nights as a table (night, date, skill, held-out before → after, verdict), a running night's
     progress, the pending proposals with what to type next, this month's spend, problems."""
-    nights, pending, month = s["nights"], s["pending"], s["spend"]["month"]
+    nights, pending, month = s.nights, s.pending, s.spend.month
     out = [
-        f"**skillsleep**: {nights['count']} night(s), {len(pending)} pending proposal(s); this month "
-        f"{month['tokens']:,} tokens, ${month['cost_usd']:.4f}",
+        f"**skillsleep**: {nights.count} night(s), {len(pending)} pending proposal(s); this month "
+        f"{month.tokens:,} tokens, ${month.cost_usd:.4f}",
         "",
     ]
-    if nights["recent"]:
+    if nights.recent:
         out += ["| night | date | skill | held-out before → after | verdict |", "|---|---|---|---|---|"]
         out += [
-            f"| {n['night']} | {n['date']} | {md_line(n['skill'])} | {_score(n['baseline'])} → "
-            f"{_score(n['candidate'])} | {_verdict(n, prefix)} |"
-            for n in nights["recent"]
+            f"| {n.night} | {n.date} | {md_line(n.skill)} | {_score(n.baseline)} → "
+            f"{_score(n.candidate)} | {_verdict(n, prefix)} |"
+            for n in nights.recent
         ]
         out.append("")
     else:
         out += [f"No nights yet: `{prefix} run` starts one.", ""]
-    for n in nights["recent"]:
-        if n["status"] == "running":
-            log = f"; log: {md_line(n['log'])}" if n["log"] else ""
+    for n in nights.recent:
+        if n.status == "running":
+            log = f"; log: {md_line(n.log)}" if n.log else ""
+            stage = n.progress.stage if n.progress else ""
             out += [
-                f"Night {n['night']} is running (pid {n['pid']}): {n['progress']['stage']}, "
-                f"{counted(n['calls'], 'call')}, {n['tokens']:,} tokens so far{log}",
+                f"Night {n.night} is running (pid {n.pid}): {stage}, "
+                f"{counted(n.calls, 'call')}, {n.tokens:,} tokens so far{log}",
                 "",
             ]
     for p in pending:
-        verdict = "accepted" if p["accepted"] else f"not accepted ({md_line(p['reason'])})"
-        live = "; the live file changed since, so adopt refuses unless `--force`" if p["live_changed"] else ""
+        verdict = "accepted" if p.accepted else f"not accepted ({md_line(p.reason)})"
+        live = "; the live file changed since, so adopt refuses unless `--force`" if p.live_changed else ""
         out.append(
-            f"- Proposal `{p['id']}` for {md_line(p['skill_path'])}: held-out {_score(p['baseline'])} → "
-            f"{_score(p['candidate'])}, {verdict}{live}. Next: {_commands(p['next'], prefix)}"
-            + (f" {p['note']}" if p["note"] else "")
+            f"- Proposal `{p.id}` for {md_line(p.skill_path)}: held-out {_score(p.baseline)} → "
+            f"{_score(p.candidate)}, {verdict}{live}. Next: {_commands(p.next, prefix)}"
+            + (f" {p.note}" if p.note else "")
         )
     if pending:
         out.append("")
-    if s["problems"]:
+    if s.problems:
         out.append(
-            f"{len(s['problems'])} problem(s) in the data folder: {md_line(s['problems'][0])}"
-            + (f" (`{prefix} status --format text` lists all)" if len(s["problems"]) > 1 else "")
+            f"{len(s.problems)} problem(s) in the data folder: {md_line(s.problems[0])}"
+            + (f" (`{prefix} status --format text` lists all)" if len(s.problems) > 1 else "")
         )
     return "\n".join(out).rstrip("\n")
 
 
-def adopt_md(r: Data, prefix: str) -> str:
+def adopt_md(r: AdoptResult, prefix: str) -> str:
     which = adopted(r, code=lambda pid: f"`{pid}`")
-    before = "the previous file is backed up" if r["previous_file"] else "there was no file before"
-    forced = " (forced over edits made since staging: they are in the backup)" if r["forced"] else ""
-    note = f" {r['note']}" if r["note"] else ""
-    return f"Adopted {which} into {md_line(r['skill_path'])}; {before}{forced}; undo with `{prefix} rollback`.{note}"
+    before = "the previous file is backed up" if r.previous_file else "there was no file before"
+    forced = " (forced over edits made since staging: they are in the backup)" if r.forced else ""
+    note = f" {r.note}" if r.note else ""
+    return f"Adopted {which} into {md_line(r.skill_path)}; {before}{forced}; undo with `{prefix} rollback`.{note}"
 
 
-def reject_md(r: Data, _prefix: str) -> str:
-    return f"Rejected proposal `{r['proposal']['id']}`; {md_line(r['skill_path'])} was not changed; {md_line(r['detail'])}."
+def reject_md(r: RejectResult, _prefix: str) -> str:
+    return f"Rejected proposal `{r.proposal.id}`; {md_line(r.skill_path)} was not changed; {md_line(r.detail)}."
 
 
-def rollback_md(r: Data, prefix: str) -> str:
-    what = "removed it (it did not exist before)" if r["removed"] else md_line(r["restored"])
-    forced = " (forced: the edits it replaced are in the backup)" if r["forced"] else ""
+def rollback_md(r: RollbackResult, prefix: str) -> str:
+    what = "removed it (it did not exist before)" if r.removed else md_line(r.restored)
+    forced = " (forced: the edits it replaced are in the backup)" if r.forced else ""
     return (
-        f"Rolled back {md_line(r['skill_path'])} by {r['steps']} step(s): {what}{forced}; "
+        f"Rolled back {md_line(r.skill_path)} by {r.steps} step(s): {what}{forced}; "
         f"`{prefix} rollback` again undoes this."
     )
 

@@ -25,7 +25,6 @@ scratch folder (`SKILLSLEEP_HOME=… skillsleep diff`).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -36,13 +35,13 @@ from collections.abc import Callable, Mapping
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from skillsleep.core.models.backends.local import import_xllamacpp
 from skillsleep.core.models.backends.registry import parse_spec
 from skillsleep.core.models.backends.weights import WEIGHTS, ensure_weights
+from skillsleep.core.report.result import SplitResult
 from skillsleep.core.shared.errors import BackendUnavailable, ConfigError, SkillsleepError
 from skillsleep.core.shared.events import EventSink, Notice
 from skillsleep.harnesses.skills import managed_path, managed_seed
@@ -96,7 +95,80 @@ class Scratch(BaseModel):
         return f"SKILLSLEEP_HOME={shlex.quote(str(self.data))} skillsleep {verb}"
 
 
-def run_demo(folder: Path | None, backend: str | None, *, on_event: EventSink, echo: Echo) -> dict[str, Any]:
+class DemoNight(BaseModel):
+    """One night of the demo: its verdict, held-out and test scores, and its proposal."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    night: int
+    outcome: str
+    reason: str
+    baseline: float | None
+    candidate: float | None
+    test: SplitResult | None
+    proposal: str | None
+
+
+class RanSkill(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    path: str
+
+
+class NightRan(DemoNight):
+    """What the demo reads of a night's `skillsleep run --json` (the rest of it is ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    sessions: int
+    recurring_tasks: int
+    skill: RanSkill
+    report: dict[str, str]  # file name → path
+
+    def night_only(self) -> DemoNight:
+        return DemoNight.model_validate({name: getattr(self, name) for name in DemoNight.model_fields})
+
+
+class DemoEnv(BaseModel):
+    """The environment the demo's commands run in."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    SKILLSLEEP_HOME: str
+    HOME: str
+
+
+class DemoNext(BaseModel):
+    """The commands that act on the demo's proposal in its folder, as the user types them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    diff: str
+    adopt: str
+    rollback: str
+    status: str
+    remove: str  # the demo folder
+
+
+class DemoResult(BaseModel):
+    """What `skillsleep demo --json` prints: the folder, the nights, the proposal, what to type next."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dir: str
+    env: DemoEnv
+    backend: str
+    sessions: int  # sample sessions harvested
+    recurring_tasks: int
+    nights: list[DemoNight]
+    proposal: str
+    accepted: bool
+    skill: str  # the live skill the proposal changes
+    report: str  # the last night's report.html
+    next: DemoNext
+
+
+def run_demo(folder: Path | None, backend: str | None, *, on_event: EventSink, echo: Echo) -> DemoResult:
     """Make the scratch folder, run the night(s) there and return what happened with the next
     commands. `on_event` gets the demo's own lines and the night's events as they come, `echo` any
     other line the night writes on stderr."""
@@ -106,44 +178,46 @@ def run_demo(folder: Path | None, backend: str | None, *, on_event: EventSink, e
     scratch = _create(requested)
     _fill(scratch, model)
     on_event(Notice(text=f"demo folder: {scratch.root} (its own SKILLSLEEP_HOME, HOME and chat-log folder)"))
-    nights: list[dict[str, Any]] = []
+    nights: list[NightRan] = []
     while len(nights) < MAX_NIGHTS:
         night = _night(scratch, backend, on_event, echo)
         nights.append(night)
-        if night["proposal"] or night["outcome"] == "stopped-early":
+        if night.proposal or night.outcome == "stopped-early":
             break
         again = "a second night, as the next one would be"
-        on_event(Notice(text=f"night {night['night']} staged no proposal ({night['reason']}); {again}"))
+        on_event(Notice(text=f"night {night.night} staged no proposal ({night.reason}); {again}"))
     last = nights[-1]
-    if not last["proposal"]:
+    if not last.proposal:
         raise SkillsleepError(
-            f"the demo's {len(nights)} night(s) staged no proposal: {last['reason']} — the report says more: "
-            f"{last['report'].get('report.md', '')}; the demo folder {scratch.root} keeps everything "
+            f"the demo's {len(nights)} night(s) staged no proposal: {last.reason} — the report says more: "
+            f"{last.report.get('report.md', '')}; the demo folder {scratch.root} keeps everything "
             f"(`{scratch.command('status')}`)"
         )
-    accepted = last["outcome"] == "accepted"
-    return {
-        "dir": str(scratch.root),
-        "env": {"SKILLSLEEP_HOME": str(scratch.data), "HOME": str(scratch.home)},
-        "backend": backend,
-        "sessions": last["sessions"],
-        "recurring_tasks": last["recurring_tasks"],
-        "nights": [
-            {k: n[k] for k in ("night", "outcome", "reason", "baseline", "candidate", "test", "proposal")}
-            for n in nights
-        ],
-        "proposal": last["proposal"],
-        "accepted": accepted,
-        "skill": last["skill"]["path"],
-        "report": last["report"].get("report.html", ""),
-        "next": {
-            "diff": scratch.command("diff"),
-            "adopt": scratch.command("adopt" if accepted else "adopt --force"),
-            "rollback": scratch.command("rollback"),
-            "status": scratch.command("status"),
-            "remove": f"rm -rf {shlex.quote(str(scratch.root))}",
-        },
-    }
+    return _result(scratch, backend, nights, last.proposal)
+
+
+def _result(scratch: Scratch, backend: str, nights: list[NightRan], proposal: str) -> DemoResult:
+    last = nights[-1]
+    accepted = last.outcome == "accepted"
+    return DemoResult(
+        dir=str(scratch.root),
+        env=DemoEnv(SKILLSLEEP_HOME=str(scratch.data), HOME=str(scratch.home)),
+        backend=backend,
+        sessions=last.sessions,
+        recurring_tasks=last.recurring_tasks,
+        nights=[n.night_only() for n in nights],
+        proposal=proposal,
+        accepted=accepted,
+        skill=last.skill.path,
+        report=last.report.get("report.html", ""),
+        next=DemoNext(
+            diff=scratch.command("diff"),
+            adopt=scratch.command("adopt" if accepted else "adopt --force"),
+            rollback=scratch.command("rollback"),
+            status=scratch.command("status"),
+            remove=f"rm -rf {shlex.quote(str(scratch.root))}",
+        ),
+    )
 
 
 def _requested(folder: Path | None) -> Path | None:
@@ -222,9 +296,9 @@ def _copy_tree(source: Traversable, dest: Path) -> None:
             (dest / item.name).write_bytes(item.read_bytes())
 
 
-def _night(scratch: Scratch, backend: str, on_event: EventSink, echo: Echo) -> dict[str, Any]:
+def _night(scratch: Scratch, backend: str, on_event: EventSink, echo: Echo) -> NightRan:
     """One `skillsleep run --json` in the scratch folder's environment (its events passed on as they
-    come); its summary."""
+    come); what its summary says (the child's stdout, kept in night-N.json of the scratch folder)."""
     number = len(list(scratch.root.glob("night-*.json"))) + 1
     out = scratch.root / f"night-{number}.json"
     command = [
@@ -261,8 +335,8 @@ def _night(scratch: Scratch, backend: str, on_event: EventSink, echo: Echo) -> d
             tail.append(line.strip())
     code = child.returncode
     try:
-        summary: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    except ValueError:
+        summary = NightRan.model_validate_json(out.read_bytes())
+    except ValidationError:
         said = next((t for t in reversed(tail) if t), "no message")
         error = ConfigError if code == 2 else SkillsleepError
         raise error(
@@ -272,36 +346,36 @@ def _night(scratch: Scratch, backend: str, on_event: EventSink, echo: Echo) -> d
     return summary
 
 
-def demo_text(s: dict[str, Any]) -> str:
+def demo_text(s: DemoResult) -> str:
     """What the demo did and what to type next, for a person or an agent."""
     lines = [
-        f"demo folder: {s['dir']}",
+        f"demo folder: {s.dir}",
         "  (its own SKILLSLEEP_HOME, HOME and chat-log folder: your own skills, settings and transcripts "
         "are not touched)",
-        f"samples: {s['sessions']} recorded Claude Code sessions; {s['recurring_tasks']} requests recur "
+        f"samples: {s.sessions} recorded Claude Code sessions; {s.recurring_tasks} requests recur "
         "(commit messages), each time corrected for a missing sign-off line",
     ]
-    for n in s["nights"]:
-        test = f"; test split {n['test']['before']:.3f} → {n['test']['after']:.3f}" if n["test"] else ""
+    for n in s.nights:
+        test = f"; test split {n.test.before:.3f} → {n.test.after:.3f}" if n.test else ""
         scores = (
-            f"held-out score {n['baseline']:.3f} → {n['candidate']:.3f}{test}"
-            if n["baseline"] is not None and n["candidate"] is not None
-            else n["reason"]
+            f"held-out score {n.baseline:.3f} → {n.candidate:.3f}{test}"
+            if n.baseline is not None and n.candidate is not None
+            else n.reason
         )
-        lines.append(f"night {n['night']} on {s['backend']}: {n['outcome']} — {scores}")
+        lines.append(f"night {n.night} on {s.backend}: {n.outcome} — {scores}")
     lines.append(
         "  (the demo's gate asks for a higher score on 1 held-out task, none lower, and an edit may rest on 1 "
         "trajectory; a real night asks for 2 of each: --gate-min-wins, --min-support)"
     )
     verdict = (
         "accepted by the gate"
-        if s["accepted"]
+        if s.accepted
         else "staged, but the gate did not accept it: `adopt` refuses it unless --force"
     )
     lines += [
-        f"proposal {s['proposal']}: {verdict}; it changes {s['skill']}, which stays as it is until you adopt it",
+        f"proposal {s.proposal}: {verdict}; it changes {s.skill}, which stays as it is until you adopt it",
         "  (its lines are the model's own words: a stronger --backend writes cleaner ones)",
-        f"report: {s['report']}",
+        f"report: {s.report}",
         "",
         "next, in the demo folder:",
     ]
@@ -311,6 +385,7 @@ def demo_text(s: dict[str, Any]) -> str:
         "rollback": "undo the adopt",
         "remove": "delete the demo folder when done",
     }
-    width = max(len(s["next"][k]) for k in notes)
-    lines += [f"  {s['next'][k]:<{width}}  # {note}" for k, note in notes.items()]
+    commands = {k: str(getattr(s.next, k)) for k in notes}
+    width = max(map(len, commands.values()))
+    lines += [f"  {commands[k]:<{width}}  # {note}" for k, note in notes.items()]
     return "\n".join(lines)

@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from skillsleep.core.models.rundir import private_dir
 from skillsleep.core.night.lock import held_by, who
@@ -27,13 +26,25 @@ from skillsleep.core.night.nights import Nights
 from skillsleep.core.night.record import NightRecord
 from skillsleep.core.shared.display import md_line, plain_line
 from skillsleep.core.shared.errors import Busy, SkillsleepError
+from skillsleep.core.shared.records import Record
 from skillsleep.slash_commands.progress import plain_lines
 from skillsleep.slash_commands.runtime import RUN, check_night, check_night_backends
 from skillsleep.slash_commands.wiring import SLEEP_FLAGS, data_dir
 
-Data = dict[str, Any]
 POLL_S = 0.1
 TAIL_LINES = 20
+
+
+class Detached(Record):
+    """What `run --detach` prints: the night started (or resumed) in the background, its process,
+    and where its log is."""
+
+    night: int
+    pid: int
+    log: str | None
+    resumed: bool  # the night was stopped before and goes on now
+    skill: str
+    data_dir: str
 
 
 def child_args(flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: Sequence[Path]) -> list[str]:
@@ -51,7 +62,7 @@ def child_args(flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: 
 
 def detach(
     flags: Mapping[str, object | None], *, dry_run: bool, chat_dirs: Sequence[Path], executor: str | None = None
-) -> Data:
+) -> Detached:
     """Start the night in the background; return its number, pid and log once it has recorded them.
     `executor` is the `--executor` given, passed on to the child."""
     check_night_backends(check_night(flags))
@@ -87,14 +98,14 @@ def detach(
     finally:
         os.close(fd)
     record = _wait_for_night(data, pid, pending)
-    return {
-        "night": record.night,
-        "pid": pid,
-        "log": record.log,
-        "resumed": record.started < spawned,
-        "skill": record.skill_name or record.skill_path,
-        "data_dir": str(data),
-    }
+    return Detached(
+        night=record.night,
+        pid=pid,
+        log=record.log,
+        resumed=record.started < spawned,
+        skill=record.skill_name or record.skill_path,
+        data_dir=str(data),
+    )
 
 
 def _night_of(data: Path, pid: object) -> NightRecord | None:
@@ -158,9 +169,9 @@ def claim_log(pending: Path) -> Callable[[NightRecord], NightRecord]:
     return on_start
 
 
-def detach_text(d: Data, plain: bool = True, prefix: str = "skillsleep") -> str:
+def detach_text(d: Detached, plain: bool = True, prefix: str = "skillsleep") -> str:
     """One line: the night, its pid and log, and how to follow it."""
     status = f"{prefix} status" if plain else f"`{prefix} status`"
-    how = "resumed" if d["resumed"] else "started"
-    log = plain_line(d["log"]) if plain else md_line(d["log"])
-    return f"Night {d['night']} {how} in the background (pid {d['pid']}); log: {log}. {status} shows its progress."
+    how = "resumed" if d.resumed else "started"
+    log = plain_line(d.log) if plain else md_line(d.log)
+    return f"Night {d.night} {how} in the background (pid {d.pid}); log: {log}. {status} shows its progress."

@@ -4,7 +4,6 @@ transfer check), on the chat harness or an agent CLI."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -14,7 +13,7 @@ from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.store import Store
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.events import EvalStarted, EventSink, Notice
-from skillsleep.core.shared.records import Task
+from skillsleep.core.shared.records import Rollout
 from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import mean
@@ -44,6 +43,38 @@ class EvalOptions(BaseModel):
     harness: str = "chat"
     target_model: str | None = None
     executor: str | None = None  # "local" or "ray"; None: config.toml's [executor]
+
+
+class TaskScore(BaseModel):
+    """One task's score over its samples (`--rollouts-k`): in the gate's metric, hard and soft, with
+    the first sample's feedback and error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    score: float
+    hard: float
+    soft: float
+    feedback: str
+    error: str | None
+
+
+class EvalResult(BaseModel):
+    """What `skillsleep eval --json` prints: the skill's mean score on the tasks, each task's, and
+    what the scoring cost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    skill: str
+    tasks: str  # the task file
+    harness: str
+    n: int  # tasks scored
+    metric: str
+    score: float
+    per_task: list[TaskScore]
+    calls_made: int
+    tokens: int
+    cost_usd: float
 
 
 def _eval_config(opts: EvalOptions) -> TrainConfig:
@@ -87,22 +118,16 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event:
     return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
 
 
-def _tasks(opts: EvalOptions, cfg: TrainConfig) -> list[Task]:
-    """The tasks of `--tasks` that `--split` picks (all of them by default)."""
+async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
+    """Score one skill on a task file."""
+    cfg = _eval_config(opts)
+    check_run(cfg)
+    skill = read_skill(opts.skill)
     tasks = load_tasks(opts.tasks)
     if opts.split != "all":
         tasks = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed)).get(opts.split, [])
         if not tasks:
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
-    return tasks
-
-
-async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
-    """Score one skill on a task file."""
-    cfg = _eval_config(opts)
-    check_run(cfg)
-    skill = read_skill(opts.skill)
-    tasks = _tasks(opts, cfg)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
     runner = open_executor(opts.executor, on_event=on_event)
@@ -128,36 +153,36 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> dict[str, Any]:
         await models.aclose()
         if store is not None:
             store.close()
-    per_task: dict[str, list[Any]] = {}
+    per_task: dict[str, list[Rollout]] = {}
     for r in rollouts:
         per_task.setdefault(r.task_id, []).append(r)
     rows = [
-        {
-            "id": tid,
-            "score": sum(metric_of(r.score, gate.metric, gate.mixed_weight) for r in rs) / len(rs),
-            "hard": sum(r.score.hard for r in rs) / len(rs),
-            "soft": sum(r.score.soft for r in rs) / len(rs),
-            "feedback": "; ".join(rs[0].score.feedback),
-            "error": rs[0].run.error,
-        }
+        TaskScore(
+            id=tid,
+            score=sum(metric_of(r.score, gate.metric, gate.mixed_weight) for r in rs) / len(rs),
+            hard=sum(r.score.hard for r in rs) / len(rs),
+            soft=sum(r.score.soft for r in rs) / len(rs),
+            feedback="; ".join(rs[0].score.feedback),
+            error=rs[0].run.error,
+        )
         for tid, rs in per_task.items()
     ]
-    return {
-        "skill": str(opts.skill),
-        "tasks": str(opts.tasks),
-        "harness": opts.harness,
-        "n": len(rows),
-        "metric": gate.metric,
-        "score": mean({r["id"]: r["score"] for r in rows}),
-        "per_task": rows,
-        "calls_made": ledger.calls_made,
-        "tokens": ledger.spent_tokens,
-        "cost_usd": round(ledger.spent_usd, 6),
-    }
+    return EvalResult(
+        skill=str(opts.skill),
+        tasks=str(opts.tasks),
+        harness=opts.harness,
+        n=len(rows),
+        metric=gate.metric,
+        score=mean({r.id: r.score for r in rows}),
+        per_task=rows,
+        calls_made=ledger.calls_made,
+        tokens=ledger.spent_tokens,
+        cost_usd=round(ledger.spent_usd, 6),
+    )
 
 
-def eval_text(s: dict[str, Any]) -> str:
-    lines = [f"{s['skill']} on {s['tasks']} ({s['n']} tasks, metric {s['metric']}): {s['score']:.3f}"]
-    for t in s["per_task"]:
-        lines.append(f"  {t['score']:.2f}  {t['id']}" + (f"  — {t['feedback']}" if t["feedback"] else ""))
+def eval_text(s: EvalResult) -> str:
+    lines = [f"{s.skill} on {s.tasks} ({s.n} tasks, metric {s.metric}): {s.score:.3f}"]
+    for t in s.per_task:
+        lines.append(f"  {t.score:.2f}  {t.id}" + (f"  — {t.feedback}" if t.feedback else ""))
     return "\n".join(lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +13,9 @@ from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.options import chat_dir_option, redact_pattern_option
 from skillsleep.slash_commands.output import emit
+
+if TYPE_CHECKING:
+    from skillsleep.slash_commands.harvester import HarvestResult
 
 __all__ = ["harvest"]
 
@@ -73,19 +76,17 @@ def harvest(
     emit(report, as_json, _harvest_text)
 
 
-def _harvest_text(r: dict[str, Any]) -> str:
+def _harvest_text(r: HarvestResult) -> str:
     from skillsleep.slash_commands.harvester import left_out_lines
 
     lines = [
-        "new or updated sessions: " + ", ".join(f"{k} {v}" for k, v in r["sessions"].items()),
-        f"turns {r['turns']}, errors {r['errors']}, bytes read {r['bytes_read']} "
-        f"({r['files_read']} of {r['files_seen']} files; {r['files_reset']} re-read after truncation)",
+        "new or updated sessions: " + ", ".join(f"{k} {v}" for k, v in r.sessions.items()),
+        f"turns {r.turns}, errors {r.errors}, bytes read {r.bytes_read} "
+        f"({r.files_read} of {r.files_seen} files; {r.files_reset} re-read after truncation)",
     ]
-    if r["tools"]:
-        lines.append(
-            "tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r["tools"].items(), key=lambda kv: -kv[1])[:10])
-        )
+    if r.tools:
+        lines.append("tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r.tools.items(), key=lambda kv: -kv[1])[:10]))
     lines += left_out_lines(r)
-    if r["redactions"]:
-        lines.append("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(r["redactions"].items())))
+    if r.redactions:
+        lines.append("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(r.redactions.items())))
     return "\n".join(lines)

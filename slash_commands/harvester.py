@@ -8,22 +8,39 @@ import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+
+from pydantic import Field
 
 from skillsleep.core.harvest.discovery import Found
-from skillsleep.core.harvest.harvester import DbReader, Harvester, Parser, Source
+from skillsleep.core.harvest.harvester import DbReader, Harvester, HarvestReport, Parser, Source
 from skillsleep.core.harvest.read import default_workers
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.since import parse_since
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import Record
 from skillsleep.core.shared.session import ParseResult
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat_logs import chat_log_files, parse_chat_log
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir, origin_label, state_db
 
-LAST_HARVEST = "last_harvest"  # Store.meta key: {"time": ISO UTC, "sessions": {harness: n}, "errors": n}
+LAST_HARVEST = "last_harvest"  # Store.meta key of the LastHarvest record
 WORKERS_ENV = "SKILLSLEEP_HARVEST_WORKERS"  # processes reading transcripts in a large harvest (1: this one)
+
+
+class HarvestResult(HarvestReport):
+    """What `skillsleep harvest` prints (`--json`): core's report of the harvest, its `sessions`
+    counted for every harness it read (0 for one with nothing new), and the redactions by kind."""
+
+    redactions: dict[str, int] = Field(default_factory=dict)
+
+
+class LastHarvest(Record):
+    """The newest harvest, as the state database keeps it for `skillsleep status`."""
+
+    time: str  # ISO UTC
+    sessions: dict[str, int]  # new or updated sessions by harness
+    errors: int
 
 
 def _parse_chat(data: bytes, source: str, offset: int) -> ParseResult:
@@ -109,8 +126,8 @@ def run_harvest(
     *,
     transcript: Path | None = None,
     busy_timeout_s: float = 30.0,
-) -> dict[str, Any]:
-    """Harvest one harness, or every one when `harness` is None; returns the report as plain data.
+) -> HarvestResult:
+    """Harvest one harness, or every one when `harness` is None; returns what it found.
 
     Direct-chat logs are read from `chat_dirs` (never from skillsleep's own data directory) when
     `harness` is None or "chat"; another harness name reads only that agent's transcripts.
@@ -138,38 +155,40 @@ def run_harvest(
         report = harvester.harvest(sources, since=cutoff)
         for files in found.values():
             report.add_found(files)
-        out = report.model_dump(mode="json")
-        out["sessions"] = {name: report.sessions.get(name, 0) for name in names}
-        out["redactions"] = dict(redactor.counts)
-        store.set_meta(
-            LAST_HARVEST,
-            json.dumps({"time": datetime.now(UTC).isoformat(), "sessions": out["sessions"], "errors": report.errors}),
+        result = HarvestResult.model_validate(
+            {
+                **report.model_dump(),
+                "sessions": {name: report.sessions.get(name, 0) for name in names},
+                "redactions": dict(redactor.counts),
+            }
         )
+        last = LastHarvest(time=datetime.now(UTC).isoformat(), sessions=result.sessions, errors=report.errors)
+        store.set_meta(LAST_HARVEST, json.dumps(last.model_dump()))
     finally:
         store.close()
-    return out
+    return result
 
 
-def left_out_lines(report: dict[str, Any]) -> list[str]:
+def left_out_lines(report: HarvestReport) -> list[str]:
     """What a harvest report (`run_harvest()`'s) left out and why, in lines a person can act on."""
     lines = []
-    if report.get("before_since"):
+    if report.before_since:
         lines.append(
-            f"{report['before_since']} session(s) stored for later use, ended before --since "
+            f"{report.before_since} session(s) stored for later use, ended before --since "
             "(not counted above; `skillsleep run --since` mines them)"
         )
-    if report.get("waiting_files"):
+    if report.waiting_files:
         lines.append(
-            f"the last line of {report['waiting_files']} file(s) is not finished ({report['waiting_bytes']} "
+            f"the last line of {report.waiting_files} file(s) is not finished ({report.waiting_bytes} "
             "bytes): it is read once a newline ends it; a file nothing writes any more needs a final newline"
         )
-    if report["skipped"]:
-        lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report["skipped"].items())))
-    for problem in report["unreadable"][:10]:
+    if report.skipped:
+        lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())))
+    for problem in report.unreadable[:10]:
         lines.append(
             f"could not read {problem} (give your user read access: chmod u+r for a file, u+rx for a "
             "folder, or move it out of the transcript folders; it is retried next time)"
         )
-    if len(report["unreadable"]) > 10:
-        lines.append(f"… and {len(report['unreadable']) - 10} more that could not be read (`--json` lists them all)")
+    if len(report.unreadable) > 10:
+        lines.append(f"… and {len(report.unreadable) - 10} more that could not be read (`--json` lists them all)")
     return lines

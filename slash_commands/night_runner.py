@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from skillsleep.core.harvest.harvester import HarvestReport
 from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import Store
@@ -123,7 +124,7 @@ async def _night(
     on_event(HarvestStarted())
     patterns = tuple(eff.harvest.redact_patterns.value)
     harvested = run_harvest(None, None, patterns, folders)
-    on_event(HarvestDone(sessions=harvested["sessions"], errors=harvested.get("errors", 0)))
+    on_event(HarvestDone(sessions=harvested.sessions, errors=harvested.errors))
     runner = open_executor(executor, on_event=on_event)
     store = Store(state_db())
     nights = Nights(data)
@@ -190,15 +191,15 @@ class RunSummary(Record):
     report: dict[str, str]  # file name → path
 
     @classmethod
-    def of(cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: Mapping[str, Any]) -> RunSummary:
+    def of(cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: HarvestReport) -> RunSummary:
         """The summary of night `result` of `target`, after `harvested` (`run_harvest()`'s report)."""
         record, folder = nights.get(result.night), nights.folder(result.night)
         plan = RunDir(folder).load("plan.json", NightPlan)
         return cls(
             result=result,
             skill=SkillSummary(path=str(target.path), section=target.section, name=target.name, managed=target.managed),
-            harvest=HarvestSummary.model_validate(
-                {k: harvested[k] for k in HarvestSummary.model_fields if k in harvested}
+            harvest=HarvestSummary(
+                sessions=harvested.sessions, errors=harvested.errors, unreadable=harvested.unreadable
             ),
             plan=record.plan,
             unrelated=plan.unrelated if plan else [],

@@ -1,5 +1,7 @@
 """How a verb prints its result: `--json`, `--format md|text|json`, and who typed it (`/sleep` or
-`skillsleep`). Untrusted text never reaches a terminal as an escape sequence."""
+`skillsleep`). A verb's result is a typed record (a pydantic model); its JSON is the record's fields
+in their order, its text and markdown are rendered from the record. Untrusted text never reaches a
+terminal as an escape sequence."""
 
 from __future__ import annotations
 
@@ -7,18 +9,33 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from skillsleep.core.shared.display import visible
 from skillsleep.slash_commands.progress import progress
 
-__all__ = ["FORMATS", "Caller", "Data", "Inline", "Output", "emit", "output_options", "resolve", "show", "terminal"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = [
+    "FORMATS",
+    "Caller",
+    "Inline",
+    "Output",
+    "emit",
+    "json_text",
+    "output_options",
+    "resolve",
+    "show",
+    "terminal",
+]
 
 FORMATS = ("md", "text", "json")
 
-Data = dict[str, Any]
+Result = TypeVar("Result", bound="BaseModel")  # a verb's result: its record
+F = TypeVar("F", bound=Callable[..., object])  # a click command's function
 Inline = Callable[[object], str]  # how one piece of untrusted text is shown: md_line or plain_line
 
 
@@ -44,10 +61,10 @@ class Output:
         return self.fmt == "text" or (self.fmt is None and terminal())
 
 
-def output_options(json_help: str) -> Callable[[Any], Any]:
+def output_options(json_help: str) -> Callable[[F], F]:
     """`--json` (what it prints: `json_help`) and `--format md|text|json`, the options of a /sleep verb."""
 
-    def add(fn: Any) -> Any:
+    def add(fn: F) -> F:
         fn = click.option(
             "--format",
             "fmt",
@@ -69,18 +86,23 @@ def resolve(fmt: str | None, as_json: bool) -> Output:
     return Output("json" if as_json else fmt, caller.prefix if caller else Caller().prefix)
 
 
-def show(data: Data, out: Output, text: Callable[[Data, bool], str], md: Callable[[Data, str], str]) -> None:
-    """Print a verb's result as `out` asks: JSON, `md(data, prefix)` or `text(data, plain)`."""
-    emit(data, out.fmt == "json", lambda d: md(d, out.prefix) if out.fmt == "md" else text(d, out.plain))
+def show(result: Result, out: Output, text: Callable[[Result, bool], str], md: Callable[[Result, str], str]) -> None:
+    """Print a verb's result as `out` asks: JSON, `md(result, prefix)` or `text(result, plain)`."""
+    emit(result, out.fmt == "json", lambda r: md(r, out.prefix) if out.fmt == "md" else text(r, out.plain))
 
 
-def emit(summary: Data, as_json: bool, text: Callable[[Data], str]) -> None:
-    """Print `summary` as JSON, or `text(summary)` with its control characters made visible."""
+def emit(result: Result, as_json: bool, text: Callable[[Result], str]) -> None:
+    """Print `result` as JSON, or `text(result)` with its control characters made visible."""
     progress.stop()
     if as_json:
-        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        click.echo(json_text(result))
     else:  # untrusted text in it never reaches a terminal as an escape sequence
-        click.echo(visible(text(summary)))
+        click.echo(visible(text(result)))
+
+
+def json_text(result: BaseModel) -> str:
+    """A verb's result as `--json` prints it: its fields in their order, indented, UTF-8 as it is."""
+    return json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
 
 
 def terminal() -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,22 +41,20 @@ def effective_prices(cfg: UserConfig) -> dict[str, PriceSetting]:
     return out
 
 
-def prices_text(prices: dict[str, Any], path: Path) -> list[str]:
+def prices_text(prices: dict[str, PriceSetting], path: Path) -> list[str]:
     """`[prices]` as config.toml lines, each with where it came from."""
 
-    def toml(price: dict[str, Any]) -> str:
-        return "{" + ", ".join(f"{k} = {v}" for k, v in price.items() if v is not None) + "}"
+    def toml(price: Price) -> str:
+        return "{" + ", ".join(f"{k} = {v}" for k, v in price if v is not None) + "}"
 
     origin = {"file": f"file: [prices] in {path}", "default": "default (built in)"}
     lines = ["prices (USD per million tokens; config.toml's go over the built-in ones, a run config's over both):"]
     for key, setting in prices.items():
-        lines.append(
-            f"  {json.dumps(key, ensure_ascii=False)} = {toml(setting['value'])}  ← {origin[setting['source']]}"
-        )
+        lines.append(f"  {json.dumps(key, ensure_ascii=False)} = {toml(setting.value)}  ← {origin[setting.source]}")
         lines += [
             f"    {toml(price)}  ← {origin[level]} (overridden, not used)"
-            for level, price in setting["layers"].items()
-            if level != setting["source"]
+            for level, price in setting.layers.items()
+            if level != setting.source
         ]
     lines.append(
         f"  a model not listed (by provider:model or provider:*) has no price: a money cap over it is refused "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,9 @@ from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.options import chat_dir_option, executor_option
 from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
+
+if TYPE_CHECKING:
+    from skillsleep.slash_commands.night_runner import RunSummary
 
 __all__ = ["run_"]
 
@@ -113,17 +116,16 @@ def run_(
         on_start=background.claim_log(detached_log) if detached_log else None,
         executor=executor,
     )
-    show(
-        night.model_dump(mode="json"), out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s)
-    )
+    show(night, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
     if night.result.outcome == "stopped-early":  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 
-def _run_text(s: dict[str, Any], *, plain: bool = False) -> str:
+def _run_text(summary: RunSummary, *, plain: bool = False) -> str:
     from skillsleep.core.report.files import read_json
     from skillsleep.core.report.markdown import render_markdown
 
+    s = summary.model_dump(mode="json")  # flat, as `run --json` prints it
     report = (
         s["markdown"]
         if not plain

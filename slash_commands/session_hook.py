@@ -53,7 +53,7 @@ def _harvest(agent: str, stdin: bytes) -> str | None:
         return "the hook's input names no transcript_path"
     patterns = tuple(effective_settings().harvest.redact_patterns.value)
     report = run_harvest(agent, None, patterns, transcript=Path(path), busy_timeout_s=BUSY_WAIT_S)
-    return "; ".join(report["unreadable"]) or None
+    return "; ".join(report.unreadable) or None
 
 
 def _log(agent: str, problem: str) -> None:

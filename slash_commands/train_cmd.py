@@ -1,5 +1,5 @@
-"""`skillsleep train`: the click command. Reading the settings and wiring the environment in is
-train_runner.run_training, imported when the verb runs; the run is core's `train()`."""
+"""`skillsleep train`: the click command. Assembling config, backends and engine and optimizing a
+skill on a task set is train_runner.run_training, imported when the verb runs."""
 
 from __future__ import annotations
 
@@ -49,4 +49,4 @@ def train(
         extra.append(f"budget.usd={budget_usd}")
     progress.start(json_lines=as_json)
     result = asyncio.run(run_training(config_path, extra, fresh=fresh, on_event=progress, executor=executor))
-    emit(result.model_dump(mode="json"), as_json, lambda _: train_text(result))
+    emit(result, as_json, train_text)

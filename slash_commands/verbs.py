@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -106,27 +105,41 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
-def help_data(prefix: str) -> dict[str, Any]:
-    """The verbs as `help --json` prints them; `usage` as the user types it where they read it."""
-    return {
-        "prefix": prefix,
-        "verbs": [
-            {"verb": v.name, "args": v.args, "summary": v.summary, "usage": v.usage(prefix)} for v in VERBS.values()
-        ],
-    }
+class VerbHelp(BaseModel):
+    """One verb as `help` lists it: `usage` as the user types it where they read it."""
+
+    verb: str
+    args: str
+    summary: str
+    usage: str
 
 
-def help_text(d: dict[str, Any], plain: bool) -> str:
+class HelpResult(BaseModel):
+    """What `help --json` prints: how the user types the verbs here, and the verbs."""
+
+    prefix: str
+    verbs: list[VerbHelp]
+
+
+def help_result(prefix: str) -> HelpResult:
+    """The verbs as the user types them with `prefix` (`skillsleep`, `/sleep`, `$sleep`)."""
+    return HelpResult(
+        prefix=prefix,
+        verbs=[VerbHelp(verb=v.name, args=v.args, summary=v.summary, usage=v.usage(prefix)) for v in VERBS.values()],
+    )
+
+
+def help_text(d: HelpResult, plain: bool) -> str:
     """The verbs, one line each; markdown unless `plain`."""
-    alone = f"`{d['prefix']}` alone is `{d['prefix']} status`; " if d["prefix"] == "/sleep" else ""
+    alone = f"`{d.prefix}` alone is `{d.prefix} status`; " if d.prefix == "/sleep" else ""
     head = (
         f"The /sleep verbs, the same in every agent and as `skillsleep VERB` ({alone}add `--json` or "
         "`--format md|text|json` to any of them):"
     )
     if plain:
-        width = max(len(v["usage"]) for v in d["verbs"])
-        return "\n".join([head.replace("`", ""), *(f"  {v['usage']:<{width}}  {v['summary']}" for v in d["verbs"])])
-    return "\n".join([head, "", *(f"- `{v['usage']}` — {v['summary']}" for v in d["verbs"])])
+        width = max(len(v.usage) for v in d.verbs)
+        return "\n".join([head.replace("`", ""), *(f"  {v.usage:<{width}}  {v.summary}" for v in d.verbs)])
+    return "\n".join([head, "", *(f"- `{v.usage}` — {v.summary}" for v in d.verbs)])
 
 
 def usage_md(verb: str, prefix: str) -> str:

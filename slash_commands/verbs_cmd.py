@@ -61,4 +61,4 @@ def help_(as_json: bool, fmt: str | None) -> None:
     from skillsleep.slash_commands import verbs
 
     out = resolve(fmt, as_json)
-    show(verbs.help_data(out.prefix), out, verbs.help_text, lambda d, _prefix: verbs.help_text(d, False))
+    show(verbs.help_result(out.prefix), out, verbs.help_text, lambda d, _prefix: verbs.help_text(d, False))

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.options import chat_dir_option, redact_pattern_option
 from skillsleep.slash_commands.progress import progress
+
+if TYPE_CHECKING:
+    from skillsleep.slash_commands.watcher import Report
 
 __all__ = ["watch"]
 
@@ -49,8 +52,8 @@ def watch(
 
     told = Told()  # what cannot be read (and the like) is said once, not in every harvest
 
-    def on_report(r: dict[str, Any]) -> None:
-        click.echo(json.dumps(r, ensure_ascii=False) if as_json else report_line(told.news(r)))
+    def on_report(r: Report) -> None:
+        click.echo(json.dumps(r.model_dump(mode="json"), ensure_ascii=False) if as_json else report_line(told.news(r)))
 
     def on_start(roots: list[tuple[str, Path]]) -> None:
         progress.notice("watching " + ", ".join(f"{h} {p}" for h, p in roots) + " (Ctrl-C to stop)")

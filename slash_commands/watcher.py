@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,11 +36,35 @@ from watchdog.observers import Observer
 
 from skillsleep.core.night.lock import Running
 from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.records import Record
 from skillsleep.harnesses import registry
-from skillsleep.slash_commands.harvester import chat_folders, left_out_lines, run_harvest
+from skillsleep.slash_commands.harvester import HarvestResult, chat_folders, left_out_lines, run_harvest
 from skillsleep.slash_commands.wiring import EffectiveSettings, data_dir
 
-Report = dict[str, Any]
+
+class Harvested(Record):
+    """Which harness one harvest of `watch` read, and when (ISO UTC, to the second)."""
+
+    harness: str
+    at: str
+
+
+class WatchHarvest(HarvestResult, Harvested):
+    """One harvest of `watch` (`--json` prints one a line): the harness and when, then what it found
+    (the fields of Harvested come first: pydantic orders the fields of the later base first)."""
+
+    @classmethod
+    def of(cls, harness: str, at: str, result: HarvestResult) -> WatchHarvest:
+        return cls.model_validate({"harness": harness, "at": at, **result.model_dump()})
+
+
+class WatchFailure(Harvested):
+    """A harvest of `watch` that failed (the watch goes on; the next change retries it)."""
+
+    error: str  # "TypeName: message"
+
+
+Report = WatchHarvest | WatchFailure
 WATCHED_SUFFIXES = (".jsonl", ".sqlite", ".sqlite-wal")
 MAX_DELAY_FACTOR = 10  # a harvest runs at least every MAX_DELAY_FACTOR × debounce during nonstop writes
 
@@ -94,8 +119,8 @@ class Watcher:
     `start()` starts the observer and a worker thread that harvests when a burst has been quiet
     for `debounce_s`; `process_pending()` harvests whatever is pending right away (the worker
     calls it; tests may too); `stop()` stops both, harvesting what is still pending.
-    `on_report` gets one dict per harvest: `run_harvest()`'s report plus `harness` and `at`
-    (or `harness`, `at` and `error` when a harvest failed; the watcher keeps going).
+    `on_report` gets one Report per harvest: a WatchHarvest, or a WatchFailure when a harvest
+    failed (the watcher keeps going).
     """
 
     def __init__(
@@ -193,22 +218,20 @@ class Watcher:
                 return
 
     def process_pending(self) -> list[Report]:
-        """Harvest every harness with pending events now; returns (and reports) one dict each."""
+        """Harvest every harness with pending events now; returns (and reports) one Report each."""
         with self._harvest_lock:
             with self._cond:
                 names = _in_order(set(self._pending))
                 self._pending.clear()
-            reports = []
+            reports: list[Report] = []
             for harness in names:
                 at = datetime.now(UTC).isoformat(timespec="seconds")
                 try:
-                    report: Report = {
-                        "harness": harness,
-                        "at": at,
-                        **run_harvest(harness, None, self.redact_patterns, self.chat_dirs),
-                    }
+                    report: Report = WatchHarvest.of(
+                        harness, at, run_harvest(harness, None, self.redact_patterns, self.chat_dirs)
+                    )
                 except Exception as exc:  # a failed harvest is reported; the next change retries it
-                    report = {"harness": harness, "at": at, "error": f"{type(exc).__name__}: {exc}"}
+                    report = WatchFailure(harness=harness, at=at, error=f"{type(exc).__name__}: {exc}")
                 reports.append(report)
                 self.on_report(report)
             return reports
@@ -243,26 +266,26 @@ class Told:
         self._said: dict[str, tuple[set[str], dict[str, int], tuple[int, int]]] = {}
 
     def news(self, r: Report) -> Report:
-        if "error" in r:
+        if isinstance(r, WatchFailure):
             return r
-        lasting = {k: n for k, n in r["skipped"].items() if k in _FOUND_SKIPS or k.startswith("unreadable_")}
-        now = (set(r["unreadable"]), lasting, (r["waiting_files"], r["waiting_bytes"]))
-        before = self._said.get(r["harness"], (set(), {}, (0, 0)))
-        self._said[r["harness"]] = now
-        skipped = {k: n for k, n in r["skipped"].items() if k not in lasting or before[1].get(k) != n}
-        out = {**r, "unreadable": [u for u in r["unreadable"] if u not in before[0]], "skipped": skipped}
+        lasting = {k: n for k, n in r.skipped.items() if k in _FOUND_SKIPS or k.startswith("unreadable_")}
+        now = (set(r.unreadable), lasting, (r.waiting_files, r.waiting_bytes))
+        before = self._said.get(r.harness, (set(), {}, (0, 0)))
+        self._said[r.harness] = now
+        skipped = Counter({k: n for k, n in r.skipped.items() if k not in lasting or before[1].get(k) != n})
+        update: dict[str, object] = {"unreadable": [u for u in r.unreadable if u not in before[0]], "skipped": skipped}
         if now[2] == before[2]:
-            out |= {"waiting_files": 0, "waiting_bytes": 0}
-        return out
+            update |= {"waiting_files": 0, "waiting_bytes": 0}
+        return r.model_copy(update=update)
 
 
 def report_line(r: Report) -> str:
     """One human line for a harvest report, then one indented line per thing it left out and why."""
-    if "error" in r:
-        return f"{r['at']} {r['harness']}: harvest failed: {r['error']}"
+    if isinstance(r, WatchFailure):
+        return f"{r.at} {r.harness}: harvest failed: {r.error}"
     line = (
-        f"{r['at']} {r['harness']}: sessions {r['sessions'].get(r['harness'], 0)}, turns {r['turns']}, "
-        f"bytes read {r['bytes_read']}, skipped {sum(r['skipped'].values())}"
+        f"{r.at} {r.harness}: sessions {r.sessions.get(r.harness, 0)}, turns {r.turns}, "
+        f"bytes read {r.bytes_read}, skipped {sum(r.skipped.values())}"
     )
     return "\n".join([line, *(f"  {x}" for x in left_out_lines(r))])
 
@@ -275,8 +298,8 @@ def catch_up(
     chat_dirs = [Path(root) for name, root in roots if name == "chat"]
     for harness in _in_order({name for name, _ in roots}):
         at = datetime.now(UTC).isoformat(timespec="seconds")
-        report: Report = {"harness": harness, "at": at, **run_harvest(harness, None, redact_patterns, chat_dirs)}
-        if report["bytes_read"] or any(report["sessions"].values()) or report["files_reset"] or left_out_lines(report):
+        report = WatchHarvest.of(harness, at, run_harvest(harness, None, redact_patterns, chat_dirs))
+        if report.bytes_read or any(report.sessions.values()) or report.files_reset or left_out_lines(report):
             on_report(report)
 
 

@@ -30,8 +30,8 @@ from skillsleep.core.models.store import Store
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.harnesses.install import Installs, installer
 from skillsleep.harnesses.install_plan import InstallContext
+from skillsleep.slash_commands.agent_installs import skillsleep_command
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.install_cmd import skillsleep_command
 
 pytestmark = pytest.mark.slow
 

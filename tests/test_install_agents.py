@@ -15,8 +15,8 @@ from replay_checks import snapshot
 
 from skillsleep.harnesses.install import installer
 from skillsleep.harnesses.install_plan import InstallContext
+from skillsleep.slash_commands.agent_installs import skillsleep_command
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.install_cmd import skillsleep_command
 
 SKILLSLEEP = str(skillsleep_command())
 

@@ -40,7 +40,7 @@ from skillsleep.core.train.state import TrainState
 from skillsleep.harnesses.chat import ChatHarness
 from skillsleep.harnesses.chat_logs import parse_chat_log
 from skillsleep.harnesses.skills import MANAGED_NAME, SkillTarget
-from skillsleep.slash_commands.proposals_cmd import reject
+from skillsleep.slash_commands.proposal_verbs import reject
 from tests.sleep_kit import RULE, TASKS, write_chat_logs, write_scripts
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -15,7 +15,7 @@ import pytest
 from fake_openclaw import FakeOpenClaw, invoke
 from replay_checks import snapshot
 
-from skillsleep.slash_commands.install_cmd import skillsleep_command
+from skillsleep.slash_commands.agent_installs import skillsleep_command
 
 PLUGIN = Path(str(resources.files("skillsleep.plugins") / "openclaw"))
 SHIPPED = [

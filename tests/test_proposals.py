@@ -56,7 +56,7 @@ def test_adopt_newest_accepted_backs_up_and_keeps_mode(tmp_path: Path, live: Pat
     props = Proposals(tmp_path / "data")
     good = props.stage(live, NEW, accepted=True, reason="better")
     props.stage(live, OLD + "- noise\n", accepted=False, reason="no gain")  # newer, but not accepted
-    adopted = props.adopt()
+    adopted = props.adopt().proposal
     assert adopted.id == good.id and adopted.status == "adopted"
     assert live.read_text() == NEW
     assert live.stat().st_mode & 0o777 == 0o640
@@ -183,7 +183,7 @@ def test_an_unreadable_proposal_is_named_not_silently_dropped(tmp_path: Path, li
     (tmp_path / "data" / "staging" / "20990101-000000-dead").mkdir()  # interrupted staging: no proposal.json
     assert [p.id for p in props.list()] == [good.id]
     assert len(props.problems) == 1 and bad.id in props.problems[0] and "delete the folder" in props.problems[0]
-    assert props.adopt().id == good.id
+    assert props.adopt().proposal.id == good.id
 
 
 # --- line endings, final newline and BOM survive byte for byte ------------------------------------

@@ -664,12 +664,13 @@ def test_the_text_summary_names_transcripts_the_harvest_could_not_read(
     chat_night: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from skillsleep.slash_commands import night_runner
+    from skillsleep.slash_commands.harvester import HarvestResult
 
     real = night_runner.run_harvest
 
-    def harvest(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    def harvest(*args: Any, **kwargs: Any) -> HarvestResult:
         out = real(*args, **kwargs)
-        out["unreadable"] = [f"{chat_night / 'gone.jsonl'}: No such file or directory"]
+        out.unreadable = [f"{chat_night / 'gone.jsonl'}: No such file or directory"]
         return out
 
     monkeypatch.setattr(night_runner, "run_harvest", harvest)

@@ -16,7 +16,7 @@ from test_harvest import SID, assistant, user
 
 from skillsleep.core.models.store import Store
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.watcher import Watcher, absent_roots, watch_roots
+from skillsleep.slash_commands.watcher import Report, Watcher, absent_roots, watch_roots
 from skillsleep.slash_commands.wiring import data_dir
 
 TIMEOUT = 5.0
@@ -46,15 +46,15 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 class Reports:
     def __init__(self) -> None:
-        self.items: list[dict[str, Any]] = []
+        self.items: list[Report] = []
         self.cond = threading.Condition()
 
-    def __call__(self, report: dict[str, Any]) -> None:
+    def __call__(self, report: Report) -> None:
         with self.cond:
             self.items.append(report)
             self.cond.notify_all()
 
-    def wait_for(self, n: int, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+    def wait_for(self, n: int, timeout: float = TIMEOUT) -> list[Report]:
         with self.cond:
             assert self.cond.wait_for(lambda: len(self.items) >= n, timeout), f"{len(self.items)} reports, wanted {n}"
             return list(self.items)
@@ -89,14 +89,14 @@ def test_a_new_transcript_is_harvested_and_an_append_reads_only_new_bytes(watchi
     assert watch_roots() == [("claude-code", env / "claude" / "projects")]
     path.write_bytes(user("fix the failing test", 1) + assistant("done", 1))
     [first] = reports.wait_for(1)
-    assert first["harness"] == "claude-code" and first["sessions"] == {"claude-code": 1}
-    assert first["bytes_read"] == path.stat().st_size and not first["skipped"]
+    assert first.harness == "claude-code" and first.sessions == {"claude-code": 1}
+    assert first.bytes_read == path.stat().st_size and not first.skipped
     assert stored(env)().prompts() == ["fix the failing test"]
 
     more = user("now add a test", 2) + assistant("added", 2)
     append(path, more)
     second = reports.wait_for(2)[1]
-    assert second["bytes_read"] == len(more) and second["sessions"] == {"claude-code": 1}
+    assert second.bytes_read == len(more) and second.sessions == {"claude-code": 1}
     assert stored(env)().prompts() == ["fix the failing test", "now add a test"]
 
 
@@ -108,7 +108,7 @@ def test_a_burst_of_quick_writes_is_one_harvest_and_stop_is_prompt(watching, env
     [only] = reports.wait_for(1)
     time.sleep(0.6)  # well past the debounce: no second harvest follows
     assert len(reports.items) == 1
-    assert only["bytes_read"] == path.stat().st_size and len(stored(env)().prompts()) == 5
+    assert only.bytes_read == path.stat().st_size and len(stored(env)().prompts()) == 5
     worker, observer = watcher._worker, watcher._observer
     watcher.stop()
     assert worker is not None and not worker.is_alive() and not observer.is_alive()
@@ -132,10 +132,10 @@ def test_an_agent_folder_that_appears_while_watching_is_watched_from_then_on(env
         shutil.copy(CODEX / ROLLOUTS[0], day / ROLLOUTS[0])  # written before the folder is watched
         assert watcher.look_for_new_roots() == [("codex", sessions)] and ("codex", sessions) not in watcher.later
         [first] = reports.wait_for(1)
-        assert first["harness"] == "codex" and first["sessions"] == {"codex": 1} and first["files_read"] == 1
+        assert first.harness == "codex" and first.sessions == {"codex": 1} and first.files_read == 1
         shutil.copy(CODEX / ROLLOUTS[1], day / ROLLOUTS[1])  # seen by the observer now
         second = reports.wait_for(2)[1]
-        assert second["harness"] == "codex" and second["files_read"] == 1 and second["sessions"] == {"codex": 1}
+        assert second.harness == "codex" and second.files_read == 1 and second.sessions == {"codex": 1}
     finally:
         watcher.stop()
 
@@ -232,11 +232,11 @@ def test_a_chat_log_folder_is_watched_and_harvested_like_a_transcript(env: Path)
         log = chats / "2026" / "day.jsonl"
         log.write_bytes(chat_line("c1", "summarise the meeting"))
         [first] = reports.wait_for(1)
-        assert first["harness"] == "chat" and first["sessions"] == {"chat": 1}
-        assert first["bytes_read"] == log.stat().st_size
+        assert first.harness == "chat" and first.sessions == {"chat": 1}
+        assert first.bytes_read == log.stat().st_size
         append(log, chat_line("c2", "and draft the email"))
         second = reports.wait_for(2)[1]
-        assert second["harness"] == "chat" and second["bytes_read"] == len(chat_line("c2", "and draft the email"))
+        assert second.harness == "chat" and second.bytes_read == len(chat_line("c2", "and draft the email"))
     finally:
         watcher.stop()
     assert stored_chat(env, "c1").prompts() == ["summarise the meeting"]
@@ -257,7 +257,7 @@ def test_writes_inside_skillsleeps_own_data_dir_are_ignored(env: Path) -> None:
         [report] = reports.wait_for(1)
     finally:
         watcher.stop()
-    assert report["harness"] == "chat" and report["files_seen"] == 1 and report["sessions"] == {"chat": 1}
+    assert report.harness == "chat" and report.files_seen == 1 and report.sessions == {"chat": 1}
     assert stored_chat(env, "mine") is None and stored_chat(env, "theirs") is not None
 
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from test_harvest import SID, assistant, user
 from unprivileged import NOBODY, SKILLSLEEP, nobody_skip_reason, shared_tmp
 
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.watcher import Told
+from skillsleep.slash_commands.watcher import Told, WatchHarvest
 
 
 def agent_homes(root: Path) -> dict[str, str]:
@@ -70,23 +71,32 @@ def test_an_entry_every_harvest_skips_is_named_once_not_in_every_harvest(
 def test_what_is_left_out_is_said_again_when_it_changes_or_comes_back() -> None:
     told = Told()
 
-    def report(unreadable: list[str], waiting: int = 0) -> dict[str, object]:
+    def report(unreadable: list[str], waiting: int = 0) -> WatchHarvest:
         skipped = {"unreadable_file:PermissionError": len(unreadable)} if unreadable else {}
-        return {"harness": "codex", "unreadable": unreadable, "skipped": {**skipped, "bad_line": 1}} | {
-            "waiting_files": 1 if waiting else 0,
-            "waiting_bytes": waiting,
-        }
+        return WatchHarvest(
+            harness="codex",
+            at="2026-12-01T03:00:00+00:00",
+            unreadable=unreadable,
+            skipped=Counter({**skipped, "bad_line": 1}),
+            waiting_files=1 if waiting else 0,
+            waiting_bytes=waiting,
+        )
 
-    first = told.news(report(["/t/a.jsonl: Permission denied"], waiting=10))
-    assert first["unreadable"] == ["/t/a.jsonl: Permission denied"] and first["waiting_bytes"] == 10
-    again = told.news(report(["/t/a.jsonl: Permission denied"], waiting=10))
-    assert again["unreadable"] == [] and again["waiting_files"] == 0
-    assert again["skipped"] == {"bad_line": 1}  # what the new bytes held is new each time
-    more = told.news(report(["/t/a.jsonl: Permission denied", "/t/b.jsonl: Permission denied"], waiting=25))
-    assert more["unreadable"] == ["/t/b.jsonl: Permission denied"] and more["waiting_bytes"] == 25
-    told.news(report([]))  # fixed …
-    back = told.news(report(["/t/a.jsonl: Permission denied"]))  # … and broken again
-    assert back["unreadable"] == ["/t/a.jsonl: Permission denied"]
+    def news(r: WatchHarvest) -> WatchHarvest:
+        out = told.news(r)
+        assert isinstance(out, WatchHarvest)
+        return out
+
+    first = news(report(["/t/a.jsonl: Permission denied"], waiting=10))
+    assert first.unreadable == ["/t/a.jsonl: Permission denied"] and first.waiting_bytes == 10
+    again = news(report(["/t/a.jsonl: Permission denied"], waiting=10))
+    assert again.unreadable == [] and again.waiting_files == 0
+    assert again.skipped == {"bad_line": 1}  # what the new bytes held is new each time
+    more = news(report(["/t/a.jsonl: Permission denied", "/t/b.jsonl: Permission denied"], waiting=25))
+    assert more.unreadable == ["/t/b.jsonl: Permission denied"] and more.waiting_bytes == 25
+    news(report([]))  # fixed …
+    back = news(report(["/t/a.jsonl: Permission denied"]))  # … and broken again
+    assert back.unreadable == ["/t/a.jsonl: Permission denied"]
 
 
 @pytest.mark.slow

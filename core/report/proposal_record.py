@@ -54,6 +54,13 @@ class Action(Record):
     edits: list[int] | None = None  # an adopt of only these numbered changes (`adopt --edits`)
 
 
+class Adoption(Record):
+    """What `Proposals.adopt()` did: the proposal as it is now, and the history line it wrote."""
+
+    proposal: Proposal
+    action: Action
+
+
 class Conflict(ConfigError):
     """The live file changed since the proposal was staged."""
 

@@ -39,6 +39,7 @@ from skillsleep.core.report import changes as numbered
 from skillsleep.core.report.changes import Change, unified_diff
 from skillsleep.core.report.proposal_record import (
     Action,
+    Adoption,
     Conflict,
     Proposal,
     conflict_message,
@@ -200,9 +201,10 @@ class Proposals:
 
     # --- decisions -----------------------------------------------------------------------------
 
-    def adopt(self, pid: str | None = None, *, force: bool = False, edits: str | None = None) -> Proposal:
-        """Put a proposal live: the newest accepted pending one by default. Refuses a proposal
-        the gate did not accept, or a live file edited since staging, unless `force`.
+    def adopt(self, pid: str | None = None, *, force: bool = False, edits: str | None = None) -> Adoption:
+        """Put a proposal live: the newest accepted pending one by default; the proposal adopted and
+        the history line recorded. Refuses a proposal the gate did not accept, or a live file
+        edited since staging, unless `force`.
 
         `edits` ("1,3": numbers as `changes()` gives them) puts only those changes live, into the
         file the proposal was staged against (with it and no id: the newest pending proposal, the
@@ -229,19 +231,18 @@ class Proposals:
         self._save(p)
         forced = force and current != p.base_hash
         detail = [f"changes {', '.join(map(str, chosen))} of {len(found)}"] if chosen is not None else []
-        self._record(
-            Action(
-                time=_now(),
-                kind="adopt",
-                proposal_id=p.id,
-                skill_path=str(live),
-                detail="; ".join(detail + (["forced"] if forced else [])),
-                backup=backup,
-                forced=forced,
-                edits=chosen,
-            )
+        action = Action(
+            time=_now(),
+            kind="adopt",
+            proposal_id=p.id,
+            skill_path=str(live),
+            detail="; ".join(detail + (["forced"] if forced else [])),
+            backup=backup,
+            forced=forced,
+            edits=chosen,
         )
-        return p
+        self._record(action)
+        return Adoption(proposal=p, action=action)
 
     def _partial(self, p: Proposal, found: builtins.list[Change], chosen: builtins.list[int]) -> bytes:
         """The base with only the `chosen` changes, checked like the night checked the whole

@@ -1,0 +1,269 @@
+"""What `skillsleep status` reports (status_cmd.py is its click command and text; agent_md.py its
+markdown): `StatusResult`, read from the data folder by `status()` — nights, gate history, pending
+proposals, recent actions, last harvest, spend, schedule, problems. It only reads: it needs no
+config file, no backend and no lock, and works on an empty data directory."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.night.nights import NightProgress, Nights, month_start
+from skillsleep.core.night.record import NightRecord
+from skillsleep.core.night.record import NightSpend as RecordSpend
+from skillsleep.core.report.proposal_record import Action, Proposal, file_hash
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.report.result import StopReason
+from skillsleep.core.report.wording import no_agent_reads
+from skillsleep.core.shared.errors import SkillsleepError
+from skillsleep.core.shared.records import Record
+from skillsleep.slash_commands.cron_log import LastRun, last_run
+from skillsleep.slash_commands.harvester import LAST_HARVEST, LastHarvest
+from skillsleep.slash_commands.liveness import night_state
+from skillsleep.slash_commands.night_job import Scheduled
+
+__all__ = ["StatusResult", "next_commands", "status"]
+
+RECENT_NIGHTS = 5  # nights shown in detail
+GATE_HISTORY = 10  # nights on the gate history
+RECENT_ACTIONS = 10  # lines of the action history
+
+
+class NightSeen(Record):
+    """A night as `status` shows it: its record, its state now (a running night's process may have
+    died), its spend from its own ledger and, while it runs, how far it got."""
+
+    night: int
+    date: str
+    started: str
+    finished: str | None
+    status: str  # running, finished, stopped, or died (night_state())
+    pid: int | None
+    harness: str
+    skill: str
+    skill_path: str
+    dry_run: bool
+    outcome: str | None
+    baseline: float | None
+    candidate: float | None
+    accepted: bool
+    reason: str
+    test_before: float | None
+    test_after: float | None
+    proposal_id: str | None
+    adopted: bool
+    stop: StopReason | None
+    calls: int
+    cache_hits: int
+    tokens: int
+    cost_usd: float
+    log: str | None
+    progress: NightProgress | None
+
+    @classmethod
+    def of(cls, r: NightRecord, spent: Ledger, nights: Nights) -> NightSeen:
+        """Night `r`; its spend from its own ledger (the record misses a killed process's), a
+        running one's progress from the files it writes as it goes."""
+        state = night_state(r)
+        return cls(
+            night=r.night,
+            date=r.started.date().isoformat(),
+            started=r.started.isoformat(),
+            finished=r.end.finished.isoformat() if r.end.finished else None,
+            status=state,
+            pid=r.pid,
+            harness=r.harness,
+            skill=r.skill_name or r.skill_path,
+            skill_path=r.skill_path,
+            dry_run=r.dry_run,
+            outcome=r.end.outcome,
+            baseline=r.end.baseline,
+            candidate=r.end.candidate,
+            accepted=r.end.accepted,
+            reason=r.end.reason,
+            test_before=r.end.test_before,
+            test_after=r.end.test_after,
+            proposal_id=r.end.proposal_id,
+            adopted=r.end.adopted,
+            stop=r.end.stop,
+            **RecordSpend.of(spent).model_dump(),
+            log=r.log,
+            progress=nights.progress(r) if state == "running" else None,
+        )
+
+
+class NightsSeen(Record):
+    count: int  # every night recorded
+    recent: list[NightSeen]  # the last RECENT_NIGHTS
+
+
+class GateVerdict(Record):
+    """A night's line on the gate history: held-out baseline → candidate, and the verdict."""
+
+    night: int
+    date: str
+    skill: str
+    baseline: float | None
+    candidate: float | None
+    accepted: bool
+    dry_run: bool
+    reason: str
+
+
+class PendingProposal(Record):
+    """A staged proposal: its verdict and scores, whether the live file changed since, what to type."""
+
+    id: str
+    created: str
+    skill_path: str
+    night: int | None
+    accepted: bool
+    reason: str
+    baseline: float | None
+    candidate: float | None
+    test_before: float | None
+    test_after: float | None
+    live_changed: bool
+    next: list[str]  # the commands: diff, adopt, reject
+    note: str  # "" or why no agent reads this skill
+
+    @classmethod
+    def of(cls, p: Proposal) -> PendingProposal:
+        return cls(
+            id=p.id,
+            created=p.created.isoformat(),
+            skill_path=p.skill_path,
+            night=p.night,
+            accepted=p.accepted,
+            reason=p.reason,
+            baseline=p.baseline_score,
+            candidate=p.candidate_score,
+            test_before=p.test_before,
+            test_after=p.test_after,
+            live_changed=file_hash(Path(p.skill_path)) != p.base_hash,
+            next=next_commands(p),
+            note=no_agent_reads(str(p.details.get("harness", "")), bool(p.details.get("managed"))),
+        )
+
+
+class NightSpend(Record):
+    night: int
+    tokens: int
+    cost_usd: float
+
+
+class MonthSpend(Record):
+    since: str
+    tokens: int
+    cost_usd: float
+
+
+class Spend(Record):
+    night: NightSpend | None  # the newest night's
+    month: MonthSpend
+
+
+class ScheduleSeen(Record):
+    scheduled: list[Scheduled]  # the crontab, systemd timers, OpenClaw's cron: read, never written
+    last_run: LastRun | None  # what the newest cron log says
+
+
+class StatusResult(Record):
+    """What `skillsleep status` prints (`--json`), and its text and markdown are rendered from."""
+
+    data_dir: str
+    nights: NightsSeen
+    gate_history: list[GateVerdict]
+    pending: list[PendingProposal]
+    actions: list[Action]
+    last_harvest: LastHarvest | None
+    spend: Spend
+    schedule: ScheduleSeen
+    problems: list[str]
+
+
+def next_commands(p: Proposal) -> list[str]:
+    """What the user can type about a pending proposal."""
+    adopt = f"skillsleep adopt {p.id}" + ("" if p.accepted else " --force")
+    return [f"skillsleep diff {p.id}", adopt, f"skillsleep reject {p.id}"]
+
+
+def _last_harvest(problems: list[str]) -> LastHarvest | None:
+    from skillsleep.core.models.store import Store
+    from skillsleep.slash_commands.wiring import state_db
+
+    db = state_db()
+    if not db.is_file():  # never create the state database just to look at it
+        return None
+    try:
+        store = Store(db, readonly=True)
+        try:
+            raw = store.meta(LAST_HARVEST)
+        finally:
+            store.close()
+    except SkillsleepError as exc:  # a damaged or unusable database is one of the problems status lists
+        problems.append(str(exc))
+        return None
+    if raw is None:
+        return None
+    try:
+        return LastHarvest.model_validate(json.loads(raw))
+    except (ValueError, ValidationError):
+        problems.append(f"the last harvest's record in {db} cannot be read; the next `skillsleep harvest` rewrites it")
+        return None
+
+
+def _gate_history(records: list[NightRecord]) -> list[GateVerdict]:
+    return [
+        GateVerdict(
+            night=r.night,
+            date=r.started.date().isoformat(),
+            skill=r.skill_name or r.skill_path,
+            baseline=r.end.baseline,
+            candidate=r.end.candidate,
+            accepted=r.end.accepted,
+            dry_run=r.dry_run,
+            reason=r.end.reason,
+        )
+        for r in records
+        if r.status != "running"
+    ][-GATE_HISTORY:]
+
+
+def status(data: Path | None = None, *, now: datetime | None = None) -> StatusResult:
+    """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
+    from skillsleep.slash_commands.schedulers import installed
+    from skillsleep.slash_commands.wiring import data_dir
+
+    root = Path(data) if data is not None else data_dir()
+    nights, props = Nights(root), Proposals(root)
+    records = nights.list()
+    problems = list(nights.problems) + nights.memory_problems()
+    proposals = props.list()
+    problems += props.problems
+    actions = props.history()
+    problems += props.history_problems()
+    month = month_start(now)
+    month_tokens, month_cost = nights.spend_since(month)
+    recent = [NightSeen.of(r, nights.ledger(r.night), nights) for r in records[-RECENT_NIGHTS:]]
+    scheduled, schedule_problems = installed()  # the crontab, systemd timers: read, never written
+    problems += schedule_problems
+    last = recent[-1] if recent else None
+    return StatusResult(
+        data_dir=str(root),
+        nights=NightsSeen(count=len(records), recent=recent),
+        gate_history=_gate_history(records),
+        pending=[PendingProposal.of(p) for p in proposals if p.status == "staged"],
+        actions=actions[-RECENT_ACTIONS:],
+        last_harvest=_last_harvest(problems),
+        spend=Spend(
+            night=NightSpend(night=last.night, tokens=last.tokens, cost_usd=last.cost_usd) if last else None,
+            month=MonthSpend(since=month.isoformat(), tokens=month_tokens, cost_usd=float(month_cost)),
+        ),
+        schedule=ScheduleSeen(scheduled=scheduled, last_run=last_run(root)),
+        problems=problems,
+    )
