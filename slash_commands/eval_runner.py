@@ -13,7 +13,7 @@ from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.store import Store
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.events import EvalStarted, EventSink, Notice
-from skillsleep.core.shared.records import Rollout
+from skillsleep.core.shared.records import Rollout, Task
 from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import mean
@@ -118,16 +118,22 @@ def _eval_harness(opts: EvalOptions, models: Models, cfg: TrainConfig, on_event:
     return agent_harness(opts.harness, target_model=opts.target_model, base_url=opts.base_url)
 
 
-async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
-    """Score one skill on a task file."""
-    cfg = _eval_config(opts)
-    check_run(cfg)
-    skill = read_skill(opts.skill)
+def _tasks(opts: EvalOptions, cfg: TrainConfig) -> list[Task]:
+    """The tasks of `--tasks` that `--split` picks (all of them by default)."""
     tasks = load_tasks(opts.tasks)
     if opts.split != "all":
         tasks = by_split(assign_splits(tasks, dict(cfg.data.split), cfg.run.seed)).get(opts.split, [])
         if not tasks:
             raise ConfigError(f"no {opts.split} tasks in {opts.tasks}")
+    return tasks
+
+
+async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
+    """Score one skill on a task file."""
+    cfg = _eval_config(opts)
+    check_run(cfg)
+    skill = read_skill(opts.skill)
+    tasks = _tasks(opts, cfg)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
     runner = open_executor(opts.executor, on_event=on_event)
