@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"core": 0, "harnesses": 1, "slash_commands": 2}
 VENDOR_SDKS = {"openai", "anthropic", "ollama", "xllamacpp", "llama_cpp"}
@@ -215,6 +217,21 @@ def test_engine_reads_no_environment_and_spawns_no_process() -> None:
 
 def test_no_python_files_at_the_repository_root() -> None:
     assert not list(ROOT.glob("*.py"))
+
+
+def test_every_tracked_link_points_inside_the_repository() -> None:
+    """A link to a machine's own folder (a worktree's `.tools`) once reached main and broke CI."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: no tracked links to read")
+    listing = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True)
+    links = [line.split("\t", 1)[1] for line in listing.stdout.splitlines() if line.startswith("120000 ")]
+    outside = []
+    for rel in links:
+        target = (ROOT / rel).parent / Path((ROOT / rel).readlink())
+        if (ROOT / rel).readlink().is_absolute() or not target.resolve().is_relative_to(ROOT):
+            outside.append(f"{rel} -> {(ROOT / rel).readlink()}")
+    assert links, "the repository tracks its .typecheck links; none were listed"
+    assert not outside, "tracked links leave the repository: " + ", ".join(outside)
 
 
 def test_help_imports_no_vendor_sdk() -> None:
