@@ -43,10 +43,9 @@ from servers import (
 from xdist.scheduler import LoadGroupScheduling
 
 from skillsleep.core.models.backends import registry
-from skillsleep.core.models.backends.base import BackendSettings
-from skillsleep.core.models.backends.local import LocalBackend
 from skillsleep.core.models.backends.weights import ensure_weights, weights_installed
 from skillsleep.harnesses import registry as agents
+from skillsleep.slash_commands.local_threads import LOCAL_THREADS_ENV
 from skillsleep.slash_commands.wiring import SLEEP_ENVS
 
 # Tests see only the built-in backends and agents, never whatever plugins the machine has installed.
@@ -116,16 +115,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def _local_model_threads() -> Iterator[None]:
-    """Every embedded model a test starts without naming its threads gets servers.local_threads()."""
-    original = LocalBackend.__init__
-
-    def init(self: LocalBackend, settings: BackendSettings) -> None:
-        if "threads" not in settings.options:
-            settings = settings.model_copy(update={"options": {**settings.options, "threads": local_threads()}})
-        original(self, settings)
-
+    """Every embedded model a command starts, in this process or a child, gets servers.local_threads()."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(LocalBackend, "__init__", init)
+        patch.setenv(LOCAL_THREADS_ENV, str(local_threads()))
         yield
 
 

@@ -121,7 +121,11 @@ async def test_local_backend_is_repeatable_at_temperature_zero(local_backend: Lo
 async def test_local_backend_by_packaged_name(local_model_path: Path) -> None:
     """The packaged name resolves to the same verified file in the given cache folder."""
     cache_dir = local_model_path.parent.parent
-    b = LocalBackend(BackendSettings(model="qwen2.5-coder-0.5b", retry=RETRY, options={"cache_dir": str(cache_dir)}))
+    b = LocalBackend(
+        BackendSettings(
+            model="qwen2.5-coder-0.5b", retry=RETRY, options={"cache_dir": str(cache_dir), "threads": local_threads()}
+        )
+    )
     try:
         c = await b.complete(plain(max_tokens=4))
     finally:
