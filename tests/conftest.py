@@ -113,12 +113,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         items.sort(key=_rank)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _local_model_threads() -> Iterator[None]:
-    """Every embedded model a command starts, in this process or a child, gets servers.local_threads()."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(LOCAL_THREADS_ENV, str(local_threads()))
-        yield
+@pytest.fixture(autouse=True)
+def _local_model_threads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test of the embedded model (it asks for local_model_path) gives every model a command starts,
+    in this process or a child, servers.local_threads() threads; no other test sees the variable."""
+    if "local_model_path" in request.fixturenames:
+        monkeypatch.setenv(LOCAL_THREADS_ENV, str(local_threads()))
 
 
 @pytest.fixture(autouse=True)
