@@ -13,6 +13,10 @@ NODE24_VERSION="24"          # OpenClaw needs Node >= 24.16; npm package node@24
 
 dest="${SKILLSLEEP_AGENTS_DIR:-$PWD/.tools/agents}"
 mkdir -p "$dest"
+# One install at a time into one folder (the test workers and .ci/run may start it together): the
+# others wait here, then find the stamp.
+exec 9>"$dest/.install.lock"
+flock 9
 stamp="$dest/.installed"
 want="claude=$CLAUDE_VERSION codex=$CODEX_VERSION openclaw=$OPENCLAW_VERSION node=$NODE24_VERSION"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then

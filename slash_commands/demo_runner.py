@@ -45,6 +45,7 @@ from skillsleep.core.report.result import SplitResult
 from skillsleep.core.shared.errors import BackendUnavailable, ConfigError, SkillsleepError
 from skillsleep.core.shared.events import EventSink, Notice
 from skillsleep.harnesses.skills import managed_path, managed_seed
+from skillsleep.slash_commands.local_threads import LOCAL_THREADS_ENV
 from skillsleep.slash_commands.progress import read_event
 from skillsleep.slash_commands.wiring import cache_dir
 
@@ -81,8 +82,13 @@ class Scratch(BaseModel):
         return cls(root=root, data=root / "data", home=root / "home", chats=root / "chats")
 
     def env(self, base: Mapping[str, str]) -> dict[str, str]:
-        """`base` without any skillsleep setting or agent folder, pointed into the scratch folder."""
-        kept = {k: v for k, v in base.items() if not k.startswith("SKILLSLEEP_") and k not in AGENT_FOLDERS}
+        """`base` without any skillsleep setting or agent folder, pointed into the scratch folder (the
+        embedded model's threads, a setting of the machine, are kept)."""
+        kept = {
+            k: v
+            for k, v in base.items()
+            if (not k.startswith("SKILLSLEEP_") or k == LOCAL_THREADS_ENV) and k not in AGENT_FOLDERS
+        }
         return {
             **kept,
             "SKILLSLEEP_HOME": str(self.data),

@@ -1,12 +1,11 @@
 """Turn configuration plus the environment into engine objects.
 
-This is the one place settings are read from the environment: `SKILLSLEEP_HOME`,
-`SKILLSLEEP_CONFIG`, `SKILLSLEEP_CHAT_DIRS`, `SKILLSLEEP_REDACT_PATTERNS`, `SKILLSLEEP_<KEY>` of
-`[sleep]`, and each provider's key and base-URL variables. Other modules of the command and
-harness layers read only `HOME`, `PATH`, the XDG and agents' folder variables, or pass the
-environment on to a process they start (`schedule` also names the settings its night will not
-see, an agent's replay checks that its key variable is set); core reads none
-(tests/test_architecture.py).
+This is the one place settings are read from the environment: `SKILLSLEEP_HOME`, `SKILLSLEEP_CONFIG`,
+`SKILLSLEEP_CHAT_DIRS`, `SKILLSLEEP_REDACT_PATTERNS`, `SKILLSLEEP_<KEY>` of `[sleep]`, each provider's key
+and base-URL variables, and (through local_threads.py) `SKILLSLEEP_LOCAL_THREADS`. Other modules of the
+command and harness layers read only `HOME`, `PATH`, the XDG and agents' folder variables, or pass the
+environment on to a process they start (`schedule` also names the settings its night will not see, an
+agent's replay checks that its key variable is set); core reads none (tests/test_architecture.py).
 
 Paths: `SKILLSLEEP_HOME` overrides every state path (state.db, model cache, chat-logs/,
 config.toml); otherwise the platform's user data / cache / config directories are used.
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.night.user_config import Origin, Setting, SleepSection
 from skillsleep.core.shared.errors import ConfigError, UnknownNameError
+from skillsleep.slash_commands.local_threads import local_options
 from skillsleep.slash_commands.setting_text import Scalar
 
 if TYPE_CHECKING:
@@ -101,7 +101,10 @@ def backend_settings(provider: str, model: str) -> BackendSettings:
         raise UnknownNameError("provider", provider, list(infos))
     key, base_url = _from_env(infos[provider])
     return BackendSettings(
-        model=model, api_key=key, base_url=base_url or infos[provider].default_base_url, options=_backend_options()
+        model=model,
+        api_key=key,
+        base_url=base_url or infos[provider].default_base_url,
+        options=_backend_options(provider),
     )
 
 
@@ -112,8 +115,9 @@ def model_settings(section: ModelSection) -> BackendSettings:
     from skillsleep.core.models.backends.registry import get_provider, parse_spec
     from skillsleep.core.models.model_set import section_settings
 
-    key, base_url = _from_env(get_provider(parse_spec(section.backend)[0]).info)
-    return section_settings(section, api_key=key, base_url=base_url, options=_backend_options())
+    provider = parse_spec(section.backend)[0]
+    key, base_url = _from_env(get_provider(provider).info)
+    return section_settings(section, api_key=key, base_url=base_url, options=_backend_options(provider))
 
 
 def _from_env(info: ProviderInfo) -> tuple[str | None, str | None]:
@@ -122,8 +126,8 @@ def _from_env(info: ProviderInfo) -> tuple[str | None, str | None]:
     return key, (os.environ.get(info.base_url_env) or None) if info.base_url_env else None
 
 
-def _backend_options() -> dict[str, str | int | float | bool]:
-    return {"cache_dir": str(cache_dir())}
+def _backend_options(provider: str) -> dict[str, str | int | float | bool]:
+    return {"cache_dir": str(cache_dir()), **local_options(provider)}
 
 
 # --- the user's config file and the settings layered over it ------------------------------------

@@ -10,25 +10,42 @@ transcripts       ../shared/data/transcripts (skipped where it is absent)
 agent_tools       the real claude / codex / openclaw CLIs at pinned versions, installed by
                   scripts/install-agents.sh (the same script .ci/run uses)
 agent_server      a scripted model server for those CLIs (tests/agent_server.py), per test
+
+Under pytest-xdist (`-n auto`, as README's test command runs; `--dist loadgroup` comes from
+pyproject.toml) each worker gives its embedded models its share of the cores (servers.local_threads),
+the longest tests start first, and the tests of a module that shares one thing run on one worker,
+one at a time (SHARED below).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_server import AgentServer
 from hypothesis import settings as hypothesis_settings
-from servers import FaultServer, free_port, ollama_proxy_exe, start_llama_server, start_ollama_proxy, stop_process
+from servers import (
+    FaultServer,
+    free_port,
+    local_threads,
+    ollama_proxy_exe,
+    start_llama_server,
+    start_ollama_proxy,
+    stop_process,
+)
+from xdist.scheduler import LoadGroupScheduling
 
 from skillsleep.core.models.backends import registry
 from skillsleep.core.models.backends.weights import ensure_weights, weights_installed
 from skillsleep.harnesses import registry as agents
+from skillsleep.slash_commands.local_threads import LOCAL_THREADS_ENV
 from skillsleep.slash_commands.wiring import SLEEP_ENVS
 
 # Tests see only the built-in backends and agents, never whatever plugins the machine has installed.
@@ -42,6 +59,66 @@ LOCAL_MODEL = "qwen2.5-coder-0.5b"
 # is written beside the repository, and timing on 2 shared cores is no property.
 hypothesis_settings.register_profile("skillsleep", derandomize=True, database=None, deadline=None)
 hypothesis_settings.load_profile("skillsleep")
+
+
+# What tests share beyond their own tmp_path, by module: nobody's real crontab; a Ray cluster (whose
+# `ray stop --force` ends every Ray process on the machine, and whose tests kill workers by title);
+# one OpenClaw gateway (~12 s, ~0.9 GB); one wheel built from the checkout; one embedded model. Under
+# xdist a module named here is one unit of work: its tests run on one worker, in turn.
+SHARED = (
+    "test_night_schedule.py",
+    "test_cluster.py",
+    "test_openclaw_gateway.py",
+    "test_packaging.py",
+    "test_backends_integration.py",
+)
+# The longest tests (minutes on 2 cores), started first so that the workers end together; the rest
+# keep their order, the other slow tests before the fast ones.
+LONGEST = (
+    "test_sleep_evidence.py::test_a_local_night_on_the_recorded_homes",
+    "test_demo.py::test_the_demo_on_the_local_model",
+    "test_openclaw_replay.py::test_real_small_local_model_smoke",
+    "test_grounding_shared.py::",
+    "test_quality_e2e.py::",
+    "test_sleep_local.py::test_one_night_on_the_local_model",
+    "test_e2e_local.py::",
+    "test_grounding.py::test_a_night_on_the_local_model",
+    "test_openclaw_gateway.py::",
+    "test_cluster.py::",
+)
+
+
+class SharedModules(LoadGroupScheduling):
+    """xdist's loadgroup, where each module of SHARED is one group too (xdist 3.8 cannot add a
+    group to a node id under pytest 9, so no `xdist_group` mark is used)."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        module = nodeid.split("::", 1)[0]
+        return module if Path(module).name in SHARED else super()._split_scope(nodeid)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadGroupScheduling | None:
+    return SharedModules(config, log) if config.getvalue("dist") == "loadgroup" else None
+
+
+def _rank(item: pytest.Item) -> int:
+    name = f"{item.path.name}::{item.name}"
+    first = [i for i, key in enumerate(LONGEST) if key in name]
+    return first[0] if first else len(LONGEST) + (0 if item.get_closest_marker("slow") else 1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """On an xdist worker: the longest tests first (every worker sorts alike, as xdist requires)."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        items.sort(key=_rank)
+
+
+@pytest.fixture(autouse=True)
+def _local_model_threads(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test of the embedded model (it asks for local_model_path) gives every model a command starts,
+    in this process or a child, servers.local_threads() threads; no other test sees the variable."""
+    if "local_model_path" in request.fixturenames:
+        monkeypatch.setenv(LOCAL_THREADS_ENV, str(local_threads()))
 
 
 @pytest.fixture(autouse=True)

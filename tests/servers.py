@@ -210,6 +210,15 @@ class FaultServer:
 
 # --- real model servers ----------------------------------------------------------------------
 
+
+def local_threads() -> int:
+    """llama.cpp threads for each embedded model the tests run: the cores shared out among
+    pytest-xdist's workers. A model's threads wait on each other at every step, so a 2-thread
+    model beside another busy worker on 2 cores crawls (10× slower here); one thread each does not."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return max(1, min((os.cpu_count() or 2) // workers, 8))
+
+
 _LLAMA_SERVER_SCRIPT = r"""
 import sys, time, xllamacpp
 path, port = sys.argv[1], int(sys.argv[2])
@@ -220,8 +229,8 @@ p.port = port
 p.hostnames = ["127.0.0.1"]
 p.n_ctx = 16384  # OpenClaw's lean prompt alone is ~8.4k tokens
 p.n_parallel = 1
-p.cpuparams.n_threads = 2
-p.cpuparams_batch.n_threads = 2
+p.cpuparams.n_threads = int(sys.argv[3])
+p.cpuparams_batch.n_threads = int(sys.argv[3])
 p.warmup = False
 p.verbosity = -1
 server = xllamacpp.Server(p)
@@ -264,7 +273,7 @@ def stop_process(proc: subprocess.Popen[bytes]) -> None:
 def start_llama_server(model_path: Path, port: int) -> subprocess.Popen[bytes]:
     """Start xllamacpp's HTTP server on 127.0.0.1:port in a child process serving `model_path`."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _LLAMA_SERVER_SCRIPT, str(model_path), str(port)],
+        [sys.executable, "-c", _LLAMA_SERVER_SCRIPT, str(model_path), str(port), str(local_threads())],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

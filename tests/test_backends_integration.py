@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers import OLLAMA_MODEL
+from servers import OLLAMA_MODEL, local_threads
 
 from skillsleep.core.models.backends.anthropic import AnthropicBackend
 from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
@@ -97,7 +97,9 @@ async def test_ollama_backend_through_the_proxy(ollama_server: str) -> None:
 @pytest.fixture(scope="module")
 def local_backend(local_model_path: Path) -> Iterator[LocalBackend]:
     """One in-process model for the module (loading takes a second or two)."""
-    b = LocalBackend(BackendSettings(model=str(local_model_path), retry=RETRY, options={"threads": 2, "n_ctx": 2048}))
+    b = LocalBackend(
+        BackendSettings(model=str(local_model_path), retry=RETRY, options={"threads": local_threads(), "n_ctx": 2048})
+    )
     yield b
     asyncio.run(b.aclose())
 
@@ -119,7 +121,11 @@ async def test_local_backend_is_repeatable_at_temperature_zero(local_backend: Lo
 async def test_local_backend_by_packaged_name(local_model_path: Path) -> None:
     """The packaged name resolves to the same verified file in the given cache folder."""
     cache_dir = local_model_path.parent.parent
-    b = LocalBackend(BackendSettings(model="qwen2.5-coder-0.5b", retry=RETRY, options={"cache_dir": str(cache_dir)}))
+    b = LocalBackend(
+        BackendSettings(
+            model="qwen2.5-coder-0.5b", retry=RETRY, options={"cache_dir": str(cache_dir), "threads": local_threads()}
+        )
+    )
     try:
         c = await b.complete(plain(max_tokens=4))
     finally:

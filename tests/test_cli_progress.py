@@ -19,7 +19,7 @@ from sleep_kit import pty_run
 
 from skillsleep.core.shared.events import HarvestDone, HarvestStarted, Mining
 from skillsleep.slash_commands.cli import main
-from skillsleep.slash_commands.progress import event_line, plain_lines, read_event
+from skillsleep.slash_commands.progress import STAGE_CHARS, event_line, plain_lines, read_event
 
 COLUMNS, ROWS = 300, 60  # wide: the lines name long temporary paths
 SKILL = "---\nname: s\n---\n# S\n- rule\n"
@@ -100,7 +100,9 @@ def test_on_a_terminal_the_live_display_shows_the_stage_beside_the_count(eval_fi
     shown = screen_lines(raw[: raw.find(b"\n", last)])  # the screen while the live display was up
     live = [line for line in shown if "rollouts scored" in line]
     assert live, "\n".join(shown)
-    stage = f"scoring {eval_files / 'SKILL.md'} on 5 tasks"  # (cut to the display's width)
+    stage = f"scoring {eval_files / 'SKILL.md'} on 5 tasks × 1 with scripted:{eval_files / 't.json'}"
+    if len(stage) > STAGE_CHARS:  # cut to the display's width
+        stage = stage[: STAGE_CHARS - 1] + "…"
     assert re.search(r"\d rollouts scored", live[-1]) and stage in live[-1], live[-1]
 
 

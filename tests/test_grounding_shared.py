@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from servers import local_threads
 from test_grounding import assert_grounded, judge_texts, prompt_examples, read_sessions
 
 from skillsleep.core.mine.intents import Outcomes
@@ -28,7 +29,9 @@ async def test_the_embedded_model_writes_only_grounded_judges_for_the_shared_tra
     if not sessions:
         pytest.skip(f"no Claude Code or Codex sessions under {transcripts}")
     retry = RetryPolicy(attempts=2, base_delay_s=0, timeout_s=300)
-    backend = LocalBackend(BackendSettings(model=str(local_model_path), retry=retry, options={"threads": 2}))
+    backend = LocalBackend(
+        BackendSettings(model=str(local_model_path), retry=retry, options={"threads": local_threads()})
+    )
     ledger = Ledger()
     start = time.perf_counter()
     try:
