@@ -14,11 +14,14 @@ agent_server      a scripted model server for those CLIs (tests/agent_server.py)
 Under pytest-xdist (`-n auto`, as README's test command runs; `--dist loadgroup` comes from
 pyproject.toml) each worker gives its embedded models its share of the cores (servers.local_threads),
 the longest tests start first, and the tests of a module that shares one thing run on one worker,
-one at a time (SHARED below).
+one at a time (SHARED below). A test marked `alone` (its verdict rests on the embedded model's
+numerics at this machine's own thread count, as a user's run would have them) runs last, with every
+core, while no other test runs.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -102,6 +105,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadGroupSch
 
 
 def _rank(item: pytest.Item) -> int:
+    if item.get_closest_marker("alone"):
+        return len(LONGEST) + 2  # last: by then the other workers are at their short tests
     name = f"{item.path.name}::{item.name}"
     first = [i for i, key in enumerate(LONGEST) if key in name]
     return first[0] if first else len(LONGEST) + (0 if item.get_closest_marker("slow") else 1)
@@ -118,7 +123,30 @@ def _local_model_threads(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     """A test of the embedded model (it asks for local_model_path) gives every model a command starts,
     in this process or a child, servers.local_threads() threads; no other test sees the variable."""
     if "local_model_path" in request.fixturenames:
-        monkeypatch.setenv(LOCAL_THREADS_ENV, str(local_threads()))
+        alone = request.node.get_closest_marker("alone") is not None
+        monkeypatch.setenv(LOCAL_THREADS_ENV, str(local_threads(alone=alone)))
+
+
+@pytest.fixture(autouse=True)
+def _alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Under xdist, a test marked `alone` runs while no other test does: it closes a turnstile that
+    every test passes on its way in, then waits for the running ones to leave (two flock files in
+    the run's shared base folder; a crashed worker's locks go with its process)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    shared = tmp_path_factory.getbasetemp().parent  # one folder for every worker of this run
+    with open(shared / "alone.turnstile", "a") as turnstile, open(shared / "alone.room", "a") as room:
+        alone = request.node.get_closest_marker("alone") is not None
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(room, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

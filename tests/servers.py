@@ -211,11 +211,12 @@ class FaultServer:
 # --- real model servers ----------------------------------------------------------------------
 
 
-def local_threads() -> int:
+def local_threads(*, alone: bool = False) -> int:
     """llama.cpp threads for each embedded model the tests run: the cores shared out among
     pytest-xdist's workers. A model's threads wait on each other at every step, so a 2-thread
-    model beside another busy worker on 2 cores crawls (10× slower here); one thread each does not."""
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    model beside another busy worker on 2 cores crawls (10× slower here); one thread each does not.
+    A test marked `alone` runs while no other does (tests/conftest.py) and takes every core."""
+    workers = 1 if alone else int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     return max(1, min((os.cpu_count() or 2) // workers, 8))
 
 
