@@ -312,7 +312,7 @@ def ideal_calls(folder: Path, summary: dict[str, Any], k: int, dreams: int) -> d
         repaired = folder / "steps" / f"e{step.epoch}s{step.step}" / "repair.json"
         out["repair"] += 1 if repaired.is_file() else 0
         screened = len(json.loads(repaired.read_text())["screened"]) if repaired.is_file() else 0
-        dropped = sum(1 for line in step.skipped if "dropped before ranking" in line)
+        dropped = sum(1 for r in step.skipped if r.stage in ("memory", "user"))  # dropped before ranking
         safe = step.merged - len(step.refused) + screened - dropped
         out["rank"] += 1 if safe and (safe > step.learning_rate or schedule.schedule == "autonomous") else 0
         if step.gate is not None:

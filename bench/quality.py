@@ -36,7 +36,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from skillsleep.core.shared.events import Event, quiet
-from skillsleep.core.shared.records import Judge, StepRecord, Task
+from skillsleep.core.shared.records import Judge, Task
+from skillsleep.core.train.step_record import StepRecord
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILIES = REPO / "bench" / "quality"

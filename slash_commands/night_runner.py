@@ -233,7 +233,7 @@ class RunSummary(Record):
             "test": part["result"]["test"],
             "accepted_edits": len(r.accepted_edits),
             "rejected_edits": len(r.rejected_edits),
-            "refused_edits": [refused.reason() for refused in r.refused_edits],
+            "refused_edits": [refused.why() for refused in r.refused_edits],
             "proposal": r.proposal,
             "adopted": r.adopted,
             "adopt_error": r.adopt_error or None,

@@ -99,7 +99,9 @@ async def test_the_refused_answer_goes_to_the_repair_call_with_its_reason() -> N
         refuse=answer_lines(boolean_tasks("True", "False", "False")),
     )
     assert (
-        landed.asked and landed.asked[0][0] is edit and "expected answer of 1 of this batch's 3" in landed.asked[0][1]
+        landed.asked
+        and landed.asked[0].edit is edit
+        and "expected answer of 1 of this batch's 3" in landed.asked[0].reason
     )
     assert [e.content for e in landed.applied] == ["Each `not` flips the value after it."]
     assert landed.refused == [] and "ANSWER: True" not in landed.skill.text
@@ -121,10 +123,8 @@ async def test_a_rewrite_copying_the_prompts_line_number_and_the_answer_stays_re
         llm, Skill(SEED), [edit], EditLimits(), redactor=Redactor(), refuse=answer_lines(boolean_tasks("True", "False"))
     )
     assert [e.content for e in landed.rewrites] == ["- Read the question. ANSWER: True"]  # the number dropped
-    assert landed.applied == [] and landed.refused == [(edit, landed.asked[0][1])]
-    assert any(
-        line.startswith("repair: ") and "expected answer of 1 of this batch's 2" in line for line in landed.skipped
-    )
+    assert landed.applied == [] and landed.refused == landed.asked and landed.asked[0].edit is edit
+    assert any(r.rewrite and "expected answer of 1 of this batch's 2" in r.reason for r in landed.skipped)
 
 
 async def test_a_step_proposing_one_tasks_answer_lands_the_rule_the_repair_wrote(tmp_path: Path) -> None:
@@ -145,5 +145,5 @@ async def test_an_answer_the_repair_writes_again_stays_refused_and_is_not_propos
     assert first.applied == [] and "ANSWER: 9" not in st.current and "ANSWER: 7" not in st.current
     (memory,) = [r for r in st.rejected if r.edit.content == "ANSWER: 7"]
     assert memory.stage == "apply" and "expected answer of 1 of this batch's 6 tasks" in memory.reason
-    assert second.selected == [] and any("ANSWER: 7" in line for line in second.skipped)  # dropped before ranking
+    assert second.selected == [] and any(r.stage == "memory" and r.edit == memory.edit for r in second.skipped)
     assert calls(ledger, "repair") == 1

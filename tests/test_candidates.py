@@ -176,7 +176,7 @@ async def test_a_candidate_identical_to_the_current_skill_costs_no_rollout(tmp_p
     assert rollouts_of(tb) == VAL + BATCH + VAL  # seed, batch, candidate 1: nothing for candidate 2
     assert st.steps[0].candidates == 2 and list(st.steps[0].candidate_gates) == [1]
     assert [e.candidate for e in events if isinstance(e, GateStarted)] == [1]
-    assert any("already has this line" in s for s in st.steps[0].skipped)
+    assert any("already has this line" in r.reason for r in st.steps[0].skipped)
 
 
 async def test_identical_candidates_are_gated_once(tmp_path: Path) -> None:

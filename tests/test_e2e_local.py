@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.shared.records import Rollout, StepRecord
+from skillsleep.core.shared.records import Rollout
+from skillsleep.core.train.step_record import StepRecord
 from skillsleep.slash_commands.cli import main
 
 pytestmark = pytest.mark.slow

@@ -35,7 +35,7 @@ def apply(*edits: Edit, limits: EditLimits = LIMITS, base: Skill | None = None):
 
 def only_reason(result) -> str:
     assert len(result.skipped) == 1, result.skipped
-    return result.skipped[0][1]
+    return result.skipped[0].reason
 
 
 # --- the three operations ----------------------------------------------------------------------
@@ -239,7 +239,7 @@ def test_edits_past_max_edits_are_skipped() -> None:
     edits = [Edit(op="add", content=f"Rule {i}.") for i in range(4)]
     result = apply(*edits, limits=EditLimits(max_edits=2))
     assert [e.content for e in result.applied] == ["Rule 0.", "Rule 1."]
-    assert [r for _, r in result.skipped] == ["only the first 2 edits of a step are applied"] * 2
+    assert [r.reason for r in result.skipped] == ["only the first 2 edits of a step are applied"] * 2
 
 
 def test_content_over_char_limit_is_skipped() -> None:
@@ -259,7 +259,7 @@ def test_growth_past_max_skill_chars_is_skipped_but_shrinking_is_allowed() -> No
         Edit(op="delete", target="- Cite the source."),
         limits=EditLimits(max_skill_chars=cap),
     )
-    assert "over its cap" in result.skipped[0][1]
+    assert "over its cap" in result.skipped[0].reason
     assert [e.op for e in result.applied] == ["delete"]
 
 
@@ -331,10 +331,11 @@ def test_input_skill_is_not_mutated() -> None:
     assert base.text == before
 
 
-def test_skipped_reasons_name_the_edit_and_the_reason() -> None:
-    result = apply(Edit(op="delete", target="- Missing line."))
-    (line,) = result.skipped_reasons()
-    assert line.startswith("delete '- Missing line.': the line to delete was not found")
+def test_a_skipped_edit_is_refused_at_stage_apply_with_the_edit_and_the_reason() -> None:
+    edit = Edit(op="delete", target="- Missing line.")
+    (refused,) = apply(edit).skipped
+    assert refused.stage == "apply" and refused.edit is edit
+    assert refused.reason.startswith("the line to delete was not found in the skill: '- Missing line.'")
 
 
 # --- new lines read like the skill ------------------------------------------------------------

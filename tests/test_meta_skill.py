@@ -6,7 +6,8 @@ from skillsleep.core.models.backends.base import BackendSettings
 from skillsleep.core.models.backends.scripted import ScriptedBackend
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.llm import LLM
-from skillsleep.core.shared.records import Edit, RejectedEdit
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.meta_skill import EpochSummary, update_meta_skill
 
 
@@ -20,7 +21,9 @@ SUMMARY = EpochSummary(
     start_score=0.25,
     end_score=0.75,
     accepted=[Edit(op="replace", target="Answer in one word.", content="End with ANSWER: x.", support=3)],
-    rejected=[RejectedEdit(edit=Edit(op="delete", target="Be polite."), before=0.5, after=0.25, epoch=0, step=2)],
+    rejected=[
+        RejectedEdit(edit=Edit(op="delete", target="Be polite."), stage="gate", before=0.5, after=0.25, epoch=0, step=2)
+    ],
     slow_update_counts={"improved": 2, "regressed": 1, "persistent_fail": 0, "stable_success": 4},
 )
 

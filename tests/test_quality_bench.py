@@ -12,8 +12,9 @@ import pytest
 from bench_script import load_bench
 
 from skillsleep.core.document.skill import Skill
-from skillsleep.core.shared.records import Edit, Judge, Run, StepRecord
+from skillsleep.core.shared.records import Edit, Judge, Run
 from skillsleep.core.train.checks import run_checks
+from skillsleep.core.train.step_record import StepRecord
 
 FAMILIES = ("structure", "answer-format", "reasoning")
 

@@ -12,7 +12,7 @@ from bench_script import load_bench
 from click.testing import CliRunner
 
 from skillsleep.core.document.skill import Skill
-from skillsleep.core.shared.records import StepRecord
+from skillsleep.core.train.step_record import StepRecord
 from skillsleep.slash_commands.cli import main
 
 pytestmark = pytest.mark.slow

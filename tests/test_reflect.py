@@ -8,7 +8,8 @@ from skillsleep.core.models.backends.base import BackendSettings
 from skillsleep.core.models.backends.scripted import ScriptedBackend
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.llm import LLM
-from skillsleep.core.shared.records import Completion, CompletionRequest, Edit, RejectedEdit, Rollout, Run, Score, Task
+from skillsleep.core.shared.records import Completion, CompletionRequest, Edit, Rollout, Run, Score, Task
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.aggregate import dedup
 from skillsleep.core.train.reflect import ReflectContext, Trajectory, backing, minibatches, reflect, reply_key
 
@@ -94,7 +95,9 @@ async def test_protected_region_is_shown_as_read_only():
 
 async def test_rejected_edits_reach_the_reflect_prompt_with_before_and_after():
     llm, backend = make_llm(lambda r: NO_FINDINGS)
-    rejected = RejectedEdit(edit=Edit(op="delete", target="Be polite."), before=0.5, after=0.25, epoch=0, step=1)
+    rejected = RejectedEdit(
+        edit=Edit(op="delete", target="Be polite."), stage="gate", before=0.5, after=0.25, epoch=0, step=1
+    )
     await reflect(llm, SKILL, [traj(1, False)], ReflectContext(rejected=[rejected]))
     text = user_text(backend.requests[0])
     assert '"Be polite."' in text

@@ -46,7 +46,9 @@ def test_an_edit_saying_only_what_the_user_rejected_is_dropped_wherever_it_puts_
     delete = Edit(op="delete", target="- Use tables.")
     kept, dropped = drop_rejected_by_user([again, more, delete], rejected, lambda e: e)
     assert kept == [more, delete]
-    assert dropped == ["add '- Be helpful.': dropped before ranking, the user rejected proposal p1 (night 1)"]
+    assert [(r.stage, r.edit, r.proposal, r.reason) for r in dropped] == [
+        ("user", again, "p1", "dropped before ranking, the user rejected proposal p1 (night 1)")
+    ]
     kept, dropped = drop_remembered([again], rejected, Skill(SKILL))  # the trainer's path
     assert kept == [] and len(dropped) == 1
     assert "the user rejected proposal p1 (night 1); do not propose it again" in describe_memory(rejected)

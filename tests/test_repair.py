@@ -18,7 +18,8 @@ from skillsleep.core.models.llm import LLM, estimate_usage
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.errors import BackendError
 from skillsleep.core.shared.events import Event, Repairing
-from skillsleep.core.shared.records import Check, CompletionRequest, Edit, GateDecision, Judge, RejectedEdit, Task
+from skillsleep.core.shared.records import Check, CompletionRequest, Edit, GateDecision, Judge, Task
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.edits import EditLimits
 from skillsleep.core.train.literals import literal_rule, quoted, required_lines
@@ -81,7 +82,7 @@ async def test_a_refused_edit_gets_one_repair_call_whose_rewrite_is_applied(tmp_
     st = await trainer.run()
     first = st.steps[0]
     assert [e.content for e in first.applied] == [RULE] and first.gate and first.gate.accepted
-    assert any("edits may not add sections" in line for line in first.skipped)
+    assert any(r.stage == "apply" and "edits may not add sections" in r.reason for r in first.skipped)
     assert calls(ledger, "repair") == 1
     prompt = opt.prompts["rewrites"][0]
     assert "refused because: edits may not add sections" in prompt and "Start every reply with `## Answer`" in prompt
@@ -106,10 +107,13 @@ async def test_a_still_refused_edit_is_remembered_shown_and_dropped_when_propose
     assert "(none)" in section
     later = opt.prompts["findings"][1]
     assert "## Answer" in later and "refused by the edit rules (epoch 1, step 1): edits may not add sections" in later
-    # proposed again: dropped before ranking, with a line in the step record, and never repaired again
+    # proposed again: dropped before ranking, with an entry in the step record, and never repaired again
     assert calls(ledger, "repair") == 1
     assert not st.steps[1].applied and st.steps[1].selected == []
-    assert any("dropped before ranking, refused before (epoch 1, step 1)" in line for line in st.steps[1].skipped)
+    assert any(
+        r.stage == "memory" and r.reason.startswith("dropped before ranking, refused before (epoch 1, step 1)")
+        for r in st.steps[1].skipped
+    )
     assert st.current == st.seed_skill
 
 
@@ -153,7 +157,7 @@ async def test_a_rewrite_passes_the_safety_screen_and_the_same_edit_rules(tmp_pa
         if rewrite == unsafe:
             assert landed.screened and unsafe not in landed.skill.text
         if not kept:
-            assert next(e.content for e, _ in landed.refused) == HEADING
+            assert next(r.edit.content for r in landed.refused) == HEADING
 
 
 async def test_no_repair_call_when_every_edit_applies(tmp_path: Path) -> None:
@@ -168,7 +172,7 @@ async def test_an_edit_the_skill_already_holds_is_neither_repaired_nor_remembere
     llm, skill = LLM(backend, ledger=Ledger()), Skill(f"# Sums\n\n- {RULE}\n")
     landed = await land(llm, skill, [Edit(op="add", content=f"- {RULE}")], EditLimits(), redactor=Redactor())
     assert backend.requests == [] and landed.refused == [] and landed.skill == skill
-    assert any("the skill already has this line" in line for line in landed.skipped)
+    assert any("the skill already has this line" in r.reason for r in landed.skipped)
     assert [e.content for e in landed.moot] == [f"- {RULE}"]  # the step is moot, not a dead end
 
 
@@ -202,7 +206,7 @@ async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes
     trainer, _, ob = build(cfg, tmp_path, Optimizer(STILL_BAD, findings=(HEADING, RULE)))
     st = await trainer.run(stopped)
     assert st.done and ob.requests == []  # reflect and repair answered from the cache
-    assert not any("dropped before ranking" in line for line in st.steps[0].skipped)
+    assert not any(r.stage == "memory" for r in st.steps[0].skipped)
     assert sorted(r.edit.content or "" for r in st.rejected) == [HEADING, STILL_BAD]
 
 
@@ -249,17 +253,19 @@ async def test_an_edit_the_gate_rejected_is_dropped_when_proposed_again_on_the_s
     assert memory.stage == "gate" and memory.skill == Skill(st.seed_skill).hash
     assert second.selected == [] and second.gate is None and st.current == st.seed_skill
     assert any(
-        line.startswith(
-            f"add {IGNORED!r}: dropped before ranking, the gate rejected it alone on this same skill before (epoch 1, step 1)"
+        r.stage == "memory"
+        and r.edit.content == IGNORED
+        and r.reason.startswith(
+            "dropped before ranking, the gate rejected it alone on this same skill before (epoch 1, step 1)"
         )
-        for line in second.skipped
+        for r in second.skipped
     )
     assert IGNORED in opt.prompts["findings"][1]  # the later reflection still sees the rejection
 
 
 def test_a_gate_rejection_is_dropped_only_on_the_skill_it_was_rejected_on() -> None:
     rejected = RejectedEdit(
-        edit=Edit(op="add", content="Be brief."), before=0.0, after=0.0, skill="abc", epoch=0, step=0
+        edit=Edit(op="add", content="Be brief."), stage="gate", before=0.0, after=0.0, skill="abc", epoch=0, step=0
     )
     again = Edit(op="add", content="  be   BRIEF. ")
     kept, dropped = drop_remembered([again], [rejected], Skill("# Sums\n"))
@@ -331,8 +337,10 @@ async def test_an_edit_resting_on_fewer_trajectories_than_min_support_is_held_ba
     st = await trainer.run()
     step = st.steps[0]
     assert step.selected == [] and not step.applied and step.gate is None and st.current == st.seed_skill
-    [line] = [s for s in step.skipped if "held back before ranking" in s]
-    assert "rests on 3 distinct trajectory(ies), min_support is 4" in line
+    [held] = [r for r in step.skipped if r.stage == "support"]
+    assert held.reason == (
+        "held back before ranking: it rests on 3 distinct trajectory(ies), min_support is 4 (copies of one reply count once)"
+    )
     enough = cfg.model_copy(update={"train": cfg.train.model_copy(update={"min_support": 3})})
     trainer, _, _ = build(enough, tmp_path / "enough", Optimizer(findings=(RULE,)))
     assert [e.support for e in (await trainer.run()).steps[0].applied] == [3]
@@ -376,11 +384,12 @@ async def test_a_proposal_whose_repair_the_gate_rejected_is_remembered_shown_onc
     assert calls(ledger, "repair") == 1
     assert second.selected == [] and second.gate is None and st.current == st.seed_skill
     assert any(
-        line.startswith(
-            f"add {HEADING!r}: dropped before ranking, the gate rejected its repair alone on this same skill "
-            "before (epoch 1, step 1): selection"
+        r.stage == "memory"
+        and r.edit.content == HEADING
+        and r.reason.startswith(
+            "dropped before ranking, the gate rejected its repair alone on this same skill before (epoch 1, step 1): selection"
         )
-        for line in second.skipped
+        for r in second.skipped
     )
     assert sum(IGNORED in r.messages[0].content for r in tb.requests) == len(trainer.val)  # gated once: V rollouts
     # the later reflection shows the pair once: the proposal, its repair and the repair's score

@@ -78,7 +78,9 @@ def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill
     steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
     skipped = json.loads(steps[-1].read_text())["skipped"]
     assert any(
-        "dropped before ranking, the gate rejected it alone on this same skill before" in line for line in skipped
+        s["stage"] == "memory"
+        and s["reason"].startswith("dropped before ranking, the gate rejected it alone on this same skill before")
+        for s in skipped
     )
 
 
@@ -101,7 +103,11 @@ def test_a_proposal_whose_repair_the_gate_rejected_is_dropped_the_next_night(
     steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
     skipped = json.loads(steps[-1].read_text())["skipped"]
     assert any(
-        "dropped before ranking, the gate rejected its repair alone on this same skill before" in s for s in skipped
+        s["stage"] == "memory"
+        and s["reason"].startswith(
+            "dropped before ranking, the gate rejected its repair alone on this same skill before"
+        )
+        for s in skipped
     )
     reflections = rec.texts("reflect")
     assert reflections and all(t.count("Be brief.") == 1 and "then repaired as" in t for t in reflections)

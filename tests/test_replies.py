@@ -16,13 +16,14 @@ from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.replies import Reply, Unfit, item_numbers
 from skillsleep.core.shared.errors import ParseError
-from skillsleep.core.shared.records import Message, StepRecord, UnusableReply
+from skillsleep.core.shared.records import Message, UnusableReply
 from skillsleep.core.train.aggregate import MergeReply
 from skillsleep.core.train.judges import RubricReply
 from skillsleep.core.train.meta_skill import NotesReply
 from skillsleep.core.train.ranking import AutonomousRankReply, RankReply
 from skillsleep.core.train.reflect import Finding, ReflectReply
 from skillsleep.core.train.slow_update import GuidanceReply
+from skillsleep.core.train.step_record import StepRecord
 
 # What each stage sent before its reply became a model: the response cache's keys, the tokens of
 # a backend that puts the schema in the prompt and a grammar's field order all depend on the bytes.

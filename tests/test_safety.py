@@ -39,7 +39,7 @@ def test_unsafe_additions_are_refused_with_the_rule(text: str, rule: str) -> Non
         refusal = screen(edit)
         assert refusal is not None, text
         assert refusal.rule == rule
-        assert "refused before the gate" in refusal.reason() and refusal.matched
+        assert "refused before the gate" in refusal.why() and refusal.matched
 
 
 @pytest.mark.parametrize("text", SAFE)
@@ -71,7 +71,7 @@ def test_screen_all_refuses_a_credential_and_keeps_only_its_redacted_form() -> N
     assert [r.rule for r in refused] == ["credential", "credential"]
     assert refused[0].edit.content == "Deploy with [REDACTED:aws_access_key]."
     assert refused[0].matched == "[REDACTED:aws_access_key]" and AKIA not in refused[0].model_dump_json()
-    assert "refused before the gate (credential)" in refused[0].reason()
+    assert "refused before the gate (credential)" in refused[0].why()
     assert [e.content for e in safe] == [SAFE[0]] and safe[0].rationale == "the user pasted [REDACTED:aws_access_key]"
 
 

@@ -127,7 +127,10 @@ def test_an_edit_whose_only_support_is_copies_of_one_reply_never_reaches_the_gat
     assert s["reason"].startswith("not enough evidence: the 2 proposed edit(s) rest on fewer distinct trajectories")
     for step in (root / "data" / "nights" / "0001" / "steps").glob("*/step.json"):  # one finding a step
         skipped = json.loads(step.read_text())["skipped"]
-        assert any("rests on 1 distinct trajectory(ies), min_support is 2" in line for line in skipped)
+        assert any(
+            s["stage"] == "support" and "rests on 1 distinct trajectory(ies), min_support is 2" in s["reason"]
+            for s in skipped
+        )
     again = run_night(root, "--gate-min-wins", "1", "--min-support", "1")  # the user may ask for less
     assert again["outcome"] == "accepted"
 

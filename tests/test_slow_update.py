@@ -121,7 +121,7 @@ async def test_guidance_lines_that_echo_markers_or_are_cut_off_are_refused_and_t
     assert result.guidance == "- Old guidance."
     assert [r.rule for r in result.refused] == ["structure", "structure", "cut-off"]
     assert [r.edit.content for r in result.refused] == DEMO_JUNK
-    assert "mid-sentence" in result.refused[2].reason() and result.problem
+    assert "mid-sentence" in result.refused[2].why() and result.problem
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,8 @@ from importlib.resources import files
 from string import Template
 
 from skillsleep.core.document.skill import Skill
-from skillsleep.core.shared.records import Edit, RejectedEdit
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.shared.rejected import RejectedEdit
 
 _OPEN, _CLOSE = "<<<", ">>>"
 PLACEHOLDER = re.compile(r"<[A-Za-z][^<>\n]*\s[^<>\n]*[^\s<>]>")
@@ -80,7 +81,7 @@ def describe_edit(edit: Edit, number: int | None = None) -> str:
 def describe_rejected(rejected: RejectedEdit) -> str:
     """A rejected edit with the held-out score it produced (before → after), a refused one with
     the rule that refused it, or a refused one with its repair and the score the repair produced."""
-    where = f"epoch {rejected.epoch + 1}, step {rejected.step + 1}"
+    where = rejected.where()
     if rejected.stage == "apply":
         return f"{describe_edit(rejected.edit)}\n  result: refused by the edit rules ({where}): {rejected.reason}"
     if rejected.stage == "user":

@@ -35,7 +35,8 @@ from skillsleep.core.night.record import NightRecord
 from skillsleep.core.report.result import HistoryPoint
 from skillsleep.core.shared.errors import StateDamaged
 from skillsleep.core.shared.jsonl import why_unreadable
-from skillsleep.core.shared.records import Record, RejectedEdit, Split
+from skillsleep.core.shared.records import Record, Split
+from skillsleep.core.shared.rejected import RejectedEdit
 
 MAX_REJECTED = 60  # rejected edits a skill's memory keeps (newest); the reflection sees them all
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from skillsleep.core.report.changes import Change
 from skillsleep.core.shared.errors import StateDamaged
-from skillsleep.core.shared.records import Edit, RejectedEdit
-from skillsleep.core.train.memory import USER_REJECTED
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.shared.rejected import USER_REJECTED, RejectedEdit
 
 if TYPE_CHECKING:
     from skillsleep.core.night.nights import Nights

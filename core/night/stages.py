@@ -35,13 +35,7 @@ from skillsleep.core.night.nights import SkillMemory
 from skillsleep.core.night.record import PlanCounts
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.privacy.redact import Redactor
-from skillsleep.core.report.result import (
-    GateRejection,
-    NightResult,
-    SafetyRefusal,
-    SplitResult,
-    StopReason,
-)
+from skillsleep.core.report.result import NightResult, SplitResult, StopReason
 from skillsleep.core.shared.errors import BudgetExceeded
 from skillsleep.core.shared.events import (
     AskingRelevance,
@@ -54,13 +48,14 @@ from skillsleep.core.shared.events import (
     in_night,
     quiet,
 )
-from skillsleep.core.shared.records import Record, Split, StepRecord, Task, UnusableReply
+from skillsleep.core.shared.records import Record, Split, Task, UnusableReply
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.shared.session import Session
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import NOT_ENOUGH, decide, mean
-from skillsleep.core.train.memory import HELD_BACK, USER_REJECTED
 from skillsleep.core.train.state import TrainState
+from skillsleep.core.train.step_record import StepRecord
 from skillsleep.core.train.trainer import Trainer
 
 
@@ -298,9 +293,9 @@ class _Leftovers:
     def decided(self, candidate: str, **verdict: object) -> Trained:
         """The night decided: `head` with `verdict` (outcome, reason, gate, scores) and the leftovers."""
         epoch, steps = self.head.night - 1, self.steps
-        refused = [SafetyRefusal.from_refusal(r) for s in steps for r in s.refused]
-        rejected = [
-            GateRejection.from_rejected(r, next((s.gate.reason for s in steps if s.step == r.step and s.gate), ""))
+        refused = [r for s in steps for r in s.refused]
+        rejected = [  # the report's: each with its step's gate reason
+            RejectedEdit(edit=r.edit, stage="gate", reason=_gate_reason(steps, r.step), before=r.before, after=r.after)
             for r in self.state.rejected
             if r.epoch == epoch and r.stage == "gate"
         ]
@@ -352,10 +347,14 @@ async def _test_split(
     return SplitResult(before=before, after=after, tasks=len(test_tasks))
 
 
-def _guidance_refused(state: TrainState, epoch: int) -> list[SafetyRefusal]:
+def _gate_reason(steps: list[StepRecord], step: int | None) -> str:
+    return next((s.gate.reason for s in steps if s.step == step and s.gate), "")
+
+
+def _guidance_refused(state: TrainState, epoch: int) -> list[RejectedEdit]:
     """The slow update's guidance lines the safety screen refused at the end of `epoch`."""
     slow = [e.slow_update for e in state.epochs if e.epoch == epoch and e.slow_update]
-    return [SafetyRefusal.from_refusal(r) for s in slow for r in s.refused]
+    return [r for s in slow for r in s.refused]
 
 
 def _no_candidate_reason(steps: list[StepRecord]) -> str:
@@ -368,12 +367,12 @@ def _no_candidate_reason(steps: list[StepRecord]) -> str:
         return "the optimizer proposed no edit (the skill already does well on these tasks, or its replies could not be read)"
     if refused and refused >= proposed:
         return f"all {refused} proposed edit(s) were refused by the safety screen"
-    if any(HELD_BACK in line for s in steps for line in s.skipped):
+    if any(r.stage == "support" for s in steps for r in s.skipped):
         return (
             f"not enough evidence: the {proposed} proposed edit(s) rest on fewer distinct trajectories than "
             "--min-support asks (copies of one reply count once), so none reached the gate"
         )
-    if any(USER_REJECTED in line for s in steps for line in s.skipped):
+    if any(r.stage == "user" for s in steps for r in s.skipped):
         return (
             f"none of the {proposed} proposed edit(s) reached the gate: some say only what you rejected before "
             "(`skillsleep reject`), so they were dropped; each step's record says why for each edit"

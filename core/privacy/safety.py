@@ -10,8 +10,9 @@ be applied, gated or staged. An edit is refused when its new text tells the agen
 - reveal secrets (print or send keys, tokens, passwords, ~/.ssh, .env contents).
 
 The rules are deliberately broad: a refused useful edit costs one step; an accepted harmful one
-costs the user's machine. Each refusal carries the rule's name and the matched words, which
-the night's report shows.
+costs the user's machine. Each refusal (a `RejectedEdit` of stage "safety",
+core/shared/rejected.py) carries the rule's name and the matched words, which the night's report
+shows.
 
 `screen_all()` first redacts every edit (core/privacy/redact.py, with the user's own patterns too) and
 refuses one whose new text held a credential (rule "credential"): a key in a skill goes to the
@@ -28,9 +29,10 @@ import re
 from dataclasses import dataclass
 
 from skillsleep.core.privacy.redact import Redactor, redaction_markers
-from skillsleep.core.shared.records import Edit, Refusal
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.shared.rejected import RejectedEdit
 
-__all__ = ["CREDENTIAL", "RULES", "Refusal", "Rule", "screen", "screen_all"]
+__all__ = ["CREDENTIAL", "RULES", "Rule", "screen", "screen_all"]
 
 _SECRETS = (
     r"(?:secrets?|api[ _-]?keys?|tokens?|passwords?|passphrases?|credentials?|private[ _-]?keys?|"
@@ -134,8 +136,8 @@ _CREDENTIAL_WHY = (
 )
 
 
-def screen(edit: Edit) -> Refusal | None:
-    """A Refusal when the edit's new text is unsafe by the RULES; None when it may go on to the gate.
+def screen(edit: Edit) -> RejectedEdit | None:
+    """A refusal (stage "safety") when the edit's new text is unsafe by the RULES; None when it may go on to the gate.
     (Credentials are `screen_all()`'s: it redacts first.)
 
     Only text the edit would ADD to the skill is screened (`content`); deleting a line is never
@@ -146,23 +148,26 @@ def screen(edit: Edit) -> Refusal | None:
     for rule in RULES:
         m = rule.pattern.search(text)
         if m:
-            return Refusal(edit=edit, rule=rule.name, why=rule.why, matched=m.group(0)[:120])
+            return _refusal(edit, rule.name, rule.why, m.group(0)[:120])
     return None
 
 
-def screen_all(edits: list[Edit], redactor: Redactor | None = None) -> tuple[list[Edit], list[Refusal]]:
+def screen_all(edits: list[Edit], redactor: Redactor | None = None) -> tuple[list[Edit], list[RejectedEdit]]:
     """Redact every edit an optimizer wrote (`redactor`: the built-in rules plus the user's patterns;
     None → the built-in rules), then split them into (safe, refused): refused when its new text held
     a credential (rule "credential") or breaks a rule. Both lists hold the redacted edits, so no
     secret an optimizer wrote is applied, staged, reported or shown to a model."""
     safe: list[Edit] = []
-    refused: list[Refusal] = []
+    refused: list[RejectedEdit] = []
     for edit in map((redactor or Redactor()).edit, edits):
         markers = redaction_markers(edit.content or "") if edit.op != "delete" else []
-        credential = Refusal(edit=edit, rule=CREDENTIAL, why=_CREDENTIAL_WHY, matched=", ".join(markers))
-        r = credential if markers else screen(edit)
+        r = _refusal(edit, CREDENTIAL, _CREDENTIAL_WHY, ", ".join(markers)) if markers else screen(edit)
         if r:
             refused.append(r)
         else:
             safe.append(edit)
     return safe, refused
+
+
+def _refusal(edit: Edit, rule: str, why: str, matched: str) -> RejectedEdit:
+    return RejectedEdit(edit=edit, stage="safety", rule=rule, reason=why, matched=matched)

@@ -172,8 +172,8 @@ def _html_edits(r: NightResult) -> str:
         for g in r.rejected_edits
     ]
     refused = [
-        f"<tr>{_edit_cells(s.edit)}<td>{_e(s.rule)}</td><td>refused before the gate: {_e(s.why)}</td>"
-        f"<td><code>{_e(s.matched)}</code></td></tr>"
+        f"<tr>{_edit_cells(s.edit)}<td>{_e(s.rule or '')}</td><td>refused before the gate: {_e(s.reason)}</td>"
+        f"<td><code>{_e(s.matched or '')}</code></td></tr>"
         for s in r.refused_edits
     ]
     return "\n".join(

@@ -125,7 +125,7 @@ def _edits(r: NightResult, md: Escape) -> list[str]:
     )
     out += _md_list(
         "Refused by the safety screen (never reached the gate)",
-        [f"{md(edit_text(s.edit))} — {md(s.reason())}" for s in r.refused_edits],
+        [f"{md(edit_text(s.edit))} — {md(s.why())}" for s in r.refused_edits],
     )
     return out
 

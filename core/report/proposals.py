@@ -259,7 +259,7 @@ class Proposals:
             refused = screen_all([Edit(op="add", content="".join(c.added))])[1]
             if refused:
                 raise ConfigError(
-                    f"change {c.number} is refused by the safety screen: {refused[0].reason()}; "
+                    f"change {c.number} is refused by the safety screen: {refused[0].why()}; "
                     "adopt the other changes without it"
                 )
         write_private(self.staging / p.id / "adopted.md", result.encode(), mode=file_mode(Path(p.skill_path)))

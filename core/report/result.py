@@ -22,10 +22,10 @@ from typing import Literal
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from skillsleep.core.models.ledger import RoleUsage
-from skillsleep.core.privacy.safety import Refusal
 from skillsleep.core.report.changes import Change
 from skillsleep.core.shared.errors import BackendError, BudgetExceeded, ExecutorLost
-from skillsleep.core.shared.records import Edit, GateDecision, Record, RejectedEdit, Split, Task
+from skillsleep.core.shared.records import Edit, GateDecision, Record, Split, Task
+from skillsleep.core.shared.rejected import RejectedEdit
 
 REPORT_VERSION = 1  # of report.json; the HTML page names it too
 
@@ -63,35 +63,6 @@ class ReportTask(Record):
             origin=task.origin,
             grounding=task.judge.grounding,
         )
-
-
-class GateRejection(Record):
-    """An edit the gate turned down, with the gate's reason and the score it produced."""
-
-    edit: Edit
-    reason: str
-    before: float | None = None
-    after: float | None = None
-
-    @classmethod
-    def from_rejected(cls, rejected: RejectedEdit, reason: str) -> GateRejection:
-        return cls(edit=rejected.edit, reason=reason, before=rejected.before, after=rejected.after)
-
-
-class SafetyRefusal(Record):
-    """An edit the safety screen refused before the gate (see core/privacy/safety.py)."""
-
-    edit: Edit
-    rule: str
-    why: str
-    matched: str
-
-    @classmethod
-    def from_refusal(cls, refusal: Refusal) -> SafetyRefusal:
-        return cls(edit=refusal.edit, rule=refusal.rule, why=refusal.why, matched=refusal.matched)
-
-    def reason(self) -> str:
-        return Refusal(edit=self.edit, rule=self.rule, why=self.why, matched=self.matched).reason()
 
 
 class NightUsage(Record):
@@ -204,8 +175,8 @@ class NightResult(Record):
     test: SplitResult | None = None
     tasks: list[ReportTask] = Field(default_factory=list)
     accepted_edits: list[Edit] = Field(default_factory=list)
-    rejected_edits: list[GateRejection] = Field(default_factory=list)
-    refused_edits: list[SafetyRefusal] = Field(default_factory=list)
+    rejected_edits: list[RejectedEdit] = Field(default_factory=list)  # by the gate, with its reason and scores
+    refused_edits: list[RejectedEdit] = Field(default_factory=list)  # by the safety screen
     diff: str = ""
     changes: list[Change] = Field(default_factory=list)  # the diff's changes, numbered as `adopt --edits` takes them
     usage: NightUsage = Field(default_factory=NightUsage)
@@ -225,6 +196,10 @@ class NightResult(Record):
 
     @model_validator(mode="after")
     def _consistent(self) -> NightResult:
+        if any(e.stage != "gate" for e in self.rejected_edits) or any(e.stage != "safety" for e in self.refused_edits):
+            raise ValueError(
+                "`rejected_edits` are the gate's rejections and `refused_edits` the safety screen's refusals"
+            )
         if (self.outcome == "stopped-early") != (self.stop is not None):
             raise ValueError("a stopped-early night needs `stop` (why and what to do), and only it has one")
         if self.outcome in ("accepted", "rejected"):

@@ -259,7 +259,7 @@ class Rollout(Record):
     score: Score
 
 
-# --- edits, gate, steps -------------------------------------------------------------------------
+# --- edits and gate decisions ------------------------------------------------------------------
 
 EditOp = Literal["add", "delete", "replace"]
 EditKind = Literal["skill_defect", "execution_lapse"]
@@ -307,35 +307,6 @@ class GateDecision(Record):
     candidate_hash: str
 
 
-class RejectedEdit(Record):
-    """An edit turned down, shown to later reflections and nights: by the gate (with the score it
-    produced), by the bounded-edit rules after the repair round ("apply"), through its `repair`
-    ("repair"), or by the user, who rejected the `proposal` holding it ("user", core/night/rejections.py)."""
-
-    edit: Edit
-    stage: Literal["gate", "apply", "repair", "user"] = "gate"
-    repair: Edit | None = None  # stage "repair": the repaired edit the gate rejected in this proposal's place
-    proposal: str | None = None  # stage "user": the proposal the user rejected
-    reason: str = ""
-    before: float | None = None
-    after: float | None = None
-    skill: str | None = None  # the hash of the skill the gate rejected it on, alone: not tried again there
-    epoch: int
-    step: int
-
-
-class Refusal(Record):
-    """An edit the safety screen refused before the gate (core/privacy/safety.py), with the rule and the words that matched."""
-
-    edit: Edit
-    rule: str
-    why: str
-    matched: str
-
-    def reason(self) -> str:
-        return f"refused before the gate ({self.rule}): {self.why} — “{self.matched}”"
-
-
 class UnusableReply(Record):
     """A model reply, or a part of one, that a stage could not use: its role, `where` (the stage
     and the part: "reflect minibatch 1/2", "judge for mine-…") and `error` (what was wrong and what
@@ -367,25 +338,3 @@ class UnusableReply(Record):
 # In a line an earlier version wrote, a stage's first word → its role where the two differ
 # ("reflect minibatch 1/2" is role "reflect").
 _STAGE_ROLES = {"slow": "slow_update", "meta": "meta", "paraphrase": "mine", "judge": "mine"}
-
-
-class StepRecord(Record):
-    """Everything one training step did, for the run directory and the summary."""
-
-    epoch: int
-    step: int
-    learning_rate: int
-    batch: list[str]
-    train_score: float
-    proposed: int
-    merged: int
-    selected: list[Edit]
-    applied: list[Edit]
-    skipped: list[str] = Field(default_factory=list)
-    moot: list[Edit] = Field(default_factory=list)  # selected edits the skill already holds (as written or repaired)
-    failures: list[UnusableReply] = Field(default_factory=list)  # optimizer replies it could not use
-    refused: list[Refusal] = Field(default_factory=list)  # by the safety screen, before ranking
-    gate: GateDecision | None = None  # the kept candidate's decision, else the best rejected one's
-    candidates: int = 1  # candidate skills built ([train] candidates; identical ones gated once)
-    chosen: int | None = None  # the number (from 1) of the candidate the gate kept
-    candidate_gates: dict[int, GateDecision] = Field(default_factory=dict)  # by number, with several

@@ -6,19 +6,25 @@ First an exact de-duplication by `Edit.key()`. Then a hierarchical merge by the 
 chunked and merged again, until one chunk was merged or a level reduces nothing. A bad reply
 or an invalid group never loses an edit: the edits concerned are kept unmerged, and why is
 recorded in `problems`.
+
+`merge_screened` is the step's merge between two safety screens (core/privacy/safety.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import NamedTuple
 
 from pydantic import Field, StrictInt
 
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.prompts import describe_edit, render
 from skillsleep.core.models.replies import Lenient, Reply, Text, Unfit, given, item_numbers, raw
+from skillsleep.core.privacy.redact import Redactor
+from skillsleep.core.privacy.safety import screen_all
 from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, EditKind, EditOp, Message, Record, UnusableReply, folded
+from skillsleep.core.shared.rejected import RejectedEdit
 
 
 class MergeGroup(Reply):
@@ -42,6 +48,24 @@ class AggregateResult(Record):
 
     edits: list[Edit]
     problems: list[UnusableReply] = Field(default_factory=list)
+
+
+class Screened(NamedTuple):
+    """The proposed edits merged, the safe ones among them, and those the safety screen refused."""
+
+    merged: AggregateResult
+    safe: list[Edit]
+    refused: list[RejectedEdit]
+
+
+async def merge_screened(llm: LLM, edits: list[Edit], *, group_size: int, redactor: Redactor) -> Screened:
+    """`edits` screened, merged (`aggregate`) and screened again: an unsafe proposal (often an
+    instruction lifted from a transcript) never reaches the merge prompt, nor gets reworded there
+    past the screen. Both screens redact with `redactor`."""
+    proposed, refused = screen_all(edits, redactor)
+    merged = await aggregate(llm, proposed, group_size=group_size)
+    safe, refused_merged = screen_all(merged.edits, redactor)
+    return Screened(merged, safe, refused + refused_merged)
 
 
 def joined(edits: list[Edit]) -> dict[str, object]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.events import EventSink, GateDecided, GateStarted, StepAt
 from skillsleep.core.shared.records import Edit, GateDecision, Task
+from skillsleep.core.shared.rejected import RejectedEdit, distinct
 from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import GateConfig, decide
@@ -108,7 +109,6 @@ def best_rejected(decisions: dict[int, GateDecision]) -> GateDecision:
     return max((d for _, d in sorted(decisions.items())), key=lambda d: d.candidate)
 
 
-def skip_lines(candidates: list[Candidate]) -> list[str]:
-    """Why edits were skipped, one line per edit and reason, across all candidates."""
-    lines = [f"{e.op} {e.target or e.content!r}: {why}" for c in candidates for e, why in c.result.skipped]
-    return list(dict.fromkeys(lines))
+def skipped(candidates: list[Candidate]) -> list[RejectedEdit]:
+    """The edits the rules skipped in building `candidates`, each with its reason once."""
+    return distinct(r for c in candidates for r in c.result.skipped)

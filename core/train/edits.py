@@ -1,7 +1,8 @@
 """Bounded edits: ADD / DELETE / REPLACE single lines of a skill's editable body.
 
 `apply_edits` never raises for a bad edit: an edit that cannot be applied within the bounds is
-skipped with a reason in plain words the optimizer can act on next time. The rules:
+skipped, as a `RejectedEdit` of stage "apply" whose reason is in plain words the optimizer can act
+on next time. The rules:
 
 - Targets match one body line exactly, ignoring trailing whitespace. When no line matches
   exactly, a second try also ignores leading whitespace and a leading list marker (`-`, `*`,
@@ -41,6 +42,7 @@ from skillsleep.core.document.sections import headings, unclosed_fence
 from skillsleep.core.document.skill import REGIONS, RegionName, Skill
 from skillsleep.core.document.skill_lines import countable_lines, in_style, key, neighbours
 from skillsleep.core.shared.records import Edit
+from skillsleep.core.shared.rejected import RejectedEdit
 
 MAX_NOTES = 20
 
@@ -67,16 +69,12 @@ class EditResult:
 
     skill: Skill
     applied: list[Edit] = field(default_factory=list)
-    skipped: list[tuple[Edit, str]] = field(default_factory=list)
+    skipped: list[RejectedEdit] = field(default_factory=list)
     moot: list[Edit] = field(default_factory=list)
 
-    def refusals(self) -> list[tuple[Edit, str]]:
-        """The skipped edits that are not moot, with the reason why: the ones a rewrite can save."""
-        return [(e, why) for e, why in self.skipped if not any(e is m for m in self.moot)]
-
-    def skipped_reasons(self) -> list[str]:
-        """One line per skipped edit: what it tried and why it was skipped."""
-        return [f"{_describe(edit)}: {reason}" for edit, reason in self.skipped]
+    def refusals(self) -> list[RejectedEdit]:
+        """The skipped edits that are not moot: the ones a rewrite can save."""
+        return [r for r in self.skipped if not any(r.edit is m for m in self.moot)]
 
 
 class _Skip(Exception):
@@ -91,18 +89,19 @@ def apply_edits(skill: Skill, edits: list[Edit], limits: EditLimits) -> EditResu
     """Apply `edits` in order within `limits`; bad edits are skipped with a reason, never raised."""
     current = skill
     applied: list[Edit] = []
-    skipped: list[tuple[Edit, str]] = []
+    skipped: list[RejectedEdit] = []
     moot: list[Edit] = []
     for i, edit in enumerate(edits):
         if i >= limits.max_edits:
-            skipped.append((edit, f"only the first {limits.max_edits} edits of a step are applied"))
+            why = f"only the first {limits.max_edits} edits of a step are applied"
+            skipped.append(RejectedEdit(edit=edit, stage="apply", reason=why))
             moot.append(edit)
             continue
         try:
             new = _apply_one(current, edit, limits)
             _check_size(current, new, limits)
         except _Skip as exc:
-            skipped.append((edit, str(exc)))
+            skipped.append(RejectedEdit(edit=edit, stage="apply", reason=str(exc)))
             moot += [edit] if isinstance(exc, _Moot) else []
             continue
         current = new
@@ -366,14 +365,3 @@ def _loose(line: str) -> str:
 def _q(text: str, limit: int = 120) -> str:
     text = text.strip()
     return f"'{text if len(text) <= limit else text[: limit - 1] + '…'}'"
-
-
-def _describe(edit: Edit) -> str:
-    if edit.kind == "execution_lapse":
-        return f"note {_q(edit.content or '', 60)}"
-    parts: list[str] = [edit.op]
-    if edit.target:
-        parts.append(_q(edit.target, 60))
-    if edit.content and edit.op != "delete":
-        parts.append(("→ " if edit.op == "replace" else "") + _q(edit.content, 60))
-    return " ".join(parts)

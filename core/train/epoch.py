@@ -87,7 +87,7 @@ async def _slow_update(
         counts=result.counts, failure=result.problem, guidance=guidance, refused=result.refused
     )
     for r in result.refused:
-        b.on_event(Notice(text=f"slow update: {r.reason()}"))
+        b.on_event(Notice(text=f"slow update: {r.why()}"))
     if not guidance.strip() or guidance.strip() == current.region("slow-update").strip():
         return result.counts
     candidate = current.with_region("slow-update", guidance)

@@ -7,13 +7,15 @@ remember_gated()          the edits of a candidate the gate rejected go into it 
                           (stage "repair")
 drop_remembered()         a new proposal identical to a remembered refusal, or to an edit the gate
                           rejected on its own on the same skill text (or the proposal it was repaired
-                          from), is dropped before ranking
+                          from), is dropped before ranking (stage "memory" in the step's `skipped`)
 drop_rejected_by_user()   so is one that says only what the user rejected (stage "user", written by
                           core/night/rejections.py): every line it would add, or every line it would
                           delete, is in such a change, compared after the rewrites that need no call
-                          and with whitespace, case and a list marker folded
+                          and with whitespace, case and a list marker folded (stage "user" in `skipped`)
 usable()                  that, and a proposal resting on fewer distinct trajectories than
-                          `[train] min_support` is held back before ranking
+                          `[train] min_support` is held back before ranking (stage "support")
+
+Every entry is a `RejectedEdit` (core/shared/rejected.py).
 """
 
 from __future__ import annotations
@@ -22,25 +24,21 @@ import re
 from collections.abc import Callable
 
 from skillsleep.core.document.skill import Skill
-from skillsleep.core.shared.records import Edit, GateDecision, RejectedEdit, folded
+from skillsleep.core.shared.records import Edit, GateDecision, folded
+from skillsleep.core.shared.rejected import DROPPED, HELD_BACK, RejectedEdit
 from skillsleep.core.train.literals import rewritten
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
-USER_REJECTED = "the user rejected proposal"  # how a user entry's reason begins (and a night's reason finds it)
 
 
-def skip_line(edit: Edit, why: str) -> str:
-    """The step record's line for a refused edit: what it tried, then why."""
-    return f"{edit.op} {edit.target or edit.content!r}: {why}"
-
-
-def remember_refused(rejected: list[RejectedEdit], refused: list[tuple[Edit, str]], *, epoch: int, step: int) -> None:
-    """Add each still-refused edit to the rejected-edit memory with its reason, once."""
+def remember_refused(rejected: list[RejectedEdit], refused: list[RejectedEdit], *, epoch: int, step: int) -> None:
+    """Add each still-refused edit (stage "apply") to the rejected-edit memory, placed at `epoch` and
+    `step`, once."""
     known = {r.edit.key() for r in rejected if r.stage == "apply"}
-    for edit, why in refused:
-        if edit.key() not in known:
-            known.add(edit.key())
-            rejected.append(RejectedEdit(edit=edit, stage="apply", reason=why, epoch=epoch, step=step))
+    for r in refused:
+        if r.edit.key() not in known:
+            known.add(r.edit.key())
+            rejected.append(r.model_copy(update={"epoch": epoch, "step": step}))
 
 
 def remember_gated(
@@ -61,7 +59,13 @@ def remember_gated(
     for edit in edits:
         skill = on.hash if edit in alone else None
         gate = RejectedEdit(
-            edit=edit, before=decision.baseline, after=decision.candidate, skill=skill, epoch=epoch, step=step
+            edit=edit,
+            stage="gate",
+            before=decision.baseline,
+            after=decision.candidate,
+            skill=skill,
+            epoch=epoch,
+            step=step,
         )
         rejected.append(gate)
         for original, rewrite in repaired:
@@ -72,13 +76,19 @@ def remember_gated(
                 )
 
 
-def drop_remembered(edits: list[Edit], rejected: list[RejectedEdit], skill: Skill) -> tuple[list[Edit], list[str]]:
+def drop_remembered(
+    edits: list[Edit], rejected: list[RejectedEdit], skill: Skill
+) -> tuple[list[Edit], list[RejectedEdit]]:
     """`edits` without those identical to a remembered refusal or to an edit the gate rejected on
-    its own on this same `skill` text, and a line for each one dropped. Identical is after the rewrites that
-    need no call (`quoted`) and with whitespace and case folded."""
+    its own on this same `skill` text, and each one dropped (stage "memory", or "user"). Identical
+    is after the rewrites that need no call (`quoted`) and with whitespace and case folded."""
     known = {_normal(r.edit): r for r in rejected if r.stage == "apply" or r.skill == skill.hash}
     kept = [e for e in edits if _normal(e) not in known]
-    dropped = [f"{skip_line(e, '')}dropped before ranking, {_before(r)}" for e in edits if (r := known.get(_normal(e)))]
+    dropped = [
+        RejectedEdit(edit=e, stage="memory", reason=f"{DROPPED}, {_before(r)}")
+        for e in edits
+        if (r := known.get(_normal(e)))
+    ]
     kept, by_user = drop_rejected_by_user(kept, rejected, rewritten)
     return kept, dropped + by_user
 
@@ -88,7 +98,7 @@ def _normal(edit: Edit) -> str:
 
 
 def _before(r: RejectedEdit) -> str:
-    at = f"(epoch {r.epoch + 1}, step {r.step + 1})"
+    at = f"({r.where()})"
     if r.stage == "apply":
         return f"refused before {at}: {r.reason}"
     score = f"selection {r.before or 0:.3f} → {r.after or 0:.3f}"
@@ -97,18 +107,19 @@ def _before(r: RejectedEdit) -> str:
     return f"the gate rejected it alone on this same skill before {at}: {score}"
 
 
-HELD_BACK = "held back before ranking"  # the step record's words for an edit on too few trajectories
-
-
 def usable(
     edits: list[Edit], rejected: list[RejectedEdit], min_support: int, skill: Skill
-) -> tuple[list[Edit], list[str]]:
+) -> tuple[list[Edit], list[RejectedEdit]]:
     """`edits` without those refused or rejected before (`drop_remembered`) and those resting on
-    fewer distinct trajectories than `min_support`, with a line for each one held back."""
+    fewer distinct trajectories than `min_support` (stage "support"), with each one held back."""
     kept, dropped = drop_remembered(edits, rejected, skill)
     dropped += [
-        f"{skip_line(e, '')}{HELD_BACK}: it rests on {e.support} distinct trajectory(ies), "
-        f"min_support is {min_support} (copies of one reply count once)"
+        RejectedEdit(
+            edit=e,
+            stage="support",
+            reason=f"{HELD_BACK}: it rests on {e.support} distinct trajectory(ies), "
+            f"min_support is {min_support} (copies of one reply count once)",
+        )
         for e in kept
         if e.support < min_support
     ]
@@ -128,22 +139,22 @@ def _fold(line: str) -> str:
 
 def drop_rejected_by_user(
     edits: list[Edit], rejected: list[RejectedEdit], normal: Callable[[Edit], Edit]
-) -> tuple[list[Edit], list[str]]:
+) -> tuple[list[Edit], list[RejectedEdit]]:
     """`edits` without those that say only what the user rejected (`normal`: the rewrite an edit
-    gets before it is applied), and a line for each one dropped."""
+    gets before it is applied), and each one dropped (stage "user", with the proposal it repeats)."""
     said: dict[str, RejectedEdit] = {}
     for r in rejected:
         if r.stage == "user":
             for line in _said(r.edit):
                 said.setdefault(line, r)
     kept: list[Edit] = []
-    dropped: list[str] = []
+    dropped: list[RejectedEdit] = []
     for edit in edits:
         lines = _said(normal(edit))
         if lines and lines <= said.keys():
-            dropped.append(
-                f"{edit.op} {edit.target or edit.content!r}: dropped before ranking, {said[min(lines)].reason}"
-            )
+            user = said[min(lines)]
+            why = f"{DROPPED}, {user.reason}"
+            dropped.append(RejectedEdit(edit=edit, stage="user", proposal=user.proposal, reason=why))
         else:
             kept.append(edit)
     return kept, dropped

@@ -11,7 +11,8 @@ from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.prompts import as_bullets, bullet_lines, describe_edit, describe_rejected, or_none, render
 from skillsleep.core.models.replies import Lenient, Reply
 from skillsleep.core.shared.errors import ParseError
-from skillsleep.core.shared.records import Edit, Message, Record, RejectedEdit, UnusableReply
+from skillsleep.core.shared.records import Edit, Message, Record, UnusableReply
+from skillsleep.core.shared.rejected import RejectedEdit
 
 
 class NotesReply(Reply):

@@ -32,17 +32,8 @@ from skillsleep.core.models.prompts import (
 )
 from skillsleep.core.models.replies import Lenient, Reply, Text, Unfit, given
 from skillsleep.core.shared.errors import ParseError
-from skillsleep.core.shared.records import (
-    Edit,
-    EditKind,
-    EditOp,
-    Message,
-    Record,
-    RejectedEdit,
-    Rollout,
-    Task,
-    UnusableReply,
-)
+from skillsleep.core.shared.records import Edit, EditKind, EditOp, Message, Record, Rollout, Task, UnusableReply
+from skillsleep.core.shared.rejected import RejectedEdit
 
 RESPONSE_CHARS = 1000  # longer responses are cut in the middle: the head and the end matter most
 PROMPT_CHARS = 1500

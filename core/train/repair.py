@@ -23,12 +23,12 @@ from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.prompts import data_block, describe_edit, render
 from skillsleep.core.models.replies import Lenient, Reply, Text, Unfit
 from skillsleep.core.privacy.redact import Redactor
-from skillsleep.core.privacy.safety import Refusal, screen_all
+from skillsleep.core.privacy.safety import screen_all
 from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, EditOp, Message, UnusableReply
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.edits import EditLimits, apply_edits
 from skillsleep.core.train.literals import literal_rule, quoted
-from skillsleep.core.train.memory import skip_line
 from skillsleep.core.train.reflect import Finding, as_edit
 
 REPLY_TOKENS = 1024  # a few one-line rewrites
@@ -53,27 +53,28 @@ class RepairReply(Reply):
 @dataclass(frozen=True)
 class Landed:
     """Where a step's selected edits ended: the edited skill, the edits applied (the repaired ones
-    among them), one line per refusal, what is still refused (for the memory), the rewrites the
-    safety screen refused, and what of the repair reply could not be used."""
+    among them), every refusal of the bounded-edit rules (the repair's rewrites marked `rewrite`),
+    what is still refused (for the memory), the rewrites the safety screen refused, and what of the
+    repair reply could not be used."""
 
     skill: Skill
     applied: list[Edit] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[RejectedEdit] = field(default_factory=list)
     moot: list[Edit] = field(default_factory=list)  # the selected edits the skill already holds, as written or repaired
-    refused: list[tuple[Edit, str]] = field(default_factory=list)
-    screened: list[Refusal] = field(default_factory=list)
+    refused: list[RejectedEdit] = field(default_factory=list)
+    screened: list[RejectedEdit] = field(default_factory=list)
     problems: list[UnusableReply] = field(default_factory=list)
-    asked: list[tuple[Edit, str]] = field(default_factory=list)  # the refusals the repair call was shown
+    asked: list[RejectedEdit] = field(default_factory=list)  # the refusals the repair call was shown
     rewrites: list[Edit] = field(default_factory=list)  # its usable rewrites, screened or not
     repaired: list[tuple[Edit, Edit]] = field(default_factory=list)  # (refused edit, its rewrite that applied)
 
     def record(self) -> dict[str, object]:
         """The repair round for the step's `repair.json`: what was asked, what came back, what landed."""
         return {
-            "asked": [{"edit": e, "reason": why} for e, why in self.asked],
+            "asked": self.asked,
             "rewrites": self.rewrites,
             "screened": self.screened,
-            "still_refused": [{"edit": e, "reason": why} for e, why in self.refused],
+            "still_refused": self.refused,
         }
 
 
@@ -90,23 +91,22 @@ async def land(
     """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
     apply its rewrites within what is left of `limits`. `refuse` refuses an edit (or a rewrite)
     before the bounded-edit rules see it, with its reason (`answer_lines`)."""
-    held = [(e, why) for e in edits if (why := refuse(e)) is not None]
-    first = apply_edits(skill, [e for e in edits if not any(e is h for h, _ in held)], limits)
-    first.skipped[:0] = held
-    lines = [skip_line(e, why) for e, why in first.skipped]
-    refusals = first.refusals()
+    held = [RejectedEdit(edit=e, stage="apply", reason=why) for e in edits if (why := refuse(e)) is not None]
+    first = apply_edits(skill, [e for e in edits if not any(e is h.edit for h in held)], limits)
+    skipped = [*held, *first.skipped]
+    refusals = [*held, *first.refusals()]
     if not refusals:
-        return Landed(skill=first.skill, applied=first.applied, skipped=lines, moot=first.moot)
-    quotes = {n: q for n, (e, _) in enumerate(refusals, 1) if (q := quoted(e)) is not None}
-    ask = [(n, refusal) for n, refusal in enumerate(refusals, 1) if n not in quotes]
+        return Landed(skill=first.skill, applied=first.applied, skipped=skipped, moot=first.moot)
+    quotes = {n: q for n, r in enumerate(refusals, 1) if (q := quoted(r.edit)) is not None}
+    ask = [(n, r) for n, r in enumerate(refusals, 1) if n not in quotes]
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
     rewrites = [(n, literal_rule(e) or e) for n, e in rewrites]
     rewrites += sorted(quotes.items())
     safe: list[tuple[int, Edit]] = []
-    screened: list[Refusal] = []
+    screened: list[RejectedEdit] = []
     for n, rewrite in rewrites:
         if (why := refuse(rewrite)) is not None:  # an answer again: its edit stays refused
-            lines.append(f"repair: {skip_line(rewrite, why)}")
+            skipped.append(RejectedEdit(edit=rewrite, stage="apply", reason=why, rewrite=True))
             continue
         ok, refused = screen_all([rewrite], redactor)
         safe += [(n, e) for e in ok]
@@ -116,25 +116,25 @@ async def land(
     repaired = [(n, e) for n, e in safe if 0 < n <= len(refusals) and any(e is a for a in second.applied)]
     fixed = {n for n, _ in repaired}
     moot = {n for n, e in safe if any(e is m for m in second.moot)}
-    still = [(e, why) for n, (e, why) in enumerate(refusals, 1) if n not in fixed]
     return Landed(
         skill=second.skill,
         applied=[*first.applied, *second.applied],
-        skipped=lines + [f"repair: {skip_line(e, why)}" for e, why in second.skipped],
-        moot=[*first.moot, *(e for n, (e, _) in enumerate(refusals, 1) if n in moot)],
-        refused=still + second.refusals(),
+        skipped=skipped + [r.model_copy(update={"rewrite": True}) for r in second.skipped],
+        moot=[*first.moot, *(r.edit for n, r in enumerate(refusals, 1) if n in moot)],
+        refused=[r for n, r in enumerate(refusals, 1) if n not in fixed]
+        + [r.model_copy(update={"rewrite": True}) for r in second.refusals()],
         screened=screened,
         problems=problems,
-        asked=[refusal for _, refusal in ask],
+        asked=[r for _, r in ask],
         rewrites=[e for _, e in rewrites],
-        repaired=[(refusals[n - 1][0], e) for n, e in repaired],
+        repaired=[(refusals[n - 1].edit, e) for n, e in repaired],
     )
 
 
 async def _ask_for(
     llm: LLM,
     skill: Skill,
-    ask: list[tuple[int, tuple[Edit, str]]],
+    ask: list[tuple[int, RejectedEdit]],
     limits: EditLimits,
     on_repair: Callable[[int], None],
 ) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
@@ -147,7 +147,7 @@ async def _ask_for(
 
 
 async def _ask(
-    llm: LLM, skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits
+    llm: LLM, skill: Skill, skipped: list[RejectedEdit], limits: EditLimits
 ) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
     """The repair call: (number of the refused edit, its rewrite) for each usable rewrite."""
     messages = [Message(role="system", content=render("repair_system")), _user(skill, skipped, limits)]
@@ -166,13 +166,13 @@ async def _ask(
     return out, [UnusableReply(role="repair", where="repair", error=note) for note in notes]
 
 
-def _as_rewrite(item: Rewrite | Unfit, skipped: list[tuple[Edit, str]]) -> tuple[Edit | None, str]:
+def _as_rewrite(item: Rewrite | Unfit, skipped: list[RejectedEdit]) -> tuple[Edit | None, str]:
     """A rewrite → an edit that keeps the refused edit's kind, rationale and support."""
     if isinstance(item, Unfit):
         return None, item.error
     if not 1 <= item.edit <= len(skipped):
         return None, f"it names edit {item.edit}, but the refused edits are numbered 1 to {len(skipped)}"
-    original = skipped[item.edit - 1][0]
+    original = skipped[item.edit - 1].edit
     target, content = (_NUMBER.sub("", text, count=1) for text in (item.target, item.content))  # copied numbers
     finding = Finding(diagnosis=original.rationale, kind=original.kind, op=item.op, target=target, content=content)
     edit, why = as_edit(finding)
@@ -180,9 +180,11 @@ def _as_rewrite(item: Rewrite | Unfit, skipped: list[tuple[Edit, str]]) -> tuple
     return (edit.model_copy(update=kept) if edit else None), why
 
 
-def _user(skill: Skill, skipped: list[tuple[Edit, str]], limits: EditLimits) -> Message:
+def _user(skill: Skill, skipped: list[RejectedEdit], limits: EditLimits) -> Message:
     numbered = "\n".join(f"{n:>3}| {line}" for n, line in enumerate(skill.editable_lines(), 1))
-    refused = "\n\n".join(f"{describe_edit(e, n)}\n  refused because: {why}" for n, (e, why) in enumerate(skipped, 1))
+    refused = "\n\n".join(
+        f"{describe_edit(r.edit, n)}\n  refused because: {r.reason}" for n, r in enumerate(skipped, 1)
+    )
     content = render(
         "repair_user",
         skill=data_block("SKILL", numbered),

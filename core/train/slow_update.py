@@ -20,7 +20,8 @@ from skillsleep.core.models.replies import Lenient, Reply
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.privacy.safety import screen_all
 from skillsleep.core.shared.errors import ParseError
-from skillsleep.core.shared.records import Edit, Message, Record, Refusal, Rollout, Score, Task, UnusableReply
+from skillsleep.core.shared.records import Edit, Message, Record, Rollout, Score, Task, UnusableReply
+from skillsleep.core.shared.rejected import RejectedEdit
 
 Outcome = Literal["improved", "regressed", "persistent_fail", "stable_success"]
 OUTCOMES: tuple[Outcome, ...] = ("improved", "regressed", "persistent_fail", "stable_success")
@@ -78,7 +79,7 @@ class SlowUpdateResult(Record):
     guidance: str
     counts: dict[str, int] = Field(default_factory=dict)
     problem: UnusableReply | None = None
-    refused: list[Refusal] = Field(default_factory=list)
+    refused: list[RejectedEdit] = Field(default_factory=list)
 
 
 async def slow_update(
@@ -126,16 +127,18 @@ async def slow_update(
     return SlowUpdateResult(guidance=as_bullets([e.content or "" for e in safe]), counts=counts, refused=refused)
 
 
-def unfit_guidance(edit: Edit) -> Refusal | None:
+def unfit_guidance(edit: Edit) -> RejectedEdit | None:
     """Why a guidance line may not go into the region: it echoes the skill's structure (a region
     marker, a heading, a region's title, a code fence) or is cut off mid-sentence; None when fit."""
     line = edit.content or ""
     echo = _STRUCTURE.search(line)
     if echo is not None:
-        return Refusal(edit=edit, rule="structure", why=_STRUCTURE_WHY, matched=echo.group(0) or line)
+        return RejectedEdit(
+            edit=edit, stage="safety", rule="structure", reason=_STRUCTURE_WHY, matched=echo.group(0) or line
+        )
     words = re.findall(r"[\w']+|[^\w\s]", line)
     if words and (words[-1].casefold() in _DANGLING or words[-1] in _DANGLING_MARKS):
-        return Refusal(edit=edit, rule="cut-off", why=_CUT_OFF_WHY, matched=line[-40:])
+        return RejectedEdit(edit=edit, stage="safety", rule="cut-off", reason=_CUT_OFF_WHY, matched=line[-40:])
     return None
 
 

@@ -9,16 +9,10 @@ import hashlib
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from skillsleep.core.document.skill import Skill
-from skillsleep.core.shared.records import (
-    SCHEMA_VERSION,
-    GateDecision,
-    Record,
-    Refusal,
-    RejectedEdit,
-    StepRecord,
-    UnusableReply,
-)
+from skillsleep.core.shared.records import SCHEMA_VERSION, GateDecision, Record, UnusableReply
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.config import TrainConfig
+from skillsleep.core.train.step_record import StepRecord
 
 
 class SlowUpdateRecord(Record):
@@ -28,7 +22,7 @@ class SlowUpdateRecord(Record):
     counts: dict[str, int]
     failure: UnusableReply | None = None
     guidance: str
-    refused: list[Refusal] = Field(default_factory=list)
+    refused: list[RejectedEdit] = Field(default_factory=list)  # stage "safety"
 
 
 class EpochRecord(Record):

@@ -3,12 +3,13 @@ for edits the safety screen refused and for the gate's verdict on a candidate.""
 
 from __future__ import annotations
 
-from skillsleep.core.shared.records import Edit, Refusal
+from skillsleep.core.shared.records import Edit
+from skillsleep.core.shared.rejected import RejectedEdit
 
 __all__ = ["gate_note", "refused_note"]
 
 
-def refused_note(step: int, refused: list[Refusal]) -> str:
+def refused_note(step: int, refused: list[RejectedEdit]) -> str:
     """The edits the safety screen refused in step `step` (from 0), never to be proposed again."""
     return f"step {step + 1}: refused by the safety screen, never propose again: " + "; ".join(
         f"{(r.edit.content or '')[:80]!r} ({r.rule})" for r in refused

@@ -16,7 +16,6 @@ from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.privacy.redact import Redactor
-from skillsleep.core.privacy.safety import Refusal, screen_all
 from skillsleep.core.shared.errors import BudgetExceeded, ConfigError
 from skillsleep.core.shared.events import (
     CandidateChosen,
@@ -32,9 +31,10 @@ from skillsleep.core.shared.events import (
     StepStarted,
     Stopped,
 )
-from skillsleep.core.shared.records import Edit, StepRecord, Task
+from skillsleep.core.shared.records import Edit, Task
+from skillsleep.core.shared.rejected import distinct
 from skillsleep.core.train import candidates, literals, memory, repair
-from skillsleep.core.train.aggregate import AggregateResult, aggregate
+from skillsleep.core.train.aggregate import Screened, merge_screened
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.edits import EditLimits, EditResult
 from skillsleep.core.train.epoch import Boundary, end_epoch
@@ -46,6 +46,7 @@ from skillsleep.core.train.repair import Landed
 from skillsleep.core.train.schedule import budget_at
 from skillsleep.core.train.state import TrainState, config_hash
 from skillsleep.core.train.step_notes import gate_note, refused_note
+from skillsleep.core.train.step_record import StepRecord
 
 
 class Trainer:
@@ -205,7 +206,7 @@ class Trainer:
             merged=len(merged.edits),
             selected=selection.selected,
             applied=result.applied,
-            skipped=list(dict.fromkeys([*dropped, *result.skipped, *candidates.skip_lines(built[1:])])),
+            skipped=distinct([*dropped, *result.skipped, *candidates.skipped(built[1:])]),
             moot=result.moot,
             candidates=len(built),
             failures=failures,
@@ -252,17 +253,14 @@ class Trainer:
             max_skill_chars=self.cfg.edits.max_skill_chars or None,
         )
 
-    async def _merge_screened(self, edits: list[Edit], at: StepAt) -> tuple[AggregateResult, list[Edit], list[Refusal]]:
-        """The proposed edits merged, the safe ones among them, and those the safety screen refused."""
-        # screened before the merge too: an unsafe proposal (often an instruction lifted from a
-        # transcript) never reaches the merge prompt, nor gets reworded there past the screen
-        proposed, refused = screen_all(edits, self.redactor)
-        merged = await aggregate(self.optimizer, proposed, group_size=self.cfg.train.merge_group_size)
-        safe, refused_merged = screen_all(merged.edits, self.redactor)
-        refused += refused_merged
-        for r in refused:
-            self.on_event(StepProblem(at=at, problem=r.reason()))
-        return merged, safe, refused
+    async def _merge_screened(self, edits: list[Edit], at: StepAt) -> Screened:
+        """The proposed edits merged between two safety screens (`merge_screened`), each refusal told."""
+        screened = await merge_screened(
+            self.optimizer, edits, group_size=self.cfg.train.merge_group_size, redactor=self.redactor
+        )
+        for r in screened.refused:
+            self.on_event(StepProblem(at=at, problem=r.why()))
+        return screened
 
     async def _gate_candidates(
         self, st: TrainState, record: StepRecord, current: Skill, built: list[candidates.Candidate], landed: Landed
