@@ -44,10 +44,10 @@ def _verdict(n: NightSeen, prefix: str) -> str:
         return f"died (`{prefix} run` resumes it)"
     if n.status == "running":
         return "running"
-    verdict = VERDICT.get(n.outcome or "", n.outcome or n.status)
-    if n.stop:
-        verdict += f" ({n.stop.kind})"
-    if n.adopted:
+    verdict = VERDICT.get(n.end.outcome or "", n.end.outcome or n.status)
+    if n.end.stop:
+        verdict += f" ({n.end.stop.kind})"
+    if n.end.adopted:
         verdict += ", auto-adopted"
     return verdict + (" (dry run)" if n.dry_run else "")
 
@@ -69,8 +69,8 @@ def status_md(s: StatusResult, prefix: str) -> str:
     if nights.recent:
         out += ["| night | date | skill | held-out before → after | verdict |", "|---|---|---|---|---|"]
         out += [
-            f"| {n.night} | {n.date} | {md_line(n.skill)} | {_score(n.baseline)} → "
-            f"{_score(n.candidate)} | {_verdict(n, prefix)} |"
+            f"| {n.night} | {n.date} | {md_line(n.skill)} | {_score(n.end.baseline)} → "
+            f"{_score(n.end.candidate)} | {_verdict(n, prefix)} |"
             for n in nights.recent
         ]
         out.append("")
@@ -82,7 +82,7 @@ def status_md(s: StatusResult, prefix: str) -> str:
             stage = n.progress.stage if n.progress else ""
             out += [
                 f"Night {n.night} is running (pid {n.pid}): {stage}, "
-                f"{counted(n.calls, 'call')}, {n.tokens:,} tokens so far{log}",
+                f"{counted(n.spend.calls, 'call')}, {n.spend.tokens:,} tokens so far{log}",
                 "",
             ]
     for p in pending:

@@ -122,15 +122,10 @@ def run_(
 
 
 def _run_text(summary: RunSummary, *, plain: bool = False) -> str:
-    from skillsleep.core.report.files import read_json
     from skillsleep.core.report.markdown import render_markdown
 
     s = summary.model_dump(mode="json")  # flat, as `run --json` prints it
-    report = (
-        s["markdown"]
-        if not plain
-        else render_markdown(read_json(Path(s["report"]["report.json"]).read_text(encoding="utf-8")), plain=True)
-    )
+    report = s["markdown"] if not plain else render_markdown(summary.result, plain=True)
     return (
         str(report).rstrip()
         + "\n"

@@ -59,19 +59,21 @@ def _night_line(n: NightSeen, md: Inline) -> str:
         return f"{head}: {DIED}" + (f"\n  {log}" if log else "")
     if n.status == "running":
         stage = n.progress.stage if n.progress else ""
-        so_far = f"{stage}; {counted(n.calls, 'call')}, {n.tokens:,} tokens so far"
+        so_far = f"{stage}; {counted(n.spend.calls, 'call')}, {n.spend.tokens:,} tokens so far"
         so_far += f"; {log}" if log else ""
         return f"{head}: running" + (f" (pid {n.pid})" if n.pid else "") + f"\n  {so_far}"
-    parts = [] if n.outcome in ("accepted", "rejected") else [n.outcome or n.status]  # else: the verdict says it
-    verdict = _verdict(n.accepted, n.reason, md, dry_run=n.dry_run)
-    parts += [f"held-out {_scores(n.baseline, n.candidate)}", verdict]
-    if n.test_before is not None or n.test_after is not None:
-        parts.append(f"test {_scores(n.test_before, n.test_after)}")
-    if n.proposal_id:
-        parts.append(f"proposal {n.proposal_id}" + (" (auto-adopted)" if n.adopted else ""))
+    parts = (
+        [] if n.end.outcome in ("accepted", "rejected") else [n.end.outcome or n.status]
+    )  # else: the verdict says it
+    verdict = _verdict(n.end.accepted, n.end.reason, md, dry_run=n.dry_run)
+    parts += [f"held-out {_scores(n.end.baseline, n.end.candidate)}", verdict]
+    if n.end.test_before is not None or n.end.test_after is not None:
+        parts.append(f"test {_scores(n.end.test_before, n.end.test_after)}")
+    if n.end.proposal_id:
+        parts.append(f"proposal {n.end.proposal_id}" + (" (auto-adopted)" if n.end.adopted else ""))
     line = f"{head}: " + "; ".join(parts)
-    if n.stop:
-        line += f"\n  stopped ({n.stop.kind}): {md(n.stop.message)} — {md(n.stop.advice)}"
+    if n.end.stop:
+        line += f"\n  stopped ({n.end.stop.kind}): {md(n.end.stop.message)} — {md(n.end.stop.advice)}"
     return line
 
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.night.nights import NightProgress, Nights, month_start
-from skillsleep.core.night.record import NightRecord
+from skillsleep.core.night.record import NightEnd, NightRecord
 from skillsleep.core.night.record import NightSpend as RecordSpend
 from skillsleep.core.report.proposal_record import Action, Proposal, file_hash
 from skillsleep.core.report.proposals import Proposals
-from skillsleep.core.report.result import StopReason
 from skillsleep.core.report.wording import no_agent_reads
 from skillsleep.core.shared.errors import SkillsleepError
 from skillsleep.core.shared.records import Record
@@ -30,37 +30,38 @@ __all__ = ["StatusResult", "next_commands", "status"]
 
 RECENT_NIGHTS = 5  # nights shown in detail
 GATE_HISTORY = 10  # nights on the gate history
+# a recent night's end, in the order `status --json` printed its keys before NightSeen held a NightEnd
+_END_KEYS = (
+    "outcome",
+    "baseline",
+    "candidate",
+    "accepted",
+    "reason",
+    "test_before",
+    "test_after",
+    "proposal_id",
+    "adopted",
+    "stop",
+)
 RECENT_ACTIONS = 10  # lines of the action history
 
 
 class NightSeen(Record):
-    """A night as `status` shows it: its record, its state now (a running night's process may have
-    died), its spend from its own ledger and, while it runs, how far it got."""
+    """One recent night as `status` shows it: its record's own facts, how it ended (its `NightEnd`),
+    what it spent by its own ledger, and a running night's progress. Printed flat (`_printed`), in
+    the key order `status --json` always had."""
 
     night: int
     date: str
     started: str
-    finished: str | None
     status: str  # running, finished, stopped, or died (night_state())
     pid: int | None
     harness: str
     skill: str
     skill_path: str
     dry_run: bool
-    outcome: str | None
-    baseline: float | None
-    candidate: float | None
-    accepted: bool
-    reason: str
-    test_before: float | None
-    test_after: float | None
-    proposal_id: str | None
-    adopted: bool
-    stop: StopReason | None
-    calls: int
-    cache_hits: int
-    tokens: int
-    cost_usd: float
+    end: NightEnd
+    spend: RecordSpend
     log: str | None
     progress: NightProgress | None
 
@@ -73,27 +74,26 @@ class NightSeen(Record):
             night=r.night,
             date=r.started.date().isoformat(),
             started=r.started.isoformat(),
-            finished=r.end.finished.isoformat() if r.end.finished else None,
             status=state,
             pid=r.pid,
             harness=r.harness,
             skill=r.skill_name or r.skill_path,
             skill_path=r.skill_path,
             dry_run=r.dry_run,
-            outcome=r.end.outcome,
-            baseline=r.end.baseline,
-            candidate=r.end.candidate,
-            accepted=r.end.accepted,
-            reason=r.end.reason,
-            test_before=r.end.test_before,
-            test_after=r.end.test_after,
-            proposal_id=r.end.proposal_id,
-            adopted=r.end.adopted,
-            stop=r.end.stop,
-            **RecordSpend.of(spent).model_dump(),
+            end=r.end,
+            spend=RecordSpend.of(spent),
             log=r.log,
             progress=nights.progress(r) if state == "running" else None,
         )
+
+    @model_serializer(mode="wrap")
+    def _printed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        part, end = handler(self), self.end
+        own = {k: part[k] for k in ("night", "date", "started")}
+        own["finished"] = end.finished.isoformat() if end.finished else None
+        own |= {k: part[k] for k in ("status", "pid", "harness", "skill", "skill_path", "dry_run")}
+        ended = {k: part["end"][k] for k in _END_KEYS}
+        return {**own, **ended, **part["spend"], "log": self.log, "progress": part["progress"]}
 
 
 class NightsSeen(Record):
@@ -261,7 +261,9 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> StatusRe
         actions=actions[-RECENT_ACTIONS:],
         last_harvest=_last_harvest(problems),
         spend=Spend(
-            night=NightSpend(night=last.night, tokens=last.tokens, cost_usd=last.cost_usd) if last else None,
+            night=NightSpend(night=last.night, tokens=last.spend.tokens, cost_usd=last.spend.cost_usd)
+            if last
+            else None,
             month=MonthSpend(since=month.isoformat(), tokens=month_tokens, cost_usd=float(month_cost)),
         ),
         schedule=ScheduleSeen(scheduled=scheduled, last_run=last_run(root)),
