@@ -332,9 +332,9 @@ def run_watch(
     with Running(data_dir(), "watch"):  # `doctor --repair` names it rather than rebuild state.db under it
         watcher.start()
         catch_up(roots, redact_patterns, on_report)
-        if on_start:
-            on_start(roots)
-        try:
+        try:  # from the "watching" line on, Ctrl-C is a clean stop (a test sends it as soon as it reads that line)
+            if on_start:
+                on_start(roots)
             deadline = None if duration_s is None else time.monotonic() + duration_s
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic())))
