@@ -24,7 +24,8 @@ class DyingServer:
 
     async def run(self, task: Task, skill: Skill, *, sample: int = 0, timeout_s: float = 600.0) -> Run:
         if task.id != "t0":
-            await asyncio.sleep(1.0)  # long enough that a busy machine cannot finish them before t0's failure stops them
+            # long enough that a busy machine cannot finish them before t0's failure stops them
+            await asyncio.sleep(1.0)
             self.finished.append(task.id)
         raise BackendError(f"the model server is gone ({task.id})")
 
