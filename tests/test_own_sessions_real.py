@@ -18,6 +18,7 @@ from agent_server import AgentServer
 from own_kit import (
     SLEEP_SKILL,
     codex_user_config,
+    cwds,
     harvest_json,
     model_call_argv,
     stub_settings,
@@ -30,6 +31,7 @@ from skillsleep.core.document.skill import Skill
 from skillsleep.core.harvest.own import in_run_folder
 from skillsleep.core.mine.intents import extract_instances
 from skillsleep.core.models.store import Store
+from skillsleep.core.night.stages import NightPlan
 from skillsleep.core.shared.records import Task
 from skillsleep.core.shared.session import Session
 from skillsleep.harnesses import registry
@@ -146,3 +148,37 @@ def test_openclaw(
 
     report = harvest_json(monkeypatch, home, tmp_path / "data")
     _check(report, tmp_path / "data", "openclaw", 1, [["fix the login bug"]])
+
+
+def test_a_night_replaying_in_claude_code_adds_nothing_to_the_next_nights_tasks(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole night with Claude Code as the replay harness, persisting every replay into the user's
+    home (the worst case): the next harvest stores none of them, and the next night mines the same
+    tasks from the same sessions. (The agent as the night's model is the same run folder: test_claude_code.)"""
+    from sleep_kit import run_night, scripted_night
+
+    data = scripted_night(monkeypatch, tmp_path) / "data"
+    home = tmp_path / "home"
+    command = wrapper(tmp_path / "claude", "claude-code", agent_tools.bin / "claude", home)
+    monkeypatch.setenv("PATH", agent_tools.path_env())
+    data.mkdir()
+    (data / "config.toml").write_text(
+        f'[harness.claude-code]\ncommand = "{command}"\nbase_url = "{agent_server.url}"\n'
+        'target_model = "stub-model"\nmax_retries = 0\n'
+    )
+    first = run_night(tmp_path, "--harness", "claude-code", "--steps", "1")
+    replays = [cwd for cwd in cwds(command) if in_run_folder(cwd)]
+    persisted = list((home / ".claude" / "projects").rglob("*.jsonl"))
+    context = {k: first[k] for k in ("outcome", "reason", "stop", "problems", "sessions", "recurring_tasks", "tasks")}
+    assert first["harness"] == "claude-code" and replays and len(persisted) == len(replays), context
+
+    report = harvest_json(monkeypatch, home, data)
+    assert report["own_sessions"] == len(persisted) and report["sessions"]["claude-code"] == 0
+    second = run_night(tmp_path, "--harness", "claude-code", "--steps", "1")
+    assert second["harvest"]["sessions"]["claude-code"] == 0
+    assert _stored(data, "claude-code") == []
+    assert (second["sessions"], second["recurring_tasks"]) == (first["sessions"], first["recurring_tasks"])
+    plans = [NightPlan.model_validate_json((data / "nights" / n / "plan.json").read_text()) for n in ("0001", "0002")]
+    mined = [sorted(t.id for split in plan.tasks().values() for t in split) for plan in plans]
+    assert mined[0] and mined[1] == mined[0]  # the same tasks: nothing of the first night's replays was mined
