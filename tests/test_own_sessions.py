@@ -220,3 +220,28 @@ def test_mining_skips_skillsleeps_sessions_a_store_already_holds() -> None:
 
 if sys.platform == "win32":  # pragma: no cover
     pytest.skip("run folders are tested on POSIX", allow_module_level=True)
+
+
+def test_a_session_that_turns_to_work_after_sleep_verbs_is_stored_from_there(tmp_path: Path) -> None:
+    """Harvested while it is written (watch, the hook): the part with nothing but `/sleep diff` is not
+    stored; the work the user asks for afterwards, in the same session, is."""
+    [mixed] = [
+        p for p in (OWN["claude-code"] / "projects").rglob("*.jsonl") if '"content":"say hello"' in p.read_text()
+    ]
+    lines = mixed.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if b'"say hello"' in line and b'"type":"user"' in line)
+    transcript = tmp_path / "projects" / "-home-dev-project" / mixed.name
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(b"".join(lines[:cut]))
+    store = Store(tmp_path / "state.db")
+    harvester = Harvester(store, registry.parsers(), Redactor())
+    source = [Source(harness="claude-code", path=transcript)]
+    first = harvester.harvest(source)
+    assert (first.own_sessions, first.sessions, store.sessions()) == (1, {}, [])
+    with transcript.open("ab") as fh:
+        fh.write(b"".join(lines[cut:]))
+    second = harvester.harvest(source)
+    assert (second.own_sessions, second.sessions) == (0, {"claude-code": 1})
+    [kept] = store.sessions()
+    assert kept.prompts() == ["say hello"] and not [t for t in kept.turns if t.kind == "command"]
+    store.close()
