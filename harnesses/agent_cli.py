@@ -4,7 +4,8 @@ dies with its timeout, and the skill document an agent loads.
 
 A replay must never touch the user's files: every run gets a fresh temporary copy of the task's
 working directory (or an empty one), and the agent's own state goes to a temporary home the
-harness prepares; the copy is deleted afterwards.
+harness prepares, both in one run folder (`run_folder.py`) that is deleted afterwards and whose
+sessions harvest never stores.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -27,13 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.backends.base import BaseUrl
 from skillsleep.core.shared.records import Record, Task
+from skillsleep.harnesses.run_folder import WORKDIR_IGNORE as WORKDIR_IGNORE
+from skillsleep.harnesses.run_folder import run_folder
 
 KILL_GRACE_S = 3.0  # SIGTERM → SIGKILL
 PLACEHOLDER_KEY = "skillsleep-placeholder-key"  # sent to a base_url server when api_key_env is empty
 FALLBACK_SKILL_NAME = "skillsleep-candidate"
 FALLBACK_DESCRIPTION = "The skill being trained: read it and follow it for this task."
 _SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # the Agent Skills name rule
-WORKDIR_IGNORE = shutil.ignore_patterns(".git", "node_modules", ".venv", "__pycache__")
 
 
 class AgentSettings(BaseModel):
@@ -164,17 +165,12 @@ def probe(cli: AgentCLI, settings: AgentSettings, env: dict[str, str] | None = N
 
 @contextlib.contextmanager
 def workdir(task: Task) -> Iterator[Path]:
-    """A fresh temporary copy of the task's working directory (or an empty one), deleted after.
+    """A fresh copy of the task's working directory (or an empty one) in a run folder
+    (`harnesses/run_folder.py`: its sessions are never harvested), deleted after.
 
     `.git`, `node_modules`, virtual environments and caches are not copied."""
-    with tempfile.TemporaryDirectory(prefix="skillsleep-replay-") as tmp:
-        root = Path(tmp) / "work"
-        source = Path(task.workdir) if task.workdir else None
-        if source is not None and source.is_dir():
-            shutil.copytree(source, root, symlinks=True, ignore=WORKDIR_IGNORE, ignore_dangling_symlinks=True)
-        else:
-            root.mkdir()
-        yield root
+    with run_folder(task) as folder:
+        yield folder.work
 
 
 def agent_env(base: dict[str, str] | None, extra: dict[str, str]) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """The path every agent CLI replay follows (docs/agents.md has each agent's recipe):
 
-    a slot → a usable CLI → its key set → a temporary working copy and agent state → argv and env
+    a slot → a usable CLI → its key set → a run folder (run_folder.py: a temporary working copy and
+    agent state, whose sessions harvest never stores) → argv and env
     → the process (its group killed at the timeout) → its stdout parsed → the failure classified
 
 A subclass supplies only what differs: `prepare()` (the agent's temporary state, argv and env),
@@ -12,7 +13,6 @@ and `special()` (a failure only that agent knows). The failure messages come fro
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -28,9 +28,9 @@ from skillsleep.harnesses.agent_cli import (
     probe,
     run_cli,
     tail,
-    workdir,
 )
 from skillsleep.harnesses.failures import Failure, Wording, explain
+from skillsleep.harnesses.run_folder import run_folder
 
 __all__ = ["CLIHarness", "Invocation", "Parsed"]
 
@@ -117,10 +117,9 @@ class CLIHarness:
 
     async def replay(self, command: str, task: Task, skill: Skill, base: dict[str, str], timeout_s: float) -> Run:
         """Run the agent once (`command` is the CLI's path, `base` the environment to start from)."""
-        prefix = f"skillsleep-{self.cli.default_command}-"
-        with workdir(task) as cwd, tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True) as tmp:
-            call = self.prepare(command, task, skill, base, cwd=cwd, tmp=Path(tmp), timeout_s=timeout_s)
-            result = await run_cli(call.argv, cwd=cwd, env=call.env, timeout_s=timeout_s)
+        with run_folder(task) as folder:
+            call = self.prepare(command, task, skill, base, cwd=folder.work, tmp=folder.agent, timeout_s=timeout_s)
+            result = await run_cli(call.argv, cwd=folder.work, env=call.env, timeout_s=timeout_s)
             return await asyncio.to_thread(self.finish, result, call, timeout_s)
 
     def prepare(

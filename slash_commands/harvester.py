@@ -177,6 +177,11 @@ def left_out_lines(report: HarvestReport) -> list[str]:
             f"{report.before_since} session(s) stored for later use, ended before --since "
             "(not counted above; `skillsleep run --since` mines them)"
         )
+    if report.own_sessions:
+        lines.append(
+            f"skillsleep's own: {report.own_sessions} session(s) not stored (its replays and model calls, "
+            "or nothing but /sleep verbs): a night never learns from itself"
+        )
     if report.waiting_files:
         lines.append(
             f"the last line of {report.waiting_files} file(s) is not finished ({report.waiting_bytes} "

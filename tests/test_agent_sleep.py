@@ -4,7 +4,8 @@ the agents' homes and a live skill in temporary folders.
 
 - Claude Code: plugins/claude-code validates; with `--plugin-dir` a typed `/sleep …` inlines the
   verb's markdown into the model request, `/sleep adopt` changes the live skill, bad input gives
-  its message, and the SessionEnd hook harvests the session it ends; after `skillsleep install
+  its message, and the SessionEnd hook harvests the session it ends (a session of nothing but /sleep
+  verbs is read and never stored); after `skillsleep install
   claude-code` the same works with no plugin flag and no skillsleep on PATH.
 - Codex: after `skillsleep install codex`, `$sleep …` injects the skill and the model's shell call
   (scripted: the command the installed skill names) runs the verb, whose markdown comes back;
@@ -28,6 +29,7 @@ from conftest import AgentTools
 
 from skillsleep.core.models.store import Store
 from skillsleep.core.report.proposals import Proposals
+from skillsleep.core.shared.session import source_key
 from skillsleep.harnesses.install import Installs, installer
 from skillsleep.harnesses.install_plan import InstallContext
 from skillsleep.slash_commands.agent_installs import skillsleep_command
@@ -144,6 +146,18 @@ class World:
         finally:
             store.close()
 
+    def hook_read(self) -> set[str]:
+        """The Claude Code sessions whose transcripts a harvest read (stored or not): their ids. A session
+        of nothing but /sleep verbs is read by the hook and never stored (docs/harvest.md)."""
+        if not (self.data / "state.db").exists():
+            return set()
+        store = Store(self.data / "state.db")
+        try:
+            found = (self.home / ".claude" / "projects").rglob("*.jsonl")
+            return {p.stem for p in found if store.cursor(source_key(p)) is not None}
+        finally:
+            store.close()
+
 
 @pytest.fixture
 def world(tmp_path: Path, agent_tools: AgentTools, agent_server: AgentServer) -> Iterator[World]:
@@ -188,7 +202,8 @@ def test_sleep_in_claude_code_with_the_plugin(world: World) -> None:
     sent = world.sent()
     assert "<command-name>/skillsleep:sleep</command-name>" in sent  # the bare name reached the plugin's skill
     assert "**skillsleep**: 0 night(s), 1 pending proposal(s)" in sent and f"`/sleep adopt {pid}`" in sent
-    assert world.harvested() == {result["session_id"]: ["/skillsleep:sleep status"]}  # the hook, that session
+    # the hook read that session, and stored none of it: nothing but /sleep, skillsleep's own
+    assert world.hook_read() == {result["session_id"]} and world.harvested() == {}
     assert not (world.data / "logs" / "hooks.log").exists()
 
     world.claude("/sleep adopt", *plugin, env=env)
@@ -207,7 +222,7 @@ def test_sleep_in_claude_code_with_the_plugin(world: World) -> None:
     world.claude(f"/sleep adopt {staged}", *plugin, env=env)
     assert "**Error:**" in world.sent() and "my own line" in world.sent()
     assert world.live.read_text() == NEW + "- my own line\n" and Proposals(world.data).get(staged).status == "staged"
-    assert len(world.harvested()) == 5  # every session harvested as it ended
+    assert len(world.hook_read()) == 5 and world.harvested() == {}  # every session read as it ended, none stored
 
 
 def test_sleep_in_claude_code_without_skillsleep_on_path_says_what_to_do(world: World) -> None:
@@ -229,7 +244,7 @@ def test_installed_sleep_works_in_claude_code_without_a_plugin_flag_or_path(
     sent = world.sent()
     assert "<command-name>/sleep</command-name>" in sent  # the user skill: a bare /sleep
     assert f"`/sleep adopt {pid}`" in sent
-    assert world.harvested() == {result["session_id"]: ["/sleep status"]}  # the installed hook
+    assert world.hook_read() == {result["session_id"]} and world.harvested() == {}  # the installed hook
 
     world.skillsleep(monkeypatch, "uninstall", "claude-code")
     world.claude("/sleep status")

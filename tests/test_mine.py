@@ -264,7 +264,9 @@ def test_sleep_invocations_and_the_agents_reply_to_them_are_not_intents_or_evide
         ("bump the version", "failure"),
     ]  # the correction after /sleep is still its evidence
     assert [e.kind for e in instances[1].evidence] == ["correction"]
-    assert intake.prompts_skipped == {"skillsleep_command": 5}
+    assert intake.prompts_skipped == {"skillsleep_command": 2}
+    # a session of nothing but skillsleep's verbs is skillsleep's own: not mined at all
+    assert intake.sessions_skipped == {"skillsleep_own": 2}
 
 
 async def test_a_correction_with_no_request_before_it_is_a_request() -> None:

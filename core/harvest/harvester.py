@@ -14,7 +14,9 @@ one transaction: a file's sessions and its cursor are committed together, so a h
 mid-way loses only its open batch, which the next harvest reads again (no loss, no duplicate).
 With a lot to read, worker processes parse and redact the files (`core.harvest.read`) while this
 process stores what they read, in the same order and batches. Every session read is stored: `since` only decides which ones the report counts
-as new (the others are counted apart, in `before_since`), so a later night can still mine them.
+as new (the others are counted apart, in `before_since`), so a later night can still mine them;
+except skillsleep's own sessions (`core.harvest.own`: its replays, its model calls, a session of
+nothing but `/sleep` verbs), which are never stored and are counted in `own_sessions`.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class HarvestReport(Record):
 
     sessions: dict[str, int] = Field(default_factory=dict)  # new or updated sessions per harness (after `since`)
     before_since: int = 0  # new or updated sessions that ended before `since`: stored, not counted above
+    own_sessions: int = 0  # skillsleep's own sessions (its replays, model calls, /sleep verbs): never stored
     turns: int = 0
     tools: Counter[str] = Field(default_factory=Counter)
     errors: int = 0
@@ -307,6 +310,9 @@ class Harvester:
             self.store.set_cursor(key, DbCursor(stats=stats, seqs=seqs).model_dump())
 
     def _store(self, harness: str, c: ChunkRead, report: HarvestReport, since: datetime | None) -> None:
+        if c.own is not None:  # skillsleep's own session (`core.harvest.own`): never stored, never mined
+            report.own_sessions += 1
+            return
         stored = self.store.session(harness, c.id)
         ended = c.ended
         if stored is not None and stored.source == c.source and c.byte_start >= stored.byte_end:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field
 
+from skillsleep.core.harvest.own import OwnReason, own_reason
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Record
@@ -52,6 +53,7 @@ class ChunkRead(Record):
     turns: int
     tools: Counter[str] = Field(default_factory=Counter)  # tool_call names
     errors: int = 0
+    own: OwnReason | None = None  # why it is skillsleep's own session (`core.harvest.own`): never stored
 
     def session(self) -> Session:
         return Session.model_validate_json(self.data)
@@ -93,6 +95,7 @@ def chunk(session: Session) -> ChunkRead:
         turns=len(turns),
         tools=Counter(t.tool for t in turns if t.kind == "tool_call" and t.tool),
         errors=sum(t.kind == "error" or (t.kind == "tool_result" and t.is_error) for t in turns),
+        own=own_reason(session),
     )
 
 

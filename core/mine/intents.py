@@ -1,14 +1,17 @@
 """Intents (mining, step 1): the requests a user gives the agent, each with how that attempt ended.
 
-Per session that is not a subagent/sidechain (`Session.sidechain`; those are never mined), user
+Per session that is not a subagent/sidechain (`Session.sidechain`; those are never mined) nor
+skillsleep's own (`core.harvest.own`: harvest stores none, an older store may hold some), user
 prompts and slash commands ("/cmd args", with or without args) are read in order. Not intents:
 - acknowledgements: every word in a small vocabulary ("ok", "thanks", "continue", "yes", "looks
   good", ...; at most 8 words) or a one-character answer to a menu ("p", "2", "a)"). A positive
   one ("thanks", "great", "works") is a success signal for the open instance;
 - housekeeping commands (/clear, /exit, /compact, /model, ...) and shell escapes ("! ls");
-- skillsleep's own verbs: /sleep and /skillsleep:sleep (Claude Code, OpenClaw), $sleep and
-  $skillsleep:sleep (Codex). The user is talking to skillsleep, not asking the agent for work, so
-  the agent's reply to them (the verb's output, its shell call) belongs to no instance either;
+- skillsleep's own verbs (`core.harvest.own.is_sleep_verb`): /sleep and /skillsleep:sleep (Claude
+  Code, OpenClaw), $sleep and $skillsleep:sleep (Codex, OpenClaw), /skill sleep (OpenClaw). The
+  user is talking to skillsleep, not asking the agent for work, so the agent's reply to them (the
+  verb's output, its shell call) belongs to no instance either. A session of nothing but these verbs
+  is not even stored (`core.harvest.own`);
 - a text that is only a bracketed marker ("[Image #1]") or empty;
 - a request that the safety screen of `core.privacy.safety` flags (sending data out, fetch-and-run,
   disabling safety, revealing secrets): a replay would do it for real, so it is never a task.
@@ -47,6 +50,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from skillsleep.core.harvest.own import is_sleep_verb, own_reason
 from skillsleep.core.mine.followups import Span, classify, outright
 from skillsleep.core.mine.similarity import normalize, vocabulary
 from skillsleep.core.models.prompts import truncate
@@ -139,8 +143,6 @@ _HOUSEKEEPING = vocabulary(
     "rename tasks todos"
 )
 _REVERT_COMMANDS = frozenset({"undo", "rewind"})
-_SKILLSLEEP_COMMANDS = frozenset({"sleep", "skillsleep:sleep"})  # /sleep in an agent, by the pack's own name too
-_SKILL_MENTION = re.compile(r"^\$(sleep|skillsleep:sleep)(?:\s|$)")  # Codex: $sleep status
 _COMMAND_TEXT = re.compile(r"^/([A-Za-z][\w:.\-]*)(?:\s+(.*))?$", re.S)
 _MARKER_ONLY = re.compile(r"^\[[^\]\n]{0,200}\]$")
 
@@ -180,6 +182,8 @@ def _acknowledgement(text: str) -> Literal["positive", "neutral"] | None:
 
 def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "revert", "skillsleep"], str]:
     """What a user or command turn asks: a request text, or a command that is not one."""
+    if is_sleep_verb(turn):
+        return "skillsleep", ""
     if turn.kind == "command":
         parts = turn.text.strip().split(maxsplit=1)
         name = turn.tool or (parts[0] if parts else "")
@@ -190,16 +194,12 @@ def _request(turn: Turn) -> tuple[Literal["text", "housekeeping", "shell", "reve
             return "shell", ""
         name = name if name.startswith("/") else f"/{name}"
     else:
-        if _SKILL_MENTION.match(turn.text.strip()):
-            return "skillsleep", ""
         found = _COMMAND_TEXT.match(turn.text.strip())
         if not found:
             return "text", turn.text
         name, args = f"/{found.group(1)}", found.group(2) or ""
     bare = name.lstrip("/").lower()
     text = f"{name} {args.strip()}".strip()
-    if bare in _SKILLSLEEP_COMMANDS:
-        return "skillsleep", text
     if bare in _HOUSEKEEPING:
         return "housekeeping", text
     if bare in _REVERT_COMMANDS:
@@ -274,6 +274,9 @@ def extract_instances(
         intake.sessions += 1
         if session.sidechain:
             skipped_sessions["subagent"] += 1
+            continue
+        if own_reason(session) is not None:  # stored before harvest refused them (`core.harvest.own`)
+            skipped_sessions["skillsleep_own"] += 1
             continue
         found = _session_instances(session, redactor, skipped, evidence)
         intake.prompts += sum(1 for t in session.turns if t.kind in ("user", "command"))
