@@ -24,6 +24,7 @@ from skillsleep.core.shared.records import Record
 from skillsleep.slash_commands.cron_log import LastRun, last_run
 from skillsleep.slash_commands.harvester import LAST_HARVEST, LastHarvest
 from skillsleep.slash_commands.liveness import night_state
+from skillsleep.slash_commands.next_night import NextNight
 from skillsleep.slash_commands.night_job import Scheduled
 
 __all__ = ["StatusResult", "next_commands", "status"]
@@ -183,6 +184,7 @@ class StatusResult(Record):
     last_harvest: LastHarvest | None
     spend: Spend
     schedule: ScheduleSeen
+    next_night: NextNight | None  # the harness, model and token cap a night started now would use, and why
     problems: list[str]
 
 
@@ -234,6 +236,17 @@ def _gate_history(records: list[NightRecord]) -> list[GateVerdict]:
     ][-GATE_HISTORY:]
 
 
+def _next_night(problems: list[str]) -> NextNight | None:
+    """What a night started now would use; a setting it cannot read is one of the problems."""
+    from skillsleep.slash_commands.next_night import next_night
+
+    try:
+        return next_night()
+    except SkillsleepError as exc:
+        problems.append(f"the next night's settings: {exc}")
+        return None
+
+
 def status(data: Path | None = None, *, now: datetime | None = None) -> StatusResult:
     """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
     from skillsleep.slash_commands.schedulers import installed
@@ -265,5 +278,6 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> StatusRe
             month=MonthSpend(since=month.isoformat(), tokens=month_tokens, cost_usd=float(month_cost)),
         ),
         schedule=ScheduleSeen(scheduled=scheduled, last_run=last_run(root)),
+        next_night=_next_night(problems),
         problems=problems,
     )

@@ -269,7 +269,7 @@ def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPa
     command = next(
         line.strip() for line in skill.read_text().splitlines() if line.startswith("   ") and " sleep --prefix " in line
     )
-    assert command == f"{skillsleep_command()} sleep --prefix '$sleep' [verb] [args]"
+    assert command == f"SKILLSLEEP_FROM_AGENT=codex {skillsleep_command()} sleep --prefix '$sleep' [verb] [args]"
     pid = world.stage()
 
     def sleep(words: str) -> list[str]:
