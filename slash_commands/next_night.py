@@ -62,15 +62,16 @@ def of_settings(each: dict[str, ScalarSetting], agent: AgentLevel) -> NextNight:
 
 def next_night_line(n: NextNight) -> str:
     """One line: "next night: replays in claude-code, claude-code as the model ← why; token cap
-    1,000,000 ← why", with how to install an agent when none is and nothing else is set."""
+    1,000,000 ← why", with how to install an agent when none is and nothing else is set, and how
+    to choose another when the newest of several installed agents was taken."""
     if n.harness_from == n.backend_from:
         what = f"replays in {n.harness}, {n.backend} as the model ← {n.harness_from}"
     else:
         what = f"replays in {n.harness} ← {n.harness_from}; {n.backend} as the model ← {n.backend_from}"
+    if n.agent.rule == "latest-installed" and n.agent.reason in (n.harness_from, n.backend_from):
+        what += " (--harness / --backend, or [sleep] harness / backend, choose another)"
     cap = f"token cap {n.budget_tokens:,} ← {n.budget_from}" if n.budget_tokens else "no token cap"
     line = f"next night: {what}; {cap}"
     if n.agent.rule == "none" and "the default" in (n.harness_from, n.backend_from):
         line += f" ({n.agent.reason})"
-    elif n.agent.rule == "latest-installed" and n.agent.reason in (n.harness_from, n.backend_from):
-        line += " (--harness / --backend, or [sleep] harness / backend, choose another)"
     return line
