@@ -223,7 +223,7 @@ def test_config_shows_each_agent_setting_with_why_and_what_it_overrides(
 def test_sleep_run_in_an_agent_starts_a_detached_night_that_uses_that_agent(
     data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the Codex skill runs for `$sleep run` (SKILLSLEEP_FROM_AGENT=codex … sleep run): the night's
+    """What the Codex skill runs for `$sleep run` (`skillsleep sleep --from-agent codex run`): the night's
     settings resolve to Codex as harness and model under the cap, though Claude Code was installed
     later, and the background `skillsleep run` is started with that same identity and no flag that
     would pin anything else. (The providers are registered by their own change: until then the
@@ -232,7 +232,7 @@ def test_sleep_run_in_an_agent_starts_a_detached_night_that_uses_that_agent(
 
     install(data, "codex", DEC1)
     install(data, "claude-code", DEC3)
-    monkeypatch.setenv(FROM_AGENT_ENV, "codex")
+    monkeypatch.setenv(FROM_AGENT_ENV, "")  # unset; monkeypatch puts it back as it was after `--from-agent`
     seen: dict[str, object] = {}
     resolved_settings: list[SleepSection] = []
 
@@ -247,7 +247,7 @@ def test_sleep_run_in_an_agent_starts_a_detached_night_that_uses_that_agent(
     monkeypatch.setattr(detach, "check_night", check_night)
     monkeypatch.setattr(detach, "check_night_backends", lambda _settings: None)
     monkeypatch.setattr(detach.os, "posix_spawn", spawn)
-    code, out, _err = invoke("sleep", "--prefix", "$sleep", "run")
+    code, out, _err = invoke("sleep", "--prefix", "$sleep", "--from-agent", "codex", "run")
     assert code != 0 and "the test caught the spawn" in out
     (settings,) = resolved_settings
     assert (settings.harness, settings.backend, settings.budget_tokens) == ("codex", "codex", AGENT_BUDGET_TOKENS)
@@ -255,3 +255,12 @@ def test_sleep_run_in_an_agent_starts_a_detached_night_that_uses_that_agent(
     assert isinstance(argv, list) and argv[3] == "run" and argv[4] == "--detached-log" and len(argv) == 6
     env = seen["env"]
     assert isinstance(env, dict) and env[FROM_AGENT_ENV] == "codex"  # the child resolves the same night
+
+
+def test_sleep_from_an_agent_that_cannot_be_the_model_says_which_can(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FROM_AGENT_ENV, "")
+    code, out, _err = invoke("sleep", "--from-agent", "openclaw", "status")
+    assert code == 2 and out.startswith("**Error:** --from-agent 'openclaw': not an agent that can answer")
+    assert "(those that can: claude-code, codex)" in out

@@ -123,8 +123,8 @@ def test_config_and_status_with_agents_installed_print_their_golden_outputs(
     monkeypatch.setenv("SKILLSLEEP_BUDGET_TOKENS", "2000000")
     _run("config-agents.text", names, "config")
     monkeypatch.delenv("SKILLSLEEP_BUDGET_TOKENS")
-    monkeypatch.setenv(FROM_AGENT_ENV, "claude-code")
-    _run("status-agent.md", names, "sleep", "status")
+    monkeypatch.setenv(FROM_AGENT_ENV, "")  # `--from-agent` sets it in this process: put back after the test
+    _run("status-agent.md", names, "sleep", "--from-agent", "claude-code", "status")
 
 
 def test_backends_and_harnesses_print_their_golden_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
