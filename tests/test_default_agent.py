@@ -264,3 +264,16 @@ def test_sleep_from_an_agent_that_cannot_be_the_model_says_which_can(
     code, out, _err = invoke("sleep", "--from-agent", "openclaw", "status")
     assert code == 2 and out.startswith("**Error:** --from-agent 'openclaw': not an agent that can answer")
     assert "(those that can: claude-code, codex)" in out
+
+
+def test_a_default_agent_that_cannot_replay_here_is_named_with_why_and_how_to_choose_another(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(data, "claude-code", DEC1)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-agents"))
+    code, _out, err = invoke("run")
+    assert code == 2, err
+    assert "the claude-code harness is not usable here:" in err
+    assert "It is the night's harness by default: claude-code (installed 2026-12-01; the only agent installed)" in err
+    assert "--backend local" in err and "`skillsleep uninstall claude-code`" in err
+    assert not (data / "nights").exists()  # refused before any work
