@@ -1,7 +1,8 @@
 """What `skillsleep status` reports (status_cmd.py is its click command and text; agent_md.py its
 markdown): `StatusResult`, read from the data folder by `status()` — nights, gate history, pending
-proposals, recent actions, last harvest, spend, schedule, problems. It only reads: it needs no
-config file, no backend and no lock, and works on an empty data directory."""
+proposals, recent actions, last harvest, spend, schedule, the harness, model and token cap of the
+next night and why (next_night.py), problems. It only reads: it needs no config file (one it cannot
+read is one of the problems), no backend and no lock, and works on an empty data directory."""
 
 from __future__ import annotations
 

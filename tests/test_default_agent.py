@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sleep_kit import data, invoke
+from sleep_kit import data, invoke  # noqa: F401  (fixture)
 
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.shared.errors import ConfigError
@@ -24,8 +24,6 @@ from skillsleep.harnesses.install import Manifest
 from skillsleep.slash_commands.next_night import next_night, next_night_line
 from skillsleep.slash_commands.night_agent import FROM_AGENT_ENV, agent_models
 from skillsleep.slash_commands.wiring import sleep_settings
-
-__all__ = ["data"]  # the fixture
 
 MODELS = {"claude-code": "claude-code", "codex": "codex"}
 DEC1, DEC3 = datetime(2026, 12, 1, 9, tzinfo=UTC), datetime(2026, 12, 3, 9, tzinfo=UTC)
