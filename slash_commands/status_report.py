@@ -238,11 +238,15 @@ def _gate_history(records: list[NightRecord]) -> list[GateVerdict]:
 
 
 def _next_night(problems: list[str]) -> NextNight | None:
-    """What a night started now would use; a setting it cannot read is one of the problems."""
+    """What a night started now would use; a setting it cannot read is one of the problems (a
+    config file that is not there is none: status needs none)."""
+    from skillsleep.core.night.user_config import UserConfig
     from skillsleep.slash_commands.next_night import next_night
+    from skillsleep.slash_commands.wiring import config_file, sleep_settings, user_config
 
     try:
-        return next_night()
+        where = config_file()
+        return next_night(sleep_settings(cfg=user_config(where) if where.exists else UserConfig()))
     except SkillsleepError as exc:
         problems.append(f"the next night's settings: {exc}")
         return None
