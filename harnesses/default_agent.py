@@ -4,8 +4,9 @@ After `skillsleep install claude-code` (or codex) a night with nothing configure
 agent and uses its headless mode as the model (the backend provider the agent's record names,
 `Agent.model_provider`), under a token cap. The agent is, first that applies:
 
-1. the agent the command was typed in (its `/sleep` or `$sleep` skill says so: `SKILLSLEEP_FROM_AGENT`,
-   read by slash_commands/night_agent.py): the user is in it now;
+1. the agent the command was typed in (its `/sleep` or `$sleep` skill runs `skillsleep sleep
+   --from-agent NAME`, kept as `SKILLSLEEP_FROM_AGENT`: slash_commands/night_agent.py): the user is
+   in it now;
 2. the only agent installed that can be the model;
 3. of several, the one installed most recently (`skillsleep install NAME` again makes NAME the
    newest);
@@ -51,8 +52,9 @@ __all__ = [
 # the scripted night of bench/night.py spends ~380 prompt tokens a call, and an agent's headless
 # mode adds its own instructions to each (Codex's are a few thousand tokens, mostly from its
 # cache, but counted): one million tokens lets such a night finish with room to spare, and stops a
-# runaway (a large corpus, a raised max_tasks, retries) at about $3 of Sonnet-priced input. A
-# subscription's quota is real money: the cap is on unless the user raises or removes it.
+# runaway (a large corpus, a raised max_tasks, retries) at about $2 of input at the API price of
+# claude-sonnet-5, the anthropic provider's default. A subscription's quota is real money: the cap
+# is on unless the user raises or removes it.
 AGENT_BUDGET_TOKENS = 1_000_000
 
 Rule = Literal["typed-in", "only-installed", "latest-installed", "none"]
@@ -90,7 +92,6 @@ def choose_agent(
     provider, for every agent that can be the model (others in `installed` are left out);
     `typed_in`: the agent the command was typed in (it must be in `models`)."""
     usable = sorted((a for a in installed if a.name in models), key=lambda a: a.installed)
-    when = {a.name: a.installed for a in usable}
     if typed_in is not None:
         if typed_in not in models:
             raise ValueError(f"{typed_in!r} cannot be the model (known: {', '.join(models)})")
@@ -115,7 +116,7 @@ def choose_agent(
         )
     others = ", ".join(f"{a.name} on {_day(a.installed)}" for a in usable[:-1])
     why = (
-        f"installed {_day(when[newest.name])}, after {others}: the most recently installed of {len(usable)}; "
+        f"installed {_day(newest.installed)}, after {others}: the most recently installed of {len(usable)}; "
         "installing one again makes it the newest"
     )
     return _choice(newest.name, models, "latest-installed", why, usable)
