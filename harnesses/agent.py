@@ -53,6 +53,10 @@ class Agent(BaseModel):
     db_reader: DbReader | None = None  # for transcripts kept in a database instead of files
     hook: bool = False  # it runs `skillsleep harvest --hook <name>` when a session ends
     cron: str | None = None  # "module:attribute" of its own cron (an AgentCron): `schedule --<name>` uses it
+    # the backend provider its headless mode answers model calls as (`<provider>[:MODEL]`): after
+    # `skillsleep install <name>` a night with nothing configured uses it as the model (night_agent.py);
+    # None: it cannot be a night's model
+    model_provider: str | None = None
 
     def settings(self, raw: Mapping[str, object] | None = None, *, where: str = "") -> AgentSettings:
         """`raw` (a `[harness.<name>]` table) checked against the settings model; an error names the

@@ -90,7 +90,24 @@ def install(names: Sequence[str], *, force: bool = False) -> InstallResult:
         if not shutil.which(command, path=ctx.env.get("PATH")):
             outcome.notes.append(f"`{command}` is not on PATH here; the files are in place for when it is")
         done.append(outcome)
+    _note_default(done, ctx.data_dir)
     return InstallResult(action="install", agents=done, skipped=skipped, skillsleep=str(ctx.skillsleep))
+
+
+def _note_default(done: list[Outcome], data: Path) -> None:
+    """The agent just installed that a night now defaults to says so (harnesses/default_agent.py)."""
+    from skillsleep.harnesses.default_agent import choose_agent, installed_agents
+    from skillsleep.slash_commands.night_agent import agent_models
+
+    models = agent_models()
+    choice = choose_agent(installed_agents(data, list(models)), models)
+    for outcome in done:
+        if outcome.agent == choice.agent:
+            outcome.notes.append(
+                f"a night with nothing configured now replays in {choice.agent} and uses it as the model, under a "
+                f"{choice.budget_tokens:,}-token cap (`skillsleep config` shows why; --backend local keeps the "
+                "embedded model)"
+            )
 
 
 def uninstall(names: Sequence[str], *, force: bool = False) -> AgentsChanged:

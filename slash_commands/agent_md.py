@@ -95,6 +95,11 @@ def status_md(s: StatusResult, prefix: str) -> str:
         )
     if pending:
         out.append("")
+    if s.next_night is not None:
+        from skillsleep.slash_commands.next_night import next_night_line
+
+        line = next_night_line(s.next_night)
+        out += [md_line(line[0].upper() + line[1:]), ""]
     if s.problems:
         out.append(
             f"{len(s.problems)} problem(s) in the data folder: {md_line(s.problems[0])}"

@@ -12,9 +12,10 @@ from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import emit
 
 if TYPE_CHECKING:
-    from skillsleep.core.night.user_config import Origin, Setting
+    from skillsleep.core.night.user_config import Setting
+    from skillsleep.harnesses.default_agent import AgentLevel
     from skillsleep.slash_commands.config_report import ConfigResult
-    from skillsleep.slash_commands.wiring import ConfigFile, ScalarSetting
+    from skillsleep.slash_commands.setting_records import ConfigFile, ScalarSetting, SleepOrigin
 
 __all__ = ["config_"]
 
@@ -30,6 +31,7 @@ def config_(as_json: bool) -> None:
 
 
 def _config_text(s: ConfigResult) -> str:
+    from skillsleep.slash_commands.next_night import next_night_line
     from skillsleep.slash_commands.price_settings import prices_text
 
     where = s.config_file
@@ -39,7 +41,7 @@ def _config_text(s: ConfigResult) -> str:
         "default": "the platform default; SKILLSLEEP_CONFIG or SKILLSLEEP_HOME move it",
     }[where.chosen_by]
     state = "exists" if where.exists else "does not exist; every setting below is from env or default"
-    lines = [f"config file: {where.path} ({state}; {chosen})"]
+    lines = [f"config file: {where.path} ({state}; {chosen})", next_night_line(s.next_night)]
     sections: dict[str, dict[str, Setting | ScalarSetting]] = {
         "harvest": {name: getattr(s.harvest, name) for name in type(s.harvest).model_fields},
         "sleep": {**s.sleep},
@@ -47,19 +49,20 @@ def _config_text(s: ConfigResult) -> str:
     }
     for section, settings in sections.items():
         for name, setting in settings.items():
-            lines += _setting_lines(f"{section}.{name}", setting, where)
+            lines += _setting_lines(f"{section}.{name}", setting, where, s.agent)
     return "\n".join([*lines, *prices_text(s.prices, where.path)])
 
 
-def _setting_lines(key: str, setting: Setting | ScalarSetting, where: ConfigFile) -> list[str]:
-    """One setting: its value and where it came from, then what the other levels gave."""
+def _setting_lines(key: str, setting: Setting | ScalarSetting, where: ConfigFile, agent: AgentLevel) -> list[str]:
+    """One setting: its value and where it came from, then what the other levels gave (`agent`: why
+    the agent level gave what it did)."""
     from skillsleep.core.night.user_config import Setting
     from skillsleep.slash_commands.wiring import origin_label
 
     if not isinstance(setting, Setting):  # a scalar setting ([sleep]): one value, the highest level wins
         shown = json.dumps(setting.value, ensure_ascii=False)
-        return [f"{key} = {shown}  ← {_origin_text(setting.source, key, where)}"] + [
-            f"  {json.dumps(value, ensure_ascii=False)}  ← {_origin_text(origin, key, where)} (overridden, not used)"
+        return [f"{key} = {shown}  ← {_origin_text(setting.source, key, where, agent)}"] + [
+            f"  {json.dumps(value, ensure_ascii=False)}  ← {_origin_text(origin, key, where, agent)} (overridden, not used)"
             for origin, value in setting.layers.items()
             if origin != setting.source
         ]
@@ -74,7 +77,7 @@ def _setting_lines(key: str, setting: Setting | ScalarSetting, where: ConfigFile
     return lines
 
 
-def _origin_text(origin: Origin, key: str, where: ConfigFile) -> str:
+def _origin_text(origin: SleepOrigin, key: str, where: ConfigFile, agent: AgentLevel) -> str:
     from skillsleep.slash_commands.wiring import origin_label
 
-    return "default" if origin == "default" else f"{origin}: {origin_label(origin, key, where)}"
+    return "default" if origin == "default" else f"{origin}: {origin_label(origin, key, where, agent)}"

@@ -4,6 +4,7 @@ config file's path and every effective setting with where it came from, from `co
 from __future__ import annotations
 
 from skillsleep.core.night.user_config import UserConfig
+from skillsleep.slash_commands.next_night import NextNight, of_settings
 from skillsleep.slash_commands.price_settings import PriceSetting, effective_prices
 from skillsleep.slash_commands.wiring import (
     EffectiveSettings,
@@ -18,10 +19,12 @@ __all__ = ["ConfigResult", "config_result"]
 
 class ConfigResult(EffectiveSettings):
     """What `config --json` prints: the effective settings of every command (EffectiveSettings),
-    then `[executor]` and `[prices]`, each key with where it came from."""
+    then `[executor]` and `[prices]`, each key with where it came from, and which harness, model and
+    token cap a night started now would use and why (`next_night`)."""
 
     executor: dict[str, ScalarSetting]
     prices: dict[str, PriceSetting]  # provider:model (or provider:*) → USD per million tokens
+    next_night: NextNight
 
 
 def config_result() -> ConfigResult:
@@ -31,7 +34,12 @@ def config_result() -> ConfigResult:
     cfg = user_config(settings.config_file) if settings.config_file.exists else UserConfig()
     if settings.config_file.exists:
         harness_settings(cfg)  # every [harness.<name>] table too: this is where a user looks for a typo
-    return ConfigResult(**dict(settings), executor=_executor(cfg), prices=effective_prices(cfg))
+    return ConfigResult(
+        **dict(settings),
+        executor=_executor(cfg),
+        prices=effective_prices(cfg),
+        next_night=of_settings(settings.sleep, settings.agent),
+    )
 
 
 def _executor(cfg: UserConfig) -> dict[str, ScalarSetting]:

@@ -15,7 +15,7 @@ from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import output_options, resolve, show
 
 if TYPE_CHECKING:
-    from skillsleep.slash_commands.cost_report import CostResult
+    from skillsleep.slash_commands.cost_report import CostResult, UnpricedUse
 
 
 def _usd(cost_usd: float, at_least: bool) -> str:
@@ -24,18 +24,26 @@ def _usd(cost_usd: float, at_least: bool) -> str:
 
 
 def _unpriced_lines(c: CostResult) -> list[str]:
-    """The models this month's calls had no price for, with their tokens and how to give one."""
-    unpriced = c.month.unpriced
+    """The models this month's calls had no price for, with their tokens and how to give one; an
+    agent's headless mode (its CLI reported no dollars) is named as subscription tokens instead."""
+    agents = {name: u for name, u in c.month.unpriced.items() if name.partition(":")[0] in c.agents}
+    unpriced = {name: u for name, u in c.month.unpriced.items() if name not in agents}
+    lines = []
+    if agents:
+        lines += [
+            "",
+            "Agents as the model (their CLI reported no dollars: these tokens count against your subscription):",
+            "",
+            *(_use_line(name, u) for name, u in sorted(agents.items())),
+        ]
     if not unpriced:
-        return []
-    lines = [
+        return lines
+    return [
+        *lines,
         "",
         "Not priced (each call counted as $0, so the cost shown is the least it was):",
         "",
-        *(
-            f"- {plain_line(name)}: {counted(u.calls, 'call')}, {u.input_tokens:,} tokens in, {u.output_tokens:,} out"
-            for name, u in sorted(unpriced.items())
-        ),
+        *(_use_line(name, u) for name, u in sorted(unpriced.items())),
         "",
         f"Give each its price in USD per million tokens under [prices] in {c.prices_at} "
         "(0 is a price: a model on your own machine costs nothing); calls made from then on are counted:",
@@ -43,7 +51,10 @@ def _unpriced_lines(c: CostResult) -> list[str]:
         "    [prices]",
         *(f"    {plain_line(json.dumps(name))} = {{input = 0.0, output = 0.0}}" for name in sorted(unpriced)),
     ]
-    return lines
+
+
+def _use_line(name: str, u: UnpricedUse) -> str:
+    return f"- {plain_line(name)}: {counted(u.calls, 'call')}, {u.input_tokens:,} tokens in, {u.output_tokens:,} out"
 
 
 def cost_text(c: CostResult, plain: bool) -> str:

@@ -2,7 +2,9 @@
 nights spent by night, this month and by role, read by `cost()` from each night's own ledger.jsonl,
 which every process that worked on the night appended to, so a night that was killed or resumed
 counts in full and one whose record cannot be read counts too. Reads only: no config, backend or
-lock; an empty data folder is not created."""
+lock; an empty data folder is not created. A night whose model is an agent (`claude-code`, `codex`)
+counts the same way, by role and night in tokens; its dollars are those the agent's CLI reported,
+and its calls without them are named as subscription tokens, not as a price to give."""
 
 from __future__ import annotations
 
@@ -97,6 +99,9 @@ class CostResult(Record):
     nights: list[NightCost]  # this month's and the last RECENT
     nights_in_all: int
     prices_at: str  # the config file where [prices] go
+    # the providers that are an agent's headless mode (claude-code, codex): their calls count in tokens
+    # against the user's subscription, in dollars only where the agent's CLI reports them
+    agents: list[str]
 
 
 def _night_row(nights: Nights, folder: Path, records: dict[int, NightRecord], month: datetime) -> NightCost:
@@ -116,6 +121,7 @@ def _night_row(nights: Nights, folder: Path, records: dict[int, NightRecord], mo
 
 def cost(data: Path | None = None, *, now: datetime | None = None) -> CostResult:
     """Spend this month (in all and by role) and by night: this month's nights and the last ones."""
+    from skillsleep.slash_commands.night_agent import agent_models
     from skillsleep.slash_commands.wiring import config_file, data_dir
 
     nights = Nights(Path(data) if data is not None else data_dir())
@@ -137,4 +143,5 @@ def cost(data: Path | None = None, *, now: datetime | None = None) -> CostResult
         nights=[row for i, row in enumerate(rows) if row.this_month or i >= len(rows) - RECENT],
         nights_in_all=len(rows),
         prices_at=str(config_file().path),
+        agents=sorted(agent_models().values()),
     )

@@ -25,7 +25,8 @@ __all__ = ["run_"]
 @click.option(
     "--harness",
     type=choices.Names(choices.harnesses),
-    help="Where tasks are replayed (default: chat, on the backend).",
+    help="Where tasks are replayed (default: the agent you installed skillsleep into, else chat on the backend; "
+    "`skillsleep config` says which and why).",
 )
 @click.option(
     "--skill",
@@ -33,7 +34,10 @@ __all__ = ["run_"]
     "(default: the managed learned skill).",
 )
 @click.option(
-    "--backend", cls=choices.NamesHelp, names=choices.providers, help="Model provider ({names}) or provider:model."
+    "--backend",
+    cls=choices.NamesHelp,
+    names=choices.providers,
+    help="Model provider ({names}) or provider:model (default: the agent you installed skillsleep into, else local).",
 )
 @click.option(
     "--base-url",
@@ -65,7 +69,11 @@ __all__ = ["run_"]
     help="Distinct trajectories an edit must rest on to reach the gate (default 2).",
 )
 @click.option("--preferences", help='Your rules, given to the optimizer as a prior ("prefer short answers").')
-@click.option("--budget-tokens", type=click.IntRange(min=0), help="Hard cap on tokens tonight (0: none).")
+@click.option(
+    "--budget-tokens",
+    type=click.IntRange(min=0),
+    help="Hard cap on tokens tonight (0: none; default 1,000,000 when an agent is the model, else none).",
+)
 @click.option("--budget-usd", type=click.FloatRange(min=0), help="Hard cap on money tonight (0: none).")
 @click.option("--max-tasks", type=click.IntRange(min=1), help="Most recurring tasks used tonight.")
 @click.option("--since", help="Mine sessions that ended after this: ISO date/time or a span (30d).")

@@ -83,15 +83,31 @@ def open_executor(kind: str | None, *, on_event: EventSink) -> Executor:
 
 
 def check_night(flags: Mapping[str, object | None]) -> SleepSection:
-    """The night's `[sleep]` settings layered flag > env > file > default and checked before any
-    work (also by `schedule`, so a typo fails there and not at 3 a.m.)."""
-    settings = sleep_settings(flags).values
+    """The night's `[sleep]` settings layered flag > env > file > agent > default and checked before
+    any work (also by `schedule`, so a typo fails there and not at 3 a.m.)."""
+    layered = sleep_settings(flags)
+    settings = layered.values
     registry.check_name(settings.harness)
     harness_settings()  # a typo in any [harness.<name>] table fails now, whichever harness replays
+    if layered.settings["harness"].source == "agent":  # nobody named it: say why it is this agent
+        _check_default_agent(settings, layered.agent.why["harness"])
     model_specs(settings)  # names a missing default model now, not mid-night
     where = config_file()  # a money cap over a model with no price, named with the file to price it in
     check_prices(settings, user_config(where).prices, prices_at=str(where.path))
     return settings
+
+
+def _check_default_agent(settings: SleepSection, why: str) -> None:
+    """The agent a night defaults to can replay here; else a ConfigError saying why it is the
+    default and how to choose another."""
+    try:
+        usable_agent(settings.harness, target_model=settings.target_model, base_url=None)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{exc}. It is the night's harness by default: {why}; choose another with --harness / --backend "
+            "(--backend local: the chat harness on the embedded model), or `skillsleep uninstall "
+            f"{settings.harness}`"
+        ) from None
 
 
 def check_night_backends(settings: SleepSection) -> None:

@@ -141,6 +141,10 @@ def status_text(s: StatusResult, *, plain: bool = False) -> str:
     tonight = f"night {night.night} {night.tokens:,} tokens ${night.cost_usd:.4f}" if night else "no night yet"
     out.append(f"spend: {tonight}; this month {month.tokens:,} tokens ${month.cost_usd:.4f}")
     out.append(_schedule_line(s.schedule, md))
+    if s.next_night is not None:
+        from skillsleep.slash_commands.next_night import next_night_line
+
+        out.append(md(next_night_line(s.next_night)))
     if s.problems:
         out += ["", f"### Problems ({len(s.problems)})", ""]
         out += [f"- {md(p)}" for p in s.problems]

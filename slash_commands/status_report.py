@@ -1,7 +1,8 @@
 """What `skillsleep status` reports (status_cmd.py is its click command and text; agent_md.py its
 markdown): `StatusResult`, read from the data folder by `status()` — nights, gate history, pending
-proposals, recent actions, last harvest, spend, schedule, problems. It only reads: it needs no
-config file, no backend and no lock, and works on an empty data directory."""
+proposals, recent actions, last harvest, spend, schedule, the harness, model and token cap of the
+next night and why (next_night.py), problems. It only reads: it needs no config file (one it cannot
+read is one of the problems), no backend and no lock, and works on an empty data directory."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from skillsleep.core.shared.records import Record
 from skillsleep.slash_commands.cron_log import LastRun, last_run
 from skillsleep.slash_commands.harvester import LAST_HARVEST, LastHarvest
 from skillsleep.slash_commands.liveness import night_state
+from skillsleep.slash_commands.next_night import NextNight
 from skillsleep.slash_commands.night_job import Scheduled
 
 __all__ = ["StatusResult", "next_commands", "status"]
@@ -183,6 +185,7 @@ class StatusResult(Record):
     last_harvest: LastHarvest | None
     spend: Spend
     schedule: ScheduleSeen
+    next_night: NextNight | None  # the harness, model and token cap a night started now would use, and why
     problems: list[str]
 
 
@@ -234,6 +237,21 @@ def _gate_history(records: list[NightRecord]) -> list[GateVerdict]:
     ][-GATE_HISTORY:]
 
 
+def _next_night(problems: list[str]) -> NextNight | None:
+    """What a night started now would use; a setting it cannot read is one of the problems (a
+    config file that is not there is none: status needs none)."""
+    from skillsleep.core.night.user_config import UserConfig
+    from skillsleep.slash_commands.next_night import next_night
+    from skillsleep.slash_commands.wiring import config_file, sleep_settings, user_config
+
+    try:
+        where = config_file()
+        return next_night(sleep_settings(cfg=user_config(where) if where.exists else UserConfig()))
+    except SkillsleepError as exc:
+        problems.append(f"the next night's settings: {exc}")
+        return None
+
+
 def status(data: Path | None = None, *, now: datetime | None = None) -> StatusResult:
     """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
     from skillsleep.slash_commands.schedulers import installed
@@ -267,5 +285,6 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> StatusRe
             month=MonthSpend(since=month.isoformat(), tokens=month_tokens, cost_usd=float(month_cost)),
         ),
         schedule=ScheduleSeen(scheduled=scheduled, last_run=last_run(root)),
+        next_night=_next_night(problems),
         problems=problems,
     )

@@ -23,13 +23,20 @@ __all__ = ["help_", "sleep_"]
     show_default=True,
     help="How the user types the verbs in this agent ($sleep in Codex): the commands the output suggests.",
 )
+@click.option(
+    "--from-agent",
+    metavar="AGENT",
+    help="The agent this was typed in (its /sleep skill says so): a night the verb starts, and the one "
+    "status describes, replays in that agent and uses it as the model unless a setting says otherwise.",
+)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
+def sleep_(line: str | None, prefix: str, from_agent: str | None, args: tuple[str, ...]) -> None:
     """Run a /sleep verb as typed in an agent: `skillsleep sleep [VERB [ARGS...]]` (default: status).
 
     Prints markdown (as --format md), errors included, unless ARGS say --json or --format;
     `skillsleep sleep help` lists the verbs."""
     from skillsleep.slash_commands import agent_md, verbs
+    from skillsleep.slash_commands.night_agent import typed_in
 
     md = True  # until the user's arguments are read: they may ask for another format
     try:
@@ -38,6 +45,8 @@ def sleep_(line: str | None, prefix: str, args: tuple[str, ...]) -> None:
         typed = verbs.split_line(line) if line is not None else list(args)
         md = verbs.markdown(typed)
         argv = verbs.command_line(typed, verbs.check_prefix(prefix))
+        if from_agent is not None:
+            typed_in(from_agent)
     except ConfigError as exc:
         raise Fail(visible(str(exc)), 2, md=md, agent=True) from exc
     try:

@@ -25,18 +25,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field
 
-from skillsleep.core.night.user_config import Origin, Setting, SleepSection
+from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.shared.errors import ConfigError, UnknownNameError
 from skillsleep.slash_commands.local_threads import local_options
-from skillsleep.slash_commands.setting_text import Scalar
+from skillsleep.slash_commands.setting_records import SLEEP_ORIGINS, SleepOrigin
+from skillsleep.slash_commands.setting_records import ConfigFile as ConfigFile
+from skillsleep.slash_commands.setting_records import EffectiveSettings as EffectiveSettings
+from skillsleep.slash_commands.setting_records import HarvestSettings as HarvestSettings
+from skillsleep.slash_commands.setting_records import ScalarSetting as ScalarSetting
+from skillsleep.slash_commands.setting_records import SleepSettings as SleepSettings
 
 if TYPE_CHECKING:
     from skillsleep.core.models.backends.base import BackendSettings, ProviderInfo
     from skillsleep.core.models.model_set import ModelSection
     from skillsleep.core.night.user_config import UserConfig
     from skillsleep.harnesses.agent_cli import AgentSettings
+    from skillsleep.harnesses.default_agent import AgentLevel
 
 
 def data_dir() -> Path:
@@ -137,61 +142,6 @@ CHAT_DIRS_ENV = "SKILLSLEEP_CHAT_DIRS"  # os.pathsep-separated folders
 REDACT_PATTERNS_ENV = "SKILLSLEEP_REDACT_PATTERNS"  # one regex per line (a newline is never part of one)
 
 
-class ConfigFile(BaseModel):
-    """Where the user's config file is, whether it exists, and what chose that path."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: Path
-    exists: bool
-    chosen_by: Literal["SKILLSLEEP_CONFIG", "SKILLSLEEP_HOME", "default"]
-
-
-class HarvestSettings(BaseModel):
-    """The effective `[harvest]` settings of one command, each with where it came from."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    chat_dirs: Setting
-    redact_patterns: Setting
-
-    def chat_dir_paths(self) -> list[Path]:
-        return [Path(d) for d in self.chat_dirs.value]
-
-
-class ScalarSetting(BaseModel):
-    """One effective single-valued setting (the counterpart of `Setting` for lists; a table such as
-    `[executor] resources` is one value): its value, the level it came from ("default" when none
-    set it) and what each level that set it gave."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    value: Scalar | dict[str, float]
-    source: Origin
-    layers: dict[Origin, Scalar | dict[str, float]] = Field(default_factory=dict)
-
-
-class SleepSettings(BaseModel):
-    """The effective `[sleep]` settings of `skillsleep run`: the validated values, and per key
-    the value with where it came from."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    values: SleepSection
-    settings: dict[str, ScalarSetting]
-
-
-class EffectiveSettings(BaseModel):
-    """What `skillsleep config` shows: the config file and every effective setting, by section
-    (a later section is one more field here, filled in by `effective_settings()`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    config_file: ConfigFile
-    harvest: HarvestSettings
-    sleep: dict[str, ScalarSetting]
-
-
 def config_file() -> ConfigFile:
     """`$SKILLSLEEP_CONFIG`, else `$SKILLSLEEP_HOME/config.toml`, else
     `platformdirs.user_config_dir("skillsleep")/config.toml` (the first that is set wins)."""
@@ -270,7 +220,7 @@ def effective_settings(
         ),
     )
     sleep = sleep_settings(cfg=cfg)
-    return EffectiveSettings(config_file=where, harvest=harvest, sleep=sleep.settings)
+    return EffectiveSettings(config_file=where, harvest=harvest, sleep=sleep.settings, agent=sleep.agent)
 
 
 # --- [sleep]: the scalar settings of the nightly cycle ------------------------------------------
@@ -282,30 +232,57 @@ SLEEP_FLAGS: dict[str, str] = {key: "--" + key.replace("_", "-") for key in Slee
 def sleep_settings(
     flags: Mapping[str, object | None] = types.MappingProxyType({}), cfg: UserConfig | None = None
 ) -> SleepSettings:
-    """The `[sleep]` settings layered flag > env > file > default, validated by `SleepSection`.
+    """The `[sleep]` settings layered flag > env > file > agent > default, validated by `SleepSection`.
 
     `flags` maps keys of `[sleep]` to the command-line value (None: the flag was not given); an
     unknown key is a programming error (ValueError). The environment is `SLEEP_ENVS[key]`
     (`SKILLSLEEP_ROLLOUTS_K`, …; empty counts as unset), parsed to the key's type (bools accept
-    1/0/true/false/yes/no/on/off in any case). The file counts only for keys it sets. A bad value
+    1/0/true/false/yes/no/on/off in any case). The file counts only for keys it sets. The agent
+    level is the agent a night defaults to (`night_agent()`, harnesses/default_agent.py): its
+    harness and backend, and the token cap of a night whose model is an agent. A bad value
     is a ConfigError naming where it came from: the env var and its text, the flag, or the file
     and key. `cfg` defaults to the user's config file (`user_config()`)."""
     from pydantic import ValidationError
 
-    from skillsleep.core.night.user_config import ORIGINS
-    from skillsleep.slash_commands.setting_text import expected, from_text, is_text_typed, named_choices
+    from skillsleep.slash_commands.setting_text import named_choices
 
     unknown = [k for k in flags if k not in SleepSection.model_fields]
     if unknown:
         raise ValueError(f"unknown [sleep] key(s) {unknown} in flags (known: {', '.join(SleepSection.model_fields)})")
     where = config_file()
     cfg = cfg if cfg is not None else user_config(where)
+    given, problems, unreadable = _sleep_levels(flags, cfg)
+    agent = _agent_level(given)  # before any agent level is in `given`: only explicit levels there
+    sources: dict[str, SleepOrigin] = {
+        key: next((o for o in SLEEP_ORIGINS if o in levels), "default") for key, levels in given.items()
+    }
+    chosen = {key: given[key][o] for key, o in sources.items() if o != "default" and key not in unreadable}
+    try:
+        values = SleepSection.model_validate(chosen, context={"harnesses": named_choices("harness")})
+    except ValidationError as exc:
+        problems += [_sleep_problem(err, sources, where) for err in exc.errors(include_url=False)]
+    if problems:
+        raise ConfigError("\n".join(problems))
+    settings = {
+        key: ScalarSetting(value=getattr(values, key), source=sources[key], layers=levels)
+        for key, levels in given.items()
+    }
+    return SleepSettings(values=values, settings=settings, agent=agent)
+
+
+def _sleep_levels(
+    flags: Mapping[str, object | None], cfg: UserConfig
+) -> tuple[dict[str, dict[SleepOrigin, Any]], list[str], set[str]]:
+    """Each `[sleep]` key's value at each explicit level that set it (flag, env, file), the problems
+    of the flag and env texts that are not of the key's type, and those keys."""
+    from skillsleep.slash_commands.setting_text import expected, from_text, is_text_typed
+
     file_set = cfg.sleep.model_fields_set
-    given: dict[str, dict[Origin, Any]] = {}
+    given: dict[str, dict[SleepOrigin, Any]] = {}
     problems: list[str] = []
     unreadable: set[str] = set()  # keys whose flag or env text is not of the key's type
     for key in SleepSection.model_fields:
-        levels: dict[Origin, Any] = given.setdefault(key, {})
+        levels: dict[SleepOrigin, Any] = given.setdefault(key, {})
         flag = flags.get(key)
         if isinstance(flag, str) and not is_text_typed(key):
             try:
@@ -323,24 +300,27 @@ def sleep_settings(
                 unreadable.add(key)
         if key in file_set:
             levels["file"] = getattr(cfg.sleep, key)
-    sources: dict[str, Origin] = {
-        key: next((o for o in ORIGINS if o in levels), "default") for key, levels in given.items()
-    }
-    chosen = {key: given[key][o] for key, o in sources.items() if o != "default" and key not in unreadable}
-    try:
-        values = SleepSection.model_validate(chosen, context={"harnesses": named_choices("harness")})
-    except ValidationError as exc:
-        problems += [_sleep_problem(err, sources, where) for err in exc.errors(include_url=False)]
-    if problems:
-        raise ConfigError("\n".join(problems))
-    settings = {
-        key: ScalarSetting(value=getattr(values, key), source=sources[key], layers=levels)
-        for key, levels in given.items()
-    }
-    return SleepSettings(values=values, settings=settings)
+    return given, problems, unreadable
 
 
-def _sleep_problem(err: Any, sources: Mapping[str, Origin], where: ConfigFile) -> str:
+def _agent_level(given: dict[str, dict[SleepOrigin, Any]]) -> AgentLevel:
+    """The agent level of `harness`, `backend` and `budget_tokens`, under the explicit levels of
+    `given` (harnesses/default_agent.py `agent_level()`), added to `given`."""
+    from skillsleep.harnesses.default_agent import agent_level
+    from skillsleep.slash_commands.night_agent import agent_models, night_agent
+
+    def explicit(key: str) -> str | None:
+        return next((str(v) for o in SLEEP_ORIGINS if (v := given[key].get(o)) is not None), None)
+
+    level = agent_level(
+        night_agent(data_dir()), agent_models(), harness=explicit("harness"), backend=explicit("backend")
+    )
+    for key, value in level.values.items():
+        given[key]["agent"] = value
+    return level
+
+
+def _sleep_problem(err: Any, sources: Mapping[str, SleepOrigin], where: ConfigFile) -> str:
     """One pydantic error of the layered `[sleep]` values, named by the level that gave the value."""
     from skillsleep.slash_commands.setting_text import expected
 
@@ -352,6 +332,8 @@ def _sleep_problem(err: Any, sources: Mapping[str, Origin], where: ConfigFile) -
         return f"{SLEEP_FLAGS[key]} {got!r}: {what}"
     if source == "env":
         return f"{SLEEP_ENVS[key]}={os.environ.get(SLEEP_ENVS[key], '')!r}: {what}"
+    if source == "agent":
+        return f"[sleep] {key} of the agent a night defaults to: {what}, got {got!r}; set {SLEEP_FLAGS[key]}"
     return f"{where.path}: [sleep] {key}: {what}, got {got!r}"
 
 
@@ -361,10 +343,13 @@ _ENVS = {"harvest.chat_dirs": CHAT_DIRS_ENV, "harvest.redact_patterns": REDACT_P
 _ENVS |= {f"sleep.{key}": env for key, env in SLEEP_ENVS.items()}
 
 
-def origin_label(origin: Origin, key: str, where: ConfigFile) -> str:
+def origin_label(origin: SleepOrigin, key: str, where: ConfigFile, agent: AgentLevel | None = None) -> str:
     """Where a level of setting `key` ("harvest.chat_dirs", "sleep.rollouts_k") is set, in words:
-    `--chat-dir`, `SKILLSLEEP_CHAT_DIRS`, `[harvest] chat_dirs in <file>`, `default`."""
+    `--chat-dir`, `SKILLSLEEP_CHAT_DIRS`, `[harvest] chat_dirs in <file>`, `default`, and for the
+    agent level why it gave that (`agent`: the level)."""
     section, _, name = key.rpartition(".")
+    if origin == "agent":
+        return agent.why.get(name, "the agent a night defaults to") if agent is not None else "the agent level"
     return {
         "flag": _FLAGS.get(key, "a flag"),
         "env": _ENVS.get(key, "the environment"),

@@ -49,6 +49,7 @@ from skillsleep.core.models.backends import registry
 from skillsleep.core.models.backends.weights import ensure_weights, weights_installed
 from skillsleep.harnesses import registry as agents
 from skillsleep.slash_commands.local_threads import LOCAL_THREADS_ENV
+from skillsleep.slash_commands.night_agent import FROM_AGENT_ENV
 from skillsleep.slash_commands.wiring import SLEEP_ENVS
 
 # Tests see only the built-in backends and agents, never whatever plugins the machine has installed.
@@ -152,7 +153,13 @@ def _alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 @pytest.fixture(autouse=True)
 def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer's own skillsleep settings never leak into a test."""
-    for name in ("SKILLSLEEP_CONFIG", "SKILLSLEEP_CHAT_DIRS", "SKILLSLEEP_REDACT_PATTERNS", *SLEEP_ENVS.values()):
+    for name in (
+        "SKILLSLEEP_CONFIG",
+        "SKILLSLEEP_CHAT_DIRS",
+        "SKILLSLEEP_REDACT_PATTERNS",
+        FROM_AGENT_ENV,  # a test run from inside an agent's /sleep
+        *SLEEP_ENVS.values(),
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -198,7 +198,7 @@ def test_sleep_in_claude_code_with_the_plugin(world: World) -> None:
     pid = world.stage()
 
     result = world.claude("/sleep status", *plugin, env=env)
-    assert result["num_turns"] == 1 and not result["is_error"]
+    assert result["num_turns"] == 1 and not result["is_error"], json.dumps(result)
     sent = world.sent()
     assert "<command-name>/skillsleep:sleep</command-name>" in sent  # the bare name reached the plugin's skill
     assert "**skillsleep**: 0 night(s), 1 pending proposal(s)" in sent and f"`/sleep adopt {pid}`" in sent
@@ -244,6 +244,8 @@ def test_installed_sleep_works_in_claude_code_without_a_plugin_flag_or_path(
     sent = world.sent()
     assert "<command-name>/sleep</command-name>" in sent  # the user skill: a bare /sleep
     assert f"`/sleep adopt {pid}`" in sent
+    # the skill says where it runs: a night started here would use Claude Code as harness and model
+    assert "Next night: replays in claude-code, claude-code as the model ← claude-code (the agent this command " in sent
     assert world.hook_read() == {result["session_id"]} and world.harvested() == {}  # the installed hook
 
     world.skillsleep(monkeypatch, "uninstall", "claude-code")
@@ -284,7 +286,7 @@ def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPa
     command = next(
         line.strip() for line in skill.read_text().splitlines() if line.startswith("   ") and " sleep --prefix " in line
     )
-    assert command == f"{skillsleep_command()} sleep --prefix '$sleep' [verb] [args]"
+    assert command == f"{skillsleep_command()} sleep --prefix '$sleep' --from-agent codex [verb] [args]"
     pid = world.stage()
 
     def sleep(words: str) -> list[str]:
@@ -294,6 +296,7 @@ def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPa
     assert "<name>sleep</name>" in request and str(skill) in request  # $sleep brought the skill in
     assert "Process exited with code 0" in output
     assert "**skillsleep**: 0 night(s), 1 pending proposal(s)" in output and f"`$sleep adopt {pid}`" in output
+    assert "Next night: replays in codex, codex as the model ← codex (the agent this command was typed in)" in output
 
     _, output = sleep("adopt")
     assert f"Adopted proposal `{pid}`" in output and world.live.read_text() == NEW

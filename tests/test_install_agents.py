@@ -73,7 +73,10 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
     meta = frontmatter(text)
     assert meta["name"] == "sleep" and meta["disable-model-invocation"] == "true"
     assert meta["allowed-tools"] == f"Bash({SKILLSLEEP}:*)"  # only this skillsleep, nothing else
-    assert f"then {SKILLSLEEP} sleep $ARGUMENTS 2>&1 || true; else echo '**Error:** Claude Code cannot run" in text
+    assert (
+        f"then {SKILLSLEEP} sleep --from-agent claude-code $ARGUMENTS 2>&1 || true; else echo '**Error:** Claude Code cannot run"
+        in text
+    )
     assert f"if type {SKILLSLEEP} >/dev/null 2>&1;" in text
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]["SessionEnd"]
     assert [h["command"] for entry in hooks for h in entry["hooks"]] == [
@@ -91,7 +94,7 @@ def test_codex_gets_the_sleep_user_skill_hidden_from_the_model(homes: Path) -> N
     assert frontmatter(pack.read_text())["name"] == "skillsleep"
     text = (skill / "SKILL.md").read_text()
     assert frontmatter(text)["name"] == "sleep" and "description" in frontmatter(text)
-    assert f"   {SKILLSLEEP} sleep --prefix '$sleep' [verb] [args]\n" in text
+    assert f"   {SKILLSLEEP} sleep --prefix '$sleep' --from-agent codex [verb] [args]\n" in text
     assert (skill / "agents" / "openai.yaml").read_text() == "policy:\n  allow_implicit_invocation: false\n"
     assert any("$sleep status" in note for note in out["notes"])
 
@@ -115,12 +118,12 @@ def test_a_path_a_shell_must_quote_is_quoted_everywhere(tmp_path: Path) -> None:
     quoted = shlex.quote(str(odd))
     assert (
         f"allowed-tools: Bash({quoted}:*)" in files["SKILL.md"]
-        and f"then {quoted} sleep $ARGUMENTS" in files["SKILL.md"]
+        and f"then {quoted} sleep --from-agent claude-code $ARGUMENTS" in files["SKILL.md"]
     )
     command = json.loads(files["hooks.json"])["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
     assert shlex.split(command)[-4:] == [str(odd), "harvest", "--hook", "claude-code"]
     codex = installer("codex")(ctx).files[0].text
-    assert f"   {quoted} sleep --prefix '$sleep'" in codex
+    assert f"   {quoted} sleep --prefix '$sleep' --from-agent codex" in codex
 
 
 def test_a_second_install_changes_nothing(homes: Path, tmp_path: Path) -> None:

@@ -105,6 +105,28 @@ def test_config_prints_its_golden_outputs(tmp_path: Path, monkeypatch: pytest.Mo
     _run("config.text", names, "config")
 
 
+def test_config_and_status_with_agents_installed_print_their_golden_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `install claude-code` then `install codex`, a night defaults to the newer, as `config`
+    shows with every origin; `/sleep status` typed in Claude Code says it uses Claude Code."""
+    from skillsleep.slash_commands.night_agent import FROM_AGENT_ENV
+
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    names = {str(tmp_path): "<ROOT>"}
+    for agent in ("claude-code", "codex"):
+        assert invoke("install", agent)[0] == 0
+    monkeypatch.setenv("SKILLSLEEP_BUDGET_TOKENS", "2000000")
+    _run("config-agents.text", names, "config")
+    monkeypatch.delenv("SKILLSLEEP_BUDGET_TOKENS")
+    monkeypatch.setenv(FROM_AGENT_ENV, "")  # `--from-agent` sets it in this process: put back after the test
+    _run("status-agent.md", names, "sleep", "--from-agent", "claude-code", "status")
+
+
 def test_backends_and_harnesses_print_their_golden_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each provider's check and each harness's status answered here (no key, server, network or
     agent CLI looked for): what is pinned is how the verbs show them."""
