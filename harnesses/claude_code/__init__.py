@@ -22,4 +22,5 @@ AGENT = Agent(
     replay=f"{__name__}.replay:ClaudeCodeHarness",
     install=f"{__name__}.install:install",
     hook=True,
+    provider=f"{__name__}.model:ClaudeCodeModel",
 )

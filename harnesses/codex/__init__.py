@@ -21,4 +21,5 @@ AGENT = Agent(
     settings_model=CodexSettings,
     replay=f"{__name__}.replay:CodexHarness",
     install=f"{__name__}.install:install",
+    provider=f"{__name__}.model:CodexModel",
 )
