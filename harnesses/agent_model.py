@@ -131,6 +131,9 @@ class AgentModelBackend(BaseBackend):
         if not status.usable or not status.command:
             raise BackendUnavailable(f"the {self.name} provider cannot run: {status.reason}")
         base = dict(os.environ if self.env is None else self.env)
+        login = None if self.settings.base_url else self.login_problem(base)  # fail at once, not after retries
+        if login:
+            raise BackendUnavailable(f"the {self.name} provider cannot run: {login}")
         limit = self.settings.retry.timeout_s + KILL_MARGIN_S
         with tempfile.TemporaryDirectory(prefix=f"skillsleep-{self.name}-model-", ignore_cleanup_errors=True) as tmp:
             work = Path(tmp) / "work"  # empty: no project instructions are found

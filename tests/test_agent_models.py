@@ -223,3 +223,18 @@ def test_the_ledger_counts_a_reported_cost_before_the_price_table() -> None:
     asyncio.run(llm.ask("judge", [Message(role="user", content="q")]))
     assert ledger.entries[0].cost_usd == 0.25 and not ledger.entries[0].unpriced
     assert ledger.by_role()["judge"]["cost_usd"] == 0.25
+
+
+def test_login_is_found_where_each_agent_keeps_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("platform.system", lambda: "Linux")
+    env = {"HOME": str(tmp_path)}
+    assert "run `claude` once" in (ClaudeCodeModel.login_problem(env) or "")
+    assert "codex login" in (CodexModel.login_problem(env) or "")
+    assert ClaudeCodeModel.login_problem({**env, "ANTHROPIC_API_KEY": "k"}) is None
+    assert ClaudeCodeModel.login_problem({**env, "CLAUDE_CODE_USE_BEDROCK": "1"}) is None
+    assert CodexModel.login_problem({**env, "OPENAI_API_KEY": "k"}) is None
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / ".credentials.json").write_text("{}")
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "auth.json").write_text("{}")
+    assert ClaudeCodeModel.login_problem(env) is None and CodexModel.login_problem(env) is None

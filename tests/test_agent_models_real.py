@@ -19,8 +19,8 @@ from skillsleep.core.models.ledger import Budget, Ledger
 from skillsleep.core.models.llm import LLM, estimate_usage
 from skillsleep.core.models.replies import Reply
 from skillsleep.core.models.store import Store
-from skillsleep.core.shared.errors import BudgetExceeded, ParseError, RetriesExhausted
-from skillsleep.core.shared.records import Message
+from skillsleep.core.shared.errors import BackendUnavailable, BudgetExceeded, ParseError, RetriesExhausted
+from skillsleep.core.shared.records import CompletionRequest, Message
 from skillsleep.harnesses import agent_cli
 from skillsleep.harnesses.agent_model import AgentModelBackend
 from skillsleep.harnesses.claude_code.model import ClaudeCodeModel
@@ -195,3 +195,32 @@ def test_real_agent_repeat_is_a_cache_hit_and_twins_share_one_run(
         assert asyncio.run(llm.ask_model("meta", _messages(), Verdict)).answer == "ok"
         assert len(server.seen) == count  # no agent started
     assert llm.ledger.calls_made == 1 and llm.ledger.cache_hits == 2
+
+
+@pytest.mark.parametrize("cls", AGENTS)
+def test_real_agent_not_logged_in_says_how_before_any_run(
+    cls: type[AgentModelBackend], agent_tools: AgentTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_cli._STATUS_CACHE.clear()
+    env = {"PATH": agent_tools.path_env(), "HOME": str(tmp_path)}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY", "CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    usable, reason = cls.check(BackendSettings(model="default"))
+    assert not usable and cls.cli.tested_version in reason and "not logged in" in reason
+    backend = cls(BackendSettings(model="default", retry=RetryPolicy(attempts=3, base_delay_s=0)))
+    backend.env = env
+    with pytest.raises(BackendUnavailable, match="codex login" if cls is CodexModel else "/login"):
+        asyncio.run(LLM(backend, ledger=Ledger()).ask("judge", _messages()))
+
+
+def test_real_claude_refused_login_says_how_to_log_in(agent_tools: AgentTools, tmp_path: Path) -> None:
+    """A login Claude Code itself refuses (here: a credentials file with nothing in it)."""
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / ".credentials.json").write_text("{}")
+    backend = ClaudeCodeModel(BackendSettings(model="default", retry=RetryPolicy(attempts=3, base_delay_s=0)))
+    backend.env = {"PATH": agent_tools.path_env(), "HOME": str(tmp_path)}
+    assert ClaudeCodeModel.login_problem(backend.env) is None  # the file is there
+    with pytest.raises(BackendUnavailable, match=r"not logged in \(Not logged in.*log in with /login"):
+        asyncio.run(backend.complete(CompletionRequest(model="default", messages=_messages())))

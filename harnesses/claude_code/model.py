@@ -40,6 +40,7 @@ _OPUS = Price(input=5.0, output=25.0, cached_input=0.50, cache_write=6.25)
 _HAIKU = Price(input=1.0, output=5.0, cached_input=0.10, cache_write=1.25)
 _STOP = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop"}
 _KEY_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+_CLOUD_ENV = "CLAUDE_CODE_USE_"  # Bedrock, Vertex, Foundry: their own credentials
 
 
 def build_argv(command: str, model: str | None, schema: dict[str, Any] | None, system_file: Path | None) -> list[str]:
@@ -131,7 +132,9 @@ class ClaudeCodeModel(AgentModelBackend):
 
     @classmethod
     def login_problem(cls, env: dict[str, str]) -> str | None:
-        if any(env.get(k) for k in _KEY_ENV) or platform.system() == "Darwin":  # macOS keeps it in the keychain
+        if any(env.get(k) for k in _KEY_ENV) or any(k.startswith(_CLOUD_ENV) and v for k, v in env.items()):
+            return None
+        if platform.system() == "Darwin":  # macOS keeps the login in the keychain
             return None
         if (config_dir(env) / ".credentials.json").is_file():
             return None
