@@ -24,7 +24,7 @@ from skillsleep.harnesses.agent_cli import CLIResult
 from skillsleep.harnesses.agent_model import AgentModelBackend, prompt_text
 from skillsleep.harnesses.claude_code.model import ClaudeCodeModel
 from skillsleep.harnesses.claude_code.model import build_argv as claude_argv
-from skillsleep.harnesses.codex.model import CodexModel
+from skillsleep.harnesses.codex.model import CodexModel, strict_schema
 from skillsleep.harnesses.codex.model import build_argv as codex_argv
 from skillsleep.harnesses.providers import provider_names, register_providers
 
@@ -238,3 +238,19 @@ def test_login_is_found_where_each_agent_keeps_it(tmp_path: Path, monkeypatch: p
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "auth.json").write_text("{}")
     assert ClaudeCodeModel.login_problem(env) is None and CodexModel.login_problem(env) is None
+
+
+def test_codex_schema_is_made_strict() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "edits": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}},
+            "note": {"type": ["string", "null"]},
+        },
+        "required": ["edits"],
+    }
+    strict = strict_schema(schema)
+    assert strict["required"] == ["edits", "note"] and strict["additionalProperties"] is False
+    item = strict["properties"]["edits"]["items"]
+    assert item["required"] == ["a"] and item["additionalProperties"] is False
+    assert schema["required"] == ["edits"]  # the request's own schema (its cache key) is untouched

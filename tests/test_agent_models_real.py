@@ -24,7 +24,7 @@ from skillsleep.core.shared.records import CompletionRequest, Message
 from skillsleep.harnesses import agent_cli
 from skillsleep.harnesses.agent_model import AgentModelBackend
 from skillsleep.harnesses.claude_code.model import ClaudeCodeModel
-from skillsleep.harnesses.codex.model import CodexModel
+from skillsleep.harnesses.codex.model import CodexModel, strict_schema
 
 if TYPE_CHECKING:
     from conftest import AgentTools
@@ -112,7 +112,8 @@ def test_real_agent_answers_a_typed_request_with_nothing_of_the_users(
         verdict = asyncio.run(llm.ask_model("judge", _messages(), Verdict))
         assert verdict.answer == "ok"
         body = server.seen[0].body
-        assert _schema_sent(cls, body) == Verdict.json_schema()
+        schema = Verdict.json_schema()
+        assert _schema_sent(cls, body) == (schema if cls is ClaudeCodeModel else strict_schema(schema))
         sent = server.requests_text()
         assert SYSTEM in sent and "grade it" in sent
         assert [s for s in SENTINELS if s in json.dumps([s.body for s in server.seen])] == []

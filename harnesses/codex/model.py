@@ -6,7 +6,8 @@ config.toml, AGENTS.md, skills, MCP servers, plugins or hooks of theirs. skillsl
 replaces Codex's own instructions (`model_instructions_file`: the request then carries it as its
 only developer message), project docs, skills, the permissions and environment notes and every
 optional tool are off, the request's schema goes through `--output-schema`, the prompt through
-standard input. The last `agent_message` is the reply; usage comes from `turn.completed`.
+standard input (the schema made strict: `strict_schema`). The last `agent_message` is the reply;
+usage comes from `turn.completed`.
 """
 
 from __future__ import annotations
@@ -63,6 +64,21 @@ def build_argv(
     if schema is not None:
         argv += ["--output-schema", str(schema)]
     return [*argv, "-"]
+
+
+def strict_schema(node: Any) -> Any:
+    """`node` as OpenAI's strict structured output takes it (Codex always sends `strict: true`):
+    every object with properties closed (`additionalProperties: false`) and all of them required;
+    a reply may then give a property the request left optional, which the reply models accept."""
+    if isinstance(node, list):
+        return [strict_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: strict_schema(value) for key, value in node.items()}
+    if isinstance(out.get("properties"), dict):
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    return out
 
 
 def read_events(stdout: str) -> list[dict[str, Any]]:
@@ -145,7 +161,7 @@ class CodexModel(AgentModelBackend):
         schema = None
         if request.json_schema is not None:
             schema = tmp / "schema.json"
-            schema.write_text(json.dumps(request.json_schema), encoding="utf-8")
+            schema.write_text(json.dumps(strict_schema(request.json_schema)), encoding="utf-8")
         provider = None
         call_env = {**env, "CODEX_HOME": str(home), "TMPDIR": str(scratch)}
         if self.settings.base_url:
