@@ -21,7 +21,7 @@ from skillsleep.core.models.replies import Reply
 from skillsleep.core.models.store import Store
 from skillsleep.core.shared.errors import BackendUnavailable, BudgetExceeded, ParseError, RetriesExhausted
 from skillsleep.core.shared.records import CompletionRequest, Message
-from skillsleep.harnesses import agent_cli
+from skillsleep.harnesses import agent_cli, agent_model
 from skillsleep.harnesses.agent_model import AgentModelBackend
 from skillsleep.harnesses.claude_code.model import ClaudeCodeModel
 from skillsleep.harnesses.codex.model import CodexModel, strict_schema
@@ -85,6 +85,19 @@ def _backend(
 
 
 @pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The command line of every agent process the providers start."""
+    argvs: list[list[str]] = []
+
+    async def counted(argv: list[str], **kw: Any) -> agent_cli.CLIResult:
+        argvs.append(list(argv))
+        return await agent_cli.run_cli(argv, **kw)
+
+    monkeypatch.setattr(agent_model, "run_cli", counted)
+    return argvs
+
+
+@pytest.fixture
 def home(tmp_path: Path) -> Path:
     agent_cli._STATUS_CACHE.clear()
     home = tmp_path / "home"
@@ -125,7 +138,7 @@ def test_real_agent_answers_a_typed_request_with_nothing_of_the_users(
 
 @pytest.mark.parametrize("cls", AGENTS)
 def test_real_agent_token_budget_stops_before_the_call(
-    cls: type[AgentModelBackend], agent_tools: AgentTools, home: Path
+    cls: type[AgentModelBackend], agent_tools: AgentTools, home: Path, started: list[list[str]]
 ) -> None:
     with AgentServer(reply='{"answer": "ok"}') as server:
         backend = _backend(cls, server, agent_tools, home)
@@ -136,7 +149,7 @@ def test_real_agent_token_budget_stops_before_the_call(
         count = len(server.seen)
         with pytest.raises(BudgetExceeded, match="token budget"):
             asyncio.run(llm.ask_model("reflect", _messages("second"), Verdict))
-        assert len(server.seen) == count  # refused before any agent started
+        assert len(server.seen) == count and len(started) == 1  # refused before any agent started
     assert llm.ledger.calls_made == 1 and llm.ledger.spent_tokens <= cap
 
 
@@ -171,7 +184,7 @@ def test_real_agent_processes_never_exceed_the_concurrency(
     cls: type[AgentModelBackend], agent_tools: AgentTools, home: Path
 ) -> None:
     with AgentServer(reply='{"answer": "ok"}') as server:
-        server.delay_s = 1.5
+        server.delay_s = 3.0  # longer than an agent's start-up, so two runs always overlap
         llm = LLM(_backend(cls, server, agent_tools, home, concurrency=2), ledger=Ledger())
 
         async def many() -> list[Verdict]:
@@ -183,7 +196,7 @@ def test_real_agent_processes_never_exceed_the_concurrency(
 
 @pytest.mark.parametrize("cls", AGENTS)
 def test_real_agent_repeat_is_a_cache_hit_and_twins_share_one_run(
-    cls: type[AgentModelBackend], agent_tools: AgentTools, home: Path, tmp_path: Path
+    cls: type[AgentModelBackend], agent_tools: AgentTools, home: Path, tmp_path: Path, started: list[list[str]]
 ) -> None:
     with AgentServer(reply='{"answer": "ok"}') as server:
         llm = LLM(_backend(cls, server, agent_tools, home), ledger=Ledger(), store=Store(tmp_path / "s.db"))
@@ -195,7 +208,7 @@ def test_real_agent_repeat_is_a_cache_hit_and_twins_share_one_run(
         count = len(server.seen)
         assert asyncio.run(llm.ask_model("meta", _messages(), Verdict)).answer == "ok"
         assert len(server.seen) == count  # no agent started
-    assert llm.ledger.calls_made == 1 and llm.ledger.cache_hits == 2
+    assert llm.ledger.calls_made == 1 and llm.ledger.cache_hits == 2 and len(started) == 1
 
 
 @pytest.mark.parametrize("cls", AGENTS)
