@@ -8,11 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from agent_server import AgentServer
+from replay_checks import processes_with
 
 from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
 from skillsleep.core.models.ledger import Budget, Ledger
@@ -238,3 +241,24 @@ def test_real_claude_refused_login_says_how_to_log_in(agent_tools: AgentTools, t
     assert ClaudeCodeModel.login_problem(backend.env) is None  # the file is there
     with pytest.raises(BackendUnavailable, match=r"not logged in \(Not logged in.*log in with /login"):
         asyncio.run(backend.complete(CompletionRequest(model="default", messages=_messages())))
+
+
+@pytest.mark.parametrize("cls", AGENTS)
+def test_real_agent_timeout_kills_the_process_group(
+    cls: type[AgentModelBackend], agent_tools: AgentTools, home: Path
+) -> None:
+    marker = f"SKILLSLEEP_TEST_MODEL={uuid.uuid4().hex}"
+    with AgentServer() as server:
+        retry = RetryPolicy(attempts=1, timeout_s=4)
+        backend = _backend(cls, server, agent_tools, home, retry=retry)
+        backend.env = {**(backend.env or {}), marker.split("=")[0]: marker.split("=")[1]}
+        with pytest.raises(RetriesExhausted, match="within 4 s"):
+            asyncio.run(LLM(backend, ledger=Ledger()).ask("judge", _messages("STUB_HANG")))
+        assert server.seen  # it was waiting on the model
+    left = processes_with(marker)
+    for _ in range(50):  # a killed process may take a moment to be reaped
+        if not left:
+            break
+        time.sleep(0.1)
+        left = processes_with(marker)
+    assert left == [], f"agent processes survived the timeout: {left}"
