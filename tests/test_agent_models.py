@@ -254,3 +254,14 @@ def test_codex_schema_is_made_strict() -> None:
     item = strict["properties"]["edits"]["items"]
     assert item["required"] == ["a"] and item["additionalProperties"] is False
     assert schema["required"] == ["edits"]  # the request's own schema (its cache key) is untouched
+
+
+def test_codex_reconnect_notices_before_a_completed_turn_are_not_failures() -> None:
+    lines = recorded("codex", "structured").stdout.splitlines()
+    notice = json.dumps({"type": "error", "message": "Reconnecting... 1/5 (stream disconnected before completion)"})
+    stdout = "\n".join([*lines[:2], notice, *lines[2:]])
+    result = CLIResult(stdout=stdout, stderr="", returncode=0, timed_out=False, duration_s=1)
+    assert json.loads(backend(CodexModel).finish(result, 60).text) == {"answer": "ok"}
+    cut = CLIResult(stdout="\n".join([*lines[:2], notice]), stderr="", returncode=1, timed_out=False, duration_s=1)
+    with pytest.raises(TransientError, match="Reconnecting"):  # no turn ended: the notice is all there is
+        backend(CodexModel).finish(cut, 60)

@@ -106,8 +106,12 @@ def _usage(raw: Any) -> Usage:
 
 
 def to_reply(events: list[dict[str, Any]]) -> AgentReply:
-    """The last agent message and the turn's usage; a failed turn or an `error` event is the error."""
+    """The last agent message and the turn's usage. A failed turn is the error (its message, else
+    the last `error` event's); an `error` event before a completed turn was a notice (Codex reports
+    its own reconnects that way), not the end."""
     text, usage, thread, done = "", Usage(), None, False
+    failed: str | None = None
+    notice = ""
     for event in events:
         kind = event.get("type")
         found = event.get("item")
@@ -120,10 +124,11 @@ def to_reply(events: list[dict[str, Any]]) -> AgentReply:
             usage, done = usage + _usage(event.get("usage")), True
         elif kind == "turn.failed":
             error = event.get("error")
-            detail = error.get("message") if isinstance(error, dict) else error
-            return AgentReply(error=str(detail or "the turn failed"))
+            failed = str((error.get("message") if isinstance(error, dict) else error) or notice or "the turn failed")
         elif kind == "error":
-            return AgentReply(error=str(event.get("message") or "an error"))
+            notice = str(event.get("message") or notice)
+    if failed is not None or (notice and not done):
+        return AgentReply(error=failed or notice)
     return AgentReply(text=text, usage=usage, raw_id=thread, complete=done)
 
 
