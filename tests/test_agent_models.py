@@ -68,7 +68,7 @@ def test_codex_command_line_isolates_the_call() -> None:
     assert 'approval_policy="never"' in options and 'model_provider="skillsleep"' in options
     assert argv[argv.index("--output-schema") + 1] == "/t/s.json" and argv[argv.index("-m") + 1] == "gpt-x"
     assert "shell_tool" in [argv[i + 1] for i, a in enumerate(argv) if a == "--disable"]
-    assert argv[-1] == "-"  # the prompt comes on stdin
+    assert argv[-1] == "-" and "--strict-config" in argv  # the prompt comes on stdin; every -c key known
     assert "-m" not in codex_argv("codex", None, Path("/t/i.md"), None, None)
 
 

@@ -53,6 +53,7 @@ def build_argv(
 ) -> list[str]:
     """The `codex exec` command line of one call; the prompt goes to its standard input (`-`)."""
     argv = [command, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "-s", "read-only"]
+    argv.append("--strict-config")  # a `-c` key this Codex does not know is an error, never ignored
     for option in (*QUIET, *ISOLATE, f"model_instructions_file={_toml(str(instructions))}"):
         argv += ["-c", option]
     for feature in NO_TOOLS:
