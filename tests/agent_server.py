@@ -33,7 +33,7 @@ import json
 import re
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -51,6 +51,7 @@ _SAYS = re.compile(r"SKILL_SAYS:\s*([^\s\"'\\<]+)")
 class Seen:
     path: str
     body: Any
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
 
 
 @dataclass
@@ -392,7 +393,7 @@ class AgentServer:
                     self._send(400, "application/json", b'{"error": {"message": "body is not JSON"}}')
                     return
                 with server._lock:
-                    server.seen.append(Seen(self.path, body))
+                    server.seen.append(Seen(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
                     if server.log_path:
                         with open(server.log_path, "a", encoding="utf-8") as log:
                             log.write(json.dumps({"path": self.path, "body": body}) + "\n")

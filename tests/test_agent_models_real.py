@@ -262,3 +262,25 @@ def test_real_agent_timeout_kills_the_process_group(
         time.sleep(0.1)
         left = processes_with(marker)
     assert left == [], f"agent processes survived the timeout: {left}"
+
+
+def test_real_claude_subscription_login_goes_through_the_isolation(agent_tools: AgentTools, home: Path) -> None:
+    """A subscription's OAuth login (a credentials file, no key) is what the call authenticates
+    with, though no setting of the user's is read: the token reaches the model server."""
+    token = "sk-ant-oat01-skillsleep-test"
+    oauth = {
+        "accessToken": token,
+        "refreshToken": "sk-ant-ort01-skillsleep-test",
+        "expiresAt": int(time.time() * 1000) + 3_600_000,
+        "scopes": ["user:inference", "user:profile"],
+        "subscriptionType": "max",
+    }
+    (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": oauth}))
+    with AgentServer(reply='{"answer": "ok"}') as server:
+        backend = ClaudeCodeModel(BackendSettings(model="stub-model", retry=RetryPolicy(attempts=1)))
+        backend.env = {"PATH": agent_tools.path_env(), "HOME": str(home), "ANTHROPIC_BASE_URL": server.url}
+        verdict = asyncio.run(LLM(backend, ledger=Ledger()).ask_model("judge", _messages(), Verdict))
+        assert verdict.answer == "ok"
+        headers = server.seen[0].headers
+        assert headers.get("authorization") == f"Bearer {token}" and "x-api-key" not in headers
+        assert [s for s in SENTINELS if s in json.dumps([s.body for s in server.seen])] == []
