@@ -25,6 +25,7 @@ from skillsleep.core.shared.errors import ConfigError
 from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
 
 if TYPE_CHECKING:
+    from skillsleep.core.models.backends.base import BaseBackend
     from skillsleep.harnesses.agent_cron import AgentCron
     from skillsleep.harnesses.install_plan import InstallContext, Plan
     from skillsleep.harnesses.replay import CLIHarness
@@ -53,10 +54,10 @@ class Agent(BaseModel):
     db_reader: DbReader | None = None  # for transcripts kept in a database instead of files
     hook: bool = False  # it runs `skillsleep harvest --hook <name>` when a session ends
     cron: str | None = None  # "module:attribute" of its own cron (an AgentCron): `schedule --<name>` uses it
-    # the backend provider its headless mode answers model calls as (`<provider>[:MODEL]`): after
-    # `skillsleep install <name>` a night with nothing configured uses it as the model (night_agent.py);
-    # None: it cannot be a night's model
-    model_provider: str | None = None
+    # "module:Class" of the agent as a model provider (a BaseBackend named like the agent, so the backend
+    # spec is `<name>[:MODEL]`), if it is one: after `skillsleep install <name>` a night with nothing
+    # configured uses it as the model (slash_commands/night_agent.py)
+    provider: str | None = None
 
     def settings(self, raw: Mapping[str, object] | None = None, *, where: str = "") -> AgentSettings:
         """`raw` (a `[harness.<name>]` table) checked against the settings model; an error names the
@@ -93,6 +94,15 @@ class Agent(BaseModel):
         if self.cron is None:
             raise ConfigError(f"the agent {self.name!r} keeps no cron of its own; schedule with the crontab instead")
         found: AgentCron = _imported(self.cron)
+        return found
+
+    def model_provider(self) -> type[BaseBackend]:
+        """Its model provider's backend class, checked to carry the agent's name."""
+        from skillsleep.core.models.backends.base import BaseBackend
+
+        found = _imported(self.provider) if self.provider else None
+        if not (isinstance(found, type) and issubclass(found, BaseBackend) and found.info.name == self.name):
+            raise ConfigError(f"the agent {self.name!r}: {self.provider} is not a backend class named {self.name!r}")
         return found
 
     def installer(self, ctx: InstallContext) -> Plan:

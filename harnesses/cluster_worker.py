@@ -24,6 +24,7 @@ from skillsleep.core.shared.records import Completion, Run, Task
 from skillsleep.core.train.harness import Harness
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.chat import ChatHarness
+from skillsleep.harnesses.providers import register_providers
 from skillsleep.harnesses.ray_api import ray
 
 __all__ = ["HarnessSpec", "Placed", "replay"]
@@ -47,6 +48,7 @@ class HarnessSpec(BaseModel):
         """The harness on this node (the chat harness's model calls go to its backend directly)."""
         if self.name != registry.CHAT:
             return registry.create_harness(self.name, settings=self.agent_settings)
+        register_providers()  # a worker process resolves `claude-code` / `codex` too
         backend = create_backend(self.backend, self.backend_settings)
         llm = LLM(backend, ledger=Ledger(), temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
         return ChatHarness(llm)

@@ -2,7 +2,7 @@
 
 After `skillsleep install claude-code` (or codex) a night with nothing configured replays in that
 agent and uses its headless mode as the model (the backend provider the agent's record names,
-`Agent.model_provider`), under a token cap. The agent is, first that applies:
+`Agent.provider`), under a token cap. The agent is, first that applies:
 
 1. the agent the command was typed in (its `/sleep` or `$sleep` skill runs `skillsleep sleep
    --from-agent NAME`, kept as `SKILLSLEEP_FROM_AGENT`: slash_commands/night_agent.py): the user is

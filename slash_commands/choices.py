@@ -108,7 +108,8 @@ def agents_or_all() -> tuple[str, ...]:
 
 
 def providers() -> tuple[str, ...]:
-    """The built-in model providers (their names only: no backend is loaded)."""
+    """The built-in model providers and the agents that are one (names only: no backend is loaded)."""
     from skillsleep.core.models.backends.builtin import BUILT_IN
+    from skillsleep.harnesses.providers import provider_names
 
-    return tuple(BUILT_IN)
+    return (*BUILT_IN, *provider_names())

@@ -73,6 +73,9 @@ def guard(fn: Callable[P, R] | None = None, *, state: State = True) -> Any:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         md = kwargs.get("fmt") == "md"
         try:
+            from skillsleep.harnesses.providers import register_providers
+
+            register_providers()  # `claude-code`, `codex` as backends: every verb may resolve a spec
             if state:
                 from skillsleep.slash_commands.wiring import check_data_dir
 

@@ -26,7 +26,9 @@ class BackendCheck(Record):
 async def list_backends() -> list[BackendCheck]:
     """Every provider with whether it is usable here and how to configure it (checked at once)."""
     from skillsleep.core.models.backends import registry
+    from skillsleep.harnesses.providers import register_providers
 
+    register_providers()
     return list(await asyncio.gather(*(_check(info) for info in registry.provider_infos())))
 
 

@@ -26,7 +26,7 @@ def backends(as_json: bool) -> None:
         return
     for r in rows:
         mark = "ok " if r.configured else "-- "
-        click.echo(f"{mark}{r.name:<10} {r.reason}")
+        click.echo(f"{mark}{r.name:<11} {r.reason}")
         if not r.configured and r.how_to_configure not in r.reason:
             click.echo(f"    {r.how_to_configure}")
 

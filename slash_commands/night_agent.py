@@ -22,7 +22,7 @@ FROM_AGENT_ENV = "SKILLSLEEP_FROM_AGENT"  # the agent whose /sleep (or $sleep) r
 
 def agent_models() -> dict[str, str]:
     """Agent name → the backend provider of its headless mode, for every agent that can be the model."""
-    return {a.name: a.model_provider for a in registry.agents() if a.model_provider}
+    return {a.name: a.name for a in registry.agents() if a.provider}  # its provider carries its name
 
 
 def _check(name: str, where: str) -> str:

@@ -100,7 +100,9 @@ def backend_settings(provider: str, model: str) -> BackendSettings:
     """Settings for a provider outside a run (`skillsleep backends`): key and base URL from the environment."""
     from skillsleep.core.models.backends.base import BackendSettings
     from skillsleep.core.models.backends.registry import provider_infos
+    from skillsleep.harnesses.providers import register_providers
 
+    register_providers()
     infos = {i.name: i for i in provider_infos()}
     if provider not in infos:
         raise UnknownNameError("provider", provider, list(infos))
@@ -119,7 +121,9 @@ def model_settings(section: ModelSection) -> BackendSettings:
     commands give `Models` as `settings_for`."""
     from skillsleep.core.models.backends.registry import get_provider, parse_spec
     from skillsleep.core.models.model_set import section_settings
+    from skillsleep.harnesses.providers import register_providers
 
+    register_providers()
     provider = parse_spec(section.backend)[0]
     key, base_url = _from_env(get_provider(provider).info)
     return section_settings(section, api_key=key, base_url=base_url, options=_backend_options(provider))
@@ -132,7 +136,11 @@ def _from_env(info: ProviderInfo) -> tuple[str | None, str | None]:
 
 
 def _backend_options(provider: str) -> dict[str, str | int | float | bool]:
-    return {"cache_dir": str(cache_dir()), **local_options(provider)}
+    from skillsleep.harnesses.providers import provider_names
+
+    agent = harness_settings().get(provider) if provider in provider_names() else None  # `claude-code`, `codex`
+    command = {"command": agent.command} if agent is not None and agent.command else {}  # its CLI's path
+    return {"cache_dir": str(cache_dir()), **local_options(provider), **command}
 
 
 # --- the user's config file and the settings layered over it ------------------------------------

@@ -14,6 +14,12 @@ streaming (SSE) or plain JSON answers. What it answers is decided by markers in 
                                   injected, messages): the final answer is <word>
     otherwise                     the final answer is `reply` (default "hello")
 
+A request that offers Claude Code's `StructuredOutput` tool (how `claude -p --json-schema` asks
+for a typed reply) gets that tool called with the final answer parsed as JSON (an answer that is
+not a JSON object is sent as text). `failures` holds HTTP statuses to answer the next model
+requests with (429 carries `retry-after: 0`), one each; `delay_s` delays every model answer;
+`peak` is the most model requests ever in flight at once.
+
 After a tool result comes back the server answers with the final text (`SKILL_SAYS` word or
 `reply`) followed by " | tool said: <last line of the result>". Every request is recorded in
 `seen` (path and parsed body), so a test can prove what reached the model.
@@ -27,12 +33,14 @@ import json
 import re
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 SHELL_TOOLS = {"Bash": "command", "exec_command": "cmd", "shell": "command", "exec": "command"}
 USAGE_IN, USAGE_OUT = 120, 6
+STRUCTURED = "StructuredOutput"  # Claude Code's tool for `--json-schema` replies
+_ERRORS = {429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 401: "authentication_error"}
 _TOOL = re.compile(r"STUB_TOOL:\s*(.+)")
 _CALL = re.compile(r"STUB_CALL:([\w.-]+):(\{.*\})", re.S)
 _MENTION = re.compile(r"\$([a-z0-9][a-z0-9-]*)")
@@ -43,6 +51,7 @@ _SAYS = re.compile(r"SKILL_SAYS:\s*([^\s\"'\\<]+)")
 class Seen:
     path: str
     body: Any
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
 
 
 @dataclass
@@ -132,6 +141,13 @@ def plan(body: dict[str, Any], reply: str) -> Plan:
             return Plan(tool="read", arguments={"path": listed.group(1).strip()})
     if m := _CALL.search(user):
         return Plan(tool=m.group(1), arguments=json.loads(m.group(2)))
+    if STRUCTURED in _tool_names(body):
+        try:
+            data = json.loads(final)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return Plan(tool=STRUCTURED, arguments=data)
     if m := _TOOL.search(user):
         names = _tool_names(body)
         tool = next((n for n in SHELL_TOOLS if n in names), "Bash")
@@ -311,6 +327,10 @@ class AgentServer:
         self.reply = reply
         self.log_path = log_path  # append every request as one JSON line (recording aid)
         self.seen: list[Seen] = []
+        self.failures: list[int] = []  # statuses to answer the next model requests with, one each
+        self.delay_s = 0.0  # how long each model answer takes
+        self.in_flight = 0
+        self.peak = 0  # the most model requests in flight at once
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -373,7 +393,7 @@ class AgentServer:
                     self._send(400, "application/json", b'{"error": {"message": "body is not JSON"}}')
                     return
                 with server._lock:
-                    server.seen.append(Seen(self.path, body))
+                    server.seen.append(Seen(self.path, body, {k.lower(): v for k, v in self.headers.items()}))
                     if server.log_path:
                         with open(server.log_path, "a", encoding="utf-8") as log:
                             log.write(json.dumps({"path": self.path, "body": body}) + "\n")
@@ -381,6 +401,25 @@ class AgentServer:
                 path = self.path.split("?")[0].rstrip("/")
                 if path.endswith("/count_tokens"):
                     self._send(200, "application/json", json.dumps({"input_tokens": USAGE_IN}).encode())
+                    return
+                with server._lock:
+                    status = server.failures.pop(0) if server.failures else 0
+                    server.in_flight += 1
+                    server.peak = max(server.peak, server.in_flight)
+                try:
+                    self._answer(body, path, n, status)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, body: Any, path: str, n: int, status: int) -> None:
+                if server.delay_s:
+                    server._stop.wait(server.delay_s)
+                if status:
+                    kind = _ERRORS.get(status, "api_error")
+                    error = {"type": "error", "error": {"type": kind, "code": kind, "message": f"scripted {status}"}}
+                    headers = {"retry-after": "0"} if status == 429 else {}
+                    self._send(status, "application/json", json.dumps(error).encode(), headers)
                     return
                 p = plan(body, server.reply)
                 if p.hang:
@@ -403,8 +442,10 @@ class AgentServer:
                     return
                 self._send(200, ctype, payload)
 
-            def _send(self, status: int, ctype: str, payload: bytes) -> None:
+            def _send(self, status: int, ctype: str, payload: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from test_user_config import home, write_config  # noqa: F401  (home: a fixture)
 
 from skillsleep.core.models.backends.registry import default_prices
+from skillsleep.harnesses.providers import register_providers
 from skillsleep.slash_commands.cli import main
 
 PRICES = (
@@ -62,7 +63,9 @@ def test_config_without_a_file_shows_the_built_in_prices(home: Path) -> None:
 
 def test_the_built_in_prices_are_the_providers_own_in_registration_order() -> None:
     """The `[prices]` defaults come from each provider's record; this table pins them (USD per
-    million tokens), so moving a price is a change a test sees."""
+    million tokens), so moving a price is a change a test sees. The agents' providers come last
+    (registered by the command line: harnesses/providers.py)."""
+    register_providers()
     table = {key: price.model_dump(exclude_none=True) for key, price in default_prices().items()}
     assert table == {
         "deepseek:deepseek-v4-flash": {"input": 0.14, "output": 0.28, "cached_input": 0.0028},
@@ -74,5 +77,15 @@ def test_the_built_in_prices_are_the_providers_own_in_registration_order() -> No
         "anthropic:claude-opus-5": {"input": 5.0, "output": 25.0, "cached_input": 0.50, "cache_write": 6.25},
         "local:*": {"input": 0.0, "output": 0.0},
         "scripted:*": {"input": 0.0, "output": 0.0},
+        "claude-code:default": {"input": 5.0, "output": 25.0, "cached_input": 0.50, "cache_write": 6.25},
+        "claude-code:sonnet": {"input": 2.0, "output": 10.0, "cached_input": 0.20, "cache_write": 2.50},
+        "claude-code:opus": {"input": 5.0, "output": 25.0, "cached_input": 0.50, "cache_write": 6.25},
+        "claude-code:haiku": {"input": 1.0, "output": 5.0, "cached_input": 0.10, "cache_write": 1.25},
+        "claude-code:claude-sonnet-5": {"input": 2.0, "output": 10.0, "cached_input": 0.20, "cache_write": 2.50},
+        "claude-code:claude-opus-5": {"input": 5.0, "output": 25.0, "cached_input": 0.50, "cache_write": 6.25},
+        "claude-code:claude-haiku-4-5": {"input": 1.0, "output": 5.0, "cached_input": 0.10, "cache_write": 1.25},
+        "claude-code:claude-sonnet-4-5": {"input": 3.0, "output": 15.0, "cached_input": 0.30, "cache_write": 3.75},
+        "claude-code:claude-opus-4-5": {"input": 5.0, "output": 25.0, "cached_input": 0.50, "cache_write": 6.25},
     }
-    assert [key.partition(":")[0] for key in table] == ["deepseek"] * 2 + ["anthropic"] * 5 + ["local", "scripted"]
+    built_in = ["deepseek"] * 2 + ["anthropic"] * 5 + ["local", "scripted"]
+    assert [key.partition(":")[0] for key in table] == built_in + ["claude-code"] * 9  # codex: unpriced

@@ -22,6 +22,7 @@ from skillsleep.core.models.ledger import Budget, Ledger, find_price, price_of
 from skillsleep.core.models.llm import MESSAGE_TOKENS, SCHEMA_TOKENS, estimate_usage
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import CompletionRequest, Message, Usage
+from skillsleep.harnesses.providers import register_providers
 
 UNPRICED = ["--backend", "openai:my-model", "--base-url", "http://127.0.0.1:9/v1"]
 
@@ -44,11 +45,14 @@ def nothing_done(root: Path) -> bool:
 
 
 def test_every_built_in_default_model_has_a_price_but_ollamas() -> None:
-    # ollama's default runs wherever OLLAMA_HOST points: its price is the user's to give
+    # ollama's default runs wherever OLLAMA_HOST points: its price is the user's to give; codex's
+    # models have no known price (a token cap needs none)
+    register_providers()
     for info in provider_infos():
-        if info.default_model and info.name != "ollama":
+        if info.default_model and info.name not in ("ollama", "codex"):
             assert find_price(default_prices(), info.name, info.default_model) is not None, info.name
     assert find_price(default_prices(), "ollama", "qwen2.5-coder:0.5b") is None
+    assert find_price(default_prices(), "codex", "default") is None
     free = Usage(input_tokens=1000, output_tokens=1000)
     assert price_of(default_prices(), "local", "/models/any.gguf", free) == 0  # free by definition
     assert price_of(default_prices(), "scripted", "script.json", free) == 0

@@ -172,7 +172,13 @@ class LLM:
     def record(self, role: Role, c: Completion, *, cache_hit: bool, error: str | None = None) -> None:
         """Count one answered request in the ledger (and the store's call log); a cluster's driver
         records here what its workers' calls used."""
-        cost = 0.0 if cache_hit else self.ledger.cost(self.backend.name, self.backend.model, c.usage)
+        reported = None if cache_hit else c.cost_usd  # a provider's own figure goes before the price table
+        if cache_hit:
+            cost = 0.0
+        elif reported is not None:
+            cost = reported
+        else:
+            cost = self.ledger.cost(self.backend.name, self.backend.model, c.usage)
         entry = LedgerEntry(
             role=role,
             provider=self.backend.name,
@@ -182,7 +188,9 @@ class LLM:
             latency_s=0.0 if cache_hit else c.latency_s,
             cache_hit=cache_hit,
             error=error,
-            unpriced=not cache_hit and not self.ledger.priced(self.backend.name, self.backend.model),
+            unpriced=not cache_hit
+            and reported is None
+            and not self.ledger.priced(self.backend.name, self.backend.model),
         )
         self.ledger.record(entry)
         if self.store is not None and self.run_id:

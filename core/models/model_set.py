@@ -32,7 +32,7 @@ class ModelSection(BaseModel):
     base_url: BaseUrl = ""
     temperature: float = Field(default=0.0, ge=0)
     max_tokens: int = Field(default=256, ge=1)
-    concurrency: int = Field(default=0, ge=0)  # 0 → the provider's default (local: 1, others: 8)
+    concurrency: int = Field(default=0, ge=0)  # 0 → the provider's default (local: 1, the agents: 2, others: 8)
     timeout_s: float = Field(default=120.0, gt=0)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     thinking: bool = False
@@ -85,7 +85,7 @@ def section_settings(
         model=model,
         api_key=api_key,
         base_url=section.base_url or base_url or info.default_base_url,
-        concurrency=section.concurrency or (1 if provider == "local" else 8),
+        concurrency=section.concurrency or info.default_concurrency or (1 if provider == "local" else 8),
         retry=section.retry.model_copy(),
         thinking=section.thinking,
         options=options or {},

@@ -102,6 +102,7 @@ class Completion(Record):
     raw_id: str | None = None
     model: str = ""
     cached: bool = False
+    cost_usd: float | None = None  # what the provider itself reported the call cost (None: not reported)
 
     @property
     def truncated(self) -> bool:

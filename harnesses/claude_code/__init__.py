@@ -21,6 +21,6 @@ AGENT = Agent(
     settings_model=ClaudeCodeSettings,
     replay=f"{__name__}.replay:ClaudeCodeHarness",
     install=f"{__name__}.install:install",
-    model_provider=NAME,  # `claude -p` answers as the backend spec NAME[:MODEL]
     hook=True,
+    provider=f"{__name__}.model:ClaudeCodeModel",  # `claude -p` answers as the backend spec claude-code[:MODEL]
 )

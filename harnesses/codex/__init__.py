@@ -21,5 +21,5 @@ AGENT = Agent(
     settings_model=CodexSettings,
     replay=f"{__name__}.replay:CodexHarness",
     install=f"{__name__}.install:install",
-    model_provider=NAME,  # `codex exec` answers as the backend spec NAME[:MODEL]
+    provider=f"{__name__}.model:CodexModel",  # `codex exec` answers as the backend spec codex[:MODEL]
 )

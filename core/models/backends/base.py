@@ -119,6 +119,8 @@ class ProviderInfo(BaseModel):
     # `provider:model`); estimates for budgeting, not invoices. A model without one cannot be capped
     # in money until the user prices it.
     prices: dict[str, Price] = Field(default_factory=dict)
+    # concurrent calls when a role's `concurrency` is 0 (None: local 1, every other provider 8)
+    default_concurrency: int | None = Field(default=None, ge=1)
 
 
 @runtime_checkable
