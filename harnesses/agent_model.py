@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -29,6 +28,7 @@ from skillsleep.core.shared.errors import BackendError, BackendUnavailable, Tran
 from skillsleep.core.shared.records import Completion, CompletionRequest, Message, Usage
 from skillsleep.harnesses.agent_cli import AgentCLI, AgentSettings, CLIResult, HarnessStatus, probe, run_cli, tail
 from skillsleep.harnesses.failures import Failure, Wording, classify, explain
+from skillsleep.harnesses.run_folder import run_folder
 
 __all__ = ["AgentCall", "AgentModelBackend", "AgentReply", "prompt_text", "system_text"]
 
@@ -90,6 +90,7 @@ class AgentModelBackend(BaseBackend):
     def __init__(self, settings: BackendSettings) -> None:
         super().__init__(settings)
         self.env: dict[str, str] | None = None  # the agent's base environment (None: this process's)
+        self._status: HarnessStatus | None = None  # its CLI, probed on the first call
 
     @property
     def model_flag(self) -> str | None:
@@ -127,7 +128,9 @@ class AgentModelBackend(BaseBackend):
         raise NotImplementedError
 
     async def _send(self, request: CompletionRequest) -> Completion:
-        status = await asyncio.to_thread(self.status, self.settings, self.env)
+        if self._status is None:  # probed once per backend: `--version` of a Node CLI costs a process start
+            self._status = await asyncio.to_thread(self.status, self.settings, self.env)
+        status = self._status
         if not status.usable or not status.command:
             raise BackendUnavailable(f"the {self.name} provider cannot run: {status.reason}")
         base = dict(os.environ if self.env is None else self.env)
@@ -135,11 +138,11 @@ class AgentModelBackend(BaseBackend):
         if login:
             raise BackendUnavailable(f"the {self.name} provider cannot run: {login}")
         limit = self.settings.retry.timeout_s + KILL_MARGIN_S
-        with tempfile.TemporaryDirectory(prefix=f"skillsleep-{self.name}-model-", ignore_cleanup_errors=True) as tmp:
-            work = Path(tmp) / "work"  # empty: no project instructions are found
-            work.mkdir()
-            call = self.prepare(status.command, request, base, Path(tmp))
-            result = await run_cli(call.argv, cwd=work, env=call.env, timeout_s=limit, stdin=call.stdin)
+        # a run folder (harnesses/run_folder.py): its `work` is empty, so no project instructions are found,
+        # and whatever the agent writes about the call anyway is recognised as skillsleep's own at harvest
+        with run_folder() as folder:
+            call = self.prepare(status.command, request, base, folder.agent)
+            result = await run_cli(call.argv, cwd=folder.work, env=call.env, timeout_s=limit, stdin=call.stdin)
         return self.finish(result, limit)
 
     def finish(self, result: CLIResult, limit: float) -> Completion:
