@@ -18,7 +18,10 @@ A request that offers Claude Code's `StructuredOutput` tool (how `claude -p --js
 for a typed reply) gets that tool called with the final answer parsed as JSON (an answer that is
 not a JSON object is sent as text). `failures` holds HTTP statuses to answer the next model
 requests with (429 carries `retry-after: 0`), one each; `delay_s` delays every model answer;
-`peak` is the most model requests ever in flight at once.
+`peak` is the most model requests ever in flight at once. `rules` (the scripted backend's
+`{"match", "reply"}` rules, compiled) decide the final answer instead, as that backend would: the first
+rule found in the request's reply schema, its last user text or its instructions (a whole night with
+the agent as the model and as the replay harness).
 
 After a tool result comes back the server answers with the final text (`SKILL_SAYS` word or
 `reply`) followed by " | tool said: <last line of the result>". Every request is recorded in
@@ -122,12 +125,42 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
     return names
 
 
-def plan(body: dict[str, Any], reply: str) -> Plan:
+Rules = list[tuple[re.Pattern[str], str]]
+
+
+def _schema_text(body: dict[str, Any]) -> str:
+    """The reply schema a request asks for, as JSON text: Claude Code's StructuredOutput tool's input
+    schema, or a Responses request's `text.format` schema (Codex's `--output-schema`); else ""."""
+    for t in body.get("tools") or []:
+        if isinstance(t, dict) and t.get("name") == STRUCTURED:
+            return json.dumps(t.get("input_schema"))
+    fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
+    return json.dumps(fmt.get("schema")) if isinstance(fmt, dict) and fmt.get("schema") else ""
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    """A request's instructions: Anthropic's `system`, Responses' `instructions`, system/developer messages."""
+    items = [m for m in (body.get("messages") or body.get("input") or []) if isinstance(m, dict)]
+    parts = _texts(body.get("system")) + _texts(body.get("instructions"))
+    parts += [t for m in items if m.get("role") in ("system", "developer") for t in _texts(m.get("content"))]
+    return "\n".join(parts)
+
+
+def ruled(body: dict[str, Any], user: str, rules: Rules) -> str | None:
+    """The reply of the first rule (the scripted backend's format) found in the request's reply schema,
+    its last user text or its instructions, as `ScriptedBackend` matches them; None when none is."""
+    schema, system = _schema_text(body), _system_text(body)
+    return next((r for rx, r in rules if rx.search(schema) or rx.search(user) or rx.search(system)), None)
+
+
+def plan(body: dict[str, Any], reply: str, rules: Rules | None = None) -> Plan:
     """Decide the answer to one request (see the module docstring)."""
     user, tool_result = _last_user(body)
     everything = "\n".join(_texts(body))
     says = _SAYS.findall(everything)
     final = says[-1] if says else reply
+    if rules and tool_result is None:
+        final = ruled(body, user, rules) or final
     if tool_result is not None:
         first = ([ln for ln in tool_result.splitlines() if ln.strip()] or [""])[-1].strip()[:200]
         return Plan(text=f"{final} | tool said: {first}")
@@ -325,6 +358,7 @@ class AgentServer:
 
     def __init__(self, reply: str = "hello", port: int = 0, log_path: str | None = None) -> None:
         self.reply = reply
+        self.rules: Rules = []  # (regex, reply) rules, as the scripted backend's: they decide the final answer
         self.log_path = log_path  # append every request as one JSON line (recording aid)
         self.seen: list[Seen] = []
         self.failures: list[int] = []  # statuses to answer the next model requests with, one each
@@ -421,7 +455,7 @@ class AgentServer:
                     headers = {"retry-after": "0"} if status == 429 else {}
                     self._send(status, "application/json", json.dumps(error).encode(), headers)
                     return
-                p = plan(body, server.reply)
+                p = plan(body, server.reply, server.rules)
                 if p.hang:
                     server._stop.wait(3600)
                     self.close_connection = True
