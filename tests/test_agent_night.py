@@ -77,3 +77,38 @@ def test_a_night_with_the_agent_as_model_and_harness_stages_a_proposal_and_mines
     plans = [NightPlan.model_validate_json((data / "nights" / n / "plan.json").read_text()) for n in ("0001", "0002")]
     mined = [sorted(t.id for split in plan.tasks().values() for t in split) for plan in plans]
     assert mined[0] and mined[1] == mined[0]  # nothing the first night's calls and replays left was mined
+
+
+def test_after_install_a_night_with_nothing_configured_uses_the_agent_as_harness_and_model(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`skillsleep install claude-code`, then a bare `skillsleep run`: Claude Code replays and answers
+    every model call, under the default token cap. (Its own login here is an API key and a server in
+    the environment, as `claude` itself reads them: no skillsleep setting names the agent.)"""
+    data = night_env(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    write_chat_logs(tmp_path / "chats")
+    monkeypatch.setenv("PATH", agent_tools.path_env())
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", agent_server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy")
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    agent_server.rules = [(re.compile(r["match"]), r["reply"]) for r in optimizer_rules() + TARGET_RULES]
+    code, out, err = invoke("install", "claude-code")
+    assert code == 0, err + out
+
+    code, out, err = invoke("run", "--since", "3650d", "--steps", "1", "--json")
+    assert code == 0, err[-3000:]
+    night = json.loads(out)
+    assert night["harness"] == "claude-code" and night["outcome"] == "accepted" and night["proposal"], night["reason"]
+    assert "reflect" in night["calls_by_role"] and night["tokens"] > 0
+    ledger = [json.loads(line) for line in (data / "nights" / "0001" / "ledger.jsonl").read_text().splitlines()]
+    assert ledger and {e["provider"] for e in ledger} == {"claude-code"}  # every model call went to the agent
+    code, out, err = invoke("config", "--json")
+    assert code == 0, err
+    next_night = json.loads(out)["next_night"]
+    assert (next_night["harness"], next_night["backend"], next_night["budget_tokens"]) == (
+        "claude-code",
+        "claude-code",
+        1_000_000,
+    )
+    assert next_night["backend_from"].endswith("(installed " + ledger[0]["ts"][:10] + "; the only agent installed)")
