@@ -1,7 +1,7 @@
 """The agents as model providers (`claude-code`, `codex`) on the scripted model server: what one
 call costs beyond the model's own answer, and how well the concurrency default uses the time.
 
-    PATH=.tools/agents/node_modules/.bin:$PATH .venv/bin/python bench/agent_models.py \\
+    PATH=$PWD/.tools/agents/node_modules/.bin:$PATH .venv/bin/python bench/agent_models.py \\
         [--calls N] [--latency S] [--concurrency C] [--agent claude-code|codex]
 
 Per agent, through `LLM.ask_model` (a typed reply, the way every role asks), in a temporary home:
