@@ -99,9 +99,8 @@ def resolve_command(cli: AgentCLI, settings: AgentSettings, env: dict[str, str] 
     """The CLI's absolute path, or None when it is not installed."""
     name = settings.command or cli.default_command
     path = (env or os.environ).get("PATH")
-    if os.sep in name:
-        return name if os.access(name, os.X_OK) else None
-    return shutil.which(name, path=path)
+    found = (name if os.access(name, os.X_OK) else None) if os.sep in name else shutil.which(name, path=path)
+    return os.path.abspath(found) if found else None  # absolute: the agent runs in a run folder, not here
 
 
 _STATUS_CACHE: dict[tuple[str, str, str], HarnessStatus] = {}

@@ -150,3 +150,16 @@ def test_skill_document_keeps_the_body_and_adds_what_agents_need() -> None:
 def test_task_text_puts_context_first() -> None:
     assert task_text(Task(id="t", prompt="fix it")) == "fix it"
     assert task_text(Task(id="t", prompt="fix it", context="in src/a.py")) == "in src/a.py\n\nfix it"
+
+
+def test_a_cli_found_through_a_relative_path_entry_is_named_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent runs in a run folder, so `bin/fake-agent` found from here would not be found from there."""
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "bin" / "fake-agent"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    assert agent_cli.resolve_command(CLI, AgentSettings(), {"PATH": "bin"}) == str(exe)
+    assert agent_cli.resolve_command(CLI, AgentSettings(command="bin/fake-agent"), {"PATH": ""}) == str(exe)
