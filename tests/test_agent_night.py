@@ -112,3 +112,33 @@ def test_after_install_a_night_with_nothing_configured_uses_the_agent_as_harness
         1_000_000,
     )
     assert next_night["backend_from"].endswith("(installed " + ledger[0]["ts"][:10] + "; the only agent installed)")
+
+
+def test_a_token_budget_stops_a_night_on_the_agent_model_cleanly_and_the_next_run_finishes(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subscription's quota is real money: a night whose agent-model calls reach `--budget-tokens`
+    stops before the call that would pass it (exit 1, the report says why, nothing staged), and the
+    next run with more budget ends in a proposal. (Stopped while mining, before its plan was written,
+    the night is begun again rather than resumed; its replies come from the response cache.)"""
+    data = night_env(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    write_chat_logs(tmp_path / "chats")
+    monkeypatch.setenv("PATH", agent_tools.path_env())
+    agent_server.rules = [(re.compile(r["match"]), r["reply"]) for r in optimizer_rules() + TARGET_RULES]
+    data.mkdir()
+    (data / "config.toml").write_text(
+        f'[harness.claude-code]\nbase_url = "{agent_server.url}"\ntarget_model = "stub-model"\nmax_retries = 0\n'
+    )
+    flags = ["run", "--harness", "claude-code", "--backend", "claude-code:stub-model", "--base-url", agent_server.url]
+    flags += ["--since", "3650d", "--steps", "1", "--json"]
+    code, out, err = invoke(*flags, "--budget-tokens", "6500")
+    assert code == 1, err[-3000:]
+    stopped = json.loads(out)
+    assert stopped["outcome"] == "stopped-early" and stopped["stop"]["kind"] == "budget", stopped["reason"]
+    assert not stopped["proposal"] and 0 < stopped["tokens"] <= 6500
+    code, out, err = invoke(*flags, "--budget-tokens", "100000")
+    assert code == 0, err[-3000:]
+    resumed = json.loads(out)
+    assert resumed["cache_hits"] > 0  # what the stopped run was answered is not paid for again
+    assert resumed["outcome"] == "accepted" and resumed["proposal"], resumed["reason"]
