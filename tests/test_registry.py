@@ -53,7 +53,7 @@ def test_run_help_names_the_built_in_providers() -> None:
 
     result = CliRunner().invoke(main, ["run", "--help"], terminal_width=400)
     listed = "deepseek, openai, anthropic, ollama, local, scripted, claude-code or codex"
-    assert result.exit_code == 0 and f"Model provider ({listed}) or provider:model." in result.output
+    assert result.exit_code == 0 and f"Model provider ({listed}) or provider:model (default: the agent" in result.output
 
 
 def test_a_built_in_line_that_names_another_providers_class_is_refused() -> None:
