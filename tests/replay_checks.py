@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 
@@ -33,3 +34,14 @@ def processes_with(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def survivors(marker: str, *, wait_s: float = 5.0) -> list[int]:
+    """`processes_with(marker)` once they are gone, or after `wait_s` (a killed process may take a
+    moment to be reaped): what is left is what survived."""
+    left = processes_with(marker)
+    deadline = time.monotonic() + wait_s
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = processes_with(marker)
+    return left

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from agent_server import AgentServer
-from replay_checks import processes_with
+from replay_checks import survivors
 
 from skillsleep.core.models.backends.base import BackendSettings, RetryPolicy
 from skillsleep.core.models.ledger import Budget, Ledger
@@ -255,12 +255,7 @@ def test_real_agent_timeout_kills_the_process_group(
         with pytest.raises(RetriesExhausted, match="within 4 s"):
             asyncio.run(LLM(backend, ledger=Ledger()).ask("judge", _messages("STUB_HANG")))
         assert server.seen  # it was waiting on the model
-    left = processes_with(marker)
-    for _ in range(50):  # a killed process may take a moment to be reaped
-        if not left:
-            break
-        time.sleep(0.1)
-        left = processes_with(marker)
+    left = survivors(marker)
     assert left == [], f"agent processes survived the timeout: {left}"
 
 

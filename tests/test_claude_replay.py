@@ -12,14 +12,13 @@ import asyncio
 import json
 import stat
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from agent_server import AgentServer
-from replay_checks import processes_with, snapshot
+from replay_checks import snapshot, survivors
 from servers import free_port
 
 from skillsleep.core.document.skill import Skill
@@ -563,12 +562,7 @@ def test_real_claude_timeout_kills_the_process_group(
     assert run.error is not None and "timeout" in run.error and "within 4 s" in run.error
     assert run.exit_status is None
     assert any(s.path.startswith("/v1/messages") for s in agent_server.seen)  # it was waiting on the model
-    left = processes_with(marker)
-    for _ in range(50):  # a killed process may take a moment to be reaped
-        if not left:
-            break
-        time.sleep(0.1)
-        left = processes_with(marker)
+    left = survivors(marker)
     assert left == [], f"agent processes survived the timeout: {left}"
 
 
