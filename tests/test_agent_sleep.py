@@ -362,3 +362,36 @@ def test_the_codex_plugin_installs_from_a_local_marketplace(world: World) -> Non
     )
     assert "<name>skillsleep:sleep</name>" in request and "skillsleep sleep --prefix '$sleep'" in request
     assert "No nights yet: `$sleep run` starts one." in output
+
+
+def test_sleep_run_in_claude_code_starts_a_detached_night_with_claude_code_as_harness_and_model(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/sleep run` typed in the real Claude Code (after `skillsleep install claude-code`, with Codex
+    installed later so that the newest-installed rule alone would pick Codex): the night it starts in
+    the background replays in Claude Code and sends every model call to Claude Code's headless mode,
+    and stages a proposal."""
+    import re
+    import time
+
+    from sleep_kit import TARGET_RULES, optimizer_rules, write_chat_logs
+
+    write_chat_logs(world.root / "chats")
+    world.env["SKILLSLEEP_CHAT_DIRS"] = str(world.root / "chats")
+    world.server.rules = [(re.compile(r["match"]), r["reply"]) for r in optimizer_rules() + TARGET_RULES]
+    world.skillsleep(monkeypatch, "install", "claude-code")
+    world.skillsleep(monkeypatch, "install", "codex")
+    world.claude("/sleep run")
+    assert "Night 1 started in the background (pid " in world.sent()  # the verb's line reached the model
+
+    record = world.data / "nights" / "0001" / "night.json"
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline and not (
+        record.exists() and json.loads(record.read_text())["status"] != "running"
+    ):
+        time.sleep(1)
+    night = json.loads(record.read_text())
+    assert night["status"] == "finished" and night["harness"] == "claude-code", night
+    ledger = [json.loads(line) for line in (record.parent / "ledger.jsonl").read_text().splitlines()]
+    assert ledger and {e["provider"] for e in ledger} == {"claude-code"}
+    assert night["outcome"] == "accepted" and night["proposal_id"], night
