@@ -22,8 +22,9 @@ from skillsleep.core.shared.records import Check, CompletionRequest, Edit, GateD
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.edits import EditLimits
-from skillsleep.core.train.literals import literal_rule, quoted, required_lines
+from skillsleep.core.train.literals import literal_rule, quoted
 from skillsleep.core.train.memory import drop_remembered, remember_gated
+from skillsleep.core.train.quoting import demands, quote_literals
 from skillsleep.core.train.repair import land
 from tests.test_trainer import BAD, RULE, build, write_config
 
@@ -356,13 +357,13 @@ def test_a_concrete_line_every_task_requires_verbatim_becomes_the_instruction_qu
         Task(id="a", prompt="commit message for the ruff pass", judge=judge),
         Task(id="b", prompt="b", judge=other),
     ]
-    required = required_lines(tasks)
-    assert required == {sign_off}  # "fix:" is one task's, the count is no text
-    edit = literal_rule(Edit(op="add", content=f"- {sign_off}", rationale="the user adds it last"), required)
-    assert edit is not None and edit.content == f"End every reply with the line `{sign_off}`."
+    named = demands(tasks)
+    assert named.texts == {sign_off}  # "fix:" is one task's, the count is no text
+    [edit] = quote_literals([Edit(op="add", content=f"- {sign_off}", rationale="the user adds it last")], named)
+    assert edit.content == f"End every reply with the line `{sign_off}`."
     assert literal_rule(Edit(op="add", content=sign_off)) is None  # no judge requires it: maybe one task's answer
-    assert literal_rule(Edit(op="add", content="fix:"), required) is None
-    assert required_lines([]) == frozenset()
+    assert quote_literals([Edit(op="add", content="fix:")], named) == [Edit(op="add", content="fix:")]
+    assert demands([]).texts == frozenset()
 
 
 async def test_a_proposal_whose_repair_the_gate_rejected_is_remembered_shown_once_and_dropped(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@
                        same bounded-edit rules (never looser), in the room the first pass left
 
 The rewrites that need no call (a bare heading quoted, a literal output line made a rule) are in
-core/train/literals.py; what is still refused goes into the rejected-edit memory, core/train/memory.py.
+core/train/literals.py and core/train/quoting.py; what is still refused goes into the rejected-edit memory, core/train/memory.py.
 A malformed repair reply, or a rewrite that is not a usable edit, is recorded as an unusable
 reply and the step goes on with what already applied. A budget reached during the repair raises
 `BudgetExceeded` like every call, and the run stops cleanly.
@@ -28,7 +28,8 @@ from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, EditOp, Message, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.edits import EditLimits, apply_edits
-from skillsleep.core.train.literals import literal_rule, quoted
+from skillsleep.core.train.literals import quoted
+from skillsleep.core.train.quoting import Demands, quote_one
 from skillsleep.core.train.reflect import Finding, as_edit
 
 REPLY_TOKENS = 1024  # a few one-line rewrites
@@ -87,10 +88,12 @@ async def land(
     redactor: Redactor,
     on_repair: Callable[[int], None] = lambda _: None,
     refuse: Callable[[Edit], str | None] = lambda _: None,
+    demands: Demands | None = None,
 ) -> Landed:
     """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
     apply its rewrites within what is left of `limits`. `refuse` refuses an edit (or a rewrite)
-    before the bounded-edit rules see it, with its reason (`answer_lines`)."""
+    before the bounded-edit rules see it, with its reason (`answer_lines`); the literal lines
+    `demands` names are quoted in a rewrite (`quote_one`)."""
     held = [RejectedEdit(edit=e, stage="apply", reason=why) for e in edits if (why := refuse(e)) is not None]
     first = apply_edits(skill, [e for e in edits if not any(e is h.edit for h in held)], limits)
     skipped = [*held, *first.skipped]
@@ -100,7 +103,7 @@ async def land(
     quotes = {n: q for n, r in enumerate(refusals, 1) if (q := quoted(r.edit)) is not None}
     ask = [(n, r) for n, r in enumerate(refusals, 1) if n not in quotes]
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
-    rewrites = [(n, literal_rule(e) or e) for n, e in rewrites]
+    rewrites = [(n, quote_one(e, demands or Demands())) for n, e in rewrites]
     rewrites += sorted(quotes.items())
     safe: list[tuple[int, Edit]] = []
     screened: list[RejectedEdit] = []
