@@ -1,5 +1,5 @@
 """The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
-screen → quote literals → clip → update → repair → gate) and an epoch boundary (slow
+screen → unmerge and quote literals → clip → update → repair → gate) and an epoch boundary (slow
 update, meta skill; core/train/epoch.py).
 A whole run around it (resume, the test split, summary.json) is `train()` in core/train/run.py.
 
@@ -34,8 +34,8 @@ from skillsleep.core.shared.events import (
 )
 from skillsleep.core.shared.records import Edit, Task
 from skillsleep.core.shared.rejected import RejectedEdit, distinct
-from skillsleep.core.train import candidates, literals, memory, quoting, repair
-from skillsleep.core.train.aggregate import Screened, merge_screened
+from skillsleep.core.train import candidates, literals, memory, quoting, repair, unmerge
+from skillsleep.core.train.aggregate import AggregateResult, Screened, merge_screened
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.edits import EditLimits, EditResult
 from skillsleep.core.train.epoch import Boundary, end_epoch
@@ -187,7 +187,7 @@ class Trainer:
         )
         merged, safe, refused = await self._merge_screened(reflected.edits, at)
         demands = quoting.demands([t.task for t in trajectories if not t.passed] or batch)
-        safe, dropped = self._usable(st, current, safe, demands)
+        safe, dropped = self._usable(st, current, merged, safe, batch, demands)
         selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
         result = await self._land(st, current, selection.selected, at, batch, demands)
@@ -234,13 +234,24 @@ class Trainer:
         return await rank_and_clip(self.optimizer, current, edits, budget=lr, autonomous=autonomous, bounds=bounds)
 
     def _usable(
-        self, st: TrainState, current: Skill, safe: list[Edit], demands: quoting.Demands
+        self,
+        st: TrainState,
+        current: Skill,
+        merged: AggregateResult,
+        safe: list[Edit],
+        tasks: list[Task],
+        demands: quoting.Demands,
     ) -> tuple[list[Edit], list[RejectedEdit]]:
-        """The screened edits the step ranks: the literal lines `demands` names quoted as one
-        instruction (`quote_literals`), what the memory holds or too few trajectories support
-        dropped; and each edit dropped."""
-        quoted = quoting.quote_literals(safe, demands)
-        return memory.usable(quoted, st.rejected, self.cfg.train.min_support, current)
+        """The screened edits the step ranks: a merged edit the rules would refuse given back to its
+        members when each would land (`unmerged`), the literal lines `demands` names quoted as one
+        instruction (`quote_literals`), what the memory holds or too few trajectories support dropped;
+        and each edit set aside on the way."""
+        rewrite, refuse = (lambda e: quoting.quote_one(e, demands)), literals.answer_lines(tasks)
+        edits, split = unmerge.unmerged(safe, merged, current, self.limits, rewrite=rewrite, refuse=refuse)
+        kept, dropped = memory.usable(
+            quoting.quote_literals(edits, demands), st.rejected, self.cfg.train.min_support, current
+        )
+        return kept, [*split, *dropped]
 
     async def _land(
         self, st: TrainState, skill: Skill, edits: list[Edit], at: StepAt, tasks: list[Task], demands: quoting.Demands
