@@ -1,6 +1,7 @@
 """Literal format lines the failing tasks' judges name become ONE instruction quoting each, with no
 model call (core/train/quoting.py); a merge that the rules would refuse gives way to the edits it
-merged (core/train/unmerge.py). The scripted backend plays the optimizer and the target."""
+merged (core/train/unmerge.py); a refusal that names its fix gets it once the repair's rewrite is
+refused again (core/train/repair.py). The scripted backend plays the optimizer and the target."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from skillsleep.core.train.edits import EditLimits, apply_edits
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import GateConfig
 from skillsleep.core.train.quoting import Demands, demands, quote_literals
+from skillsleep.core.train.repair import land
 from skillsleep.core.train.trainer import Trainer
 from skillsleep.core.train.unmerge import unmerged
 from skillsleep.harnesses.chat import ChatHarness
@@ -242,3 +244,56 @@ async def test_a_merge_the_safety_screen_refuses_gives_way_to_the_edits_it_merge
     screened = await merge_screened(llm, edits, group_size=8, redactor=Redactor())
     assert screened.safe == edits and [r.stage for r in screened.refused] == ["safety"]
     assert screened.merged.members(screened.merged.edits[0]) == edits
+
+
+# --- a refusal that names its fix --------------------------------------------------------------------
+
+
+def repairer(rewrite: dict[str, object] | None) -> LLM:
+    def reply(request: CompletionRequest) -> str:
+        return json.dumps({"rewrites": [{"edit": 1, **rewrite}]}) if rewrite else "no"
+
+    return LLM(ScriptedBackend(BackendSettings(model="opt"), reply), ledger=Ledger())
+
+
+async def test_a_rewrite_refused_again_gets_the_fix_the_refusal_names() -> None:
+    skill, block = Skill.parse(SEED), Edit(op="add", content="## Findings\nScore:", rationale="format")
+    missing = {"op": "replace", "target": "- Write a findings section.", "content": "## Findings\nScore: <n>"}
+    landed = await land(repairer(missing), skill, [block], EditLimits(), redactor=Redactor())
+    [fix] = landed.fixes
+    assert (fix.op, fix.content) == ("add", BOTH) and landed.applied == [fix] and BOTH in landed.skill.text
+    assert landed.repaired == [(block, fix)] and block not in [r.edit for r in landed.refused]
+    [again] = landed.refused  # the rewrite stays refused, for the memory; its own fix would replace a
+    assert again.rewrite and again.edit.target == "- Write a findings section."  # line the skill lacks
+    assert "edits may not add sections" in again.reason
+    assert landed.record()["named_fixes"] == [fix]
+    # the rewrite's own refusal names a fix: that one first
+    heading = {"op": "add", "target": "", "content": "## Verdict"}
+    landed = await land(repairer(heading), skill, [block], EditLimits(), redactor=Redactor())
+    assert [e.content for e in landed.applied] == ["Every reply must include the heading `## Verdict`."]
+
+
+async def test_a_named_fix_passes_the_same_screens_and_is_not_tried_without_a_rewrite() -> None:
+    skill, block = Skill.parse(SEED), Edit(op="add", content="## Findings\nScore:")
+    missing = {"op": "replace", "target": "- Not in the skill.", "content": "Score: <n>"}
+    refuse = lambda e: "it names the answer" if "<n>" in (e.content or "") or "`Score:`" in (e.content or "") else None  # noqa: E731
+    landed = await land(repairer(missing), skill, [block], EditLimits(), redactor=Redactor(), refuse=refuse)
+    assert landed.applied == [] and [f.content for f in landed.fixes] == [BOTH]
+    assert block in [r.edit for r in landed.refused]  # still refused: remembered as it was
+    landed = await land(repairer(None), skill, [block], EditLimits(), redactor=Redactor())
+    assert landed.fixes == [] and landed.applied == [] and landed.problems  # no rewrite was refused again
+
+
+async def test_a_step_whose_repair_is_refused_again_gates_the_named_fix(tmp_path: Path) -> None:
+    # no judge names the lines (so nothing is quoted before ranking) and no merge joins them: the
+    # repair writes a replace of a line the skill lacks; the section rule's fix is tried and gated
+    rewrite = {"op": "replace", "target": "- Be quick.", "content": "Findings then score."}
+    opt = ReportOptimizer(rewrite=rewrite, findings=("## Findings\nScore:",))
+    trainer, ledger = train(tmp_path, opt, judge=Judge(checks=[Check(type="regex", value=r"\d+/10")]))
+    st = await trainer.run()
+    step = st.steps[0]
+    assert calls(ledger, "repair") == 1 and [e.content for e in step.applied] == [BOTH]
+    assert step.gate is not None and step.gate.accepted and BOTH in st.best
+    assert not [r for r in st.rejected if r.edit.content == "## Findings\nScore:"]
+    record = json.loads((tmp_path / "runs/t/steps/e0s0/repair.json").read_text())
+    assert [f["content"] for f in record["named_fixes"]] == [BOTH]

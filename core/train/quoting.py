@@ -17,6 +17,8 @@ quote_literals()  a step's edits with the named literal lines of its adds and re
                   prose lines of each edit stay, an add left empty is dropped and a replace left
                   empty deletes its target; the instruction's support is theirs joined
 quote_one()       one edit (a repair's rewrite) with its own named literal lines quoted
+format_rule()     the rewrite a refused heading asks for whatever the judges name: every heading
+                  and label line of the content quoted (core/train/edits.py names it in its reason)
 """
 
 from __future__ import annotations
@@ -46,12 +48,14 @@ _PATTERNS = frozenset({"regex", "last_line_regex"})
 
 
 class Demands(Record):
-    """What the judges of a batch's failing tasks all name (`demands()`); empty names nothing."""
+    """What the judges of a batch's failing tasks all name (`demands()`); empty names nothing.
+    `every` names every heading and label line (the rewrite a refused heading asks for)."""
 
     sections: frozenset[str] = Field(default_factory=frozenset)  # `section_present` names
     texts: frozenset[str] = Field(default_factory=frozenset)  # verbatim one-line texts
     patterns: frozenset[str] = Field(default_factory=frozenset)  # regular expressions' source
     json_valid: bool = False  # a `json_valid` check
+    every: bool = False
 
     def piece(self, line: str) -> str | None:
         """How an instruction names `line` when it is a literal format line the judges name
@@ -60,12 +64,12 @@ class Demands(Record):
         if not text or "`" in text:
             return None
         if heading := _HEADING.match(text):
-            named = text in self.texts
+            named = self.every or text in self.texts
             named = named or any(s.casefold() in heading.group("text").casefold() for s in self.sections)
             return f"the heading `{text}`" if named else None
         label = TEMPLATE_LINE.match(text) or _LABEL.match(text)
         word = label.group("label") if label is not None and not INSTRUCTION_VERB.match(label.group("label")) else None
-        if label is not None and word is not None and self._names_label(word):
+        if label is not None and word is not None and (self.every or self._names_label(word)):
             return f"the line `{text}`" if label.re is TEMPLATE_LINE else f"a line starting with `{text}`"
         if text in self.texts:
             return f"the line `{text}`"
@@ -178,3 +182,11 @@ def quote_literals(edits: list[Edit], demands: Demands) -> list[Edit]:
         elif edit.op == "replace":
             out.append(edit.model_copy(update={"op": "delete", "content": None}))
     return out
+
+
+def format_rule(lines: list[str]) -> str | None:
+    """`lines` (an edit's content that adds a heading) with every heading and label line quoted as
+    one instruction, the other lines kept: the rewrite the section rule's refusal names. None when
+    there is nothing to quote or the content holds a fenced block."""
+    parts = _lines_parts(lines, Demands(json_valid=True, every=True))
+    return None if parts is None else _with(parts, instruction(list(dict.fromkeys(parts.pieces))))

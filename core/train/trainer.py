@@ -269,7 +269,7 @@ class Trainer:
             refuse=refuse,
             demands=demands,
         )
-        if result.asked or result.rewrites:
+        if result.asked or result.rewrites or result.fixes:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
         return result
 
