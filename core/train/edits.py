@@ -16,9 +16,9 @@ on next time. The rules:
 - Lines in protected regions (and the region markers) and the frontmatter are never touched.
 - Edits add no sections: content with a markdown heading line is skipped (its reason names the
   rewrite to make instead, `named_fix`: every heading and label line of the content quoted as one
-  instruction), and heading lines cannot be deleted or replaced. A heading inside a fenced code block or an inline code span is
-  literal text, not a section (a rule about the reply's format quotes it: Start every reply with
-  `## Summary`); content that opens a code fence must close it.
+  instruction), and heading lines cannot be deleted or replaced. A heading inside a fenced code
+  block or an inline code span is literal text, not a section (a rule about the reply's format
+  quotes it: Start every reply with `## Summary`); content that opens a code fence must close it.
 - An edit replaces one line, never the whole skill (target "SKILL", or content starting with the
   skill's own title): such an edit is skipped with a reason that says to propose one line.
 - ADD writes after `target` when it is found in the editable body, otherwise at the end of the

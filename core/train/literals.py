@@ -20,8 +20,8 @@ from skillsleep.core.train.answers import is_answer_line, states_answer
 
 _BARE_HEADING = re.compile(r"^#{1,6}\s+\S")  # a markdown heading line, as an edit's whole content
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
-# a literal output line: a short label, a colon and only a placeholder (`ANSWER: <number>`, `Verdict: ...`)
 LABEL_WORDS = r"[A-Za-z][\w()/-]*(?: [\w()/-]+){0,2}"  # a label of a literal line: up to three words
+# a literal output line: a short label, a colon and only a placeholder (`ANSWER: <number>`, `Verdict: ...`)
 TEMPLATE_LINE = re.compile(
     rf"^(?P<label>{LABEL_WORDS}):\s*"  # a label, then a colon
     r"(?:<[^<>]+>|\[[^\[\]]+\]|\{[^{}]*\}|\.\.\.|…)$"  # and only a placeholder: <number>, [value], {x}, ...
