@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.document.skill_lines import repeated
 from skillsleep.core.shared.records import Edit
-from skillsleep.core.train.edits import MAX_NOTES, EditLimits, apply_edits
+from skillsleep.core.train.edits import MAX_NOTES, EditLimits, apply_edits, named_fix
 
 FRONT = "---\nname: demo\ndescription: 'a demo: skill'   \n---\n"
 DOC = (
@@ -178,7 +179,37 @@ def test_content_with_a_heading_is_skipped() -> None:
 def test_a_bare_heading_line_is_refused_with_how_to_quote_it() -> None:
     reason = only_reason(apply(Edit(op="add", content="## Summary")))
     assert reason.startswith("edits may not add sections")
-    assert "quote the heading the reply must contain in backticks: Start every reply with `## Summary`" in reason
+    assert (
+        "write the rule that quotes it in backticks instead: «Every reply must include the heading `## Summary`.»"
+        in reason
+    )
+    assert named_fix(reason) == "Every reply must include the heading `## Summary`."
+
+
+@pytest.mark.parametrize(
+    ("content", "fix"),
+    [
+        (
+            "## Findings\nScore:",
+            "Every reply must include the heading `## Findings` and a line starting with `Score:`.",
+        ),
+        (
+            "- Be thorough.\n## Findings\nVerdict: <pass or fail>",
+            "- Be thorough.\nEvery reply must include the heading `## Findings` and the line `Verdict: <pass or fail>`.",
+        ),
+    ],
+)
+def test_a_refused_heading_names_the_whole_content_quoted_as_its_fix(content: str, fix: str) -> None:
+    reason = only_reason(apply(Edit(op="add", content=content)))
+    assert named_fix(reason) == fix
+    assert not apply(Edit(op="add", content=fix)).skipped  # the named fix lands
+
+
+def test_a_refusal_that_names_no_fix_gives_none() -> None:
+    reason = only_reason(apply(Edit(op="replace", target="- Not in the skill.", content="- Cite.")))
+    assert named_fix(reason) is None
+    fenced = only_reason(apply(Edit(op="add", content="```\nx\n```\n## Summary")))
+    assert "Start every reply with `## Summary`" in fenced and named_fix(fenced) is None
 
 
 def test_a_heading_quoted_in_backticks_is_literal_text_not_a_section() -> None:

@@ -22,13 +22,16 @@ from skillsleep.core.shared.records import Check, CompletionRequest, Edit, GateD
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.edits import EditLimits
-from skillsleep.core.train.literals import literal_rule, quoted, required_lines
+from skillsleep.core.train.literals import literal_rule, quoted
 from skillsleep.core.train.memory import drop_remembered, remember_gated
+from skillsleep.core.train.quoting import demands, quote_literals
 from skillsleep.core.train.repair import land
 from tests.test_trainer import BAD, RULE, build, write_config
 
 HEADING = "## Answer\nPut the answer last."  # a new section: refused, and no bare heading to quote
-STILL_BAD = "## Final answer"
+STILL_BAD = "## Final answer"  # a rewrite refused again: its refusal names the fix, which is tried
+LONG = "Put the answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."  # refused: five lines, and no fix named
+STILL_LONG = "Answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."
 IGNORED = "Be brief."  # a rule the scripted target does not follow: the gate rejects it
 QUIET = "[slow_update]\nenabled = false\n[meta]\nenabled = false\n"
 
@@ -85,7 +88,8 @@ async def test_a_refused_edit_gets_one_repair_call_whose_rewrite_is_applied(tmp_
     assert any(r.stage == "apply" and "edits may not add sections" in r.reason for r in first.skipped)
     assert calls(ledger, "repair") == 1
     prompt = opt.prompts["rewrites"][0]
-    assert "refused because: edits may not add sections" in prompt and "Start every reply with `## Answer`" in prompt
+    assert "refused because: edits may not add sections" in prompt
+    assert "instead: «Every reply must include the heading `## Answer`.\nPut the answer last.»" in prompt
     assert "  1| # Sums" in prompt  # the skill's lines, numbered
     assert next(e for e in events if isinstance(e, Repairing)).refused == 1
     assert RULE in st.best and HEADING not in st.best
@@ -95,18 +99,21 @@ async def test_a_refused_edit_gets_one_repair_call_whose_rewrite_is_applied(tmp_
 
 
 async def test_a_still_refused_edit_is_remembered_shown_and_dropped_when_proposed_again(tmp_path: Path) -> None:
-    opt, ledger = Optimizer(STILL_BAD), Ledger()
+    opt, ledger = Optimizer(STILL_LONG, findings=(LONG,)), Ledger()
     trainer, _, _ = build(config(tmp_path, 2), tmp_path, opt, ledger=ledger)
     st = await trainer.run()
     remembered = {r.edit.content: r for r in st.rejected}
-    assert set(remembered) == {HEADING, STILL_BAD}
-    assert all(r.stage == "apply" and "edits may not add sections" in r.reason for r in remembered.values())
-    assert remembered[HEADING].step == 0 and remembered[HEADING].before is None
+    assert set(remembered) == {LONG, STILL_LONG}
+    assert all(r.stage == "apply" and "one edit may add at most 4" in r.reason for r in remembered.values())
+    assert remembered[LONG].step == 0 and remembered[LONG].before is None
     # every later reflection sees the refusal with its reason
     section = opt.prompts["findings"][0].split("## Edits already rejected or refused")[1].split("## The skill")[0]
     assert "(none)" in section
     later = opt.prompts["findings"][1]
-    assert "## Answer" in later and "refused by the edit rules (epoch 1, step 1): edits may not add sections" in later
+    assert (
+        "Put the answer last." in later
+        and "refused by the edit rules (epoch 1, step 1): the new content has 5 lines" in later
+    )
     # proposed again: dropped before ranking, with an entry in the step record, and never repaired again
     assert calls(ledger, "repair") == 1
     assert not st.steps[1].applied and st.steps[1].selected == []
@@ -152,12 +159,12 @@ async def test_a_rewrite_passes_the_safety_screen_and_the_same_edit_rules(tmp_pa
     for rewrite, kept in ((unsafe, False), ("x" * 600, False), (RULE, True)):
         backend = ScriptedBackend(BackendSettings(model="opt"), Optimizer(rewrite))
         llm = LLM(backend, ledger=Ledger())
-        landed = await land(llm, skill, [Edit(op="add", content=HEADING)], EditLimits(), redactor=Redactor())
+        landed = await land(llm, skill, [Edit(op="add", content=LONG)], EditLimits(), redactor=Redactor())
         assert (RULE in landed.skill.text) is kept
         if rewrite == unsafe:
             assert landed.screened and unsafe not in landed.skill.text
         if not kept:
-            assert next(r.edit.content for r in landed.refused) == HEADING
+            assert next(r.edit.content for r in landed.refused) == LONG
 
 
 async def test_no_repair_call_when_every_edit_applies(tmp_path: Path) -> None:
@@ -191,7 +198,7 @@ async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes
     prices = {"scripted:target": Price(input=1e6, output=1e6), "scripted:*": Price()}
     probe = Ledger(prices=prices)
     cfg = config(tmp_path / "probe", 1, edits=2)
-    trainer, tb, _ = build(cfg, tmp_path / "probe", Optimizer(STILL_BAD, findings=(HEADING, RULE)), ledger=probe)
+    trainer, tb, _ = build(cfg, tmp_path / "probe", Optimizer(STILL_LONG, findings=(LONG, RULE)), ledger=probe)
     await trainer.run()
     at = next(i for i, e in enumerate(probe.entries) if e.role == "repair")
     spent = sum(e.cost_usd for e in probe.entries[:at])
@@ -199,15 +206,15 @@ async def test_a_step_the_budget_stops_at_its_gate_remembers_nothing_and_resumes
     cap = spent + estimate_usage(gate).total - 0.5
     cfg = config(tmp_path, 1, edits=2)
     ledger = Ledger(budget=Budget(usd=cap), prices=prices)
-    trainer, _, _ = build(cfg, tmp_path, Optimizer(STILL_BAD, findings=(HEADING, RULE)), ledger=ledger)
+    trainer, _, _ = build(cfg, tmp_path, Optimizer(STILL_LONG, findings=(LONG, RULE)), ledger=ledger)
     stopped = await trainer.run()
     assert stopped.stopped and calls(ledger, "repair") == 1 and stopped.steps == []
     assert stopped.rejected == []  # the step is not whole: nothing of it is remembered yet
-    trainer, _, ob = build(cfg, tmp_path, Optimizer(STILL_BAD, findings=(HEADING, RULE)))
+    trainer, _, ob = build(cfg, tmp_path, Optimizer(STILL_LONG, findings=(LONG, RULE)))
     st = await trainer.run(stopped)
     assert st.done and ob.requests == []  # reflect and repair answered from the cache
     assert not any(r.stage == "memory" for r in st.steps[0].skipped)
-    assert sorted(r.edit.content or "" for r in st.rejected) == [HEADING, STILL_BAD]
+    assert sorted(r.edit.content or "" for r in st.rejected) == sorted([LONG, STILL_LONG])
 
 
 async def test_a_bare_heading_becomes_the_quoted_rule_without_a_repair_call(tmp_path: Path) -> None:
@@ -356,13 +363,13 @@ def test_a_concrete_line_every_task_requires_verbatim_becomes_the_instruction_qu
         Task(id="a", prompt="commit message for the ruff pass", judge=judge),
         Task(id="b", prompt="b", judge=other),
     ]
-    required = required_lines(tasks)
-    assert required == {sign_off}  # "fix:" is one task's, the count is no text
-    edit = literal_rule(Edit(op="add", content=f"- {sign_off}", rationale="the user adds it last"), required)
-    assert edit is not None and edit.content == f"End every reply with the line `{sign_off}`."
+    named = demands(tasks)
+    assert named.texts == {sign_off}  # "fix:" is one task's, the count is no text
+    [edit] = quote_literals([Edit(op="add", content=f"- {sign_off}", rationale="the user adds it last")], named)
+    assert edit.content == f"End every reply with the line `{sign_off}`."
     assert literal_rule(Edit(op="add", content=sign_off)) is None  # no judge requires it: maybe one task's answer
-    assert literal_rule(Edit(op="add", content="fix:"), required) is None
-    assert required_lines([]) == frozenset()
+    assert quote_literals([Edit(op="add", content="fix:")], named) == [Edit(op="add", content="fix:")]
+    assert demands([]).texts == frozenset()
 
 
 async def test_a_proposal_whose_repair_the_gate_rejected_is_remembered_shown_once_and_dropped(tmp_path: Path) -> None:

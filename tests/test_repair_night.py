@@ -26,16 +26,18 @@ HEADING = {
     "content": "## Answer\nPut the answer last.",
 }
 REWRITE = {"edit": 1, "op": "add", "target": "", "content": "## Final answer"}
+LONG = {**HEADING, "content": "Put the answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."}  # refused, no fix named
+STILL_LONG = {**REWRITE, "content": "Answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."}
 
 
 def first_night(
-    root: Path, monkeypatch: pytest.MonkeyPatch, rewrite: dict[str, object]
+    root: Path, monkeypatch: pytest.MonkeyPatch, rewrite: dict[str, object], finding: dict[str, str] = HEADING
 ) -> tuple[SkillTarget, Recorder]:
-    """The live skill and a recorder after a first night whose optimizer proposes the heading and
-    repairs it into `rewrite`."""
+    """The live skill and a recorder after a first night whose optimizer proposes `finding` (the
+    heading) and repairs it into `rewrite`."""
     rules = [
         {"match": '"rewrites"', "reply": json.dumps({"rewrites": [rewrite]})},
-        *optimizer_rules(findings=[HEADING]),
+        *optimizer_rules(findings=[finding]),
     ]
     (root / "opt.json").write_text(json.dumps(rules))
     skill = live_file(root)
@@ -43,20 +45,20 @@ def first_night(
 
 
 def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    skill, rec = first_night(root, monkeypatch, REWRITE)
+    skill, rec = first_night(root, monkeypatch, STILL_LONG, LONG)
     first = night(root, settings(root), skill)
     assert first.outcome == "no-candidate" and "repair" in rec.roles()
     assert first.usage.by_role["repair"].calls == 1  # the night's report counts the role
     memory = Nights(root / "data").memory(skill.key())
     refused = {r.edit.content: r for r in memory.rejected}
-    assert set(refused) == {"## Answer\nPut the answer last.", "## Final answer"}
-    assert all(r.stage == "apply" and "edits may not add sections" in r.reason for r in refused.values())
+    assert set(refused) == {LONG["content"], STILL_LONG["content"]}
+    assert all(r.stage == "apply" and "one edit may add at most 4" in r.reason for r in refused.values())
     rec.seen.clear()
     second = night(root, settings(root), skill)
     assert second.night == 2 and "repair" not in rec.roles()  # proposed again: dropped, not repaired
     reflections = rec.texts("reflect")
     assert reflections and all("refused by the edit rules (epoch 1, step 1)" in t for t in reflections)
-    assert all("## Answer" in t and "## Final answer" in t for t in reflections)
+    assert all("Put the answer last." in t and "Answer last." in t for t in reflections)
 
 
 def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill(

@@ -7,7 +7,10 @@ chunked and merged again, until one chunk was merged or a level reduces nothing.
 or an invalid group never loses an edit: the edits concerned are kept unmerged, and why is
 recorded in `problems`.
 
-`merge_screened` is the step's merge between two safety screens (core/privacy/safety.py).
+`merge_screened` is the step's merge between two safety screens (core/privacy/safety.py). The
+result keeps each merged edit's members (`AggregateResult.merges`): a merge never makes a step
+worse, so a merged edit the second screen refuses gives way to its members (they passed the first),
+and one the edit rules would refuse gives way to them when each would land (core/train/unmerge.py).
 """
 
 from __future__ import annotations
@@ -43,11 +46,24 @@ class MergeReply(Reply):
     groups: list[Lenient[MergeGroup]]
 
 
+class MergedEdit(Record):
+    """An edit the optimizer merged, and the proposed edits it stands for (through every level)."""
+
+    edit: Edit
+    members: list[Edit]
+
+
 class AggregateResult(Record):
-    """The merged edits, and what went wrong on the way (recorded, never fatal)."""
+    """The merged edits, the ones the optimizer merged with their members, and what went wrong on
+    the way (recorded, never fatal)."""
 
     edits: list[Edit]
     problems: list[UnusableReply] = Field(default_factory=list)
+    merges: list[MergedEdit] = Field(default_factory=list)
+
+    def members(self, edit: Edit) -> list[Edit]:
+        """The proposed edits `edit` merged (equal by `Edit.key()`), or none when it merged nothing."""
+        return next((m.members for m in self.merges if m.edit.key() == edit.key()), [])
 
 
 class Screened(NamedTuple):
@@ -64,8 +80,12 @@ async def merge_screened(llm: LLM, edits: list[Edit], *, group_size: int, redact
     past the screen. Both screens redact with `redactor`."""
     proposed, refused = screen_all(edits, redactor)
     merged = await aggregate(llm, proposed, group_size=group_size)
-    safe, refused_merged = screen_all(merged.edits, redactor)
-    return Screened(merged, safe, refused + refused_merged)
+    safe: list[Edit] = []
+    for edit in merged.edits:
+        ok, no = screen_all([edit], redactor)
+        safe += ok or merged.members(edit)  # a merge the screen refuses: its members passed it, they go on
+        refused += no
+    return Screened(merged, safe, refused)
 
 
 def joined(edits: list[Edit]) -> dict[str, object]:
@@ -89,24 +109,32 @@ async def aggregate(llm: LLM, edits: list[Edit], *, group_size: int = 8) -> Aggr
         raise ValueError(f"group_size must be at least 2, got {group_size}")
     current = dedup(edits)
     problems: list[UnusableReply] = []
+    members: dict[str, list[Edit]] = {}  # a merged edit's key → the proposed edits it stands for
     level = 1
     while len(current) > 1:
         chunks = [current[i : i + group_size] for i in range(0, len(current), group_size)]
         labels = [f"merge level {level} chunk {n}/{len(chunks)}" for n in range(1, len(chunks) + 1)]
         results = await asyncio.gather(*(_merge_chunk(llm, c, label) for c, label in zip(chunks, labels, strict=True)))
-        merged = dedup([edit for chunk_edits, _ in results for edit in chunk_edits])
-        problems += [problem for _, chunk_problems in results for problem in chunk_problems]
+        for _, _, groups in results:
+            for edit, group in groups:
+                members[edit.key()] = [m for e in group for m in members.get(e.key(), [e])]
+        merged = dedup([edit for chunk_edits, _, _ in results for edit in chunk_edits])
+        problems += [problem for _, chunk_problems, _ in results for problem in chunk_problems]
         reduced = len(merged) < len(current)
         current = merged
         if len(chunks) == 1 or not reduced:
             break
         level += 1
-    return AggregateResult(edits=current, problems=problems)
+    merges = [MergedEdit(edit=e, members=members[e.key()]) for e in current if e.key() in members]
+    return AggregateResult(edits=current, problems=problems, merges=merges)
 
 
-async def _merge_chunk(llm: LLM, chunk: list[Edit], where: str) -> tuple[list[Edit], list[UnusableReply]]:
+async def _merge_chunk(
+    llm: LLM, chunk: list[Edit], where: str
+) -> tuple[list[Edit], list[UnusableReply], list[tuple[Edit, list[Edit]]]]:
+    """The chunk merged, the problems, and each merged edit with the chunk's edits it merged."""
     if len(chunk) < 2:
-        return chunk, []
+        return chunk, [], []
     listing = "\n\n".join(describe_edit(edit, n) for n, edit in enumerate(chunk, 1))
     messages = [
         Message(role="system", content=render("merge_system")),
@@ -115,10 +143,15 @@ async def _merge_chunk(llm: LLM, chunk: list[Edit], where: str) -> tuple[list[Ed
     try:
         reply = await llm.ask_model("merge", messages, MergeReply, cache_system=True)
     except ParseError as exc:
-        return chunk, [UnusableReply(role="merge", where=where, error=f"malformed reply, edits kept unmerged: {exc}")]
+        return (
+            chunk,
+            [UnusableReply(role="merge", where=where, error=f"malformed reply, edits kept unmerged: {exc}")],
+            [],
+        )
     used: set[int] = set()
     merged_at: dict[int, Edit] = {}
     problems: list[UnusableReply] = []
+    groups: list[tuple[Edit, list[Edit]]] = []
     for n, group in enumerate(reply.groups, 1):
         edit, members, problem = _merged_group(group, chunk, used)
         if edit is None:
@@ -126,8 +159,9 @@ async def _merge_chunk(llm: LLM, chunk: list[Edit], where: str) -> tuple[list[Ed
             continue
         used.update(members)
         merged_at[min(members)] = edit
+        groups.append((edit, [chunk[i] for i in members]))
     out = [merged_at.get(i, edit) for i, edit in enumerate(chunk) if i in merged_at or i not in used]
-    return out, problems
+    return out, problems, groups
 
 
 def _merged_group(group: MergeGroup | Unfit, chunk: list[Edit], used: set[int]) -> tuple[Edit | None, list[int], str]:

@@ -14,10 +14,11 @@ on next time. The rules:
   whose line the skill already has, anywhere, is skipped; a rule that lands in the body takes its
   reminder out of the appendix, and a reminder the body already states is skipped.
 - Lines in protected regions (and the region markers) and the frontmatter are never touched.
-- Edits add no sections: content with a markdown heading line is skipped, and heading lines
-  cannot be deleted or replaced. A heading inside a fenced code block or an inline code span is
-  literal text, not a section (a rule about the reply's format quotes it: Start every reply with
-  `## Summary`); content that opens a code fence must close it.
+- Edits add no sections: content with a markdown heading line is skipped (its reason names the
+  rewrite to make instead, `named_fix`: every heading and label line of the content quoted as one
+  instruction), and heading lines cannot be deleted or replaced. A heading inside a fenced code
+  block or an inline code span is literal text, not a section (a rule about the reply's format
+  quotes it: Start every reply with `## Summary`); content that opens a code fence must close it.
 - An edit replaces one line, never the whole skill (target "SKILL", or content starting with the
   skill's own title): such an edit is skipped with a reason that says to propose one line.
 - ADD writes after `target` when it is found in the editable body, otherwise at the end of the
@@ -43,11 +44,14 @@ from skillsleep.core.document.skill import REGIONS, RegionName, Skill
 from skillsleep.core.document.skill_lines import countable_lines, in_style, key, neighbours
 from skillsleep.core.shared.records import Edit
 from skillsleep.core.shared.rejected import RejectedEdit
+from skillsleep.core.train.quoting import format_rule
 
 MAX_NOTES = 20
 
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _REGION_MARKER = "<!-- skillsleep:"
+_INSTEAD = "instead: "  # a refusal that names its fix: "… instead: «the content to write»"
+_NAMED_FIX = re.compile(rf"{_INSTEAD}«(.*)»", re.S)
 
 
 class EditLimits(BaseModel):
@@ -175,12 +179,23 @@ def _refuse_forbidden(lines: list[str]) -> None:
     if unclosed_fence("\n".join(lines)):
         raise _Skip("the content opens a code fence (``` or ~~~) it does not close; close it in the same edit")
     for i in sorted(_heading_indexes(lines)):
-        literal = lines[i].strip()
+        literal, fix = lines[i].strip(), format_rule(lines)
+        quote = (
+            f"write the rule that quotes it in backticks {_INSTEAD}«{fix}»"
+            if fix is not None
+            else f"quote the heading the reply must contain in backticks: Start every reply with `{literal}`"
+        )
         raise _Skip(
             f"edits may not add sections (the content has the heading line {_q(literal)}); if the agent's "
-            "reply must contain that heading, quote the heading the reply must contain in backticks: "
-            f"Start every reply with `{literal}`; otherwise add plain lines under an existing section"
+            f"reply must contain that heading, {quote}; otherwise add plain lines under an existing section"
         )
+
+
+def named_fix(reason: str) -> str | None:
+    """The concrete rewrite a refusal's `reason` names (the content it says to write instead, in
+    «»), or None: the repair tries it when its own rewrite is refused again (core/train/repair.py)."""
+    found = _NAMED_FIX.search(reason)
+    return found.group(1) if found and found.group(1).strip() else None
 
 
 def _refuse_new_structure(before: list[str], after: list[str]) -> None:

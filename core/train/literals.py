@@ -4,8 +4,9 @@ quoted()           an added line that is only a bare heading (`## Summary`) is r
                    the refusal asks for, the heading quoted in backticks
 answer_lines()     an added line that is one batch task's expected answer (`ANSWER: True` where other
                    tasks expect False) is refused before it is applied, so the repair asks for the rule
-literal_rules()    an added line that is only a literal output template (`ANSWER: <number>`, a JSON
-                   shape) is rewritten into the instruction quoting it, before ranking
+literal_rule()     an added line that is only a literal output template (`ANSWER: <number>`, a JSON
+                   shape) is rewritten into the instruction quoting it, before ranking (the literal
+                   lines the judges name, in any number: core/train/quoting.py)
 rewritten()        an edit after the rewrites above: what the memory compares (core/train/memory.py)
 """
 
@@ -19,21 +20,21 @@ from skillsleep.core.train.answers import is_answer_line, states_answer
 
 _BARE_HEADING = re.compile(r"^#{1,6}\s+\S")  # a markdown heading line, as an edit's whole content
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+LABEL_WORDS = r"[A-Za-z][\w()/-]*(?: [\w()/-]+){0,2}"  # a label of a literal line: up to three words
 # a literal output line: a short label, a colon and only a placeholder (`ANSWER: <number>`, `Verdict: ...`)
-_LABEL_LINE = re.compile(
-    r"^(?P<label>[A-Za-z][\w()/-]*(?: [\w()/-]+){0,2}):\s*"  # up to three words, then a colon
+TEMPLATE_LINE = re.compile(
+    rf"^(?P<label>{LABEL_WORDS}):\s*"  # a label, then a colon
     r"(?:<[^<>]+>|\[[^\[\]]+\]|\{[^{}]*\}|\.\.\.|…)$"  # and only a placeholder: <number>, [value], {x}, ...
 )
-_JSON_SHAPE = re.compile(r'^(?:\{\s*"[^"]+"\s*:.*\}|\[\s*\{\s*"[^"]+"\s*:.*\}\s*\])$')  # {"answer": <number>}
+JSON_SHAPE = re.compile(r'^(?:\{\s*"[^"]+"\s*:.*\}|\[\s*\{\s*"[^"]+"\s*:.*\}\s*\])$')  # {"answer": <number>}
 # a label's first word that makes the line an instruction, not a literal ("Write ANSWER: <n>")
-_VERB = re.compile(
+INSTRUCTION_VERB = re.compile(
     r"(?:add|always|begin|end|finish|give|include|never|output|print|put|"
     r"reply|respond|return|say|show|start|state|use|write)\b",
     re.IGNORECASE,
 )
-_VERBATIM = frozenset({"contains", "starts_with", "ends_with"})
-_AT_END = re.compile(r"\b(?:end|ends|ending|last|final|finish)\b", re.IGNORECASE)
-_AT_START = re.compile(r"\b(?:start|starts|begin|begins|first|open|opens)\b", re.IGNORECASE)
+AT_END = re.compile(r"\b(?:end|ends|ending|last|final|finish)\b", re.IGNORECASE)
+AT_START = re.compile(r"\b(?:start|starts|begin|begins|first|open|opens)\b", re.IGNORECASE)
 
 
 def quoted(edit: Edit) -> Edit | None:
@@ -46,16 +47,6 @@ def quoted(edit: Edit) -> Edit | None:
     if edit.op != "add" or "\n" in content or "`" in content or not _BARE_HEADING.match(content):
         return None
     return edit.model_copy(update={"content": f"Every reply must include the heading `{content}`."})
-
-
-def required_lines(tasks: Iterable[Task]) -> frozenset[str]:
-    """The texts every one of `tasks` requires verbatim (a `contains`, `starts_with` or `ends_with`
-    check of each judge): a line the reply must hold, whatever the task."""
-    sets = [
-        {c.value for c in t.judge.checks if c.type in _VERBATIM and isinstance(c.value, str) and "\n" not in c.value}
-        for t in tasks
-    ]
-    return frozenset(set.intersection(*sets)) if sets else frozenset()
 
 
 def answer_lines(tasks: Iterable[Task]) -> Callable[[Edit], str | None]:
@@ -83,7 +74,7 @@ def answer_lines(tasks: Iterable[Task]) -> Callable[[Edit], str | None]:
     return refuse
 
 
-def literal_rule(edit: Edit, required: frozenset[str] = frozenset()) -> Edit | None:
+def literal_rule(edit: Edit) -> Edit | None:
     """An added line that is only a literal output template (a short label with a placeholder value
     such as `ANSWER: <number>` or `Verdict: ...`, or a JSON shape such as `{"answer": <number>}`),
     rewritten without a call into the instruction that quotes it: "End every reply with the line
@@ -91,30 +82,24 @@ def literal_rule(edit: Edit, required: frozenset[str] = frozenset()) -> Edit | N
     include …"). A small optimizer writes the line the reply must contain instead of the rule, and
     the target model does not read a bare template as one. A label with a concrete value (one
     task's answer) or a line that reads as an instruction is not a template: None, as for any
-    other edit — unless the line is one every task requires verbatim (`required`, from
-    `required_lines`: "Signed-off-by: Sam <sam@example.com>" that every judge checks for)."""
+    other edit (a line the failing tasks' judges all name is quoted by core/train/quoting.py)."""
     content = _LIST_MARKER.sub("", (edit.content or "").strip(), count=1)
     if edit.op != "add" or "\n" in content or "`" in content:
         return None
-    label = _LABEL_LINE.match(content)
-    if content in required or (label is not None and not _VERB.match(label.group("label"))):
+    label = TEMPLATE_LINE.match(content)
+    if label is not None and not INSTRUCTION_VERB.match(label.group("label")):
         what = "the line"
-    elif _JSON_SHAPE.match(content):
+    elif JSON_SHAPE.match(content):
         what = "JSON shaped like"
     else:
         return None
-    if _AT_END.search(edit.rationale):
+    if AT_END.search(edit.rationale):
         rule = f"End every reply with {what} `{content}`."
-    elif _AT_START.search(edit.rationale):
+    elif AT_START.search(edit.rationale):
         rule = f"Start every reply with {what} `{content}`."
     else:
         rule = f"Every reply must include {what} `{content}`."
     return edit.model_copy(update={"content": rule})
-
-
-def literal_rules(edits: list[Edit], required: frozenset[str] = frozenset()) -> list[Edit]:
-    """`edits` with each literal output line rewritten as the instruction quoting it (`literal_rule`)."""
-    return [literal_rule(e, required) or e for e in edits]
 
 
 def rewritten(edit: Edit) -> Edit:

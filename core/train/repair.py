@@ -3,10 +3,13 @@
     land()             apply the selected edits; when some are refused, ONE repair call (role
                        "repair") shows the optimizer each refused edit with the exact reason and
                        the skill's numbered lines; its rewrites pass the same safety screen and the
-                       same bounded-edit rules (never looser), in the room the first pass left
+                       same bounded-edit rules (never looser), in the room the first pass left.
+                       A refused edit whose rewrites are all refused again gets the concrete
+                       rewrite a refusal names (`named_fix`: the rewrite's refusal first, else the
+                       edit's own), through the same screens and rules, before it is remembered
 
 The rewrites that need no call (a bare heading quoted, a literal output line made a rule) are in
-core/train/literals.py; what is still refused goes into the rejected-edit memory, core/train/memory.py.
+core/train/literals.py and core/train/quoting.py; what is still refused goes into the rejected-edit memory, core/train/memory.py.
 A malformed repair reply, or a rewrite that is not a usable edit, is recorded as an unusable
 reply and the step goes on with what already applied. A budget reached during the repair raises
 `BudgetExceeded` like every call, and the run stops cleanly.
@@ -27,8 +30,9 @@ from skillsleep.core.privacy.safety import screen_all
 from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, EditOp, Message, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
-from skillsleep.core.train.edits import EditLimits, apply_edits
-from skillsleep.core.train.literals import literal_rule, quoted
+from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits, named_fix
+from skillsleep.core.train.literals import quoted
+from skillsleep.core.train.quoting import Demands, quote_one
 from skillsleep.core.train.reflect import Finding, as_edit
 
 REPLY_TOKENS = 1024  # a few one-line rewrites
@@ -53,7 +57,8 @@ class RepairReply(Reply):
 @dataclass(frozen=True)
 class Landed:
     """Where a step's selected edits ended: the edited skill, the edits applied (the repaired ones
-    among them), every refusal of the bounded-edit rules (the repair's rewrites marked `rewrite`),
+    and the named fixes among them), every refusal of the bounded-edit rules (the repair's rewrites
+    and the named fixes marked `rewrite`),
     what is still refused (for the memory), the rewrites the safety screen refused, and what of the
     repair reply could not be used."""
 
@@ -66,6 +71,7 @@ class Landed:
     problems: list[UnusableReply] = field(default_factory=list)
     asked: list[RejectedEdit] = field(default_factory=list)  # the refusals the repair call was shown
     rewrites: list[Edit] = field(default_factory=list)  # its usable rewrites, screened or not
+    fixes: list[Edit] = field(default_factory=list)  # the fixes refusals named, tried once the rewrites failed
     repaired: list[tuple[Edit, Edit]] = field(default_factory=list)  # (refused edit, its rewrite that applied)
 
     def record(self) -> dict[str, object]:
@@ -73,6 +79,7 @@ class Landed:
         return {
             "asked": self.asked,
             "rewrites": self.rewrites,
+            "named_fixes": self.fixes,
             "screened": self.screened,
             "still_refused": self.refused,
         }
@@ -87,48 +94,108 @@ async def land(
     redactor: Redactor,
     on_repair: Callable[[int], None] = lambda _: None,
     refuse: Callable[[Edit], str | None] = lambda _: None,
+    demands: Demands | None = None,
 ) -> Landed:
     """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
-    apply its rewrites within what is left of `limits`. `refuse` refuses an edit (or a rewrite)
-    before the bounded-edit rules see it, with its reason (`answer_lines`)."""
+    apply its rewrites within what is left of `limits`; a refused edit whose rewrites were all
+    refused again gets the fix its refusal names (`named_fix`), in what is left after them.
+    `refuse` refuses an edit (or a rewrite) before the bounded-edit rules see it, with its reason
+    (`answer_lines`); the literal lines `demands` names are quoted in a rewrite (`quote_one`)."""
     held = [RejectedEdit(edit=e, stage="apply", reason=why) for e in edits if (why := refuse(e)) is not None]
     first = apply_edits(skill, [e for e in edits if not any(e is h.edit for h in held)], limits)
-    skipped = [*held, *first.skipped]
     refusals = [*held, *first.refusals()]
     if not refusals:
-        return Landed(skill=first.skill, applied=first.applied, skipped=skipped, moot=first.moot)
+        return Landed(skill=first.skill, applied=first.applied, skipped=[*held, *first.skipped], moot=first.moot)
     quotes = {n: q for n, r in enumerate(refusals, 1) if (q := quoted(r.edit)) is not None}
     ask = [(n, r) for n, r in enumerate(refusals, 1) if n not in quotes]
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
-    rewrites = [(n, literal_rule(e) or e) for n, e in rewrites]
-    rewrites += sorted(quotes.items())
-    safe: list[tuple[int, Edit]] = []
-    screened: list[RejectedEdit] = []
-    for n, rewrite in rewrites:
-        if (why := refuse(rewrite)) is not None:  # an answer again: its edit stays refused
-            skipped.append(RejectedEdit(edit=rewrite, stage="apply", reason=why, rewrite=True))
-            continue
-        ok, refused = screen_all([rewrite], redactor)
-        safe += [(n, e) for e in ok]
-        screened += refused
-    room = limits.model_copy(update={"max_edits": max(0, limits.max_edits - len(first.applied))})
-    second = apply_edits(first.skill, [e for _, e in safe], room)
-    repaired = [(n, e) for n, e in safe if 0 < n <= len(refusals) and any(e is a for a in second.applied)]
+    rewrites = [(n, quote_one(e, demands or Demands())) for n, e in rewrites] + sorted(quotes.items())
+    second = _round(first.skill, rewrites, _room(limits, first.applied), refuse, redactor)
+    fixes = _named_fixes(refusals, second, limits)
+    third = _round(second.result.skill, fixes, _room(limits, first.applied, second.result.applied), refuse, redactor)
+    later = (second, third)
+    repaired = [(n, e) for r in later for n, e in r.safe if 0 < n <= len(refusals) and _has(r.result.applied, e)]
     fixed = {n for n, _ in repaired}
-    moot = {n for n, e in safe if any(e is m for m in second.moot)}
+    moot = {n for r in later for n, e in r.safe if _has(r.result.moot, e)}
     return Landed(
-        skill=second.skill,
-        applied=[*first.applied, *second.applied],
-        skipped=skipped + [r.model_copy(update={"rewrite": True}) for r in second.skipped],
+        skill=third.result.skill,
+        applied=[*first.applied, *second.result.applied, *third.result.applied],
+        skipped=[*held, *first.skipped, *(s for r in later for s in r.skipped())],
         moot=[*first.moot, *(r.edit for n, r in enumerate(refusals, 1) if n in moot)],
         refused=[r for n, r in enumerate(refusals, 1) if n not in fixed]
-        + [r.model_copy(update={"rewrite": True}) for r in second.refusals()],
-        screened=screened,
+        + [x.model_copy(update={"rewrite": True}) for r in later for x in r.result.refusals()],
+        screened=[r for _, r in (*second.screened, *third.screened)],
         problems=problems,
         asked=[r for _, r in ask],
         rewrites=[e for _, e in rewrites],
+        fixes=[e for _, e in fixes],
         repaired=[(refusals[n - 1].edit, e) for n, e in repaired],
     )
+
+
+@dataclass(frozen=True)
+class _Round:
+    """One round of rewrites (numbered by the refused edit they rewrite): those that passed the
+    screens, what the rules made of them, and the ones `refuse` or the safety screen refused."""
+
+    safe: list[tuple[int, Edit]]
+    result: EditResult
+    answers: list[tuple[int, RejectedEdit]]
+    screened: list[tuple[int, RejectedEdit]]
+
+    def skipped(self) -> list[RejectedEdit]:
+        return [r for _, r in self.answers] + [r.model_copy(update={"rewrite": True}) for r in self.result.skipped]
+
+
+def _round(
+    skill: Skill,
+    rewrites: list[tuple[int, Edit]],
+    room: EditLimits,
+    refuse: Callable[[Edit], str | None],
+    redactor: Redactor,
+) -> _Round:
+    """`rewrites` screened (`refuse`: an answer again stays refused; the safety screen) and applied."""
+    safe: list[tuple[int, Edit]] = []
+    answers: list[tuple[int, RejectedEdit]] = []
+    screened: list[tuple[int, RejectedEdit]] = []
+    for n, rewrite in rewrites:
+        if (why := refuse(rewrite)) is not None:
+            answers.append((n, RejectedEdit(edit=rewrite, stage="apply", reason=why, rewrite=True)))
+            continue
+        ok, refused = screen_all([rewrite], redactor)
+        safe += [(n, e) for e in ok]
+        screened += [(n, r) for r in refused]
+    return _Round(safe, apply_edits(skill, [e for _, e in safe], room), answers, screened)
+
+
+def _named_fixes(refusals: list[RejectedEdit], second: _Round, limits: EditLimits) -> list[tuple[int, Edit]]:
+    """For each refused edit whose rewrites were all refused again (by `refuse`, the safety screen or
+    the rules): the rewrite a refusal names, its rewrite's refusal first, else its own
+    (`named_fix`), not tried yet: the first that applies alone, else the first."""
+    again = [*second.answers, *second.screened] + [
+        (n, r) for n, e in second.safe for r in second.result.refusals() if r.edit is e
+    ]
+    landed = {n for n, e in second.safe if _has(second.result.applied, e) or _has(second.result.moot, e)}
+    tried = {(n, e.key()) for n, e in second.safe} | {(n, r.edit.key()) for n, r in again}
+    fixes: list[tuple[int, Edit]] = []
+    for n, rewrite in again:
+        if n in landed or not 0 < n <= len(refusals) or any(k == n for k, _ in fixes):
+            continue
+        named = [(r.edit, fix) for r in (rewrite, refusals[n - 1]) if (fix := named_fix(r.reason)) is not None]
+        edits = [e for edit, fix in named if (n, (e := edit.model_copy(update={"content": fix})).key()) not in tried]
+        one = limits.model_copy(update={"max_edits": 1})
+        fits = [e for e in edits if apply_edits(second.result.skill, [e], one).applied]  # the first that applies
+        fixes += [(n, (fits or edits)[0])] if edits else []
+    return fixes
+
+
+def _room(limits: EditLimits, *applied: list[Edit]) -> EditLimits:
+    """`limits` with the count of edits already applied taken off."""
+    return limits.model_copy(update={"max_edits": max(0, limits.max_edits - sum(map(len, applied)))})
+
+
+def _has(edits: list[Edit], edit: Edit) -> bool:
+    return any(edit is e for e in edits)
 
 
 async def _ask_for(

@@ -1,5 +1,6 @@
 """The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
-screen → clip → update → gate) and an epoch boundary (slow update, meta skill; core/train/epoch.py).
+screen → unmerge and quote literals → clip → update → repair → gate) and an epoch boundary (slow
+update, meta skill; core/train/epoch.py).
 A whole run around it (resume, the test split, summary.json) is `train()` in core/train/run.py.
 
 State (`TrainState`, core/train/state.py) is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
@@ -32,9 +33,9 @@ from skillsleep.core.shared.events import (
     Stopped,
 )
 from skillsleep.core.shared.records import Edit, Task
-from skillsleep.core.shared.rejected import distinct
-from skillsleep.core.train import candidates, literals, memory, repair
-from skillsleep.core.train.aggregate import Screened, merge_screened
+from skillsleep.core.shared.rejected import RejectedEdit, distinct
+from skillsleep.core.train import candidates, literals, memory, quoting, repair, unmerge
+from skillsleep.core.train.aggregate import AggregateResult, Screened, merge_screened
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.edits import EditLimits, EditResult
 from skillsleep.core.train.epoch import Boundary, end_epoch
@@ -185,11 +186,11 @@ class Trainer:
             self.optimizer, current, trajectories, self._reflect_context(st), minibatch_size=cfg.train.minibatch_size
         )
         merged, safe, refused = await self._merge_screened(reflected.edits, at)
-        literal = literals.literal_rules(safe, literals.required_lines(batch))
-        safe, dropped = memory.usable(literal, st.rejected, cfg.train.min_support, current)
+        demands = quoting.demands([t.task for t in trajectories if not t.passed] or batch)
+        safe, dropped = self._usable(st, current, merged, safe, batch, demands)
         selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
-        result = await self._land(st, current, selection.selected, at, batch)
+        result = await self._land(st, current, selection.selected, at, batch, demands)
         refused += result.screened
         first = EditResult(skill=result.skill, applied=result.applied, skipped=result.refused)
         built = candidates.build(current, first, selection, self.limits, n=cfg.train.candidates)
@@ -232,14 +233,43 @@ class Trainer:
         autonomous, bounds = self.cfg.lr.schedule == "autonomous", (self.cfg.lr.min_edits, self.cfg.lr.max_edits)
         return await rank_and_clip(self.optimizer, current, edits, budget=lr, autonomous=autonomous, bounds=bounds)
 
-    async def _land(self, st: TrainState, skill: Skill, edits: list[Edit], at: StepAt, tasks: list[Task]) -> Landed:
+    def _usable(
+        self,
+        st: TrainState,
+        current: Skill,
+        merged: AggregateResult,
+        safe: list[Edit],
+        tasks: list[Task],
+        demands: quoting.Demands,
+    ) -> tuple[list[Edit], list[RejectedEdit]]:
+        """The screened edits the step ranks: a merged edit the rules would refuse given back to its
+        members when each would land (`unmerged`), the literal lines `demands` names quoted as one
+        instruction (`quote_literals`), what the memory holds or too few trajectories support dropped;
+        and each edit set aside on the way."""
+        rewrite, refuse = (lambda e: quoting.quote_one(e, demands)), literals.answer_lines(tasks)
+        edits, split = unmerge.unmerged(safe, merged, current, self.limits, rewrite=rewrite, refuse=refuse)
+        kept, dropped = memory.usable(
+            quoting.quote_literals(edits, demands), st.rejected, self.cfg.train.min_support, current
+        )
+        return kept, [*split, *dropped]
+
+    async def _land(
+        self, st: TrainState, skill: Skill, edits: list[Edit], at: StepAt, tasks: list[Task], demands: quoting.Demands
+    ) -> Landed:
         """The selected edits applied (a line some `tasks` have as their answer refused first: `answer_lines`)
         and the refused ones repaired once (`repair.json` records the round)."""
         on_repair, refuse = lambda n: self.on_event(Repairing(at=at, refused=n)), literals.answer_lines(tasks)
         result = await repair.land(
-            self.optimizer, skill, edits, self.limits, redactor=self.redactor, on_repair=on_repair, refuse=refuse
+            self.optimizer,
+            skill,
+            edits,
+            self.limits,
+            redactor=self.redactor,
+            on_repair=on_repair,
+            refuse=refuse,
+            demands=demands,
         )
-        if result.asked or result.rewrites:
+        if result.asked or result.rewrites or result.fixes:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
         return result
 
