@@ -69,6 +69,7 @@ CASES = [
     ("max_lines", 2, {}, "a\nb", "a\nb\nc", ["at most 2 lines", "it has 3"]),
     ("max_words", 3, {}, "one two three", "one two three four", ["at most 3 words", "it has 4"]),
     ("min_words", 3, {}, "one two three", "one two", ["at least 3 words", "it has 2"]),
+    ("max_sentences", 2, {}, "One. Two?", "One. Two! Three.", ["at most 2 sentences", "it has 3"]),
     ("json_valid", None, {}, 'Here:\n```json\n{"a": 1}\n```', '{"a": 1', ["must be valid JSON", "could not be parsed"]),
     ("tool_called", "search", {}, "", "", ["must call the tool `search`", "it called `read`"]),
 ]
@@ -102,6 +103,17 @@ def test_section_present_is_case_insensitive_and_needs_a_heading_line() -> None:
     assert one(check("section_present", "RISKS"), "### Known risks\n- none").passed
     result = one(check("section_present", "Risks"), "Risks: none")
     assert not result.passed and "it has no headings" in result.feedback
+
+
+def test_max_sentences_counts_lines_and_sentence_ends_not_decimals_or_rules() -> None:
+    from skillsleep.core.train.checks import sentences
+
+    reply = "## Answer\n\nIt costs 3.50 dollars. That is all!\n- one item\n---\n* \nAn unfinished"
+    assert sentences(reply) == ["## Answer", "It costs 3.50 dollars.", "That is all!", "- one item", "An unfinished"]
+    assert one(check("max_sentences", 5), reply).passed
+    failed = one(check("max_sentences", 4), reply)
+    assert not failed.passed and "it has 5" in failed.feedback
+    assert one(check("max_sentences", 0), "").passed
 
 
 def test_json_valid_accepts_a_plain_json_reply_and_rejects_two_blocks() -> None:

@@ -249,6 +249,7 @@ BAD_CHECKS = [
     ({"type": "max_lines", "value": True}, "whole number"),
     ({"type": "max_words", "value": 2.5}, "whole number"),
     ({"type": "min_words"}, "whole number"),
+    ({"type": "max_sentences", "value": "3"}, "whole number"),
 ]
 
 

@@ -56,7 +56,7 @@ USER_EVIDENCE = frozenset({"correction", "repeat", "revert"})  # evidence whose 
 POSITIVE = frozenset(
     {"contains", "starts_with", "ends_with", "section_present", "tool_called", "regex", "last_line_regex"}
 )
-_LENGTH = frozenset({"max_chars", "min_chars", "max_lines", "max_words", "min_words"})
+_LENGTH = frozenset({"max_chars", "min_chars", "max_lines", "max_words", "min_words", "max_sentences"})
 _PATTERNS = frozenset({"regex", "not_regex", "last_line_regex"})
 _TOKEN = re.compile(r"[^\W_]+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")

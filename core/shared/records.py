@@ -141,6 +141,7 @@ CheckType = Literal[
     "max_lines",
     "max_words",
     "min_words",
+    "max_sentences",
     "json_valid",
     "tool_called",
 ]

@@ -16,10 +16,12 @@ from typing import Any
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Check, Judge, Run
 
-__all__ = ["COUNT_CHECKS", "CheckResult", "check_problem", "compile_pattern", "quoted", "run_checks"]
+__all__ = ["COUNT_CHECKS", "CheckResult", "check_problem", "compile_pattern", "quoted", "run_checks", "sentences"]
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
 _JSON_BLOCK = re.compile(r"^```json[ \t]*\n(.*?)\n```[ \t]*$", re.S | re.M)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WORDLIKE = re.compile(r"[^\W_]")
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,18 @@ def _min_words(check: Check, limit: int, run: Run) -> Outcome:
     return None if n >= limit else (f"the answer must have at least {limit} words", f"it has {n}")
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, as `max_sentences` counts them: each line is cut after a `.`, `!` or
+    `?` followed by a space; a line is at least one (a heading, a bullet item, an unfinished
+    sentence), and a piece without a letter or digit (a rule, a bare bullet mark) is none."""
+    return [piece for line in text.splitlines() for piece in _SENTENCE_END.split(line) if _WORDLIKE.search(piece)]
+
+
+def _max_sentences(check: Check, limit: int, run: Run) -> Outcome:
+    n = len(sentences(run.response))
+    return None if n <= limit else (f"the answer must have at most {limit} sentences", f"it has {n}")
+
+
 def _json_valid(check: Check, _: None, run: Run) -> Outcome:
     required = "the answer must be valid JSON (the whole reply, or one ```json fenced block)"
     text = run.response.strip()
@@ -237,6 +251,7 @@ _CHECKS: dict[str, tuple[Callable[[Check], Any], Callable[[Check, Any, Run], Out
     "max_lines": (_count, _max_lines),
     "max_words": (_count, _max_words),
     "min_words": (_count, _min_words),
+    "max_sentences": (_count, _max_sentences),
     "json_valid": (_no_value, _json_valid),
     "tool_called": (_text, _tool_called),
 }
