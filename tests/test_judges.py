@@ -70,6 +70,14 @@ CASES = [
     ("max_words", 3, {}, "one two three", "one two three four", ["at most 3 words", "it has 4"]),
     ("min_words", 3, {}, "one two three", "one two", ["at least 3 words", "it has 2"]),
     ("max_sentences", 2, {}, "One. Two?", "One. Two! Three.", ["at most 2 sentences", "it has 3"]),
+    (
+        "language",
+        "es",
+        {},
+        "Janet vende 9 huevos cada día, y gana 18 dólares por los huevos.",
+        "Janet sells 9 eggs each day and makes 18 dollars from the eggs.",
+        ["must be written in Spanish", "its common words are 4 English"],
+    ),
     ("json_valid", None, {}, 'Here:\n```json\n{"a": 1}\n```', '{"a": 1', ["must be valid JSON", "could not be parsed"]),
     ("tool_called", "search", {}, "", "", ["must call the tool `search`", "it called `read`"]),
 ]
@@ -114,6 +122,18 @@ def test_max_sentences_counts_lines_and_sentence_ends_not_decimals_or_rules() ->
     failed = one(check("max_sentences", 4), reply)
     assert not failed.passed and "it has 5" in failed.feedback
     assert one(check("max_sentences", 0), "").passed
+
+
+def test_language_counts_no_shared_word_and_needs_two() -> None:
+    spanish = check("language", "es")
+    # "de", "la", "que", "en" belong to several languages: they tip nothing
+    assert not one(spanish, "de la que en 18").passed
+    assert not one(spanish, "Hay 18.").passed  # one Spanish word is no reply in Spanish
+    assert one(spanish, "El total es 18 y está bien.").passed
+    tie = one(spanish, "The answer is 18: el total y la suma.")  # the, is; el, y
+    assert not tie.passed and tie.feedback.endswith("its common words are 2 English, 2 Spanish")
+    assert one(check("language", "fr"), "Il y a 18 œufs et le total est correct.").passed
+    assert one(check("language", "de"), "Das ist die Summe und sie ist richtig.").passed
 
 
 def test_json_valid_accepts_a_plain_json_reply_and_rejects_two_blocks() -> None:

@@ -142,6 +142,7 @@ CheckType = Literal[
     "max_words",
     "min_words",
     "max_sentences",
+    "language",
     "json_valid",
     "tool_called",
 ]
