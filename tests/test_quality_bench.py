@@ -17,7 +17,7 @@ from skillsleep.core.train.checks import run_checks
 from skillsleep.core.train.judges import judge_problems
 from skillsleep.core.train.step_record import StepRecord
 
-FAMILIES = ("structure", "answer-format", "reasoning", "findings", "labels", "brief", "sign-off")
+FAMILIES = ("structure", "answer-format", "reasoning", "findings", "labels", "brief", "sign-off", "language")
 
 
 @pytest.fixture(scope="module")

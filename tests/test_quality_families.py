@@ -42,8 +42,15 @@ SHAPES = {
         "Ask your teacher if any step is unclear.",
         "Step 1: 16 - 3 - 4 = 9 eggs.\nStep 2: 9 * 2 = 18.\nThe final answer is \\boxed{18} dollars.",
     ),
+    "language": (
+        ["in Spanish"],
+        "Janet tiene 16 huevos cada día. Come 3 y usa 4 para los pasteles: 16 - 3 - 4 = 9 huevos.\n"
+        "Vende los 9 huevos por 2 dólares: 9 × 2 = 18.\nJanet gana 18 dólares al día.",
+        "Janet has 16 eggs each day. She eats 3 and bakes with 4: 16 - 3 - 4 = 9 eggs.\n"
+        "She sells them for $2 each: 9 × 2 = 18.\nThe answer is 18 dollars.",
+    ),
 }
-HELD_OUT = {"labels", "sign-off"}
+HELD_OUT = {"labels", "sign-off", "language"}
 
 
 @pytest.fixture(scope="module")
