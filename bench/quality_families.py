@@ -73,7 +73,13 @@ def load_family(name: str) -> Family:
     path = FAMILIES / name / "family.json"
     if not path.is_file():
         sys.exit(f"no task family {name!r}; the families are: {', '.join(family_names())}")
-    return Family(name=name, **json.loads(path.read_text()))
+    try:
+        return Family(name=name, **json.loads(path.read_text()))
+    except (ValueError, TypeError) as exc:  # bad JSON, or fields pydantic refuses
+        sys.exit(
+            f"{path} is not a usable family: {exc}\nfix it; its fields are described in docs/benchmarks.md "
+            "(the quality benchmark) and typed in bench/quality_families.py (Family)"
+        )
 
 
 def _source(family: Family) -> Path:
@@ -122,6 +128,12 @@ def draw_splits(family: Family) -> dict[str, list[int]]:
 def build_tasks(family: Family) -> list[Task]:
     """The family's tasks with their fixed splits, read from ../shared/data/tasks."""
     items = read_items(family)
+    missing = [k for keys in family.splits.values() for k in keys if k not in items]
+    if missing:
+        sys.exit(
+            f"family {family.name!r}: the split keys {missing} are not items of {family.source}; "
+            "draw the splits again (draw_splits in bench/quality_families.py) or fix them in family.json"
+        )
     tasks = []
     for split, keys in family.splits.items():
         for key in keys:

@@ -5,6 +5,8 @@ written by hand), and the families kept for the end run only when named."""
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -109,6 +111,29 @@ def test_the_gsm8k_format_reads_question_and_final_number(bench: ModuleType) -> 
     assert len(tasks) == 24 and all(t.prompt.strip() and "{input}" not in t.prompt for t in tasks)
     first = bench.read_items(bench.load_family("sign-off"))[0]
     assert first[0].startswith("Janet") and first[1] == "18"
+
+
+def test_a_malformed_family_names_its_file_and_where_its_fields_are(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "family.json").write_text('{"about": "no source, no splits"}')
+    monkeypatch.setattr(sys.modules["quality_families"], "FAMILIES", tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        bench.load_family("broken")
+    message = str(exc.value)
+    assert str(tmp_path / "broken" / "family.json") in message and "source" in message
+    assert "docs/benchmarks.md" in message
+
+
+def test_a_split_key_the_source_lacks_is_named(bench: ModuleType) -> None:
+    if not bench.DATA.is_dir():
+        pytest.skip("../shared/data/tasks is absent (CI provides it)")
+    family = bench.load_family("labels")
+    family.splits["train"] = [*family.splits["train"][:-1], 100000]
+    with pytest.raises(SystemExit) as exc:
+        bench.build_tasks(family)
+    assert "[100000] are not items of bbh/bbh/sports_understanding.json" in str(exc.value)
 
 
 def test_held_out_families_run_only_when_named(bench: ModuleType) -> None:
