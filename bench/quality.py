@@ -1,14 +1,14 @@
 """The quality benchmark: does training lift a skill toward a hand-written reference on held-out tasks?
 
-For each task family under bench/quality/ (reply structure from IFEval, answer format from
-BIG-bench, a reasoning recipe from BBH; tasks read from ../shared/data/tasks), each optimizer
+For each task family under bench/quality/ (bench/quality_families.py reads them; `--list` shows
+them; those held out for the end run only when named, or with `--families all`), each optimizer
 and each seed: `skillsleep train` (in-process, the same code as the command) on the family's
 train and selection splits with the embedded Qwen2.5-Coder-0.5B as target, then the seed, best,
 final and reference skills scored on the held-out test split, which the optimizer never sees
 (`skillsleep eval` logic, same target and settings). Prints one line per run, a table per
 family × optimizer, and JSON as the last line.
 
-    .venv/bin/python bench/quality.py [--families structure,answer-format,reasoning]
+    .venv/bin/python bench/quality.py [--families structure,answer-format,…|all] [--list]
         [--optimizers local:qwen2.5-coder-1.5b,local:qwen2.5-coder-0.5b] [--seeds 0,1,2]
         [--steps 2] [--candidates 1] [--work DIR] [--out FILE]
 
@@ -33,80 +33,27 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from skillsleep.core.shared.events import Event, quiet
-from skillsleep.core.shared.records import Judge, Task
 from skillsleep.core.train.step_record import StepRecord
 
-REPO = Path(__file__).resolve().parents[1]
-FAMILIES = REPO / "bench" / "quality"
-DATA = REPO.parent / "shared" / "data" / "tasks"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # quality_families.py beside this script
+from quality_families import (
+    DATA,
+    Family,
+    build_tasks,
+    draw_splits,
+    family_names,
+    listing,
+    load_family,
+    read_items,
+)
+
+__all__ = ["DATA", "Family", "build_tasks", "draw_splits", "family_names", "load_family", "main", "read_items"]
 TARGET = "local:qwen2.5-coder-0.5b"
 OPTIMIZERS = ("local:qwen2.5-coder-1.5b", "local:qwen2.5-coder-0.5b")
 TARGET_OPTIMIZER = "local:qwen2.5-coder-1.5b"  # the optimizer the issue's targets are judged for
 MAX_TOKENS_PER_RUN = 15_000
 MIN_APPLICABLE = 0.9
-
-
-class Family(BaseModel):
-    """One task family: where its tasks come from, its fixed splits and its judge."""
-
-    name: str
-    about: str
-    source: str  # relative to ../shared/data/tasks
-    format: str  # "ifeval" (JSONL keyed by `key`) or "examples" (BIG-bench / BBH JSON, by index)
-    prompt: str  # the task prompt, with {input}
-    max_tokens: int
-    splits: dict[str, list[int]]
-    judge: dict[str, Any]  # a Judge, with {target} in answer
-
-    @property
-    def seed_skill(self) -> Path:
-        return FAMILIES / self.name / "seed.md"
-
-    @property
-    def reference_skill(self) -> Path:
-        return FAMILIES / self.name / "reference.md"
-
-
-def load_family(name: str) -> Family:
-    path = FAMILIES / name / "family.json"
-    if not path.is_file():
-        known = ", ".join(sorted(p.name for p in FAMILIES.iterdir() if (p / "family.json").is_file()))
-        sys.exit(f"no task family {name!r}; the families are: {known}")
-    return Family(name=name, **json.loads(path.read_text()))
-
-
-def build_tasks(family: Family) -> list[Task]:
-    """The family's tasks with their fixed splits, read from ../shared/data/tasks."""
-    source = DATA / family.source
-    if not source.is_file():
-        sys.exit(
-            f"{source} is missing: the quality bench reads its tasks from ../shared/data/tasks "
-            "(beside the repository; see docs/benchmarks.md for what goes there)"
-        )
-    if family.format == "ifeval":
-        items = {row["key"]: (row["prompt"], "") for row in map(json.loads, source.read_text().splitlines())}
-    else:
-        examples = json.loads(source.read_text())["examples"]
-        items = {i: (ex["input"], str(ex["target"])) for i, ex in enumerate(examples)}
-    tasks = []
-    for split, keys in family.splits.items():
-        for key in keys:
-            text, target = items[key]
-            judge = dict(family.judge)
-            if "answer" in judge:
-                judge["answer"] = judge["answer"].replace("{target}", target)
-            tasks.append(
-                Task(
-                    id=f"{family.name}-{key}",
-                    prompt=family.prompt.replace("{input}", text),
-                    judge=Judge.model_validate(judge),
-                    split=split,  # type: ignore[arg-type]  # train / val / test from family.json
-                )
-            )
-    return tasks
 
 
 def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, steps: int, candidates: int = 1) -> Path:
@@ -344,8 +291,17 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--families", default="structure,answer-format,reasoning", help="comma-separated families")
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="families (bench/quality/<family>/):\n" + listing(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--families",
+        default=",".join(family_names(held_out=False)),
+        help="comma-separated families, or 'all' (default: every family not held out for the end)",
+    )
+    ap.add_argument("--list", action="store_true", help="list the families (held out or not, source) and stop")
     ap.add_argument("--optimizers", default=",".join(OPTIMIZERS), help="comma-separated optimizer backends")
     ap.add_argument("--seeds", default="0,1,2", help="comma-separated run seeds")
     ap.add_argument("--steps", type=int, default=2, help="training steps per run (1 epoch)")
@@ -356,7 +312,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", help="also write the whole result as JSON to this file (rewritten after every run)")
     ap.add_argument("--verbose", action="store_true", help="print the training's progress lines to stderr")
     args = ap.parse_args(argv)
-    args.families = [f for f in args.families.split(",") if f]
+    if args.list:
+        print(listing())
+        sys.exit(0)
+    names = family_names() if args.families == "all" else args.families.split(",")
+    args.families = [f for f in names if f]
     args.optimizers = [o for o in args.optimizers.split(",") if o]
     try:
         args.seeds = [int(s) for s in args.seeds.split(",") if s]
@@ -370,7 +330,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         load_family(name)  # an unknown family fails before any model is loaded
     if not DATA.is_dir():
         sys.exit(
-            f"{DATA} is missing: the quality bench reads IFEval, BIG-bench and BBH tasks from "
+            f"{DATA} is missing: the quality bench reads IFEval, BIG-bench, BBH and GSM8K tasks from "
             "../shared/data/tasks beside the repository (see docs/benchmarks.md)"
         )
     return args

@@ -94,6 +94,15 @@ def test_an_id_of_one_instance_is_generalised_to_its_shape_when_every_instance_n
     assert kept == check  # with the feedback written for the shape, not the one naming PROJ-123
 
 
+def test_a_language_check_is_grounded_by_the_language_the_user_names() -> None:
+    check = Check(type="language", value="es")
+    assert (
+        ground_check(check, grounds("Reply in Spanish: how many eggs?", "In Spanish, please: the total?"))[0] == check
+    )
+    check_, why = ground_check(check, grounds("How many eggs?", "What is the total?"))
+    assert check_ is None and "'Spanish' is not in the user's words" in why
+
+
 def test_an_id_or_file_of_one_instance_that_no_shape_fits_is_dropped() -> None:
     g = grounds("Implement PROJ-123 in src/app.ts", "Implement the login page")
     for value in ("PROJ-123", "src/app.ts"):

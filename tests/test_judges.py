@@ -69,6 +69,15 @@ CASES = [
     ("max_lines", 2, {}, "a\nb", "a\nb\nc", ["at most 2 lines", "it has 3"]),
     ("max_words", 3, {}, "one two three", "one two three four", ["at most 3 words", "it has 4"]),
     ("min_words", 3, {}, "one two three", "one two", ["at least 3 words", "it has 2"]),
+    ("max_sentences", 2, {}, "One. Two?", "One. Two! Three.", ["at most 2 sentences", "it has 3"]),
+    (
+        "language",
+        "es",
+        {},
+        "Janet vende 9 huevos cada día, y gana 18 dólares por los huevos.",
+        "Janet sells 9 eggs each day and makes 18 dollars from the eggs.",
+        ["must be written in Spanish", "its common words are 4 English"],
+    ),
     ("json_valid", None, {}, 'Here:\n```json\n{"a": 1}\n```', '{"a": 1', ["must be valid JSON", "could not be parsed"]),
     ("tool_called", "search", {}, "", "", ["must call the tool `search`", "it called `read`"]),
 ]
@@ -102,6 +111,29 @@ def test_section_present_is_case_insensitive_and_needs_a_heading_line() -> None:
     assert one(check("section_present", "RISKS"), "### Known risks\n- none").passed
     result = one(check("section_present", "Risks"), "Risks: none")
     assert not result.passed and "it has no headings" in result.feedback
+
+
+def test_max_sentences_counts_lines_and_sentence_ends_not_decimals_or_rules() -> None:
+    from skillsleep.core.train.checks import sentences
+
+    reply = "## Answer\n\nIt costs 3.50 dollars. That is all!\n- one item\n---\n* \nAn unfinished"
+    assert sentences(reply) == ["## Answer", "It costs 3.50 dollars.", "That is all!", "- one item", "An unfinished"]
+    assert one(check("max_sentences", 5), reply).passed
+    failed = one(check("max_sentences", 4), reply)
+    assert not failed.passed and "it has 5" in failed.feedback
+    assert one(check("max_sentences", 0), "").passed
+
+
+def test_language_counts_no_shared_word_and_needs_two() -> None:
+    spanish = check("language", "es")
+    # "de", "la", "que", "en" belong to several languages: they tip nothing
+    assert not one(spanish, "de la que en 18").passed
+    assert not one(spanish, "Hay 18.").passed  # one Spanish word is no reply in Spanish
+    assert one(spanish, "El total es 18 y está bien.").passed
+    tie = one(spanish, "The answer is 18: el total y la suma.")  # the, is; el, y
+    assert not tie.passed and tie.feedback.endswith("its common words are 2 English, 2 Spanish")
+    assert one(check("language", "fr"), "Il y a 18 œufs et le total est correct.").passed
+    assert one(check("language", "de"), "Das ist die Summe und sie ist richtig.").passed
 
 
 def test_json_valid_accepts_a_plain_json_reply_and_rejects_two_blocks() -> None:

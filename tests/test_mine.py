@@ -529,7 +529,13 @@ async def test_an_unsafe_rubric_is_refused_and_an_empty_judge_gets_the_default_r
 
 
 def test_validate_check_accepts_every_supported_type_with_a_fitting_value() -> None:
-    samples = {"regex": r"\d+", "not_regex": "TODO", "last_line_regex": "ANSWER: .+", "json_valid": None}
+    samples = {
+        "regex": r"\d+",
+        "not_regex": "TODO",
+        "last_line_regex": "ANSWER: .+",
+        "json_valid": None,
+        "language": "es",
+    }
     for kind in get_args(CheckType):
         value = samples.get(kind, 10 if kind.startswith(("max_", "min_")) else "Summary")
         check, why = validate_check({"type": kind, "value": value, "feedback": "f"})

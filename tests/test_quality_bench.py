@@ -14,9 +14,10 @@ from bench_script import load_bench
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Edit, Judge, Run
 from skillsleep.core.train.checks import run_checks
+from skillsleep.core.train.judges import judge_problems
 from skillsleep.core.train.step_record import StepRecord
 
-FAMILIES = ("structure", "answer-format", "reasoning")
+FAMILIES = ("structure", "answer-format", "reasoning", "findings", "labels", "brief", "sign-off", "language")
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,8 @@ def test_each_family_has_disjoint_fixed_splits_and_a_usable_judge(bench: ModuleT
     assert sizes == {"train": 8, "val": 6, "test": 10}
     keys = [k for ks in family.splits.values() for k in ks]
     assert len(keys) == len(set(keys))
-    Judge.model_validate({**family.judge, "answer": "1"} if "answer" in family.judge else family.judge)
+    judge = Judge.model_validate({**family.judge, "answer": "1"} if "answer" in family.judge else family.judge)
+    assert judge_problems(judge) == []
     # the reference differs from the seed by what the seed lacks, and both are valid skills
     seed, reference = Skill(family.seed_skill.read_text()), Skill(family.reference_skill.read_text())
     assert seed.hash != reference.hash
@@ -46,6 +48,10 @@ def test_tasks_built_from_the_shared_data_keep_their_split(bench: ModuleType, na
     for split, keys in family.splits.items():
         assert [t.id for t in tasks if t.split == split] == [f"{name}-{k}" for k in keys]
     assert all("{input}" not in t.prompt and "{target}" not in (t.judge.answer or "") for t in tasks)
+
+
+def test_every_family_on_disk_is_tested(bench: ModuleType) -> None:
+    assert bench.family_names() == sorted(FAMILIES)
 
 
 def test_the_structure_judge_wants_a_summary_section(bench: ModuleType) -> None:

@@ -58,7 +58,7 @@ SENT: list[tuple[type[Reply], str]] = [
     ),
     (
         JudgeReply,
-        '{"title": "mine_judge", "type": "object", "properties": {"checks": {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string", "enum": ["contains", "not_contains", "regex", "not_regex", "starts_with", "ends_with", "last_line_regex", "section_present", "max_chars", "min_chars", "max_lines", "max_words", "min_words", "json_valid", "tool_called"]}, "value": {"type": ["string", "integer", "null"]}, "case_sensitive": {"type": "boolean"}, "feedback": {"type": "string"}}, "required": ["type", "value", "feedback"]}, "maxItems": 6}, "rubric": {"type": "string", "maxLength": 800}}, "required": ["checks", "rubric"]}',
+        '{"title": "mine_judge", "type": "object", "properties": {"checks": {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string", "enum": ["contains", "not_contains", "regex", "not_regex", "starts_with", "ends_with", "last_line_regex", "section_present", "max_chars", "min_chars", "max_lines", "max_words", "min_words", "max_sentences", "language", "json_valid", "tool_called"]}, "value": {"type": ["string", "integer", "null"]}, "case_sensitive": {"type": "boolean"}, "feedback": {"type": "string"}}, "required": ["type", "value", "feedback"]}, "maxItems": 6}, "rubric": {"type": "string", "maxLength": 800}}, "required": ["checks", "rubric"]}',
     ),
     (
         RelevanceReply,

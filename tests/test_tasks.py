@@ -249,6 +249,9 @@ BAD_CHECKS = [
     ({"type": "max_lines", "value": True}, "whole number"),
     ({"type": "max_words", "value": 2.5}, "whole number"),
     ({"type": "min_words"}, "whole number"),
+    ({"type": "max_sentences", "value": "3"}, "whole number"),
+    ({"type": "language", "value": "spanish"}, "one of en (English), es (Spanish)"),
+    ({"type": "language"}, 'give it as "value": "es"'),
 ]
 
 

@@ -51,12 +51,13 @@ from skillsleep.core.mine.similarity import normalize, vocabulary
 from skillsleep.core.models.prompts import PLACEHOLDER
 from skillsleep.core.shared.records import Check, Judge, Record, Run
 from skillsleep.core.train.checks import run_checks
+from skillsleep.core.train.languages import LANGUAGES
 
 USER_EVIDENCE = frozenset({"correction", "repeat", "revert"})  # evidence whose text is the user's words
 POSITIVE = frozenset(
     {"contains", "starts_with", "ends_with", "section_present", "tool_called", "regex", "last_line_regex"}
 )
-_LENGTH = frozenset({"max_chars", "min_chars", "max_lines", "max_words", "min_words"})
+_LENGTH = frozenset({"max_chars", "min_chars", "max_lines", "max_words", "min_words", "max_sentences"})
 _PATTERNS = frozenset({"regex", "not_regex", "last_line_regex"})
 _TOKEN = re.compile(r"[^\W_]+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -201,9 +202,12 @@ def ground_check(check: Check, grounds: Grounds) -> tuple[Check | None, str]:
 
 
 def check_literals(check: Check) -> list[str]:
-    """The literals a check names: its text, a regex's literal runs, a length's number, `json`."""
+    """The literals a check names: its text, a regex's literal runs, a length's number, `json`, a
+    language's name."""
     if check.type == "json_valid":
         return ["json"]
+    if check.type == "language":  # the user names the language, not its code
+        return [LANGUAGES[check.value][0]] if isinstance(check.value, str) and check.value in LANGUAGES else []
     if check.type in _LENGTH:
         return [str(check.value)]
     if not isinstance(check.value, str):

@@ -83,6 +83,8 @@ CHECK_HELP: dict[str, str] = {
     "max_lines": "the answer has at most `value` lines",
     "max_words": "the answer has at most `value` words",
     "min_words": "the answer has at least `value` words",
+    "max_sentences": "the answer has at most `value` sentences (a line counts as at least one)",
+    "language": "the answer is written in the language `value` (en, es, fr or de)",
     "json_valid": "the answer is valid JSON (value null)",
     "tool_called": "the agent called the tool named `value` (a tool the user named)",
 }

@@ -141,6 +141,8 @@ CheckType = Literal[
     "max_lines",
     "max_words",
     "min_words",
+    "max_sentences",
+    "language",
     "json_valid",
     "tool_called",
 ]

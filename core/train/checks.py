@@ -15,11 +15,14 @@ from typing import Any
 
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Check, Judge, Run
+from skillsleep.core.train.languages import LANGUAGES, function_words
 
-__all__ = ["COUNT_CHECKS", "CheckResult", "check_problem", "compile_pattern", "quoted", "run_checks"]
+__all__ = ["COUNT_CHECKS", "CheckResult", "check_problem", "compile_pattern", "quoted", "run_checks", "sentences"]
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
 _JSON_BLOCK = re.compile(r"^```json[ \t]*\n(.*?)\n```[ \t]*$", re.S | re.M)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WORDLIKE = re.compile(r"[^\W_]")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,13 @@ def _count(check: Check) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ConfigError(f'needs a whole number ≥ 0 as its value, got {_shown(value)}; give it as "value": 100')
     return value
+
+
+def _language(check: Check) -> str:
+    if not isinstance(check.value, str) or check.value not in LANGUAGES:
+        codes = ", ".join(f"{code} ({name})" for code, (name, _) in LANGUAGES.items())
+        raise ConfigError(f'needs a language code, one of {codes}, got {_shown(check.value)}; give it as "value": "es"')
+    return check.value
 
 
 def _no_value(check: Check) -> None:
@@ -197,6 +207,30 @@ def _min_words(check: Check, limit: int, run: Run) -> Outcome:
     return None if n >= limit else (f"the answer must have at least {limit} words", f"it has {n}")
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, as `max_sentences` counts them: each line is cut after a `.`, `!` or
+    `?` followed by a space; a line is at least one (a heading, a bullet item, an unfinished
+    sentence), and a piece without a letter or digit (a rule, a bare bullet mark) is none."""
+    return [piece for line in text.splitlines() for piece in _SENTENCE_END.split(line) if _WORDLIKE.search(piece)]
+
+
+def _max_sentences(check: Check, limit: int, run: Run) -> Outcome:
+    n = len(sentences(run.response))
+    return None if n <= limit else (f"the answer must have at most {limit} sentences", f"it has {n}")
+
+
+def _language_is(check: Check, code: str, run: Run) -> Outcome:
+    """Written in the language `code`: of the languages known, its function words are the most
+    (strictly) and at least 2 (core/train/languages.py)."""
+    counts = function_words(run.response)
+    others = max(n for c, n in counts.items() if c != code)
+    if counts[code] >= 2 and counts[code] > others:
+        return None
+    found = ", ".join(f"{n} {LANGUAGES[c][0]}" for c, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n)
+    seen = f"its common words are {found}" if found else "it has none of the common words of a known language"
+    return f"the answer must be written in {LANGUAGES[code][0]}", seen
+
+
 def _json_valid(check: Check, _: None, run: Run) -> Outcome:
     required = "the answer must be valid JSON (the whole reply, or one ```json fenced block)"
     text = run.response.strip()
@@ -237,6 +271,8 @@ _CHECKS: dict[str, tuple[Callable[[Check], Any], Callable[[Check, Any, Run], Out
     "max_lines": (_count, _max_lines),
     "max_words": (_count, _max_words),
     "min_words": (_count, _min_words),
+    "max_sentences": (_count, _max_sentences),
+    "language": (_language, _language_is),
     "json_valid": (_no_value, _json_valid),
     "tool_called": (_text, _tool_called),
 }
