@@ -207,7 +207,7 @@ def repeatability(pairs: Sequence[TaskPair]) -> Repeatability:
     if not groups:
         note = (
             "one sample per task: the interval covers the variation across tasks only; sampling noise is not "
-            "measured (--samples 3 with a temperature above 0 measures it)"
+            "measured (--samples 3 with the target's temperature above 0, [target] temperature, measures it)"
         )
         return base.model_copy(update={"note": note})
     pooled = sum((len(s) - 1) * _variance(s) for s in groups) / sum(len(s) - 1 for s in groups)
