@@ -110,6 +110,10 @@ def test_bad_flags_are_refused_before_any_model_call(project: Path) -> None:
     assert code == 2 and "no folder" in err
     code, _, err = invoke(*args, "--target-model", "m")
     assert code == 2 and "chat harness" in err
+    code, _, err = invoke(*args, "--harness", "codex")  # --target is the chat harness's; an agent's is --target-model
+    assert code == 2 and "--target-model" in err
+    code, _, err = invoke(*args[:-2], "--harness", "cursor")
+    assert code == 2 and "unknown harness" in err
     code, _, err = invoke(*args, "--json", "--format", "md")
     assert code == 2 and "--json is the same as --format json" in err
     code, _, err = invoke(*args[:2], str(project / "missing.md"), *args[3:])
