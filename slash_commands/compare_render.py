@@ -15,7 +15,7 @@ from skillsleep.slash_commands.compare_runner import CompareResult
 
 def _cell(mean: float, samples: list[float]) -> str:
     """A task's score under one skill: its mean, and its samples when there are several."""
-    return f"{mean:.2f}" + (f" ({', '.join(f'{v:g}' for v in samples)})" if len(samples) > 1 else "")
+    return f"{mean:.2f}" + (f" ({', '.join(f'{v:.3g}' for v in samples)})" if len(samples) > 1 else "")
 
 
 def _rows(c: PairedComparison, plain: bool) -> list[str]:

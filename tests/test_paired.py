@@ -153,11 +153,17 @@ def test_unequal_sample_counts_average_within_each_task() -> None:
 def test_repeatability_splits_sampling_noise_from_task_variation() -> None:
     one = compare_scores({"a": [0.0], "b": [1.0]}, {"a": [1.0], "b": [1.0]}).repeatability
     assert one.sampling_var is None and "covers the variation across tasks only" in one.note
+    a = {f"t{i}": [0.0, 0.2] for i in range(4)}
+    b = {f"t{i}": [1.0, 0.8] if i < 2 else [0.0, 0.2] for i in range(4)}
+    mixed = compare_scores(a, b).repeatability
+    # every group's variance is 0.02, so a difference carries 0.02/2 + 0.02/2; the differences' is 0.64/3
+    assert mixed.sampling_var == pytest.approx(0.02) and mixed.total_var == pytest.approx(0.64 / 3)
+    assert mixed.sampling_share == pytest.approx(0.02 / (0.64 / 3))
+    assert mixed.note.startswith("about 9% of the spread") and "91% is variation across tasks" in mixed.note
     noisy = compare_scores(
         {f"t{i}": [0.0, 1.0] for i in range(4)}, {f"t{i}": [float(i % 2), 1.0] for i in range(4)}
     ).repeatability
-    assert noisy.sampling_share is not None and 0 < noisy.sampling_share <= 1
-    assert "sampling noise" in noisy.note and "across tasks" in noisy.note
+    assert noisy.sampling_share == 1.0 and "the spread is sampling noise, not a difference between tasks" in noisy.note
     assert repeatability(compare_scores({"t": [1.0]}, {"t": [1.0]}).tasks).total_var == 0.0
 
 

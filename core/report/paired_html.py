@@ -43,7 +43,7 @@ def _axis(height: float, ticks: Sequence[float], lo: float, hi: float) -> list[s
         x = _x(v, lo, hi)
         out.append(
             f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP - 6}" y2="{height:.1f}" />'
-            f'<text class="axis" x="{x:.1f}" y="{_TOP - 10}" text-anchor="middle">{v:g}</text>'
+            f'<text class="axis" x="{x:.1f}" y="{_TOP - 10}" text-anchor="middle">{v:.3g}</text>'
         )
     return out
 
@@ -52,7 +52,7 @@ def _row(i: int, p: TaskPair) -> str:
     """One task: its samples (faint), its means (solid) joined by a line coloured by who is higher."""
     y = _TOP + i * _ROW + _ROW / 2
     trend = "up" if p.diff > 1e-9 else "down" if p.diff < -1e-9 else "tie"
-    tip = f"{p.id}: A {p.a_mean:.2f} ({', '.join(f'{v:g}' for v in p.a)}), B {p.b_mean:.2f} ({', '.join(f'{v:g}' for v in p.b)}), B − A {p.diff:+.2f}"
+    tip = f"{p.id}: A {p.a_mean:.2f} ({', '.join(f'{v:.3g}' for v in p.a)}), B {p.b_mean:.2f} ({', '.join(f'{v:.3g}' for v in p.b)}), B − A {p.diff:+.2f}"
     label = p.id if len(p.id) <= _LABEL else p.id[: _LABEL - 1] + "…"
     parts = [
         f'<g class="task"><title>{_e(tip)}</title>',
@@ -105,7 +105,7 @@ def paired_page(c: PairedComparison, *, title: str, facts: Sequence[tuple[str, s
     rows = "".join(
         f'<tr><td>{_e(p.id)}</td><td class="num">{p.a_mean:.2f}</td><td class="num">{p.b_mean:.2f}</td>'
         f'<td class="num {"up" if p.diff > 1e-9 else "down" if p.diff < -1e-9 else ""}">{p.diff:+.2f}</td>'
-        f'<td class="muted">{_e(", ".join(f"{v:g}" for v in p.a))} | {_e(", ".join(f"{v:g}" for v in p.b))}</td></tr>'
+        f'<td class="muted">{_e(", ".join(f"{v:.3g}" for v in p.a))} | {_e(", ".join(f"{v:.3g}" for v in p.b))}</td></tr>'
         for p in c.tasks
     )
     return "\n".join(

@@ -222,6 +222,9 @@ def repeatability(pairs: Sequence[TaskPair]) -> Repeatability:
     note = (
         f"about {share:.0%} of the spread of the per-task differences is sampling noise (the samples of a "
         f"task disagreeing) and {1 - share:.0%} is variation across tasks"
+        if share < 1.0
+        else "the per-task differences vary no more than the samples' own noise explains: the spread is "
+        "sampling noise, not a difference between tasks"
     )
     return base.model_copy(update={"sampling_var": sampling, "sampling_share": share, "note": note})
 
