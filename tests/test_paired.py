@@ -186,3 +186,14 @@ def test_bad_tables_are_refused_naming_what_is_missing(
 ) -> None:
     with pytest.raises(ValueError, match=words):
         compare_scores(a, b)
+
+
+def test_the_page_escapes_task_ids_and_loads_nothing() -> None:
+    from skillsleep.core.report.paired_html import paired_page
+
+    bad = '<script>alert("x")</script>' + "x" * 40
+    c = compare_scores({bad: [0.0], "ok": [1.0]}, {bad: [1.0], "ok": [1.0]})
+    page = paired_page(c, title="A & B", facts=[("<k>", "<v>")])
+    assert "<script>" not in page and "&lt;script&gt;alert(&quot;x&quot;)" in page
+    assert "<title>A &amp; B</title>" in page and "<th>&lt;k&gt;</th><td>&lt;v&gt;</td>" in page
+    assert page.count('<g class="task">') == 2 and "…</text>" in page  # a long id is cut beside its row
