@@ -22,6 +22,7 @@ VERBS = {
     "schedule": "schedule_cmd:schedule_",
     "unschedule": "schedule_cmd:unschedule_",
     "eval": "eval_cmd:eval_",
+    "compare": "compare_cmd:compare_",
     "backends": "listings_cmd:backends",
     "harnesses": "listings_cmd:harnesses",
     "harvest": "harvest_cmd:harvest",

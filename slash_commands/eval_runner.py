@@ -3,10 +3,14 @@ transfer check), on the chat harness or an agent CLI."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.backends.base import check_base_url
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.model_set import Models
@@ -128,37 +132,58 @@ def _tasks(opts: EvalOptions, cfg: TrainConfig) -> list[Task]:
     return tasks
 
 
-async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
-    """Score one skill on a task file."""
+@dataclass
+class Scoring:
+    """What scoring skills on `--tasks` needs, open: the layered config, the skills read, the tasks
+    `--split` picks, the ledger, and one Evaluator (its memo shared by every skill scored through it;
+    the response cache under it), on the harness `label` names."""
+
+    cfg: TrainConfig
+    skills: list[Skill]
+    tasks: list[Task]
+    ledger: Ledger
+    evaluator: Evaluator
+    label: str
+
+
+@asynccontextmanager
+async def scoring(opts: EvalOptions, skills: list[Path], *, on_event: EventSink) -> AsyncIterator[Scoring]:
+    """Open what `eval` and `compare` score with (settings checked, skill and task files read before
+    any model is opened), and close it after."""
     cfg = _eval_config(opts)
     check_run(cfg)
-    skill = read_skill(opts.skill)
+    read = [read_skill(path) for path in skills]
     tasks = _tasks(opts, cfg)
     ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices)
     store = Store(state_db()) if cfg.cache.enabled else None
     runner = open_executor(opts.executor, on_event=on_event)
     models = Models(cfg.roles, ledger, store, settings_for=model_settings, on_event=on_event)
-    gate = cfg.gate
     try:
         chosen = _eval_harness(opts, models, cfg, on_event)
         ev = Evaluator(
             chosen.harness,
             judge_llm=models.judge,
-            gate=gate,
+            gate=cfg.gate,
             rollouts_k=cfg.train.rollouts_k,
             timeout_s=chosen.timeout_s,
             on_event=on_event,
             executor=runner,
         )
-        on_event(
-            EvalStarted(skill=str(opts.skill), tasks=len(tasks), rollouts_k=cfg.train.rollouts_k, harness=chosen.label)
-        )
-        rollouts = await ev.rollouts(skill, tasks)
+        yield Scoring(cfg=cfg, skills=read, tasks=tasks, ledger=ledger, evaluator=ev, label=chosen.label)
     finally:
         await runner.aclose()
         await models.aclose()
         if store is not None:
             store.close()
+
+
+async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
+    """Score one skill on a task file."""
+    async with scoring(opts, [opts.skill], on_event=on_event) as s:
+        cfg, tasks, ledger = s.cfg, s.tasks, s.ledger
+        on_event(EvalStarted(skill=str(opts.skill), tasks=len(tasks), rollouts_k=cfg.train.rollouts_k, harness=s.label))
+        rollouts = await s.evaluator.rollouts(s.skills[0], tasks)
+    gate = cfg.gate
     per_task: dict[str, list[Rollout]] = {}
     for r in rollouts:
         per_task.setdefault(r.task_id, []).append(r)
