@@ -24,6 +24,7 @@ VERBS = {
     "eval": "eval_cmd:eval_",
     "backends": "listings_cmd:backends",
     "harnesses": "listings_cmd:harnesses",
+    "skills": "skills_cmd:skills_",
     "harvest": "harvest_cmd:harvest",
     "redact": "redact_cmd:redact_",
     "watch": "watch_cmd:watch",
