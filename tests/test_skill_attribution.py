@@ -17,7 +17,7 @@ from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.session import Session, Turn
 from skillsleep.harnesses import registry
 from skillsleep.harnesses.claude_code.skill_use import loaded_skill
-from skillsleep.harnesses.skill_use import skill_in_text
+from skillsleep.harnesses.skill_use import skill_in_text, skills_read
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SKILLS = {"claude-code": FIXTURES / "claude" / "skills", "codex": FIXTURES / "codex" / "skills", "openclaw": FIXTURES / "openclaw" / "skills"}  # fmt: skip
@@ -144,3 +144,21 @@ def test_harvest_stores_and_counts_the_skills(tmp_path: Path) -> None:
         ("openclaw", "release-notes"): 1,
     }
     assert harvester.harvest(sources).skills == {}  # nothing new: nothing counted twice
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "used"),
+    [
+        ("read", {"path": "~/project/skills/answer/SKILL.md"}, ["answer"]),  # OpenClaw's load
+        ("Read", {"file_path": "/home/u/.claude/skills/answer/SKILL.md"}, ["answer"]),
+        ("exec_command", {"cmd": "cat /home/u/.agents/skills/answer/SKILL.md"}, ["answer"]),
+        ("shell", {"command": ["bash", "-lc", "sed -n 1,40p .agents/skills/answer/SKILL.md"]}, ["answer"]),
+        ("Edit", {"file_path": "/home/u/.claude/skills/answer/SKILL.md", "old_string": "a"}, []),  # works on it
+        ("write", {"path": "skills/answer/SKILL.md", "content": "x"}, []),
+        ("exec", {"command": "rm -rf skills/answer/SKILL.md"}, []),
+    ],
+)
+def test_only_a_read_of_a_skill_file_is_a_use(tool: str, arguments: dict[str, object], used: list[str]) -> None:
+    session = Session(harness="openclaw", id="s", turns=[Turn(kind="tool_call", tool=tool, arguments=arguments)])
+    skills_read(session)
+    assert session.skills == used
