@@ -23,6 +23,7 @@ from skillsleep.core.harvest.discovery import Found
 from skillsleep.core.harvest.harvester import DbReader, Parser
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.harnesses.agent_cli import AgentSettings, HarnessStatus
+from skillsleep.harnesses.skill_roots import ReadOnlyRoots, no_files, no_roots
 
 if TYPE_CHECKING:
     from skillsleep.core.models.backends.base import BaseBackend
@@ -48,6 +49,10 @@ class Agent(BaseModel):
     parser: Parser  # a transcript file's bytes → sessions
     skill_dirs: Callable[[Env, Path], list[Path]]  # (env, cwd) → its skill folders, in its lookup order
     managed_skills: Callable[[Env], Path]  # the skill folder skillsleep's managed skill goes in
+    # its plugins' and its own bundled skill folders (read-only: never proposed for edit)
+    read_only_skills: ReadOnlyRoots = no_roots
+    # (env, cwd) → the instruction files it reads (CLAUDE.md, AGENTS.md), whether they exist or not
+    instruction_files: Callable[[Env, Path], list[Path]] = no_files
     settings_model: type[AgentSettings]  # the schema of `[harness.<name>]` (unknown keys are errors)
     replay: str  # "module:Class" of its replay harness, a CLIHarness (imported on first use)
     install: str  # "module:function" of its installer, what `skillsleep install <name>` does (the same)

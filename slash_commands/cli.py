@@ -25,6 +25,7 @@ VERBS = {
     "compare": "compare_cmd:compare_",
     "backends": "listings_cmd:backends",
     "harnesses": "listings_cmd:harnesses",
+    "skills": "skills_cmd:skills_",
     "harvest": "harvest_cmd:harvest",
     "redact": "redact_cmd:redact_",
     "watch": "watch_cmd:watch",

@@ -86,6 +86,8 @@ def _harvest_text(r: HarvestResult) -> str:
     ]
     if r.tools:
         lines.append("tools: " + ", ".join(f"{k} {v}" for k, v in sorted(r.tools.items(), key=lambda kv: -kv[1])[:10]))
+    for harness, used in r.skills.items():
+        lines.append(f"skills used ({harness}): " + ", ".join(f"{k} {v}" for k, v in used.most_common()))
     lines += left_out_lines(r)
     if r.redactions:
         lines.append("redacted: " + ", ".join(f"{k} {v}" for k, v in sorted(r.redactions.items())))

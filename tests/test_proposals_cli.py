@@ -312,8 +312,10 @@ def test_store_meta_round_trip(tmp_path: Path) -> None:
             store.set_meta("schema_version", "99")
     finally:
         store.close()
+    from skillsleep.core.models.store_schema import SCHEMA_VERSION
+
     reopened = Store(tmp_path / "state.db")
-    assert reopened.meta("last_harvest") == '{"errors": 2}' and reopened.meta("schema_version") == "1"
+    assert reopened.meta("last_harvest") == '{"errors": 2}' and reopened.meta("schema_version") == str(SCHEMA_VERSION)
     reopened.close()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -37,6 +38,8 @@ def test_harvest_and_watch_print_their_golden_outputs(tmp_path: Path, monkeypatc
     night_env(monkeypatch, tmp_path)
     _chats(tmp_path / "chats")
     names = {str(tmp_path): "<ROOT>"}
+    claude_skills = Path(__file__).parent / "fixtures" / "claude" / "skills" / "projects"
+    shutil.copytree(claude_skills, tmp_path / "home" / ".claude" / "projects")  # a user skill, invoked twice
     for fmt, flags in (("json", ("--json",)), ("text", ())):
         _fresh_data(tmp_path, monkeypatch, f"harvest-{fmt}")
         code, out, err = invoke("harvest", "--since", "2026-11-22", *flags)

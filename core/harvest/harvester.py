@@ -106,6 +106,8 @@ class HarvestReport(Record):
     unreadable: list[str] = Field(default_factory=list)  # "path: error" of files or folders that could not be read
     waiting_files: int = 0  # files whose last line is not finished yet: it is read once it ends
     waiting_bytes: int = 0
+    # per harness, the new or updated sessions (after `since`) that used each of the user's skills
+    skills: dict[str, Counter[str]] = Field(default_factory=dict)
 
     def add_found(self, found: Found) -> None:
         """Count what finding the transcript files could not read or use (`core.harvest.discovery`)."""
@@ -139,6 +141,7 @@ def merge(old: Session, new: Session) -> Session:
         update={
             "turns": [*old.turns, *new.turns],
             "models": [*old.models, *(m for m in new.models if m not in old.models)],
+            "skills": [*old.skills, *(k for k in new.skills if k not in old.skills)],
             "usage": old.usage + new.usage,
             "started": min(starts) if starts else None,
             "ended": max(ends) if ends else None,
@@ -328,6 +331,8 @@ class Harvester:
         report.turns += c.turns
         report.tools.update(c.tools)
         report.errors += c.errors
+        if c.skills:
+            report.skills.setdefault(harness, Counter()).update(c.skills)
 
 
 def _unreadable(report: HarvestReport, what: Unreadable) -> None:

@@ -27,7 +27,7 @@ from typing import Literal
 
 from skillsleep.core.shared.session import Session, Turn
 
-__all__ = ["RUN_FOLDER_PREFIX", "OwnReason", "in_run_folder", "is_sleep_verb", "own_reason"]
+__all__ = ["RUN_FOLDER_PREFIX", "OwnReason", "in_run_folder", "is_sleep_verb", "own_reason", "user_skills"]
 
 RUN_FOLDER_PREFIX = "skillsleep-run-"  # + 8 characters of tempfile's alphabet: a run folder's name
 # a run folder's name, or the replay folder of skillsleep ≤ 0.x (`skillsleep-replay-XXXXXXXX/work`)
@@ -69,3 +69,8 @@ def own_reason(session: Session) -> OwnReason | None:
     if first is not None and is_sleep_verb(first) and all(is_sleep_verb(t) for t in prompts):
         return "sleep_verbs"
     return None
+
+
+def user_skills(session: Session) -> list[str]:
+    """The skills `session` used but skillsleep's own (`sleep`, `skillsleep:sleep`): the user's."""
+    return [name for name in session.skills if name.lower() not in SLEEP_COMMANDS]

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field
 
-from skillsleep.core.harvest.own import OwnReason, own_reason
+from skillsleep.core.harvest.own import OwnReason, own_reason, user_skills
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Record
@@ -54,6 +54,7 @@ class ChunkRead(Record):
     tools: Counter[str] = Field(default_factory=Counter)  # tool_call names
     errors: int = 0
     own: OwnReason | None = None  # why it is skillsleep's own session (`core.harvest.own`): never stored
+    skills: list[str] = Field(default_factory=list)  # the user's skills it used (`Session.skills`)
 
     def session(self) -> Session:
         return Session.model_validate_json(self.data)
@@ -85,6 +86,8 @@ class FileRead(Record):
 def chunk(session: Session) -> ChunkRead:
     """A redacted session as the harvest stores and counts it."""
     turns = session.turns
+    if session.skills:
+        session.skills = user_skills(session)  # skillsleep's own `/sleep` is no skill of the user's
     return ChunkRead(
         harness=session.harness,
         id=session.id,
@@ -96,6 +99,7 @@ def chunk(session: Session) -> ChunkRead:
         tools=Counter(t.tool for t in turns if t.kind == "tool_call" and t.tool),
         errors=sum(t.kind == "error" or (t.kind == "tool_result" and t.is_error) for t in turns),
         own=own_reason(session),
+        skills=session.skills,
     )
 
 

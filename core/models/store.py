@@ -29,41 +29,17 @@ from urllib.parse import quote
 from pydantic import Field, ValidationError
 
 from skillsleep.core.models.rundir import PRIVATE_FILE, private_dir
+from skillsleep.core.models.store_schema import SCHEMA, SCHEMA_VERSION, SKILL_ROWS, migrate
 from skillsleep.core.shared.errors import Busy, ConfigError, SkillsleepError, StateDamaged
 from skillsleep.core.shared.records import Completion, LedgerEntry, Record
 from skillsleep.core.shared.session import Session
 
-SCHEMA_VERSION = 1
 HOLDS = "every harvested (redacted) session, the harvest cursors, the call ledger and the response cache"
 _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
 _BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED: another connection writes, longer than the timeout
 _NO_SHM = {8, 14}  # SQLITE_READONLY, SQLITE_CANTOPEN: a read-only WAL reader could not make its -shm file
 _VERSION = "SELECT value FROM meta WHERE key='schema_version'"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS response_cache (
-    key TEXT PRIMARY KEY,
-    completion TEXT NOT NULL,
-    created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
-CREATE TABLE IF NOT EXISTS calls (
-    id INTEGER PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    entry TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS calls_run ON calls (run_id);
-CREATE TABLE IF NOT EXISTS harvest_cursors (source TEXT PRIMARY KEY, cursor TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions (
-    harness TEXT NOT NULL,
-    id TEXT NOT NULL,
-    source TEXT NOT NULL,
-    ended TEXT,
-    data TEXT NOT NULL,
-    PRIMARY KEY (harness, id)
-);
-CREATE INDEX IF NOT EXISTS sessions_source ON sessions (source);
-"""
+_FORGET_SKILLS = "DELETE FROM session_skills WHERE (harness, id) IN (SELECT harness, id FROM sessions WHERE source=?)"
 
 
 class Store:
@@ -85,11 +61,13 @@ class Store:
             with self._use():
                 if not readonly:
                     self._db.execute("PRAGMA journal_mode=WAL")
-                    self._db.executescript(_SCHEMA)
+                    self._db.executescript(SCHEMA)
                 tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                 row = self._db.execute(_VERSION).fetchone() if "meta" in tables else None
                 if row is None and not readonly:
                     self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                elif row is not None and int(row[0]) < SCHEMA_VERSION and not readonly:
+                    migrate(self._db, int(row[0]))
             if row is not None and int(row[0]) > SCHEMA_VERSION:
                 raise ConfigError(
                     f"{self.path} was written by a newer skillsleep (schema {row[0]}); upgrade skillsleep."
@@ -194,10 +172,13 @@ class Store:
                 "INSERT OR REPLACE INTO sessions (harness, id, source, ended, data) VALUES (?, ?, ?, ?, CAST(? AS TEXT))",
                 (harness, session_id, source, ended.isoformat() if ended else None, data),
             )
+            self._db.execute("DELETE FROM session_skills WHERE harness=? AND id=?", (harness, session_id))
+            self._db.execute(SKILL_ROWS.format(where="s.harness=? AND s.id=?"), (harness, session_id))
 
     def delete_sessions_from(self, source: str) -> None:
         """Forget the sessions read from a transcript that was truncated or replaced."""
         with self._use():
+            self._db.execute(_FORGET_SKILLS, (source,))
             self._db.execute("DELETE FROM sessions WHERE source=?", (source,))
 
     def sessions(self, harness: str | None = None) -> list[Session]:
@@ -222,6 +203,20 @@ class Store:
             (str(h), str(i)) for h, i, ended, started in rows if since is None or _at_or_after(ended or started, since)
         ]
         return StoredSessions(self, keys)
+
+    def skill_uses(self, since: datetime | None = None) -> dict[tuple[str, str], int]:
+        """(harness, skill) → how many stored sessions used it, of those that ended (or, with no
+        end, began) at or after `since` (all when None; one with no time counts). Empty for a
+        database of schema 1 opened read-only (it holds no skill rows yet)."""
+        with self._use():
+            if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name='session_skills'").fetchone():
+                return {}
+            rows = self._db.execute("SELECT harness, skill, at FROM session_skills").fetchall()
+        uses: dict[tuple[str, str], int] = {}
+        for harness, skill, at in rows:
+            if since is None or _at_or_after(at, since):
+                uses[(str(harness), str(skill))] = uses.get((str(harness), str(skill)), 0) + 1
+        return uses
 
     def close(self) -> None:
         with self._lock:

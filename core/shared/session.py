@@ -81,6 +81,14 @@ class Session(Record):
     sidechain: bool = False  # a subagent / sidechain session: kept, never mined as user intent
     parent_id: str | None = None
     agent_version: str | None = None
+    # the skills the agent loaded or the user invoked, by the name the agent gives them, in order of
+    # first use (each agent's parser: docs/harvest.md#which-skill-a-session-used); [] for none
+    skills: list[str] = Field(default_factory=list)
+
+    def use_skill(self, name: object) -> None:
+        """Note that the session used the skill `name` (ignored when empty, or noted already)."""
+        if isinstance(name, str) and (name := name.strip()) and name not in self.skills:
+            self.skills.append(name)
 
     def prompts(self) -> list[str]:
         """The user's own prompts, in order."""

@@ -26,8 +26,10 @@ from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.claude_code.cli import NAME
 from skillsleep.harnesses.claude_code.home import config_dir
 from skillsleep.harnesses.claude_code.record import TranscriptRecord
+from skillsleep.harnesses.claude_code.skill_use import loaded_skill
 from skillsleep.harnesses.claude_code.wire import block_text, blocks
 from skillsleep.harnesses.claude_code.wire import usage as usage_of
+from skillsleep.harnesses.skill_use import skills_read
 
 __all__ = ["claude_session_files", "parse", "parse_claude", "sources", "watch_roots"]
 
@@ -111,6 +113,7 @@ class _Builder:
             cached_tokens=sum(u.cached_tokens for u in counts),
         )
         self.session.started, self.session.ended, self.session.byte_end = self.started, self.ended, self.byte_end
+        skills_read(self.session)
         return self.session
 
 
@@ -245,7 +248,9 @@ def _user(b: _Builder, rec: TranscriptRecord, line: Span) -> None:
     text = "\n".join(texts)
     if _REMINDER.sub("", text).strip().startswith(_INTERRUPTED):
         b.add(Turn(kind="error", text=text.strip()))
-    elif not results and not _is_meta_record(rec):
+    elif _is_meta_record(rec):
+        b.session.use_skill(loaded_skill(text, b.session.turns))  # a skill's body, loaded
+    elif not results:
         turn = _prompt_turn(text)
         if turn is not None:
             b.add(turn)

@@ -25,6 +25,7 @@ __all__ = [
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT = re.compile(r"^\s*(?:Exit code|Process exited with code)\s*:?\s*(-?\d+)", re.M)
 _WRAPPED = re.compile(r"^<([A-Za-z_][\w -]*)>.*</\1>$", re.S)  # a message that is one tag block
+_SKILL_BLOCK = re.compile(r"<skill>\s*<name>\s*([^<\s]+)\s*</name>")  # a skill Codex injected
 _IDE_REQUEST = "## My request for Codex:"  # IDE/Desktop builds prepend file context to the prompt
 
 
@@ -55,6 +56,14 @@ def content_text(content: Any) -> str:
 def _is_injected(text: str) -> bool:
     stripped = text.strip()
     return stripped.startswith("# AGENTS.md instructions") or bool(_WRAPPED.match(stripped))
+
+
+def injected_skills(content: Any) -> list[str]:
+    """The skills a response_item user message injects: Codex writes each skill it loads (a `$name`
+    the user typed that names a skill) as one `<skill>\n<name>NAME</name>\n<path>…</path>…</skill>` block."""
+    blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    texts = [b if isinstance(b, str) else b.get("text") if isinstance(b, dict) else None for b in blocks]
+    return [m.group(1) for t in texts if isinstance(t, str) and (m := _SKILL_BLOCK.match(t.strip()))]
 
 
 def strip_injected(content: Any) -> str:

@@ -20,6 +20,7 @@ from skillsleep.harnesses.codex.items import (
     content_text,
     error_text,
     event_prompt,
+    injected_skills,
     mcp_failed,
     nonzero,
     strip_injected,
@@ -30,6 +31,7 @@ from skillsleep.harnesses.codex.items import (
 )
 from skillsleep.harnesses.codex.record import CodexItem, CodexRecord
 from skillsleep.harnesses.codex.wire import usage
+from skillsleep.harnesses.skill_use import skills_read
 from skillsleep.harnesses.wire import count
 
 __all__ = ["Rollout"]
@@ -145,6 +147,7 @@ class Rollout:
     copies: dict[str, Counter[str]] = field(default_factory=dict)  # form -> text -> count, per turn
     usage: Usage = field(default_factory=Usage)
     last_total: dict[str, Any] | None = None
+    skills: list[str] = field(default_factory=list)  # from injected <skill> blocks, in order
 
     def feed(self, line: Typed[CodexRecord]) -> None:
         rec = line.value
@@ -196,6 +199,7 @@ class Rollout:
                 self._assistant(text, "item", ts)
             elif role == "user":
                 prompt = strip_injected(p.content)
+                self.skills += injected_skills(p.content)
                 if prompt:
                     self.item_prompts.append(Turn(kind="user", text=prompt, ts=ts))
                     self.turns.append(self.item_prompts[-1])
@@ -350,7 +354,7 @@ class Rollout:
                 turn.is_error = True
         sidechain, parent = subagent(meta)
         version = meta.cli_version
-        return Session(
+        session = Session(
             harness=NAME,
             id=text_of(meta.id) or uuid_in(Path(self.source).name) or Path(self.source).stem or "unknown",
             project=self.project,
@@ -366,6 +370,10 @@ class Rollout:
             parent_id=parent,
             agent_version=version if isinstance(version, str) else None,
         )
+        for name in self.skills:
+            session.use_skill(name)
+        skills_read(session)
+        return session
 
 
 def _is_meta_line(rec: CodexRecord) -> bool:

@@ -9,12 +9,22 @@ workspace   ~/.openclaw/workspace (workspace-<profile> with a profile)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.home import env_path, user_home
+from skillsleep.harnesses.skill_roots import SkillRoot, children
 
-__all__ = ["config_path", "managed_skills", "skill_dirs", "state_dir", "state_dirs"]
+__all__ = [
+    "config_path",
+    "instruction_files",
+    "managed_skills",
+    "read_only_skills",
+    "skill_dirs",
+    "state_dir",
+    "state_dirs",
+]
 
 _UNSET = ("undefined", "null")
 _OLD_NAMES = (".clawdbot", ".moltbot")  # OpenClaw's earlier names: their state holds transcripts too
@@ -52,11 +62,15 @@ def config_path(env: Env) -> Path:
     return env_path(env, "OPENCLAW_CONFIG_PATH") or state_dir(env) / "openclaw.json"
 
 
+def _workspace(env: Env) -> Path:
+    profile = _profile(env)
+    return _home(env) / ".openclaw" / (f"workspace-{profile}" if profile else "workspace")
+
+
 def skill_dirs(env: Env, cwd: Path) -> list[Path]:
     """`skills` and `.agents/skills` of the workspace (`cwd`, then the default workspace), then
     `~/.agents/skills` and the state dir's `skills`."""
-    profile = _profile(env)
-    default = _home(env) / ".openclaw" / (f"workspace-{profile}" if profile else "workspace")
+    default = _workspace(env)
     dirs = [d for ws in (cwd, default) for d in (ws / "skills", ws / ".agents" / "skills")]
     return [*dirs, user_home(env) / ".agents" / "skills", state_dir(env) / "skills"]
 
@@ -64,3 +78,22 @@ def skill_dirs(env: Env, cwd: Path) -> list[Path]:
 def managed_skills(env: Env) -> Path:
     """The skill folder skillsleep's managed skill goes in: the state dir's `skills`."""
     return state_dir(env) / "skills"
+
+
+def read_only_skills(env: Env) -> list[SkillRoot]:
+    """The skill folders its installed plugins list (`skills` of `extensions/<id>/openclaw.plugin.json`)."""
+    roots = []
+    for plugin in children(state_dir(env) / "extensions"):
+        try:
+            listed = json.loads((plugin / "openclaw.plugin.json").read_text(encoding="utf-8")).get("skills")
+        except (OSError, ValueError, AttributeError):
+            continue
+        for rel in listed if isinstance(listed, list) else []:
+            if isinstance(rel, str):
+                roots.append(SkillRoot(folder=plugin / rel, kind="plugin"))
+    return roots
+
+
+def instruction_files(env: Env, cwd: Path) -> list[Path]:
+    """`AGENTS.md` of the workspace: `cwd`, then the default workspace."""
+    return [cwd / "AGENTS.md", _workspace(env) / "AGENTS.md"]

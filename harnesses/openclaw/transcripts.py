@@ -23,6 +23,7 @@ from skillsleep.harnesses.agent import Env
 from skillsleep.harnesses.openclaw.cli import NAME, REPLAY_AGENT
 from skillsleep.harnesses.openclaw.home import state_dirs
 from skillsleep.harnesses.openclaw.wire import usage
+from skillsleep.harnesses.skill_use import skills_read
 
 __all__ = [
     "SQLITE_NAME",
@@ -208,16 +209,11 @@ class Builder:
                 texts.append(part["text"])
             elif part.get("type") == "toolCall":
                 self._flush(session, texts, ts, model)
-                session.turns.append(
-                    Turn(
-                        kind="tool_call",
-                        tool=_str(part.get("name")),
-                        call_id=_str(part.get("id")),
-                        arguments=_arguments(part.get("arguments")),
-                        ts=ts,
-                        model=model,
-                    )
-                )
+                args = _arguments(part.get("arguments"))
+                call = Turn(kind="tool_call", tool=_str(part.get("name")), call_id=_str(part.get("id")), arguments=args)
+                call.ts, call.model = ts, model
+                session.turns.append(call)
+                skills_read(session, [call])  # a skill is loaded by reading its SKILL.md
         self._flush(session, texts, ts, model)
         stop = _str(msg.get("stopReason"))
         if stop in _ERROR_STOPS:

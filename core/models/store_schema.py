@@ -1,0 +1,74 @@
+"""The state database's schema (`store.py`), its version, and the migration of an older file.
+
+Version 1: meta, response_cache, calls, harvest_cursors, sessions. Version 2 adds
+`session_skills`, one row per (session, skill it used), kept with its session by every write, so
+`skillsleep skills` counts a skill's use without reading the sessions. A version 1 file is
+migrated when it is opened for writing, in one transaction: the table is made and filled from the
+sessions it holds (a version 1 session records no skill, so this finds none), no session row is
+changed, and the harvest cursors are forgotten, so the next harvest reads every transcript still on
+disk again and stores its sessions with the skills they used (a session whose transcript is gone
+stays as it was). A file opened read-only is not migrated (`Store.skill_uses()` reads no rows then).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "SKILL_ROWS", "migrate"]
+
+SCHEMA_VERSION = 2
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS response_cache (
+    key TEXT PRIMARY KEY,
+    completion TEXT NOT NULL,
+    created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_run ON calls (run_id);
+CREATE TABLE IF NOT EXISTS harvest_cursors (source TEXT PRIMARY KEY, cursor TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    harness TEXT NOT NULL,
+    id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    ended TEXT,
+    data TEXT NOT NULL,
+    PRIMARY KEY (harness, id)
+);
+CREATE INDEX IF NOT EXISTS sessions_source ON sessions (source);
+CREATE TABLE IF NOT EXISTS session_skills (
+    harness TEXT NOT NULL,
+    id TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    at TEXT,
+    PRIMARY KEY (harness, id, skill)
+);
+"""
+
+# the skill rows of one session (harness, id), from its stored JSON: what every session write runs
+SKILL_ROWS = (
+    "INSERT OR IGNORE INTO session_skills (harness, id, skill, at) "
+    "SELECT s.harness, s.id, j.value, COALESCE(s.ended, json_extract(s.data, '$.started')) "
+    "FROM sessions s, json_each(s.data, '$.skills') j WHERE {where} AND j.type = 'text'"
+)
+
+
+def migrate(db: sqlite3.Connection, found: int) -> None:
+    """Bring a database of schema `found` (< SCHEMA_VERSION; the tables of SCHEMA exist) up to date,
+    in one transaction: version 1 → 2 fills `session_skills` from the stored sessions."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if found < 2:
+            db.execute("DELETE FROM session_skills")
+            db.execute(SKILL_ROWS.format(where="1"))
+            db.execute("DELETE FROM harvest_cursors")  # re-read: the sessions get their skills
+        db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+    except BaseException:
+        db.rollback()
+        raise
+    db.execute("COMMIT")
