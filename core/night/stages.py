@@ -294,10 +294,8 @@ class _Leftovers:
         """The night decided: `head` with `verdict` (outcome, reason, gate, scores) and the leftovers."""
         epoch, steps = self.head.night - 1, self.steps
         refused = [r for s in steps for r in s.refused]
-        rejected = [  # the report's: each with its step's gate reason
-            RejectedEdit(edit=r.edit, stage="gate", reason=_gate_reason(steps, r.step), before=r.before, after=r.after)
-            for r in self.state.rejected
-            if r.epoch == epoch and r.stage == "gate"
+        rejected = [  # the report's: each with its step's gate reason, or the words for one the target ignored
+            _reported(r, steps) for r in self.state.rejected if r.epoch == epoch and _gated(r)
         ]
         result = NightResult.model_validate(
             {
@@ -349,6 +347,17 @@ async def _test_split(
 
 def _gate_reason(steps: list[StepRecord], step: int | None) -> str:
     return next((s.gate.reason for s in steps if s.step == step and s.gate), "")
+
+
+def _gated(r: RejectedEdit) -> bool:
+    """An edit the gate rejected as applied: the report lists it (not the proposal a repair replaced)."""
+    return r.stage == "gate" or (r.stage == "ignored" and r.repair is None)
+
+
+def _reported(r: RejectedEdit, steps: list[StepRecord]) -> RejectedEdit:
+    """A memory entry as the report's `rejected_edits` hold it: the edit, why in words, the scores."""
+    reason = r.reason if r.stage == "ignored" else _gate_reason(steps, r.step)
+    return RejectedEdit(edit=r.edit, stage=r.stage, reason=reason, before=r.before, after=r.after)
 
 
 def _guidance_refused(state: TrainState, epoch: int) -> list[RejectedEdit]:
