@@ -21,16 +21,22 @@ from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.prompts import describe_memory
 from skillsleep.core.night.nights import Nights, SkillMemory
-from skillsleep.core.shared.records import CompletionRequest, Edit
+from skillsleep.core.report.files import read_json, render_json, report_files
+from skillsleep.core.shared.records import CompletionRequest, Edit, GateDecision
 from skillsleep.core.shared.rejected import IGNORED, RejectedEdit
 from skillsleep.core.train.gate import GateConfig, decide, untouched
 from skillsleep.core.train.memory import drop_remembered, unfollowed
 from skillsleep.core.train.state import TrainState
+from tests.sleep_kit import Recorder, optimizer_rules
 from tests.test_night_engine import (
+    live_file,
+    night,
     root,  # noqa: F401  (a fixture: pytest finds it by name)
+    settings,
 )
 from tests.test_repair import HEADING, PASSING, Optimizer, calls, config
 from tests.test_repair import IGNORED as BRIEF
+from tests.test_report import full_report
 from tests.test_trainer import BAD, RULE, build
 
 BEFORE = Path(__file__).parent / "fixtures" / "ties_before"
@@ -193,7 +199,7 @@ async def test_with_several_candidates_the_edit_that_tied_alone_is_the_one_remem
     assert by_content[BRIEF].stage == "ignored" and by_content[BAD].stage == "gate"  # only "Be brief." gated alone
 
 
-# --- on disk, and in files of earlier versions --------------------------------------
+# --- on disk, in files of earlier versions, in the report --------------------------------------
 
 
 def test_an_ignored_entry_is_written_with_its_stage_and_scores_and_a_skills_memory_keeps_it(tmp_path: Path) -> None:
@@ -233,3 +239,61 @@ def test_files_written_before_ties_taught_load_with_their_tie_a_gate_rejection_a
     again = Edit(op="add", content=BRIEF)
     assert drop_remembered([again], memory.rejected, Skill(st.seed_skill))[0] == []  # dropped where it was
     assert drop_remembered([again], memory.rejected, Skill("# Other\n"))[0] == [again]  # and only there
+
+
+def test_the_report_names_an_ignored_edit_in_words_a_user_understands() -> None:
+    ignored = RejectedEdit(
+        edit=Edit(op="add", content="Answers must be at most 300 characters."),
+        stage="ignored",
+        reason=f"{IGNORED}: none of the 4 held-out task(s) scored differently",
+        before=0.25,
+        after=0.25,
+    )
+    r = full_report()
+    r = r.model_copy(update={"rejected_edits": [*r.rejected_edits, ignored]})
+    files = report_files(r)
+    words = "applied; the target did not follow it: none of the 4 held-out task(s) scored differently"
+    assert f"add “Answers must be at most 300 characters.” — {words} (0.250 → 0.250)" in files["report.md"]
+    assert "2 rejected by the gate (1 of them applied; the target did not follow them)" in files["report.md"]
+    assert (
+        words in files["report.html"] and "(1 of them applied; the target did not follow them)" in files["report.html"]
+    )
+    written = json.loads(files["report.json"])["rejected_edits"]
+    assert [e.get("stage") for e in written] == [None, "ignored"]  # a gate rejection keeps its layout
+    assert read_json(render_json(r)) == r
+    decision = GateDecision(
+        baseline=0.0, candidate=0.0, accepted=False, reason="x", baseline_hash="a", candidate_hash="b"
+    )
+    assert not untouched(decision)
+
+
+# --- across nights ------------------------------------------------------------------------------
+
+
+def test_a_night_reports_the_ignored_edit_and_the_next_night_drops_it_and_asks_for_another_form(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    brief = {"kind": "skill_defect", "diagnosis": "too long", "op": "add", "target": "", "content": BRIEF}
+    (root / "opt.json").write_text(json.dumps(optimizer_rules(findings=[brief])))
+    skill = live_file(root)
+    rec = Recorder(monkeypatch)
+    first = night(root, settings(root), skill)
+    assert first.outcome == "rejected"
+    (reported,) = first.rejected_edits
+    assert reported.stage == "ignored" and reported.reason.startswith(IGNORED)
+    report = next((root / "data").rglob("report.md")).read_text()
+    assert f"add “{BRIEF}” — applied; the target did not follow it: none of the" in report
+    assert "(1 of them applied; the target did not follow them)" in report
+    (memory,) = Nights(root / "data").memory(skill.key()).rejected
+    assert memory.stage == "ignored" and memory.edit.content == BRIEF and memory.skill is None
+    rec.seen.clear()
+    second = night(root, settings(root), skill)
+    assert second.night == 2 and second.outcome == "no-candidate"
+    assert second.reason.startswith("none of the") and "the target did not follow some of them before" in second.reason
+    assert not any(BRIEF in text for text in rec.texts("target"))  # dropped before ranking, never gated again
+    reflections = rec.texts("reflect")
+    assert reflections and all("applied, but the target did not follow it" in t for t in reflections)
+    assert all(all(form in t for form in FORMS) for t in reflections)
+    steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
+    skipped = json.loads(steps[-1].read_text())["skipped"]
+    assert any(s["stage"] == "memory" and "the target did not follow it" in s["reason"] for s in skipped)

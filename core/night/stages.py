@@ -49,7 +49,7 @@ from skillsleep.core.shared.events import (
     quiet,
 )
 from skillsleep.core.shared.records import Record, Split, Task, UnusableReply
-from skillsleep.core.shared.rejected import RejectedEdit
+from skillsleep.core.shared.rejected import NOT_FOLLOWED, RejectedEdit
 from skillsleep.core.shared.session import Session
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
@@ -380,6 +380,11 @@ def _no_candidate_reason(steps: list[StepRecord]) -> str:
         return (
             f"not enough evidence: the {proposed} proposed edit(s) rest on fewer distinct trajectories than "
             "--min-support asks (copies of one reply count once), so none reached the gate"
+        )
+    if any(r.stage == "memory" and NOT_FOLLOWED in r.reason for s in steps for r in s.skipped):
+        return (
+            f"none of the {proposed} proposed edit(s) reached the gate: the target did not follow some of them "
+            "before, in the same words, so they were dropped; each step's record says why for each edit"
         )
     if any(r.stage == "user" for s in steps for r in s.skipped):
         return (
