@@ -26,13 +26,14 @@ from skillsleep.core.train.literals import literal_rule, quoted
 from skillsleep.core.train.memory import drop_remembered, remember_gated
 from skillsleep.core.train.quoting import demands, quote_literals
 from skillsleep.core.train.repair import land
-from tests.test_trainer import BAD, RULE, build, write_config
+from tests.test_trainer import BAD, RULE, SEED, build, write_config
 
 HEADING = "## Answer\nPut the answer last."  # a new section: refused, and no bare heading to quote
 STILL_BAD = "## Final answer"  # a rewrite refused again: its refusal names the fix, which is tried
 LONG = "Put the answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."  # refused: five lines, and no fix named
 STILL_LONG = "Answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."
-IGNORED = "Be brief."  # a rule the scripted target does not follow: the gate rejects it
+IGNORED = "Be brief."  # a rule the scripted target does not follow: the gate ties and rejects it
+PASSING = Skill.parse(SEED + f"- {RULE}\n")  # a seed the target passes with: the harmful line BAD lowers it
 QUIET = "[slow_update]\nenabled = false\n[meta]\nenabled = false\n"
 
 
@@ -251,23 +252,26 @@ async def test_a_step_proposing_the_line_the_gate_accepted_records_it_as_moot(tm
 
 
 async def test_an_edit_the_gate_rejected_is_dropped_when_proposed_again_on_the_same_skill(tmp_path: Path) -> None:
-    opt = Optimizer(findings=(IGNORED,))
+    # a regression (1.000 → 0.000: the seed already passes, the harmful line breaks every task);
+    # a tie that moves no task is remembered otherwise (tests/test_ties.py)
+    opt = Optimizer(findings=(BAD,))
     trainer, _, _ = build(config(tmp_path, 2), tmp_path, opt)
+    trainer.seed_skill = PASSING
     st = await trainer.run()
     first, second = st.steps
-    assert first.gate and not first.gate.accepted
+    assert first.gate and not first.gate.accepted and (first.gate.baseline, first.gate.candidate) == (1.0, 0.0)
     (memory,) = st.rejected
     assert memory.stage == "gate" and memory.skill == Skill(st.seed_skill).hash
     assert second.selected == [] and second.gate is None and st.current == st.seed_skill
     assert any(
         r.stage == "memory"
-        and r.edit.content == IGNORED
+        and r.edit.content == BAD
         and r.reason.startswith(
             "dropped before ranking, the gate rejected it alone on this same skill before (epoch 1, step 1)"
         )
         for r in second.skipped
     )
-    assert IGNORED in opt.prompts["findings"][1]  # the later reflection still sees the rejection
+    assert BAD in opt.prompts["findings"][1]  # the later reflection still sees the rejection
 
 
 def test_a_gate_rejection_is_dropped_only_on_the_skill_it_was_rejected_on() -> None:
@@ -373,16 +377,17 @@ def test_a_concrete_line_every_task_requires_verbatim_becomes_the_instruction_qu
 
 
 async def test_a_proposal_whose_repair_the_gate_rejected_is_remembered_shown_once_and_dropped(tmp_path: Path) -> None:
-    # the heading is refused, its repair ("Be brief.") applies and the gate rejects it: the next
-    # step's identical proposal must not pay the repair call and the gate again
-    opt, ledger = Optimizer(IGNORED), Ledger()
+    # the heading is refused, its repair (the harmful line) applies and the gate rejects it: the
+    # next step's identical proposal must not pay the repair call and the gate again
+    opt, ledger = Optimizer(BAD), Ledger()
     trainer, tb, _ = build(config(tmp_path, 2), tmp_path, opt, ledger=ledger)
+    trainer.seed_skill = PASSING
     st = await trainer.run()
     first, second = st.steps
-    assert [e.content for e in first.applied] == [IGNORED] and first.gate and not first.gate.accepted
+    assert [e.content for e in first.applied] == [BAD] and first.gate and not first.gate.accepted
     by_content = {r.edit.content: r for r in st.rejected}
-    assert set(by_content) == {HEADING, IGNORED}
-    original, repair = by_content[HEADING], by_content[IGNORED]
+    assert set(by_content) == {HEADING, BAD}
+    original, repair = by_content[HEADING], by_content[BAD]
     assert repair.stage == "gate" and original.stage == "repair" and original.repair == repair.edit
     assert original.reason.startswith("its repair was rejected by the gate: ") and first.gate.reason in original.reason
     assert original.skill == repair.skill == Skill(st.seed_skill).hash  # rejected alone on the seed
@@ -398,10 +403,10 @@ async def test_a_proposal_whose_repair_the_gate_rejected_is_remembered_shown_onc
         )
         for r in second.skipped
     )
-    assert sum(IGNORED in r.messages[0].content for r in tb.requests) == len(trainer.val)  # gated once: V rollouts
+    assert sum(BAD in r.messages[0].content for r in tb.requests) == len(trainer.val)  # gated once: V rollouts
     # the later reflection shows the pair once: the proposal, its repair and the repair's score
     section = opt.prompts["findings"][1].split("## Edits already rejected or refused")[1].split("## The skill")[0]
-    assert section.count("## Answer") == 1 and section.count(IGNORED) == 1
+    assert section.count("## Answer") == 1 and section.count(BAD) == 1
     assert "refused by the edit rules, then repaired as" in section and "rejected by the gate" in section
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from skillsleep.core.night.nights import Nights
 from skillsleep.harnesses.skills import SkillTarget
-from tests.sleep_kit import Recorder, optimizer_rules
+from tests.sleep_kit import RULE, Recorder, optimizer_rules
 from tests.test_night_engine import (
+    LIVE,
     live_file,
     night,
     root,  # noqa: F401  (a fixture: pytest finds it by name)
@@ -28,6 +29,7 @@ HEADING = {
 REWRITE = {"edit": 1, "op": "add", "target": "", "content": "## Final answer"}
 LONG = {**HEADING, "content": "Put the answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."}  # refused, no fix named
 STILL_LONG = {**REWRITE, "content": "Answer last.\n- Add.\n- Check.\n- Write it.\n- Stop."}
+FRENCH = "Reply in French only."  # the target then fails every task
 
 
 def first_night(
@@ -61,22 +63,31 @@ def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.
     assert all("Put the answer last." in t and "Answer last." in t for t in reflections)
 
 
+def harmful_night(root: Path, rules: list[dict[str, str]]) -> SkillTarget:
+    """A live skill the target passes with (it holds RULE), an optimizer following `rules`, and a
+    target that answers "Bonjour." (failing every task) to a skill holding FRENCH: the gate sees a
+    regression, 1.000 → 0.000 (a tie that moves no task is remembered otherwise: tests/test_ties.py)."""
+    (root / "opt.json").write_text(json.dumps(rules))
+    target = json.loads((root / "target.json").read_text())
+    (root / "target.json").write_text(json.dumps([{"match": "French", "reply": "Bonjour."}, *target]))
+    return live_file(root, LIVE + f"- {RULE}\n")
+
+
 def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ignored = {"kind": "skill_defect", "diagnosis": "too long", "op": "add", "target": "", "content": "Be brief."}
-    (root / "opt.json").write_text(json.dumps(optimizer_rules(findings=[ignored])))
-    skill = live_file(root)
+    harmful = {"kind": "skill_defect", "diagnosis": "too long", "op": "add", "target": "", "content": FRENCH}
+    skill = harmful_night(root, optimizer_rules(findings=[harmful]))
     rec = Recorder(monkeypatch)
     first = night(root, settings(root), skill)
-    assert first.outcome == "rejected"
+    assert first.outcome == "rejected" and first.gate and (first.gate.baseline, first.gate.candidate) == (1.0, 0.0)
     (memory,) = Nights(root / "data").memory(skill.key()).rejected
-    assert memory.stage == "gate" and memory.edit.content == "Be brief." and memory.skill
-    assert any("Be brief." in text for text in rec.texts("target"))  # night 1 gated it
+    assert memory.stage == "gate" and memory.edit.content == FRENCH and memory.skill
+    assert any(FRENCH in text for text in rec.texts("target"))  # night 1 gated it
     rec.seen.clear()
     second = night(root, settings(root), skill)
     assert second.night == 2 and second.outcome == "no-candidate"
-    assert not any("Be brief." in text for text in rec.texts("target"))  # dropped before ranking, never gated
+    assert not any(FRENCH in text for text in rec.texts("target"))  # dropped before ranking, never gated
     steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
     skipped = json.loads(steps[-1].read_text())["skipped"]
     assert any(
@@ -89,19 +100,24 @@ def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill
 def test_a_proposal_whose_repair_the_gate_rejected_is_dropped_the_next_night(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    skill, rec = first_night(root, monkeypatch, {**REWRITE, "content": "Be brief."})  # the gate rejects it
+    rules = [
+        {"match": '"rewrites"', "reply": json.dumps({"rewrites": [{**REWRITE, "content": FRENCH}]})},
+        *optimizer_rules(findings=[HEADING]),
+    ]
+    skill = harmful_night(root, rules)  # the heading is repaired into the harmful line: the gate rejects it
+    rec = Recorder(monkeypatch)
     first = night(root, settings(root), skill)
     assert first.outcome == "rejected" and "repair" in rec.roles()
-    assert [g.edit.content for g in first.rejected_edits] == ["Be brief."]  # the report lists the gated edit once
+    assert [g.edit.content for g in first.rejected_edits] == [FRENCH]  # the report lists the gated edit once
     memory = {r.edit.content: r for r in Nights(root / "data").memory(skill.key()).rejected}
-    assert set(memory) == {HEADING["content"], "Be brief."}
+    assert set(memory) == {HEADING["content"], FRENCH}
     original = memory[HEADING["content"]]
-    assert original.stage == "repair" and original.repair == memory["Be brief."].edit and original.skill
+    assert original.stage == "repair" and original.repair == memory[FRENCH].edit and original.skill
     assert original.reason.startswith("its repair was rejected by the gate: ")
     rec.seen.clear()
     second = night(root, settings(root), skill)
     assert second.night == 2 and second.outcome == "no-candidate"
-    assert "repair" not in rec.roles() and not any("Be brief." in text for text in rec.texts("target"))
+    assert "repair" not in rec.roles() and not any(FRENCH in text for text in rec.texts("target"))
     steps = sorted((root / "data").rglob("step.json"), key=lambda p: p.stat().st_mtime)
     skipped = json.loads(steps[-1].read_text())["skipped"]
     assert any(
@@ -112,4 +128,4 @@ def test_a_proposal_whose_repair_the_gate_rejected_is_dropped_the_next_night(
         for s in skipped
     )
     reflections = rec.texts("reflect")
-    assert reflections and all(t.count("Be brief.") == 1 and "then repaired as" in t for t in reflections)
+    assert reflections and all(t.count(FRENCH) == 1 and "then repaired as" in t for t in reflections)

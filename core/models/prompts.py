@@ -79,29 +79,43 @@ def describe_edit(edit: Edit, number: int | None = None) -> str:
 
 
 def describe_rejected(rejected: RejectedEdit) -> str:
-    """A rejected edit with the held-out score it produced (before → after), a refused one with
-    the rule that refused it, or a refused one with its repair and the score the repair produced."""
+    """A rejected edit with the held-out score it produced (before → after), one the target did not
+    follow as such, a refused one with the rule that refused it, or a refused one with its repair
+    and what became of the repair."""
     where = rejected.where()
     if rejected.stage == "apply":
         return f"{describe_edit(rejected.edit)}\n  result: refused by the edit rules ({where}): {rejected.reason}"
     if rejected.stage == "user":
         return f"{describe_edit(rejected.edit)}\n  result: {rejected.reason}; do not propose it again"
     score = f"score before {_score(rejected.before)} → after {_score(rejected.after)}"
-    if rejected.stage == "repair" and rejected.repair is not None:
+    if rejected.stage == "ignored":
+        verdict = f"applied, but the target did not follow it: no held-out task scored differently ({score}, {where})"
+    else:
+        verdict = f"{score} ({where}), rejected by the gate"
+    if rejected.stage in ("repair", "ignored") and rejected.repair is not None:
         repair = describe_edit(rejected.repair).split("\n", 1)[1].replace("\n  ", "\n    ")
+        got = "was" if rejected.stage == "ignored" else "got"
         return (
             f"{describe_edit(rejected.edit)}\n  result: refused by the edit rules, then repaired as\n  {repair}\n"
-            f"  and the repair got {score} ({where}), rejected by the gate"
+            f"  and the repair {got} {verdict}"
         )
-    return f"{describe_edit(rejected.edit)}\n  result: {score} ({where}), rejected by the gate"
+    return f"{describe_edit(rejected.edit)}\n  result: {verdict}"
 
 
 def describe_memory(rejected: list[RejectedEdit]) -> str:
-    """The rejected-edit memory for a prompt, each edit once: a repair the gate rejected is shown
-    with the proposal it was repaired from, not again on its own."""
-    repairs = {(r.repair.key(), r.epoch, r.step) for r in rejected if r.stage == "repair" and r.repair is not None}
-    shown = [r for r in rejected if r.stage != "gate" or (r.edit.key(), r.epoch, r.step) not in repairs]
-    return "\n\n".join(map(describe_rejected, shown))
+    """The rejected-edit memory for a prompt, each edit once: a repair the gate rejected (or the
+    target ignored) is shown with the proposal it was repaired from, not again on its own. When the
+    target ignored some, what to do instead follows them (`prompts/reflect_ignored.md`)."""
+    repairs = {(r.repair.key(), r.epoch, r.step) for r in rejected if r.repair is not None}
+    shown = [
+        r
+        for r in rejected
+        if r.stage not in ("gate", "ignored") or r.repair is not None or (r.edit.key(), r.epoch, r.step) not in repairs
+    ]
+    text = "\n\n".join(map(describe_rejected, shown))
+    if any(r.stage == "ignored" for r in shown):
+        text += "\n\n" + render("reflect_ignored")
+    return text
 
 
 def _score(value: float | None) -> str:

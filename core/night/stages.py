@@ -49,7 +49,7 @@ from skillsleep.core.shared.events import (
     quiet,
 )
 from skillsleep.core.shared.records import Record, Split, Task, UnusableReply
-from skillsleep.core.shared.rejected import RejectedEdit
+from skillsleep.core.shared.rejected import NOT_FOLLOWED, RejectedEdit
 from skillsleep.core.shared.session import Session
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
@@ -294,10 +294,8 @@ class _Leftovers:
         """The night decided: `head` with `verdict` (outcome, reason, gate, scores) and the leftovers."""
         epoch, steps = self.head.night - 1, self.steps
         refused = [r for s in steps for r in s.refused]
-        rejected = [  # the report's: each with its step's gate reason
-            RejectedEdit(edit=r.edit, stage="gate", reason=_gate_reason(steps, r.step), before=r.before, after=r.after)
-            for r in self.state.rejected
-            if r.epoch == epoch and r.stage == "gate"
+        rejected = [  # the report's: each with its step's gate reason, or the words for one the target ignored
+            _reported(r, steps) for r in self.state.rejected if r.epoch == epoch and _gated(r)
         ]
         result = NightResult.model_validate(
             {
@@ -351,6 +349,17 @@ def _gate_reason(steps: list[StepRecord], step: int | None) -> str:
     return next((s.gate.reason for s in steps if s.step == step and s.gate), "")
 
 
+def _gated(r: RejectedEdit) -> bool:
+    """An edit the gate rejected as applied: the report lists it (not the proposal a repair replaced)."""
+    return r.stage == "gate" or (r.stage == "ignored" and r.repair is None)
+
+
+def _reported(r: RejectedEdit, steps: list[StepRecord]) -> RejectedEdit:
+    """A memory entry as the report's `rejected_edits` hold it: the edit, why in words, the scores."""
+    reason = r.reason if r.stage == "ignored" else _gate_reason(steps, r.step)
+    return RejectedEdit(edit=r.edit, stage=r.stage, reason=reason, before=r.before, after=r.after)
+
+
 def _guidance_refused(state: TrainState, epoch: int) -> list[RejectedEdit]:
     """The slow update's guidance lines the safety screen refused at the end of `epoch`."""
     slow = [e.slow_update for e in state.epochs if e.epoch == epoch and e.slow_update]
@@ -371,6 +380,11 @@ def _no_candidate_reason(steps: list[StepRecord]) -> str:
         return (
             f"not enough evidence: the {proposed} proposed edit(s) rest on fewer distinct trajectories than "
             "--min-support asks (copies of one reply count once), so none reached the gate"
+        )
+    if any(r.stage == "memory" and NOT_FOLLOWED in r.reason for s in steps for r in s.skipped):
+        return (
+            f"none of the {proposed} proposed edit(s) reached the gate: the target did not follow some of them "
+            "before, in the same words, so they were dropped; each step's record says why for each edit"
         )
     if any(r.stage == "user" for s in steps for r in s.skipped):
         return (

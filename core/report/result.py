@@ -175,7 +175,8 @@ class NightResult(Record):
     test: SplitResult | None = None
     tasks: list[ReportTask] = Field(default_factory=list)
     accepted_edits: list[Edit] = Field(default_factory=list)
-    rejected_edits: list[RejectedEdit] = Field(default_factory=list)  # by the gate, with its reason and scores
+    # by the gate, with its reason and scores; stage "ignored": applied, the target did not follow it
+    rejected_edits: list[RejectedEdit] = Field(default_factory=list)
     refused_edits: list[RejectedEdit] = Field(default_factory=list)  # by the safety screen
     diff: str = ""
     changes: list[Change] = Field(default_factory=list)  # the diff's changes, numbered as `adopt --edits` takes them
@@ -196,9 +197,13 @@ class NightResult(Record):
 
     @model_validator(mode="after")
     def _consistent(self) -> NightResult:
-        if any(e.stage != "gate" for e in self.rejected_edits) or any(e.stage != "safety" for e in self.refused_edits):
+        gated = ("gate", "ignored")
+        if any(e.stage not in gated for e in self.rejected_edits) or any(
+            e.stage != "safety" for e in self.refused_edits
+        ):
             raise ValueError(
-                "`rejected_edits` are the gate's rejections and `refused_edits` the safety screen's refusals"
+                "`rejected_edits` are the gate's rejections (those the target ignored among them) and "
+                "`refused_edits` the safety screen's refusals"
             )
         if (self.outcome == "stopped-early") != (self.stop is not None):
             raise ValueError("a stopped-early night needs `stop` (why and what to do), and only it has one")

@@ -141,10 +141,12 @@ def summary_rows(r: NightResult) -> list[tuple[str, str]]:
             )
         )
     rows.append(("tasks", task_counts(r)))
+    ignored = sum(1 for e in r.rejected_edits if e.stage == "ignored")
+    followed = f" ({ignored} of them applied; the target did not follow them)" if ignored else ""
     rows.append(
         (
             "edits",
-            f"{len(r.accepted_edits)} accepted, {len(r.rejected_edits)} rejected by the gate, "
+            f"{len(r.accepted_edits)} accepted, {len(r.rejected_edits)} rejected by the gate{followed}, "
             f"{len(r.refused_edits)} refused by the safety screen",
         )
     )

@@ -5,8 +5,8 @@
               slow-update guidance line that echoes the    update, the repair round's `screened`,
               skill's structure or is cut off, too)        the report's `refused_edits`
     memory    dropped before ranking: the memory holds it  a step's `skipped`
-              (refused before, or rejected alone by the
-              gate on the same skill text)
+              (refused before, rejected alone by the gate
+              on the same skill text, or ignored before)
     support   held back before ranking: it rests on fewer  a step's `skipped`
               distinct trajectories than `min_support`
     user      the user rejected `proposal` holding it      the rejected-edit memory; a step's
@@ -17,13 +17,17 @@
     repair    the gate rejected its `repair` (the rewrite  the memory
               that applied in its place)
     gate      the gate, with the score it produced         the memory; the report's `rejected_edits`
+    ignored   the gate, on a tie: applied, and the target   the memory; the report's `rejected_edits`
+              did not follow it (no held-out task scored
+              differently: core/train/gate.untouched); with
+              `repair`, the proposal whose repair that was
 
 `reason` says why in words the optimizer can act on; `why()` is the line shown to people. Entries
 of the memory carry the `epoch` and `step` that turned them down.
 
 On disk a safety refusal keeps its first layout (`edit`, `rule`, `why`, `matched`), and a gate
 rejection is written without its stage (report.json's layout); the other fields are written when
-set. Files of earlier versions read back: the full layout of the memory (every field, null when
+set (an "ignored" entry with its stage and the scores `before` and `after`). Files of earlier versions read back: the full layout of the memory (every field, null when
 unset), and a step's `skipped` as lines ("add 'X': why", "repair: …").
 """
 
@@ -38,11 +42,13 @@ from pydantic import SerializerFunctionWrapHandler, model_serializer, model_vali
 
 from skillsleep.core.shared.records import Edit, Record
 
-RejectStage = Literal["safety", "memory", "support", "user", "apply", "repair", "gate"]
+RejectStage = Literal["safety", "memory", "support", "user", "apply", "repair", "gate", "ignored"]
 
 DROPPED = "dropped before ranking"  # how the reason of an edit the memory or the user's rejection drops begins
 HELD_BACK = "held back before ranking"  # how the reason of an edit on too few trajectories begins
 USER_REJECTED = "the user rejected proposal"  # how a user entry's reason begins (a dropped edit's after DROPPED)
+NOT_FOLLOWED = "the target did not follow it"  # what a dropped edit's reason says of an "ignored" entry
+IGNORED = f"applied; {NOT_FOLLOWED}"  # how an "ignored" entry's reason begins (what people read)
 
 
 class RejectedEdit(Record):
@@ -54,9 +60,9 @@ class RejectedEdit(Record):
     rule: str | None = None  # stage "safety": the rule's name
     matched: str | None = None  # stage "safety": the words that matched
     rewrite: bool = False  # stage "apply": a rewrite the repair call wrote for a refused edit
-    repair: Edit | None = None  # stage "repair": the repaired edit the gate rejected in this proposal's place
+    repair: Edit | None = None  # stages "repair" and "ignored": the repaired edit gated in this proposal's place
     proposal: str | None = None  # stage "user": the proposal the user rejected
-    before: float | None = None  # stages "gate" and "repair": the selection score before → after
+    before: float | None = None  # stages "gate", "repair" and "ignored": the selection score before → after
     after: float | None = None
     skill: str | None = None  # the hash of the skill the gate rejected it on, alone: not tried again there
     epoch: int | None = None  # the step that turned it down (memory entries)
@@ -97,7 +103,7 @@ class RejectedEdit(Record):
         data: dict[str, Any] = handler(self)
         if self.stage == "safety":
             return {"edit": data["edit"], "rule": self.rule, "why": self.reason, "matched": self.matched}
-        kept = {"edit", "reason", *(("before", "after") if self.stage == "gate" else ())}
+        kept = {"edit", "reason", *(("before", "after") if self.stage in ("gate", "ignored") else ())}
         out = {k: v for k, v in data.items() if k in kept or (v is not None and v is not False)}
         if self.stage == "gate":
             del out["stage"]

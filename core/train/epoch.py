@@ -54,7 +54,9 @@ async def end_epoch(b: Boundary, st: TrainState) -> None:
             start_score=st.epoch_start_score,
             end_score=st.current_score,
             accepted=accepted,
-            rejected=[r for r in st.rejected if r.epoch == st.epoch and r.stage == "gate"],
+            rejected=[
+                r for r in st.rejected if r.epoch == st.epoch and r.stage in ("gate", "ignored") and not r.repair
+            ],
             slow_update_counts=counts,
         )
         result = await update_meta_skill(b.optimizer, st.meta_skill, summary, max_lines=b.cfg.meta.max_lines)

@@ -8,6 +8,10 @@ evidence (its score is the mean of its K samples, which are not independent of e
 higher mean carried by one task is not enough. With no task lowered, M winning tasks arise by
 luck about once in 2^M (a sign test). With the gate off (`enabled = false`) every candidate is
 accepted unchecked.
+
+A rejected candidate that moved no held-out task (`untouched`: every task scored as before, and
+some task had room to rise) is a tie of another kind than a lower or a mixed score: its edits were
+applied and the target did not follow them (core/train/memory.py remembers them as "ignored").
 """
 
 from __future__ import annotations
@@ -161,3 +165,17 @@ def _accepted_reason(cfg: GateConfig, base: float, cand: float, deltas: list[Tas
     wins = sum(1 for d in deltas if d.after > d.before + _EPS)
     lower = sum(1 for d in deltas if d.after < d.before - _EPS)
     return f"improved {base:.3f} → {cand:.3f}: higher on {wins} of {len(deltas)} held-out tasks, {lower} lower"
+
+
+def untouched(decision: GateDecision) -> bool:
+    """Whether the gate rejected a candidate that moved no held-out task: it has per-task scores,
+    each task scored as before (float noise aside), and not every task was at the top score
+    already (then there was nothing to move, which says nothing about the target). A mean tie made
+    of one task up and another down moved tasks, so it is not one."""
+    deltas = decision.deltas
+    return (
+        not decision.accepted
+        and bool(deltas)
+        and all(abs(d.after - d.before) <= _EPS for d in deltas)
+        and any(d.before < 1.0 - _EPS for d in deltas)
+    )

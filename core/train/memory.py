@@ -4,10 +4,13 @@ remember_refused()        what the bounded-edit rules still refuse after the rep
                           rejected-edit memory (stage "apply")
 remember_gated()          the edits of a candidate the gate rejected go into it too (stage "gate"), and
                           for a repaired one the optimizer's original proposal, linked to its repair
-                          (stage "repair")
-drop_remembered()         a new proposal identical to a remembered refusal, or to an edit the gate
-                          rejected on its own on the same skill text (or the proposal it was repaired
-                          from), is dropped before ranking (stage "memory" in the step's `skipped`)
+                          (stage "repair"); an edit the target did not follow (`unfollowed`: gated
+                          alone, it moved no held-out task) is stage "ignored" instead, and so is
+                          the proposal it was repaired from
+drop_remembered()         a new proposal identical to a remembered refusal, to an edit the target
+                          ignored (on any skill text: the same words would not move it), or to an
+                          edit the gate rejected on its own on the same skill text (or the proposal it
+                          was repaired from), is dropped before ranking (stage "memory" in `skipped`)
 drop_rejected_by_user()   so is one that says only what the user rejected (stage "user", written by
                           core/night/rejections.py): every line it would add, or every line it would
                           delete, is in such a change, compared after the rewrites that need no call
@@ -21,11 +24,12 @@ Every entry is a `RejectedEdit` (core/shared/rejected.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Edit, GateDecision, folded
-from skillsleep.core.shared.rejected import DROPPED, HELD_BACK, RejectedEdit
+from skillsleep.core.shared.rejected import DROPPED, HELD_BACK, IGNORED, NOT_FOLLOWED, RejectedEdit
+from skillsleep.core.train.gate import untouched
 from skillsleep.core.train.literals import rewritten
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
@@ -51,12 +55,18 @@ def remember_gated(
     repaired: list[tuple[Edit, Edit]],
     epoch: int,
     step: int,
+    ignored: Sequence[tuple[Edit, GateDecision]] = (),
 ) -> None:
     """Add `edits`, of a candidate the gate rejected on skill `on`, to the rejected-edit memory (with
     `on`'s hash when rejected `alone`: not tried again on it). For each that repaired a refused edit,
     the optimizer's original proposal goes in too, linked to its repair: proposed again, it is
-    dropped before ranking instead of paying the repair and the gate once more."""
+    dropped before ranking instead of paying the repair and the gate once more. Those of `edits`
+    the target did not follow (`ignored`, from `unfollowed`) go in as stage "ignored" with the
+    decision on them alone (`remember_ignored`)."""
     for edit in edits:
+        if tie := next((d for e, d in ignored if e == edit), None):
+            remember_ignored(rejected, edit, tie, repaired=repaired, epoch=epoch, step=step)
+            continue
         skill = on.hash if edit in alone else None
         gate = RejectedEdit(
             edit=edit,
@@ -76,13 +86,57 @@ def remember_gated(
                 )
 
 
+def unfollowed(gated: Sequence[tuple[list[Edit], GateDecision]]) -> list[tuple[Edit, GateDecision]]:
+    """The edits of the gated candidates (`gated`: each one's applied edits and the gate's decision)
+    that the target did not follow, each with that decision: an add or a replace gated alone, in a
+    candidate the gate rejected without moving a held-out task (`core/train/gate.untouched`). In
+    company a tie proves nothing of each edit (one can mask another: "Reply in French only." beside
+    a format rule), and a deletion that changed nothing is no instruction ignored."""
+    return [
+        (edits[0], decision)
+        for edits, decision in gated
+        if len(edits) == 1 and edits[0].op != "delete" and untouched(decision)
+    ]
+
+
+def remember_ignored(
+    rejected: list[RejectedEdit],
+    edit: Edit,
+    decision: GateDecision,
+    *,
+    repaired: Sequence[tuple[Edit, Edit]],
+    epoch: int,
+    step: int,
+) -> None:
+    """Add `edit`, applied in a candidate that moved no held-out task (`decision`), to the memory as
+    stage "ignored", and the proposal it was repaired from (if any) linked to it: neither is tried
+    again in the same words, on any skill text."""
+    why = f"{IGNORED}: none of the {len(decision.deltas)} held-out task(s) scored differently"
+    entry = RejectedEdit(
+        edit=edit,
+        stage="ignored",
+        reason=why,
+        before=decision.baseline,
+        after=decision.candidate,
+        epoch=epoch,
+        step=step,
+    )
+    rejected.append(entry)
+    for original, rewrite in repaired:
+        if rewrite.key() == edit.key() and _normal(original) != _normal(edit):  # not the same edit twice
+            rejected.append(
+                entry.model_copy(update={"edit": original, "repair": edit, "reason": f"its repair was {why}"})
+            )
+
+
 def drop_remembered(
     edits: list[Edit], rejected: list[RejectedEdit], skill: Skill
 ) -> tuple[list[Edit], list[RejectedEdit]]:
-    """`edits` without those identical to a remembered refusal or to an edit the gate rejected on
-    its own on this same `skill` text, and each one dropped (stage "memory", or "user"). Identical
-    is after the rewrites that need no call (`quoted`) and with whitespace and case folded."""
-    known = {_normal(r.edit): r for r in rejected if r.stage == "apply" or r.skill == skill.hash}
+    """`edits` without those identical to a remembered refusal, to an edit the target ignored, or to
+    an edit the gate rejected on its own on this same `skill` text, and each one dropped (stage
+    "memory", or "user"). Identical is after the rewrites that need no call (`quoted`) and with
+    whitespace and case folded."""
+    known = {_normal(r.edit): r for r in rejected if r.stage in ("apply", "ignored") or r.skill == skill.hash}
     kept = [e for e in edits if _normal(e) not in known]
     dropped = [
         RejectedEdit(edit=e, stage="memory", reason=f"{DROPPED}, {_before(r)}")
@@ -101,6 +155,9 @@ def _before(r: RejectedEdit) -> str:
     at = f"({r.where()})"
     if r.stage == "apply":
         return f"refused before {at}: {r.reason}"
+    if r.stage == "ignored":
+        which = "its repair was applied" if r.repair else "applied"
+        return f"{which} before {at} and {NOT_FOLLOWED}: the same words would not move it either"
     score = f"selection {r.before or 0:.3f} → {r.after or 0:.3f}"
     if r.stage == "repair":
         return f"the gate rejected its repair alone on this same skill before {at}: {score}"

@@ -33,7 +33,7 @@ from skillsleep.core.shared.events import (
     Stopped,
 )
 from skillsleep.core.shared.records import Edit, Task
-from skillsleep.core.shared.rejected import RejectedEdit, distinct
+from skillsleep.core.shared.rejected import IGNORED, RejectedEdit, distinct
 from skillsleep.core.train import candidates, literals, memory, quoting, repair, unmerge
 from skillsleep.core.train.aggregate import AggregateResult, Screened, merge_screened
 from skillsleep.core.train.config import TrainConfig
@@ -317,6 +317,7 @@ class Trainer:
                 self.run_dir.write_text("best_skill.md", kept.skill.text)
         remembered = list(record.applied) if kept else []
         alone = [c.result.applied[0] for c in gated if len(c.result.applied) == 1 and not decisions[c.number].accepted]
+        ignored = memory.unfollowed([(c.result.applied, decisions[c.number]) for c in gated])
         for c in gated:
             decision = decisions[c.number]
             edits = c.result.applied
@@ -332,8 +333,10 @@ class Trainer:
                     repaired=landed.repaired,
                     epoch=st.epoch,
                     step=st.step,
+                    ignored=ignored,
                 )
             verdict = ("accepted" if c is kept else "passed, not kept") if decision.accepted else "rejected"
+            verdict += f" — {IGNORED}" if any([e] == edits for e, _ in ignored) else ""
             which = f"candidate {c.number}/{len(built)} " if several else ""
             st.earlier_steps.append(gate_note(st.step, edits, decision.baseline, decision.candidate, which + verdict))
 
