@@ -236,8 +236,10 @@ def compare_scores(
     seed: int = 0,
     confidence: float = 1 - ALPHA,
     detect: float = DETECT,
+    names: tuple[str, str] = ("A", "B"),
 ) -> PairedComparison:
-    """Compare B against A on paired per-task sample scores (task id → scores), tasks in A's order."""
+    """Compare B against A on paired per-task sample scores (task id → scores), tasks in A's order;
+    the verdict calls them `names` ("best is better: …" with ("seed", "best"))."""
     pairs = _pairs(a, b)
     diffs = [p.diff for p in pairs]
     low, high, method = paired_ci(pairs, confidence=confidence, seed=seed)
@@ -276,7 +278,7 @@ def compare_scores(
         seed=seed,
         verdict="",
     )
-    return result.model_copy(update={"verdict": verdict(result)})
+    return result.model_copy(update={"verdict": verdict(result, names=names)})
 
 
 def evidence(c: PairedComparison) -> str:
@@ -290,11 +292,11 @@ def evidence(c: PairedComparison) -> str:
     return f"{c.mean_diff:+.2f} [{c.ci_low:.2f}, {c.ci_high:.2f}], {p}, {tasks} × {samples}"
 
 
-def verdict(c: PairedComparison) -> str:
+def verdict(c: PairedComparison, *, names: tuple[str, str] = ("A", "B")) -> str:
     """The plain verdict: who is better with the evidence, or no detectable difference with why and
-    about how many tasks would settle it."""
+    about how many tasks would settle it. `names` are A's and B's names in it."""
     if c.better != "none":
-        return f"{c.better} is better: {evidence(c)}"
+        return f"{names[0] if c.better == 'A' else names[1]} is better: {evidence(c)}"
     out = f"no detectable difference: {evidence(c)}"
     ci_says = c.ci_low > _EPS or c.ci_high < -_EPS
     if ci_says and c.mcnemar_p >= ALPHA:
