@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.shared.events import Event, quiet
-from skillsleep.core.train.paired import gain_interval
+from skillsleep.core.train.intervals import gain_interval
 from skillsleep.core.train.step_record import StepRecord
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # quality_families.py beside this script
@@ -238,7 +238,7 @@ def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[d
 def gain_ci(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The mean test gain (best − seed skill) over the runs' seeds × the test tasks, with its 95%
     two-level bootstrap interval (seeds and tasks resampled independently, seeded with 0:
-    core/train/paired.py `gain_interval`); None when a run has no per-task test scores."""
+    core/train/intervals.py `gain_interval`); None when a run has no per-task test scores."""
     if not runs or not all("test_per_task" in r for r in runs):
         return None
     gains = {

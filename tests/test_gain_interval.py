@@ -1,5 +1,5 @@
 """Issue 29: the quality bench's per-family gain with a confidence interval over seeds × tasks, on
-hand-built per-seed, per-task scores and no model: core/train/paired.py `gain_interval` (a two-level
+hand-built per-seed, per-task scores and no model: core/train/intervals.py `gain_interval` (a two-level
 bootstrap, seeded) and bench/quality.py's summary line and per-task test scores."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from bench_script import load_bench
 
-from skillsleep.core.train.paired import gain_interval
+from skillsleep.core.train.intervals import gain_interval
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,6 @@ Pure: no I/O, no model call.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -37,12 +36,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy import stats
 
+from skillsleep.core.train.intervals import ALPHA, bootstrap_ci
+
 PASS_AT = 0.5  # a task passes (hard score 1) when its mean score is at least this
-ALPHA = 0.05  # the level of both tests, for a 95% interval
 POWER = 0.8  # the power the sample-size hint is for
 DETECT = 0.1  # the difference the sample-size hint is for
 MIN_TASKS = 6  # the fewest discordant tasks for which exact McNemar can give p < 0.05 (2·½⁶ = 0.031)
-RESAMPLES = 9999
 _EPS = 1e-12
 
 
@@ -148,25 +147,9 @@ def paired_ci(pairs: Sequence[TaskPair], *, confidence: float, seed: int) -> tup
     if max(diffs) - min(diffs) <= _EPS:
         return diffs[0], diffs[0], "degenerate"
     data = (np.array([p.a_mean for p in pairs]), np.array([p.b_mean for p in pairs]))
-    for method in ("BCa", "percentile"):  # BCa unless its acceleration is undefined on these scores
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            try:
-                res = stats.bootstrap(
-                    data,
-                    _difference,
-                    paired=True,
-                    vectorized=True,
-                    n_resamples=RESAMPLES,
-                    confidence_level=confidence,
-                    method=method,
-                    rng=np.random.default_rng(seed),
-                )
-            except (RuntimeWarning, ValueError):
-                continue
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if math.isfinite(low) and math.isfinite(high):
-            return low, high, "bootstrap"
+    found = bootstrap_ci(data, _difference, paired=True, confidence=confidence, seed=seed)
+    if found is not None:
+        return found[0], found[1], "bootstrap"
     return min(diffs), max(diffs), "degenerate"  # pragma: no cover - percentile is finite on finite data
 
 
@@ -310,57 +293,3 @@ def verdict(c: PairedComparison, *, names: tuple[str, str] = ("A", "B")) -> str:
         f"; with this spread (sd {c.sd_diff:.2f}) about {c.tasks_needed} tasks would be needed to detect "
         f"{c.detect:+.1f}"
     )
-
-
-class GainInterval(BaseModel):
-    """The mean gain over runs × tasks (each run a training seed, each task a test task) with a
-    two-level bootstrap interval; see `gain_interval`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    n_runs: int
-    n_tasks: int
-    mean: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-    method: Literal["two-level bootstrap", "degenerate"]
-    seed: int
-
-
-def gain_interval(
-    gains: Mapping[str, Mapping[str, float]], *, seed: int = 0, confidence: float = 1 - ALPHA
-) -> GainInterval:
-    """The mean of per-run, per-task gains (run → task id → gain, e.g. trained − seed skill on one
-    test task) with a two-level (crossed) bootstrap interval: each of RESAMPLES resamples draws the
-    runs with replacement and, independently, the tasks with replacement, and averages the gains
-    over the drawn runs × tasks, so the interval covers both the variation between training seeds
-    and that between tasks (a task's gains under different seeds stay together, not counted as
-    independent); the percentile interval, numpy's generator seeded with `seed`. Every run must be
-    scored on the same tasks. [g, g] when every gain is the same g (nothing to resample)."""
-    runs = list(gains)
-    if not runs or not (tasks := list(gains[runs[0]])):
-        raise ValueError("no gains to summarise: give at least one run with one task")
-    if odd := [r for r in runs if set(gains[r]) != set(tasks)]:
-        raise ValueError(f"every run must be scored on the same tasks; {', '.join(odd)} differ from {runs[0]}")
-    grid = np.array([[float(gains[r][t]) for t in tasks] for r in runs])
-    mean_gain = float(grid.mean())
-    base = GainInterval(
-        n_runs=len(runs),
-        n_tasks=len(tasks),
-        mean=mean_gain,
-        ci_low=mean_gain,
-        ci_high=mean_gain,
-        confidence=confidence,
-        method="degenerate",
-        seed=seed,
-    )
-    if float(grid.max() - grid.min()) <= _EPS:
-        return base
-    rng = np.random.default_rng(seed)
-    n_r, n_t = grid.shape
-    run_counts = rng.multinomial(n_r, np.full(n_r, 1 / n_r), size=RESAMPLES)  # how often each run is drawn
-    task_counts = rng.multinomial(n_t, np.full(n_t, 1 / n_t), size=RESAMPLES)
-    means = np.einsum("br,rt,bt->b", run_counts, grid, task_counts) / (n_r * n_t)
-    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return base.model_copy(update={"ci_low": float(low), "ci_high": float(high), "method": "two-level bootstrap"})
