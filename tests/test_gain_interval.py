@@ -1,6 +1,7 @@
 """Issue 29: the quality bench's per-family gain with a confidence interval over seeds × tasks, on
 hand-built per-seed, per-task scores and no model: core/train/intervals.py `gain_interval` (a two-level
-bootstrap, seeded) and bench/quality.py's summary line and per-task test scores."""
+bootstrap, seeded) and bench/quality.py's summary line and per-task test scores; and `mean_interval`,
+the interval of one skill's mean over tasks that `skillsleep eval` prints."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 from bench_script import load_bench
 
-from skillsleep.core.train.intervals import gain_interval
+from skillsleep.core.train.intervals import gain_interval, mean_interval
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +116,7 @@ def test_test_scores_are_kept_per_task_and_a_bare_mean_is_scored_again(
             n=2,
             metric="hard",
             score=0.5,
+            interval=mean_interval([1.0, 0.0]),
             per_task=rows,
             calls_made=0,
             tokens=0,
@@ -132,3 +134,22 @@ def test_test_scores_are_kept_per_task_and_a_bare_mean_is_scored_again(
     assert asyncio.run(tests.score(skill)) == 0.5 and len(calls) == 1  # kept: not scored again
     again = bench.TestScores(tmp_path, family, False)  # read back from test-scores.json
     assert asyncio.run(again.per_task(skill)) == {"a": 1.0, "b": 0.0} and len(calls) == 1
+
+
+def test_the_mean_over_tasks_has_a_seeded_bootstrap_interval() -> None:
+    scores = [0.0, 1.0, 1.0, 1.0, 0.25, 0.25, 0.25, 0.0, 0.0, 0.0]  # the scores of eval's golden output
+    m = mean_interval(scores)
+    assert m == mean_interval(scores) and m.method == "bootstrap" and m.n_tasks == 10
+    assert m.mean == pytest.approx(0.375) and 0.0 < m.ci_low < 0.375 < m.ci_high < 1.0
+    assert (
+        m.line()
+        == f"mean 0.375, 95% interval [{m.ci_low:.2f}, {m.ci_high:.2f}] over 10 tasks (bootstrap over the tasks, seed 0)"
+    )
+    one = mean_interval([0.5])
+    assert (one.ci_low, one.ci_high, one.method) == (0.5, 0.5, "degenerate")
+    assert (
+        one.line()
+        == "mean 0.500, 95% interval [0.50, 0.50] over 1 task (every task scored the same: nothing to resample)"
+    )
+    with pytest.raises(ValueError):
+        mean_interval([])
