@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from skillsleep.core.shared.events import Event, quiet
+from skillsleep.core.train.intervals import gain_interval
 from skillsleep.core.train.step_record import StepRecord
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # quality_families.py beside this script
@@ -81,31 +82,37 @@ def _say(event: Event) -> None:
 
 
 class TestScores:
-    """Test-split scores by skill text, per family. At temperature 0 one skill text has one score
-    (llama.cpp in-process, fixed seed), so each is scored once, and kept in the work folder's
-    test-scores.json keyed by the skill, the tasks and the target: a later bench with the same
-    --work does not score the seed and reference skills again."""
+    """Test-split scores by skill text, per family and per test task. At temperature 0 one skill
+    text has one score (llama.cpp in-process, fixed seed), so each is scored once, and kept in the
+    work folder's test-scores.json keyed by the skill, the tasks and the target: a later bench with
+    the same --work does not score the seed and reference skills again (an entry written before
+    per-task scores were kept, a bare mean, is scored again)."""
 
     def __init__(self, folder: Path, family: Family, verbose: bool) -> None:
         self.folder, self.family, self.verbose = folder, family, verbose
         self.path = folder / "test-scores.json"
-        self.scores: dict[str, float] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        self.scores: dict[str, Any] = json.loads(self.path.read_text()) if self.path.is_file() else {}
 
     def _key(self, text: str) -> str:
         tasks = (self.folder / "all.jsonl").read_text()
         return hashlib.sha256(f"{TARGET}\0{self.family.max_tokens}\0{tasks}\0{text}".encode()).hexdigest()
 
     async def score(self, skill: Path) -> float:
+        """The skill's mean score over the test tasks."""
+        return statistics.mean((await self.per_task(skill)).values())
+
+    async def per_task(self, skill: Path) -> dict[str, float]:
+        """The skill's score on each test task (task id → score)."""
         from skillsleep.slash_commands.eval_runner import EvalOptions, run_eval
 
         key = self._key(skill.read_text())
-        if key not in self.scores:
+        if not isinstance(self.scores.get(key), dict):
             config = write_run_config(self.folder, self.family, OPTIMIZERS[-1], 0, 1)
             opts = EvalOptions(skill=skill, tasks=self.folder / "all.jsonl", config=config, split="test")
             result = await run_eval(opts, on_event=_say if self.verbose else quiet)
-            self.scores[key] = float(result["score"])
+            self.scores[key] = {t.id: t.score for t in result.per_task}
             self.path.write_text(json.dumps(self.scores, indent=1) + "\n")
-        return self.scores[key]
+        return dict(self.scores[key])
 
 
 def step_outcome(step: StepRecord) -> str:
@@ -156,11 +163,9 @@ async def one_run(
     train_s = time.perf_counter() - start
     run_dir = Path(summary.run_dir)
     (run_dir / "final_skill.md").write_text(json.loads((run_dir / "state.json").read_text())["current"])
-    test = {
-        "seed": await tests.score(family.seed_skill),
-        "best": await tests.score(run_dir / "best_skill.md"),
-        "final": await tests.score(run_dir / "final_skill.md"),
-    }
+    skills = {"seed": family.seed_skill, "best": run_dir / "best_skill.md", "final": run_dir / "final_skill.md"}
+    per_task = {name: await tests.per_task(path) for name, path in skills.items()}
+    test = {name: statistics.mean(scores.values()) for name, scores in per_task.items()}
     roles = {
         role: {"calls": r.calls, "tokens": r.input_tokens + r.output_tokens}
         for role, r in summary.calls_by_role.items()
@@ -172,6 +177,7 @@ async def one_run(
         "candidates": candidates,
         "selection": {"seed": summary.seed_score, "best": summary.best_score, "final": summary.final_score},
         "test": test,
+        "test_per_task": {"seed": per_task["seed"], "best": per_task["best"]},  # for the family's gain interval
         **step_counts(run_dir),
         "calls": summary.calls_made,
         "tokens": summary.tokens,
@@ -210,6 +216,7 @@ def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[d
                 "gain_mean": round(gain, 3),
                 "gain_sd": round(statistics.stdev(gains), 3) if len(gains) > 1 else 0.0,
                 "gain_min": round(min(gains), 3),
+                "gain_ci": gain_ci(runs),
                 "gain_max": round(max(gains), 3),
                 "headroom": round(headroom, 3),
                 "headroom_fraction": round(gain / headroom, 3) if headroom > 0 else None,
@@ -226,6 +233,30 @@ def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[d
             }
         )
     return out
+
+
+def gain_ci(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The mean test gain (best − seed skill) over the runs' seeds × the test tasks, with its 95%
+    two-level bootstrap interval (seeds and tasks resampled independently, seeded with 0:
+    core/train/intervals.py `gain_interval`); None when a run has no per-task test scores."""
+    if not runs or not all("test_per_task" in r for r in runs):
+        return None
+    gains = {
+        f"seed {r['seed']}": {t: r["test_per_task"]["best"][t] - s for t, s in r["test_per_task"]["seed"].items()}
+        for r in runs
+    }
+    return gain_interval(gains, seed=0).model_dump()
+
+
+def _gain(s: dict[str, Any]) -> str:
+    """The gain over seeds: its interval over seeds × tasks when there is one, its sd and range."""
+    spread = f"sd {s['gain_sd']:.2f}, range [{s['gain_min']:+.2f}, {s['gain_max']:+.2f}]"
+    if (ci := s.get("gain_ci")) is None:
+        return f"gain {s['gain_mean']:+.2f} ({spread})"
+    return (
+        f"gain {s['gain_mean']:+.2f}, {ci['confidence']:.0%} CI [{ci['ci_low']:+.2f}, {ci['ci_high']:+.2f}] over "
+        f"{ci['n_runs']} seeds × {ci['n_tasks']} tasks ({spread})"
+    )
 
 
 def _row_line(r: dict[str, Any]) -> str:
@@ -247,7 +278,7 @@ def _summary_line(s: dict[str, Any]) -> str:
     return (
         f"{s['family']:13} {s['optimizer'].split(':')[-1]:18} candidates {s['candidates']} {s['seeds']} seeds  "
         f"test seed {s['test_seed']:.2f} ref {s['test_reference']:.2f}  "
-        f"gain {s['gain_mean']:+.2f} ± {s['gain_sd']:.2f} [{s['gain_min']:+.2f}, {s['gain_max']:+.2f}]  "
+        f"{_gain(s)}  "
         f"headroom fraction {frac}  steps {s['steps']}: applicable {s['steps_applicable']}, "
         f"moot {s['steps_moot']}, dead-end {s['steps_dead_end']} ({s['applicable_rate']:.0%} of the non-moot apply)  "
         f"max tokens {s['max_tokens_per_run']}  "

@@ -22,6 +22,7 @@ from skillsleep.core.train.config import TrainConfig, load_config
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import mean
 from skillsleep.core.train.harness import HarnessChoice
+from skillsleep.core.train.intervals import MeanInterval, mean_interval
 from skillsleep.core.train.judges import metric as metric_of
 from skillsleep.core.train.tasks import assign_splits, by_split, load_tasks
 from skillsleep.harnesses import registry
@@ -75,6 +76,8 @@ class EvalResult(BaseModel):
     n: int  # tasks scored
     metric: str
     score: float
+    # the mean's bootstrap interval over the tasks (the task the unit, seeded with run.seed)
+    interval: MeanInterval
     per_task: list[TaskScore]
     calls_made: int
     tokens: int
@@ -205,6 +208,7 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
         n=len(rows),
         metric=gate.metric,
         score=mean({r.id: r.score for r in rows}),
+        interval=mean_interval([r.score for r in rows], seed=cfg.run.seed),
         per_task=rows,
         calls_made=ledger.calls_made,
         tokens=ledger.spent_tokens,
@@ -216,4 +220,5 @@ def eval_text(s: EvalResult) -> str:
     lines = [f"{s.skill} on {s.tasks} ({s.n} tasks, metric {s.metric}): {s.score:.3f}"]
     for t in s.per_task:
         lines.append(f"  {t.score:.2f}  {t.id}" + (f"  — {t.feedback}" if t.feedback else ""))
+    lines.append(s.interval.line())
     return "\n".join(lines)

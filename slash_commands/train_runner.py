@@ -13,6 +13,7 @@ from skillsleep.core.models.store import Store
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.events import EventSink, Notice
 from skillsleep.core.train.config import load_config
+from skillsleep.core.train.paired import PairedComparison
 from skillsleep.core.train.run import TrainResult, train
 from skillsleep.core.train.tasks import load_tasks
 from skillsleep.harnesses.chat import ChatHarness
@@ -80,6 +81,8 @@ def train_text(s: TrainResult) -> str:
     if s.test:
         t = s.test
         lines.append(f"test split: seed {t.seed:.3f}, best {t.best:.3f}, final {t.final:.3f}")
+    if s.test_paired:
+        lines += paired_lines(s.test_paired)
     lines.append(f"calls: {s.calls_made} made, {s.cache_hits} from cache; tokens {s.tokens}; cost ${s.cost_usd:.4f}")
     if s.stopped:
         lines.append(f"stopped early: {s.stopped} — run the same command again (with a larger budget) to resume")
@@ -89,3 +92,20 @@ def train_text(s: TrainResult) -> str:
         lines += ["  … (--json lists them all)"] if len(s.problems) > 5 else []
     lines.append(f"best skill: {s.best_skill}")
     return "\n".join(lines)
+
+
+TASKS_SHOWN = 10  # the per-task rows train's text shows; --json (and summary.json) has every task
+
+
+def paired_lines(c: PairedComparison) -> list[str]:
+    """The best skill against the seed on the test split: the verdict, then a row per task
+    (seed → best, the difference), at most TASKS_SHOWN of them."""
+    width = max(len(p.id) for p in c.tasks[:TASKS_SHOWN])
+    rows = [f"    {p.id:<{width}}  {p.a_mean:.2f} → {p.b_mean:.2f}  {p.diff:+.2f}" for p in c.tasks[:TASKS_SHOWN]]
+    more = c.n_tasks - TASKS_SHOWN
+    return [
+        f"test split, best against seed (paired per task): {c.verdict}",
+        "  per task, seed → best:",
+        *rows,
+        *([f"    … {more} more (--json lists them all)"] if more > 0 else []),
+    ]

@@ -78,6 +78,7 @@ def test_on_a_terminal_the_live_count_is_cleared_before_the_result(eval_files: P
     result = [
         f"{eval_files / 'SKILL.md'} on {eval_files / 'tasks.jsonl'} (5 tasks, metric hard): 1.000",
         *(f"  1.00  q{i}" for i in range(1, 6)),
+        "mean 1.000, 95% interval [1.00, 1.00] over 5 tasks (every task scored the same: nothing to resample)",
     ]
     assert lines[-len(result) :] == result, "\n".join(lines)
     assert not [line for line in lines if "rollouts scored" in line], "the live count was left on the screen"

@@ -13,7 +13,9 @@ import pytest
 from test_cli import OPTIMIZER, invoke, project
 
 from skillsleep.core.train.config import load_config
+from skillsleep.core.train.run import TrainResult
 from skillsleep.core.train.state import TrainState, config_hash
+from skillsleep.slash_commands.train_runner import train_text
 
 __all__ = ["project"]  # the fixture, shared with test_cli
 
@@ -76,3 +78,23 @@ def test_a_state_written_before_issue_25_resumes_to_the_same_summary(project: Pa
 def test_the_pinned_summaries_name_the_unusable_replies(name: str) -> None:
     problems = json.loads((FIXTURES / name).read_text(encoding="utf-8"))["problems"]
     assert any(p.startswith("end of epoch 1: meta skill: malformed reply") for p in problems), problems
+
+
+def test_the_test_split_is_compared_paired_and_an_older_summary_still_reads() -> None:
+    """Issue 29: the pinned summary holds the best skill against the seed on the test split, paired per
+    task (A = seed, B = best); a summary.json written before it (no `test_paired`) reads and prints
+    as it did, without the paired lines."""
+    new = json.loads((FIXTURES / "train_summary.json").read_text(encoding="utf-8"))
+    paired = new["test_paired"]
+    assert [t["id"] for t in paired["tasks"]] == ["q8", "q9"] and paired["b_only"] == 2
+    assert paired["verdict"].startswith("no detectable difference: +1.00 [1.00, 1.00], p = 0.500, 2 tasks")
+    text = (FIXTURES / "train_summary.txt").read_text(encoding="utf-8")
+    assert f"test split, best against seed (paired per task): {paired['verdict']}\n" in text
+    old = {k: v for k, v in new.items() if k != "test_paired"}
+    result = TrainResult.model_validate(old)
+    assert result.test_paired is None
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("test split, best against seed"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("calls:"))
+    assert end - start == 4  # the verdict, the table's heading, a row per test task
+    assert train_text(result) == "\n".join(lines[:start] + lines[end:])

@@ -150,7 +150,10 @@ async def test_training_accepts_the_rule_and_rejects_the_harmful_edit(tmp_path: 
     assert st.rejected and st.rejected[0].edit.content == BAD
     later = [p for p in opt.prompts if "French" in p and "1.000" in p]
     assert later, "the rejected edit never reached a later prompt"
-    assert (await score_test(trainer, st)) == SplitScores(seed=0.0, best=1.0, final=1.0)
+    scores, paired = await score_test(trainer, st)
+    assert scores == SplitScores(seed=0.0, best=1.0, final=1.0)
+    assert paired is not None and paired.a_mean == 0.0 and paired.b_mean == 1.0  # best (B) against seed (A)
+    assert paired.wins == paired.n_tasks and paired.seed == cfg.run.seed
 
 
 async def test_slow_update_guidance_lands_in_the_protected_region(tmp_path: Path) -> None:

@@ -110,10 +110,13 @@ class Evaluator:
     def value(self, r: Rollout) -> float:
         return metric(r.score, self.gate.metric, self.gate.mixed_weight)
 
+    async def sample_scores(self, skill: Skill, tasks: list[Task]) -> dict[str, list[float]]:
+        """Per-task scores of a skill's K samples, by the gate metric, in task order."""
+        by_task: dict[str, list[float]] = {}
+        for r in await self.rollouts(skill, tasks):
+            by_task.setdefault(r.task_id, []).append(self.value(r))
+        return by_task
+
     async def task_scores(self, skill: Skill, tasks: list[Task]) -> dict[str, float]:
         """Per-task score of a skill (mean over the K samples, by the gate metric)."""
-        results = await self.rollouts(skill, tasks)
-        by_task: dict[str, list[float]] = {}
-        for r in results:
-            by_task.setdefault(r.task_id, []).append(self.value(r))
-        return {t: sum(v) / len(v) for t, v in by_task.items()}
+        return {t: sum(v) / len(v) for t, v in (await self.sample_scores(skill, tasks)).items()}

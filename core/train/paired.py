@@ -29,7 +29,6 @@ Pure: no I/O, no model call.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -37,12 +36,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy import stats
 
+from skillsleep.core.train.intervals import ALPHA, bootstrap_ci
+
 PASS_AT = 0.5  # a task passes (hard score 1) when its mean score is at least this
-ALPHA = 0.05  # the level of both tests, for a 95% interval
 POWER = 0.8  # the power the sample-size hint is for
 DETECT = 0.1  # the difference the sample-size hint is for
 MIN_TASKS = 6  # the fewest discordant tasks for which exact McNemar can give p < 0.05 (2·½⁶ = 0.031)
-RESAMPLES = 9999
 _EPS = 1e-12
 
 
@@ -148,25 +147,9 @@ def paired_ci(pairs: Sequence[TaskPair], *, confidence: float, seed: int) -> tup
     if max(diffs) - min(diffs) <= _EPS:
         return diffs[0], diffs[0], "degenerate"
     data = (np.array([p.a_mean for p in pairs]), np.array([p.b_mean for p in pairs]))
-    for method in ("BCa", "percentile"):  # BCa unless its acceleration is undefined on these scores
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            try:
-                res = stats.bootstrap(
-                    data,
-                    _difference,
-                    paired=True,
-                    vectorized=True,
-                    n_resamples=RESAMPLES,
-                    confidence_level=confidence,
-                    method=method,
-                    rng=np.random.default_rng(seed),
-                )
-            except (RuntimeWarning, ValueError):
-                continue
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if math.isfinite(low) and math.isfinite(high):
-            return low, high, "bootstrap"
+    found = bootstrap_ci(data, _difference, paired=True, confidence=confidence, seed=seed)
+    if found is not None:
+        return found[0], found[1], "bootstrap"
     return min(diffs), max(diffs), "degenerate"  # pragma: no cover - percentile is finite on finite data
 
 
@@ -236,8 +219,10 @@ def compare_scores(
     seed: int = 0,
     confidence: float = 1 - ALPHA,
     detect: float = DETECT,
+    names: tuple[str, str] = ("A", "B"),
 ) -> PairedComparison:
-    """Compare B against A on paired per-task sample scores (task id → scores), tasks in A's order."""
+    """Compare B against A on paired per-task sample scores (task id → scores), tasks in A's order;
+    the verdict calls them `names` ("best is better: …" with ("seed", "best"))."""
     pairs = _pairs(a, b)
     diffs = [p.diff for p in pairs]
     low, high, method = paired_ci(pairs, confidence=confidence, seed=seed)
@@ -276,7 +261,7 @@ def compare_scores(
         seed=seed,
         verdict="",
     )
-    return result.model_copy(update={"verdict": verdict(result)})
+    return result.model_copy(update={"verdict": verdict(result, names=names)})
 
 
 def evidence(c: PairedComparison) -> str:
@@ -290,11 +275,11 @@ def evidence(c: PairedComparison) -> str:
     return f"{c.mean_diff:+.2f} [{c.ci_low:.2f}, {c.ci_high:.2f}], {p}, {tasks} × {samples}"
 
 
-def verdict(c: PairedComparison) -> str:
+def verdict(c: PairedComparison, *, names: tuple[str, str] = ("A", "B")) -> str:
     """The plain verdict: who is better with the evidence, or no detectable difference with why and
-    about how many tasks would settle it."""
+    about how many tasks would settle it. `names` are A's and B's names in it."""
     if c.better != "none":
-        return f"{c.better} is better: {evidence(c)}"
+        return f"{names[0] if c.better == 'A' else names[1]} is better: {evidence(c)}"
     out = f"no detectable difference: {evidence(c)}"
     ci_says = c.ci_low > _EPS or c.ci_high < -_EPS
     if ci_says and c.mcnemar_p >= ALPHA:

@@ -34,6 +34,7 @@ from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.executor import Executor, LocalExecutor
 from skillsleep.core.train.gate import mean
 from skillsleep.core.train.harness import Harness
+from skillsleep.core.train.paired import PairedComparison, compare_scores
 from skillsleep.core.train.state import TrainState, config_hash
 from skillsleep.core.train.tasks import assign_splits, by_split
 from skillsleep.core.train.trainer import Trainer
@@ -78,6 +79,9 @@ class TrainResult(Record):
     final_score: float
     test: SplitScores | None
     test_tasks: int
+    # the best skill against the seed on the test split, paired per task (None: not scored, or a
+    # summary.json written before issue 29)
+    test_paired: PairedComparison | None = None
     calls_made: int
     cache_hits: int
     tokens: int
@@ -196,11 +200,11 @@ async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, on
     if state is not None and not state.done:
         on_event(Notice(text=f"resuming {run_dir.path} at epoch {state.epoch + 1}, step {state.step + 1}"))
     final = await trainer.run(state)
-    test, failed = None, None
+    test, paired, failed = None, None, None
     if final.done:
         on_event(FinalScoring(subject="seed, best and final skill", tasks=len(trainer.test)))
         try:
-            test = await score_test(trainer, final)
+            test, paired = await score_test(trainer, final)
         except BudgetExceeded as exc:
             final.stopped = f"budget: {exc} (test split not scored)"
         except BaseException as exc:  # whatever it is, the paid-for training is written first
@@ -211,6 +215,7 @@ async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, on
         final,
         test,
         len(trainer.test),
+        paired=paired,
         failed=f"scoring the test split: {failed}" if failed is not None else None,
     )
     run_dir.write_json("summary.json", result.model_dump(mode="json"))  # as `train --json` prints it
@@ -225,14 +230,20 @@ async def _train(trainer: Trainer, run_dir: RunDir, state: TrainState | None, on
     return result
 
 
-async def score_test(trainer: Trainer, st: TrainState) -> SplitScores | None:
-    """Test-split scores of the seed, the best and the final skill (None without test tasks)."""
+async def score_test(trainer: Trainer, st: TrainState) -> tuple[SplitScores | None, PairedComparison | None]:
+    """Test-split scores of the seed, the best and the final skill, and the best against the seed
+    paired per task (core/train/paired.py, seeded with run.seed); (None, None) without test tasks."""
     if not trainer.test:
-        return None
+        return None, None
     seed, best, final = [
-        mean(await trainer.ev.task_scores(Skill(t), trainer.test)) for t in (st.seed_skill, st.best, st.current)
+        await trainer.ev.sample_scores(Skill(t), trainer.test) for t in (st.seed_skill, st.best, st.current)
     ]
-    return SplitScores(seed=seed, best=best, final=final)
+    scores = SplitScores(**{k: mean(_means(v)) for k, v in {"seed": seed, "best": best, "final": final}.items()})
+    return scores, compare_scores(seed, best, seed=trainer.cfg.run.seed, names=("seed", "best"))
+
+
+def _means(samples: dict[str, list[float]]) -> dict[str, float]:
+    return {t: sum(v) / len(v) for t, v in samples.items()}
 
 
 def _read_result(run_dir: RunDir) -> TrainResult | None:
@@ -244,7 +255,13 @@ def _read_result(run_dir: RunDir) -> TrainResult | None:
 
 
 def _result(
-    run_dir: RunDir, st: TrainState, test: SplitScores | None, n_test: int, *, failed: str | None = None
+    run_dir: RunDir,
+    st: TrainState,
+    test: SplitScores | None,
+    n_test: int,
+    *,
+    paired: PairedComparison | None = None,
+    failed: str | None = None,
 ) -> TrainResult:
     ledger = run_dir.ledger()  # every invocation of the run, resumes included
     gated = [s for s in st.steps if s.gate is not None]
@@ -263,6 +280,7 @@ def _result(
         final_score=st.current_score,
         test=test,
         test_tasks=n_test,
+        test_paired=paired,
         calls_made=ledger.calls_made,
         cache_hits=ledger.cache_hits,
         tokens=ledger.spent_tokens,
