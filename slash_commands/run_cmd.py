@@ -82,6 +82,16 @@ __all__ = ["run_"]
 @click.option("--steps", type=click.IntRange(min=1), help="Training steps tonight.")
 @click.option("--dreams", type=click.IntRange(min=0), help="Dreamed paraphrases per training task.")
 @click.option("--min-recurrence", type=click.IntRange(min=1), help="How often a request must recur to be a task.")
+@click.option(
+    "--context-chars",
+    type=click.IntRange(min=0),
+    help="Characters of the skill folder's other files (references/, scripts/) shown to the optimizer (0: none).",
+)
+@click.option(
+    "--edit-frontmatter/--no-edit-frontmatter",
+    default=None,
+    help="Let edits change the skill's frontmatter (name, description); protected by default.",
+)
 @click.option("--dry-run", is_flag=True, help="Run the night and write its report; stage, log and remember nothing.")
 @executor_option
 @click.option(

@@ -40,6 +40,8 @@ DEFAULTS = {
     "steps": 2,
     "dreams": 1,
     "min_recurrence": 2,
+    "context_chars": 12000,
+    "edit_frontmatter": False,
 }
 
 

@@ -123,6 +123,22 @@ class Skill:
                 lines[start + 1] = _title(name, level + 1)
         return Skill(self.frontmatter + "\n".join(lines))
 
+    def frontmatter_lines(self) -> list[str]:
+        """The frontmatter's lines between its `---` fences (none when there is no frontmatter)."""
+        return self.frontmatter.split("\n")[1:-2]
+
+    def frontmatter_index(self, line: str) -> int | None:
+        """Index in `frontmatter_lines()` of the one line equal to `line` (trailing spaces aside)."""
+        found = [i for i, own in enumerate(self.frontmatter_lines()) if line and own.rstrip() == line.rstrip()]
+        return found[0] if len(found) == 1 else None
+
+    def with_frontmatter_line(self, index: int, line: str | None) -> Skill:
+        """A copy whose frontmatter line `index` is `line`, or deleted when `line` is None."""
+        inner = self.frontmatter_lines()
+        inner[index : index + 1] = [] if line is None else [line]
+        front = self.frontmatter.split("\n")
+        return Skill("\n".join([front[0], *inner, *front[-2:]]) + self.body)
+
     def protected_line_indexes(self) -> set[int]:
         """Body line indexes inside (and including the markers of) any protected region."""
         regions = scan(self._lines())

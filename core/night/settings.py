@@ -14,6 +14,7 @@ from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.train.config import (
     BudgetSection,
     DataSection,
+    EditsSection,
     ReflectSection,
     RunSection,
     TrainConfig,
@@ -73,7 +74,9 @@ def train_config(
             rollouts_k=s.rollouts_k,
             candidates=s.candidates,
             min_support=s.min_support,
+            context_chars=s.context_chars,
         ),
+        edits=EditsSection(edit_frontmatter=s.edit_frontmatter),
         gate=GateConfig(enabled=s.gate == "on", metric=s.gate_metric, min_wins=s.gate_min_wins, no_regress=True),
         budget=BudgetSection(tokens=s.budget_tokens, usd=s.budget_usd),
         reflect=ReflectSection(preferences=s.preferences),

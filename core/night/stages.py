@@ -53,6 +53,7 @@ from skillsleep.core.shared.rejected import NOT_FOLLOWED, RejectedEdit
 from skillsleep.core.shared.session import Session
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
+from skillsleep.core.train.folder_context import read_context
 from skillsleep.core.train.gate import NOT_ENOUGH, decide, mean
 from skillsleep.core.train.state import TrainState
 from skillsleep.core.train.step_record import StepRecord
@@ -221,6 +222,7 @@ async def train_night(
         on_event=in_night(on_event, night),
         first_epoch=night - 1,
         redactor=redactor,
+        folder=read_context(cfg, redactor or Redactor()),
     )
     try:
         if state is None:

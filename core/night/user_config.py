@@ -54,6 +54,7 @@ from skillsleep.core.models.ledger import Price
 from skillsleep.core.night.since import parse_since
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.validation import describe_validation_error
+from skillsleep.core.train.config import CONTEXT_CHARS
 from skillsleep.core.train.executor import ExecutorSection
 
 __all__ = [
@@ -157,6 +158,10 @@ class SleepSection(_Section):
     steps: int = Field(default=2, ge=1)  # training steps per night
     dreams: int = Field(default=1, ge=0)  # dreamed paraphrases per training task
     min_recurrence: int = Field(default=2, ge=1)  # sessions a task must recur in to be mined
+    context_chars: int = Field(
+        default=CONTEXT_CHARS, ge=0
+    )  # a skill folder's other files shown to the optimizer; 0 → none
+    edit_frontmatter: bool = False  # edits may change the skill's frontmatter (name, description, …)
 
     @field_validator("harness")
     @classmethod

@@ -39,6 +39,7 @@ __all__ = [
     "resolve_path",
 ]
 
+CONTEXT_CHARS = 12000  # `[train] context_chars`: a skill folder's other files, in all, shown to the optimizer
 _PATH_KEYS = (("data", "tasks"), ("data", "skill"), ("run", "out_dir"))
 
 
@@ -92,6 +93,9 @@ class TrainSection(_Section):
     merge_group_size: int = Field(default=8, ge=1)
     candidates: int = Field(default=1, ge=1, le=8)  # candidate skills a step gates (core/train/candidates.py)
     min_support: int = Field(default=1, ge=1)  # distinct trajectories an edit must rest on to be ranked
+    context_chars: int = Field(
+        default=CONTEXT_CHARS, ge=0
+    )  # a skill folder's other files shown to the optimizer; 0 → none
 
     def steps(self, n_train: int) -> int:
         """Steps per epoch for a train split of `n_train` tasks."""
@@ -104,6 +108,7 @@ class EditsSection(_Section):
     max_content_chars: int = Field(default=500, ge=1)
     max_content_lines: int = Field(default=4, ge=1)
     max_skill_chars: int = Field(default=0, ge=0)  # 0 → no cap
+    edit_frontmatter: bool = False  # edits may replace or delete frontmatter lines (name, description, …)
 
 
 class SlowUpdateSection(_Section):

@@ -13,7 +13,8 @@ on next time. The rules:
 - No line is said twice (`skill_lines.key`: marker, spacing, case and a final '.' aside): an edit
   whose line the skill already has, anywhere, is skipped; a rule that lands in the body takes its
   reminder out of the appendix, and a reminder the body already states is skipped.
-- Lines in protected regions (and the region markers) and the frontmatter are never touched.
+- Lines in protected regions (and the region markers) are never touched, nor is the frontmatter
+  unless the user opted in (`[edits] edit_frontmatter = true`, `_frontmatter_edit`).
 - Edits add no sections: content with a markdown heading line is skipped (its reason names the
   rewrite to make instead, `named_fix`: every heading and label line of the content quoted as one
   instruction), and heading lines cannot be deleted or replaced. A heading inside a fenced code
@@ -63,6 +64,7 @@ class EditLimits(BaseModel):
     max_content_chars: int = Field(default=500, ge=1)
     max_content_lines: int = Field(default=4, ge=1)
     max_skill_chars: int | None = Field(default=None, ge=1)
+    edit_frontmatter: bool = False  # the user opted in: replace and delete may change frontmatter lines
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
         return _add_note(skill, edit, limits)
     lines = skill.body.split("\n")
     protected = _protected(skill, lines)
+    if limits.edit_frontmatter and edit.op != "add" and (front := _frontmatter_edit(skill, lines, edit, limits)):
+        return front
     if edit.op == "add":
         new = _content_lines(edit, limits)
         at = _anchor(skill, lines, protected, edit.target)
@@ -145,6 +149,19 @@ def _apply_one(skill: Skill, edit: Edit, limits: EditLimits) -> Skill:
         lines[at : at + 1] = new
     _refuse_new_structure(skill.body.split("\n"), lines)
     return _without_stated_notes(Skill(skill.frontmatter + "\n".join(lines)))
+
+
+def _frontmatter_edit(skill: Skill, lines: list[str], edit: Edit, limits: EditLimits) -> Skill | None:
+    """With the user's opt-in: a replace or delete of exactly one frontmatter line (and no body
+    line), applied there, one line for one, its `---` fences kept; None for any other edit."""
+    wanted = (edit.target or "").strip("\n").rstrip()
+    at = skill.frontmatter_index(wanted)
+    if at is None or any(line.rstrip() == wanted for line in lines):
+        return None
+    new = None if edit.op == "delete" else _content_lines(edit, limits)
+    if new is not None and (len(new) != 1 or new[0].strip().startswith("---") or new == [wanted]):
+        raise _Skip("a frontmatter line is replaced by one other line (`key: value`), never by several or a `---`")
+    return skill.with_frontmatter_line(at, None if new is None else new[0])
 
 
 def _protected(skill: Skill, lines: list[str]) -> set[int]:
@@ -256,7 +273,7 @@ def _find(skill: Skill, lines: list[str], protected: set[int], target: str | Non
     if exact or loose:
         raise _Skip(f"the line to {verb} is in a protected region that step edits may not change: {_q(wanted)}")
     if any(line.rstrip() == wanted or _loose(line) == loose_wanted for line in skill.frontmatter.split("\n")):
-        raise _Skip(f"the line to {verb} is in the frontmatter, which edits may not change: {_q(wanted)}")
+        raise _Skip(f"the line to {verb} is in the frontmatter, which the user keeps as it is: {_q(wanted)}")
     raise _Skip(
         f"the line to {verb} was not found in the skill: {_q(wanted)}; "
         "copy the target line exactly as it appears in the skill"

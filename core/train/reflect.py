@@ -19,6 +19,7 @@ import re
 
 from pydantic import Field
 
+from skillsleep.core.document.folder import SkillFolder
 from skillsleep.core.document.skill import RegionName, Skill
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.prompts import (
@@ -34,6 +35,7 @@ from skillsleep.core.models.replies import Lenient, Reply, Text, Unfit, given
 from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, EditKind, EditOp, Message, Record, Rollout, Task, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
+from skillsleep.core.train.folder_context import folder_section
 
 RESPONSE_CHARS = 1000  # longer responses are cut in the middle: the head and the end matter most
 PROMPT_CHARS = 1500
@@ -96,6 +98,8 @@ class ReflectContext(Record):
     meta_skill: str = ""
     preferences: str = ""
     max_skill_chars: int | None = None
+    folder: SkillFolder | None = None  # the skill folder's other files, redacted (folder_context.py)
+    edit_frontmatter: bool = False  # the user lets edits change the frontmatter: it is shown as editable
 
 
 class ReflectResult(Record):
@@ -195,7 +199,8 @@ def _shared_sections(skill: Skill, ctx: ReflectContext) -> dict[str, str]:
         data_block(label, skill.region(name)) for name, label in _PROTECTED_LABELS if skill.region(name).strip()
     ]
     return {
-        "skill": data_block("SKILL", editable_text(skill)),
+        "skill": _skill_block(skill, ctx.edit_frontmatter),
+        "folder": folder_section(ctx.folder),
         "protected": "\n\n".join(protected) or "(none)",
         "earlier_steps": or_none("\n".join(f"- {line}" for line in ctx.earlier_steps), "(none yet)"),
         "rejected": or_none(describe_memory(ctx.rejected)),
@@ -203,6 +208,17 @@ def _shared_sections(skill: Skill, ctx: ReflectContext) -> dict[str, str]:
         "preferences": or_none(ctx.preferences),
         "budget": _budget_note(skill, ctx.max_skill_chars),
     }
+
+
+def _skill_block(skill: Skill, edit_frontmatter: bool) -> str:
+    """The editable lines; with the user's opt-in, the frontmatter's lines first (they may be
+    replaced or deleted too, its `---` fences never)."""
+    block = data_block("SKILL", editable_text(skill))
+    inner = skill.frontmatter_lines()
+    if not edit_frontmatter or not inner:
+        return block
+    note = "The frontmatter (name, description, …) may be edited too: replace or delete one of its lines, one line for one."
+    return f"{note}\n{data_block('FRONTMATTER', chr(10).join(inner))}\n\n{block}"
 
 
 def _budget_note(skill: Skill, limit: int | None) -> str:

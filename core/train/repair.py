@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from skillsleep.core.document.folder import SkillFolder
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.prompts import data_block, describe_edit, render
@@ -31,6 +32,7 @@ from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, EditOp, Message, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits, named_fix
+from skillsleep.core.train.folder_context import folder_section
 from skillsleep.core.train.literals import quoted
 from skillsleep.core.train.quoting import Demands, quote_one
 from skillsleep.core.train.reflect import Finding, as_edit
@@ -95,12 +97,14 @@ async def land(
     on_repair: Callable[[int], None] = lambda _: None,
     refuse: Callable[[Edit], str | None] = lambda _: None,
     demands: Demands | None = None,
+    folder: SkillFolder | None = None,
 ) -> Landed:
     """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
     apply its rewrites within what is left of `limits`; a refused edit whose rewrites were all
     refused again gets the fix its refusal names (`named_fix`), in what is left after them.
     `refuse` refuses an edit (or a rewrite) before the bounded-edit rules see it, with its reason
-    (`answer_lines`); the literal lines `demands` names are quoted in a rewrite (`quote_one`)."""
+    (`answer_lines`); the literal lines `demands` names are quoted in a rewrite (`quote_one`). The
+    repair call is shown the skill folder's other files (`folder`, redacted) as the reflection was."""
     held = [RejectedEdit(edit=e, stage="apply", reason=why) for e in edits if (why := refuse(e)) is not None]
     first = apply_edits(skill, [e for e in edits if not any(e is h.edit for h in held)], limits)
     refusals = [*held, *first.refusals()]
@@ -108,7 +112,7 @@ async def land(
         return Landed(skill=first.skill, applied=first.applied, skipped=[*held, *first.skipped], moot=first.moot)
     quotes = {n: q for n, r in enumerate(refusals, 1) if (q := quoted(r.edit)) is not None}
     ask = [(n, r) for n, r in enumerate(refusals, 1) if n not in quotes]
-    rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair)
+    rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair, folder)
     rewrites = [(n, quote_one(e, demands or Demands())) for n, e in rewrites] + sorted(quotes.items())
     second = _round(first.skill, rewrites, _room(limits, first.applied), refuse, redactor)
     fixes = _named_fixes(refusals, second, limits)
@@ -204,20 +208,21 @@ async def _ask_for(
     ask: list[tuple[int, RejectedEdit]],
     limits: EditLimits,
     on_repair: Callable[[int], None],
+    folder: SkillFolder | None = None,
 ) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
     """The repair call for the refusals in `ask` (numbered as in the step's refusals), when any."""
     if not ask:
         return [], []
     on_repair(len(ask))
-    rewrites, problems = await _ask(llm, skill, [refusal for _, refusal in ask], limits)
+    rewrites, problems = await _ask(llm, skill, [refusal for _, refusal in ask], limits, folder)
     return [(ask[i - 1][0] if 0 < i <= len(ask) else 0, e) for i, e in rewrites], problems
 
 
 async def _ask(
-    llm: LLM, skill: Skill, skipped: list[RejectedEdit], limits: EditLimits
+    llm: LLM, skill: Skill, skipped: list[RejectedEdit], limits: EditLimits, folder: SkillFolder | None = None
 ) -> tuple[list[tuple[int, Edit]], list[UnusableReply]]:
     """The repair call: (number of the refused edit, its rewrite) for each usable rewrite."""
-    messages = [Message(role="system", content=render("repair_system")), _user(skill, skipped, limits)]
+    messages = [Message(role="system", content=render("repair_system")), _user(skill, skipped, limits, folder)]
     try:
         reply = await llm.ask_model("repair", messages, RepairReply, max_tokens=REPLY_TOKENS, cache_system=True)
     except ParseError as exc:
@@ -247,13 +252,14 @@ def _as_rewrite(item: Rewrite | Unfit, skipped: list[RejectedEdit]) -> tuple[Edi
     return (edit.model_copy(update=kept) if edit else None), why
 
 
-def _user(skill: Skill, skipped: list[RejectedEdit], limits: EditLimits) -> Message:
+def _user(skill: Skill, skipped: list[RejectedEdit], limits: EditLimits, folder: SkillFolder | None) -> Message:
     numbered = "\n".join(f"{n:>3}| {line}" for n, line in enumerate(skill.editable_lines(), 1))
     refused = "\n\n".join(
         f"{describe_edit(r.edit, n)}\n  refused because: {r.reason}" for n, r in enumerate(skipped, 1)
     )
     content = render(
         "repair_user",
+        folder=folder_section(folder),
         skill=data_block("SKILL", numbered),
         count=len(skipped),
         edits=refused,

@@ -32,6 +32,7 @@ from skillsleep.core.shared.records import Record, Task
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.executor import Executor, LocalExecutor
+from skillsleep.core.train.folder_context import read_context
 from skillsleep.core.train.gate import mean
 from skillsleep.core.train.harness import Harness
 from skillsleep.core.train.paired import PairedComparison, compare_scores
@@ -127,6 +128,7 @@ async def train(
                 run_dir=run_dir,
                 on_event=on_event,
                 redactor=redactor,
+                folder=read_context(config, redactor or Redactor()),
             )
             return await _train(trainer, run_dir, state, on_event)
         finally:

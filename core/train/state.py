@@ -116,8 +116,21 @@ _NOT_SHAPING: dict[str, bool | set[str]] = {
 }
 
 
+# settings added after runs were written, left out of the hash while they have their default
+_ADDED_LATER: tuple[tuple[str, str], ...] = (
+    ("train", "candidates"),
+    ("train", "context_chars"),
+    ("edits", "edit_frontmatter"),
+)
+
+
 def config_hash(cfg: TrainConfig) -> str:
-    """Hash of the settings that shape the run (a resume with other settings is refused). One
-    candidate a step hashes as before `[train] candidates` existed, so earlier runs still resume."""
-    exclude = _NOT_SHAPING if cfg.train.candidates > 1 else {**_NOT_SHAPING, "train": {"candidates"}}
+    """Hash of the settings that shape the run (a resume with other settings is refused). A setting
+    added later hashes as before it existed while it has its default (one candidate a step, the
+    folder's context budget, frontmatter protected), so earlier runs still resume."""
+    exclude: dict[str, bool | set[str]] = dict(_NOT_SHAPING)
+    for name, key in _ADDED_LATER:
+        section = getattr(cfg, name)
+        if getattr(section, key) == type(section).model_fields[key].default:
+            exclude[name] = {key} | set(exclude.get(name) or ())  # type: ignore[arg-type]
     return hashlib.sha256(cfg.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]

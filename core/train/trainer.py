@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 
+from skillsleep.core.document.folder import SkillFolder
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.rundir import RunDir
@@ -65,10 +66,13 @@ class Trainer:
         on_event: EventSink = lambda _: None,
         first_epoch: int = 0,
         redactor: Redactor | None = None,
+        folder: SkillFolder | None = None,
     ) -> None:
         """`first_epoch` > 0 trains only epochs first_epoch..train.epochs-1 (a night is one epoch of
         a skill's training: numbering and the learning-rate schedule run on across nights).
-        `redactor` (default: the built-in rules) redacts and screens every edit the optimizer writes."""
+        `redactor` (default: the built-in rules) redacts and screens every edit the optimizer writes.
+        `folder`: the skill folder's other files, already redacted (`folder_context.read_context`),
+        shown to every reflection as read-only context; only the skill itself is ever edited."""
         self.cfg = cfg
         self.redactor = redactor or Redactor()
         self.first_epoch = first_epoch
@@ -94,7 +98,9 @@ class Trainer:
             max_content_chars=cfg.edits.max_content_chars,
             max_content_lines=cfg.edits.max_content_lines,
             max_skill_chars=cfg.edits.max_skill_chars or None,
+            edit_frontmatter=cfg.edits.edit_frontmatter,
         )
+        self.folder = folder
         self.steps_per_epoch = cfg.train.steps(len(self.train_tasks))
 
     # --- the loop ---------------------------------------------------------------------------
@@ -268,6 +274,7 @@ class Trainer:
             on_repair=on_repair,
             refuse=refuse,
             demands=demands,
+            folder=self.folder,
         )
         if result.asked or result.rewrites or result.fixes:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
@@ -281,6 +288,8 @@ class Trainer:
             meta_skill=st.meta_skill,
             preferences=self.cfg.reflect.preferences,
             max_skill_chars=self.cfg.edits.max_skill_chars or None,
+            folder=self.folder,
+            edit_frontmatter=self.cfg.edits.edit_frontmatter,
         )
 
     async def _merge_screened(self, edits: list[Edit], at: StepAt) -> Screened:
