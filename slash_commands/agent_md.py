@@ -49,7 +49,11 @@ def _verdict(n: NightSeen, prefix: str) -> str:
         verdict += f" ({n.end.stop.kind})"
     if n.end.adopted:
         verdict += ", auto-adopted"
-    return verdict + (" (dry run)" if n.dry_run else "")
+    verdict += " (dry run)" if n.dry_run else ""
+    from skillsleep.core.report.evidence import label_text
+
+    label = label_text(n.end.validated, n.end.outcome, n.end.validation)
+    return verdict + (f"; {md_line(label)}" if label else "")
 
 
 def _commands(commands: list[str], prefix: str) -> str:
@@ -70,7 +74,7 @@ def status_md(s: StatusResult, prefix: str) -> str:
         out += ["| night | date | skill | held-out before → after | verdict |", "|---|---|---|---|---|"]
         out += [
             f"| {n.night} | {n.date} | {md_line(n.skill)} | {_score(n.end.baseline)} → "
-            f"{_score(n.end.candidate)} | {_verdict(n, prefix)} |"
+            f"{_score(n.end.candidate)}{f' ({n.end.paired})' if n.end.paired else ''} | {_verdict(n, prefix)} |"
             for n in nights.recent
         ]
         out.append("")

@@ -29,6 +29,7 @@ from skillsleep.core.night.nights import Nights
 from skillsleep.core.night.record import NightRecord, NightSpend, PlanCounts
 from skillsleep.core.night.stages import NightPlan
 from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.report.evidence import short_text
 from skillsleep.core.report.files import REPORT_FILES
 from skillsleep.core.report.markdown import render_markdown
 from skillsleep.core.report.proposals import Proposals
@@ -231,6 +232,8 @@ class RunSummary(Record):
             "baseline": point.baseline,
             "candidate": point.candidate,
             "test": part["result"]["test"],
+            "paired": short_text(r.paired) or None,  # the held-out paired difference, candidate − live skill
+            "validation": part["result"]["validation"],
             "accepted_edits": len(r.accepted_edits),
             "rejected_edits": len(r.rejected_edits),
             "refused_edits": [refused.why() for refused in r.refused_edits],

@@ -66,7 +66,12 @@ def _night_line(n: NightSeen, md: Inline) -> str:
         [] if n.end.outcome in ("accepted", "rejected") else [n.end.outcome or n.status]
     )  # else: the verdict says it
     verdict = _verdict(n.end.accepted, n.end.reason, md, dry_run=n.dry_run)
-    parts += [f"held-out {_scores(n.end.baseline, n.end.candidate)}", verdict]
+    from skillsleep.core.report.evidence import label_text
+
+    paired = f" (paired {n.end.paired})" if n.end.paired else ""
+    parts += [f"held-out {_scores(n.end.baseline, n.end.candidate)}{paired}", verdict]
+    if label := label_text(n.end.validated, n.end.outcome, n.end.validation):
+        parts.append(md(label))
     if n.end.test_before is not None or n.end.test_after is not None:
         parts.append(f"test {_scores(n.end.test_before, n.end.test_after)}")
     if n.end.proposal_id:

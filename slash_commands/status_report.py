@@ -44,6 +44,9 @@ _END_KEYS = (
     "proposal_id",
     "adopted",
     "stop",
+    "paired",
+    "validated",
+    "validation",
 )
 RECENT_ACTIONS = 10  # lines of the action history
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.report.evidence import short_text
 from skillsleep.core.report.result import HistoryPoint, NightResult, Outcome, StopReason
 from skillsleep.core.shared.records import Record, UtcDatetime
 
@@ -41,6 +42,10 @@ class NightEnd(Record):
     test_after: float | None = None
     proposal_id: str | None = None
     adopted: bool = False  # put live by --auto-adopt
+    # beside the gate (core/report/evidence.py); unset in a record written before them
+    paired: str = ""  # the held-out paired difference, short: "+0.31 [0.12, 0.50], p = 0.008, 6 tasks × 1 sample"
+    validated: bool | None = None  # the proposal's label: validated or not (None: no gate decision)
+    validation: str = ""  # the label with its reason
 
     @classmethod
     def of(cls, result: NightResult) -> NightEnd:
@@ -58,6 +63,9 @@ class NightEnd(Record):
             test_after=scores["test_after"],
             proposal_id=result.proposal,
             adopted=result.adopted,
+            paired=short_text(result.paired),
+            validated=result.validation.validated if result.validation else None,
+            validation=result.validation.text() if result.validation else "",
         )
 
 
@@ -96,7 +104,9 @@ NIGHT_JSON = (
     *("test_before", "test_after", "proposal_id", "adopted", "steps", "log", "calls", "cache_hits", "tokens"),
     "cost_usd",
 )
-_POSITION = {key: n for n, key in enumerate(NIGHT_JSON)}  # a field not listed here fails every save
+# keys added since, after those: written only when set, so a record without them is written back as it was
+NIGHT_JSON_ADDED = ("paired", "validated", "validation")
+_POSITION = {key: n for n, key in enumerate(NIGHT_JSON + NIGHT_JSON_ADDED)}  # a field not listed fails every save
 
 
 class NightRecord(Record):
@@ -137,6 +147,7 @@ class NightRecord(Record):
         flat = {k: v for k, v in nested.items() if k not in _PARTS}
         for part in _PARTS:
             flat.update(nested[part])
+        flat = {k: v for k, v in flat.items() if k not in NIGHT_JSON_ADDED or v not in ("", None)}
         return {k: flat[k] for k in sorted(flat, key=_POSITION.__getitem__)}
 
     def summarise(self, result: NightResult, plan: PlanCounts, spent: Ledger) -> NightRecord:

@@ -18,7 +18,7 @@ proposal, saves the memory and the night record. Nothing here writes a user's sk
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -31,6 +31,7 @@ from skillsleep.core.mine.splits import split_tasks, unsplit
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import StoredSessions
+from skillsleep.core.night.held_out import evidence_for
 from skillsleep.core.night.nights import SkillMemory
 from skillsleep.core.night.record import PlanCounts
 from skillsleep.core.night.user_config import SleepSection
@@ -48,7 +49,7 @@ from skillsleep.core.shared.events import (
     in_night,
     quiet,
 )
-from skillsleep.core.shared.records import Record, Split, Task, UnusableReply
+from skillsleep.core.shared.records import GateDecision, Record, Split, Task, UnusableReply
 from skillsleep.core.shared.rejected import NOT_FOLLOWED, RejectedEdit
 from skillsleep.core.shared.session import Session
 from skillsleep.core.train.config import TrainConfig
@@ -252,7 +253,7 @@ async def _verdict(
     skill on the held-out split, then both on the test split."""
     epoch = head.night - 1
     steps = [s for s in state.steps if s.epoch == epoch]
-    common = _Leftovers(head, state, steps)
+    common = _Leftovers(head, state, steps, evidence_for(cfg.gate.enabled, plan.tasks(), evaluator))
     if state.stopped:
         message = state.stopped.removeprefix("budget: ")
         return common.decided(
@@ -280,17 +281,19 @@ async def _verdict(
         gate=decision,
         test=test,
         accepted_edits=accepted_edits,
+        **common.evidence(decision),
     )
 
 
 @dataclass(frozen=True)
 class _Leftovers:
     """What every verdict of night `head` carries: refused and rejected edits, the state, the
-    unusable replies."""
+    unusable replies, and the held-out evidence beside a gate decision (`evidence`)."""
 
     head: NightResult
     state: TrainState
     steps: list[StepRecord]
+    evidence: Callable[[GateDecision], dict[str, object]]
 
     def decided(self, candidate: str, **verdict: object) -> Trained:
         """The night decided: `head` with `verdict` (outcome, reason, gate, scores) and the leftovers."""
@@ -326,6 +329,7 @@ def _unchanged(
         outcome="rejected",
         gate=best.gate,
         reason=f"no candidate passed the gate; the best one: {best.gate.reason}",
+        **common.evidence(best.gate),
     )
 
 

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from functools import cache
 from importlib.resources import files
 
+from skillsleep.core.report.evidence import evidence_html
+from skillsleep.core.report.paired_html import PLOT_CSS
 from skillsleep.core.report.result import REPORT_VERSION, HistoryPoint, NightResult, chart_points
 from skillsleep.core.report.wording import (
     change_text,
@@ -44,7 +46,7 @@ def render_html(r: NightResult) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>skillsleep night {r.night}: {_e(r.skill_name)}</title>",
-        f"<style>\n{_css()}</style></head><body>",
+        f"<style>\n{_css()}{PLOT_CSS if r.paired else ''}</style></head><body>",
         "<header>",
         f"<h1>skillsleep — night {r.night}: {_e(r.skill_name)}</h1>",
         f'<p><span class="badge {r.outcome}">{_e(title(r))}</span> {_e(r.reason)}</p>',
@@ -62,6 +64,7 @@ def render_html(r: NightResult) -> str:
     )
     parts += ["<section><h2>Score over nights</h2>", render_chart(chart_points(r)), "</section>"]
     parts.append(_html_deltas(r))
+    parts.append(evidence_html(r.paired, r.validation))
     parts.append(_html_tasks(r))
     parts.append(_html_edits(r))
     parts += [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from skillsleep.core.report.evidence import evidence_lines
 from skillsleep.core.report.result import NightResult, chart_points
 from skillsleep.core.report.wording import (
     change_text,
@@ -35,6 +36,7 @@ def render_markdown(r: NightResult, *, plain: bool = False) -> str:
     out += [next_step(r), "", "| | |", "|---|---|"]
     out += [f"| {label} | {md(text)} |" for label, text in summary_rows(r)]
     out.append("")
+    out += _evidence(r, md)
     out += _tasks(r, md)
     out += _judges(r, md)
     out += _mined(r, md)
@@ -50,6 +52,12 @@ def render_markdown(r: NightResult, *, plain: bool = False) -> str:
         for p in chart_points(r)
     ]
     return "\n".join(out) + "\n"
+
+
+def _evidence(r: NightResult, md: Escape) -> list[str]:
+    """The held-out paired difference beside the gate, and the label (core/report/evidence.py)."""
+    lines = evidence_lines(r.paired, r.validation)
+    return ["## Held-out evidence", "", *[f"- {md(line)}" for line in lines], ""] if lines else []
 
 
 def _tasks(r: NightResult, md: Escape) -> list[str]:

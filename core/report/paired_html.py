@@ -19,7 +19,7 @@ _e = html.escape
 _LEFT, _RIGHT, _TOP, _ROW, _W = 170, 30, 34, 22, 760
 _PLOT = _W - _LEFT - _RIGHT
 _LABEL = 24  # characters of a task id shown beside its row (the whole id is in its tooltip)
-_EXTRA_CSS = (
+PLOT_CSS = (
     "svg line.up{stroke:#1a7f37;stroke-width:2}svg line.down{stroke:#b3261e;stroke-width:2}"
     "svg line.tie{stroke:#c0c4cc;stroke-width:2}svg circle.sample{fill-opacity:.35;stroke:none}"
     "svg line.pass{stroke:#6a7282;stroke-dasharray:4 3}svg line.zero{stroke:#1d2330}"
@@ -115,7 +115,7 @@ def paired_page(c: PairedComparison, *, title: str, facts: Sequence[tuple[str, s
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{_e(title)}</title>",
-            f"<style>\n{_css()}{_EXTRA_CSS}</style></head><body>",
+            f"<style>\n{_css()}{PLOT_CSS}</style></head><body>",
             f"<header><h1>{_e(title)}</h1><p><strong>{_e(c.verdict)}</strong></p>",
             "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts) + "</table></header>",
             f"<section><h2>Per task</h2>{paired_plot(c)}</section>",

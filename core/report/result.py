@@ -23,9 +23,11 @@ from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from skillsleep.core.models.ledger import RoleUsage
 from skillsleep.core.report.changes import Change
+from skillsleep.core.report.evidence import Validation
 from skillsleep.core.shared.errors import BackendError, BudgetExceeded, ExecutorLost
 from skillsleep.core.shared.records import Edit, GateDecision, Record, Split, Task
 from skillsleep.core.shared.rejected import RejectedEdit
+from skillsleep.core.train.paired import PairedComparison
 
 REPORT_VERSION = 1  # of report.json; the HTML page names it too
 
@@ -173,6 +175,10 @@ class NightResult(Record):
     baseline: float | None = None  # the live skill's held-out score when no candidate reached the gate
     gate: GateDecision | None = None
     test: SplitResult | None = None
+    # beside the gate (report/evidence.py): the held-out paired difference, candidate − live skill, and
+    # the label ("validated" or "suggestion — not validated"); absent in a report.json written before them
+    paired: PairedComparison | None = None
+    validation: Validation | None = None
     tasks: list[ReportTask] = Field(default_factory=list)
     accepted_edits: list[Edit] = Field(default_factory=list)
     # by the gate, with its reason and scores; stage "ignored": applied, the target did not follow it

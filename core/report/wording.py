@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from skillsleep.core.report.changes import render as render_changes
+from skillsleep.core.report.evidence import short_text
 from skillsleep.core.report.result import NightResult, short
 from skillsleep.core.shared.display import counted
 from skillsleep.core.shared.records import Edit
@@ -132,6 +133,10 @@ def summary_rows(r: NightResult) -> list[tuple[str, str]]:
         )
     elif r.baseline is not None:
         rows.append(("held-out score", f"{score_text(r.baseline)} (no candidate)"))
+    if r.paired:
+        rows.append(("held-out paired difference", f"{short_text(r.paired)} (candidate − live skill)"))
+    if r.validation:
+        rows.append(("label", r.validation.text()))
     if r.test:
         rows.append(
             (

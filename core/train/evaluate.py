@@ -117,6 +117,17 @@ class Evaluator:
             by_task.setdefault(r.task_id, []).append(self.value(r))
         return by_task
 
+    def held(self, skill_hash: str, task_ids: list[str]) -> dict[str, list[float]] | None:
+        """Each task's K sample scores (by the gate metric) of the skill with hash `skill_hash`, from the
+        rollouts already held (none is run); None when one of them is not held."""
+        out: dict[str, list[float]] = {}
+        for t in task_ids:
+            held = [self._memo.get((skill_hash, t, s)) for s in range(self.k)]
+            if any(r is None for r in held):
+                return None
+            out[t] = [self.value(r) for r in held if r is not None]
+        return out
+
     async def task_scores(self, skill: Skill, tasks: list[Task]) -> dict[str, float]:
         """Per-task score of a skill (mean over the K samples, by the gate metric)."""
         return {t: sum(v) / len(v) for t, v in (await self.sample_scores(skill, tasks)).items()}
