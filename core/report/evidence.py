@@ -23,7 +23,7 @@ from pydantic import Field
 
 from skillsleep.core.report.paired_html import paired_plot
 from skillsleep.core.shared.records import GateDecision, Record
-from skillsleep.core.train.paired import PairedComparison, compare_scores, evidence
+from skillsleep.core.train.paired import SAMPLE_MORE_NIGHT, PairedComparison, compare_scores, evidence
 
 VALIDATED = "validated"
 SUGGESTION = "suggestion — not validated"
@@ -102,8 +102,14 @@ def held_out_comparison(
     if not ids:
         return None
     if base is not None and cand is not None and all(base.get(t) and cand.get(t) for t in ids):
-        return compare_scores({t: base[t] for t in ids}, {t: cand[t] for t in ids}, seed=seed)
-    c = compare_scores({d.task_id: [d.before] for d in gate.deltas}, {d.task_id: [d.after] for d in gate.deltas})
+        return compare_scores(
+            {t: base[t] for t in ids}, {t: cand[t] for t in ids}, seed=seed, sample_more=SAMPLE_MORE_NIGHT
+        )
+    c = compare_scores(
+        {d.task_id: [d.before] for d in gate.deltas},
+        {d.task_id: [d.after] for d in gate.deltas},
+        sample_more=SAMPLE_MORE_NIGHT,
+    )
     rep = c.repeatability.model_copy(update={"note": PER_TASK_NOTE})
     return c.model_copy(update={"repeatability": rep})
 

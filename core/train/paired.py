@@ -172,7 +172,13 @@ def _variance(values: Sequence[float]) -> float:
     return float(np.var(values, ddof=1)) if len(values) > 1 else 0.0
 
 
-def repeatability(pairs: Sequence[TaskPair]) -> Repeatability:
+# how to measure sampling noise, in the words of the command that compared (compare's by default)
+SAMPLE_MORE = "--samples 3 with the target's temperature above 0, [target] temperature, measures it"
+SAMPLE_MORE_TRAIN = "[train] rollouts_k = 3 with the target's temperature above 0 measures it"
+SAMPLE_MORE_NIGHT = "--rollouts-k 3 with the target's temperature above 0 measures it"
+
+
+def repeatability(pairs: Sequence[TaskPair], *, sample_more: str = SAMPLE_MORE) -> Repeatability:
     """Sampling noise against task variation: the within-task variance of the samples, pooled over
     every task and skill with two samples or more, as the variance it adds to a task's difference
     (s²/n_A + s²/n_B, averaged over the tasks), against the variance of the per-task differences."""
@@ -190,7 +196,7 @@ def repeatability(pairs: Sequence[TaskPair]) -> Repeatability:
     if not groups:
         note = (
             "one sample per task: the interval covers the variation across tasks only; sampling noise is not "
-            "measured (--samples 3 with the target's temperature above 0, [target] temperature, measures it)"
+            f"measured ({sample_more})"
         )
         return base.model_copy(update={"note": note})
     pooled = sum((len(s) - 1) * _variance(s) for s in groups) / sum(len(s) - 1 for s in groups)
@@ -220,6 +226,7 @@ def compare_scores(
     confidence: float = 1 - ALPHA,
     detect: float = DETECT,
     names: tuple[str, str] = ("A", "B"),
+    sample_more: str = SAMPLE_MORE,
 ) -> PairedComparison:
     """Compare B against A on paired per-task sample scores (task id → scores), tasks in A's order;
     the verdict calls them `names` ("best is better: …" with ("seed", "best"))."""
@@ -257,7 +264,7 @@ def compare_scores(
         better=better,
         detect=detect,
         tasks_needed=tasks_needed(sd, detect=detect),
-        repeatability=repeatability(pairs),
+        repeatability=repeatability(pairs, sample_more=sample_more),
         seed=seed,
         verdict="",
     )

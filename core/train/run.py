@@ -35,7 +35,7 @@ from skillsleep.core.train.executor import Executor, LocalExecutor
 from skillsleep.core.train.folder_context import read_context
 from skillsleep.core.train.gate import mean
 from skillsleep.core.train.harness import Harness
-from skillsleep.core.train.paired import PairedComparison, compare_scores
+from skillsleep.core.train.paired import SAMPLE_MORE_TRAIN, PairedComparison, compare_scores
 from skillsleep.core.train.state import TrainState, config_hash
 from skillsleep.core.train.tasks import assign_splits, by_split
 from skillsleep.core.train.trainer import Trainer
@@ -241,7 +241,9 @@ async def score_test(trainer: Trainer, st: TrainState) -> tuple[SplitScores | No
         await trainer.ev.sample_scores(Skill(t), trainer.test) for t in (st.seed_skill, st.best, st.current)
     ]
     scores = SplitScores(**{k: mean(_means(v)) for k, v in {"seed": seed, "best": best, "final": final}.items()})
-    return scores, compare_scores(seed, best, seed=trainer.cfg.run.seed, names=("seed", "best"))
+    return scores, compare_scores(
+        seed, best, seed=trainer.cfg.run.seed, names=("seed", "best"), sample_more=SAMPLE_MORE_TRAIN
+    )
 
 
 def _means(samples: dict[str, list[float]]) -> dict[str, float]:
