@@ -90,3 +90,28 @@ def test_eval_in_real_codex_scores_the_skill_not_the_baseline(
     assert scores == {"skill": 1.0, "baseline": 0.0}
     sent = agent_server.requests_text()
     assert "question 0" in sent and "question 1" in sent and "SKILL_SAYS: mango" in sent
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", ["codex", "claude-code"])
+def test_compare_in_a_real_agent_scores_both_skills_there(
+    agent: str, agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`skillsleep compare EMPTY SKILL --harness A`: both skills run inside the real agent on the same
+    tasks; the skill the agent follows wins every task (2 tasks: too few for "B is better")."""
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("PATH", agent_tools.path_env())
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "ss"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    skill, empty, tasks = _files(tmp_path)
+    url = agent_server.url + ("/v1" if agent == "codex" else "")
+    argv = ["compare", str(empty), str(skill), "--tasks", str(tasks), "--harness", agent, "--base-url", url]
+    r = CliRunner().invoke(main, [*argv, "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    c = out["comparison"]
+    assert (c["a_mean"], c["b_mean"], c["wins"], c["n_tasks"]) == (0.0, 1.0, 2, 2), c
+    assert c["verdict"].startswith("no detectable difference: +1.00"), c["verdict"]
+    sent = agent_server.requests_text()
+    assert "question 0" in sent and "question 1" in sent and "SKILL_SAYS: mango" in sent
