@@ -10,7 +10,10 @@ family × optimizer, and JSON as the last line.
 
     .venv/bin/python bench/quality.py [--families structure,answer-format,…|all] [--list]
         [--optimizers local:qwen2.5-coder-1.5b,local:qwen2.5-coder-0.5b] [--seeds 0,1,2]
-        [--steps 2] [--candidates 1] [--work DIR] [--out FILE]
+        [--steps 2] [--candidates 1] [--versus [--budget-tokens 15000]] [--work DIR] [--out FILE]
+
+`--versus` runs 1 against `--candidates` (2 when 1) candidates per step at an equal token budget and
+compares the best skills per test task (bench/quality_versus.py).
 
 The 1.5B optimizer needs `pip install -e '.[local,local-large]'`. Targets (issue 13), judged
 for the 1.5B optimizer: on every family the mean test gain is at least half the headroom
