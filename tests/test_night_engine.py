@@ -32,6 +32,7 @@ from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.files import REPORT_FILES
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.result import NightResult
+from skillsleep.core.report.wording import summary_rows
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Run, Task
 from skillsleep.core.train.config import TrainConfig
@@ -399,6 +400,9 @@ def test_a_night_gates_as_many_candidates_as_its_settings_ask(root: Path, candid
     assert step.candidates == candidates and step.chosen == (2 if candidates == 3 else None)
     if outcome == "accepted":
         assert step.strategies == {1: "optimizer", 2: "quoted literals", 3: "worked example"}
-        assert step.strategy == "quoted literals"
+        assert step.strategy == "quoted literals" and result.kept_strategies == ["quoted literals"]
+        assert ("candidates kept", "quoted literals ×1 (of the strategies a step's several candidates came from)") in (
+            summary_rows(result)
+        )
         staged = Proposals(root / "data").candidate(Proposals(root / "data").get(result.proposal or ""))
         assert "End every reply with a line starting with `ANSWER:`." in staged and bad not in staged

@@ -278,6 +278,7 @@ async def _verdict(
         gate=decision,
         test=test,
         accepted_edits=accepted_edits,
+        kept_strategies=[s.strategy for s in gated if s.strategy],
     )
 
 

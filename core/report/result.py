@@ -24,7 +24,7 @@ from pydantic import AwareDatetime, Field, field_validator, model_validator
 from skillsleep.core.models.ledger import RoleUsage
 from skillsleep.core.report.changes import Change
 from skillsleep.core.shared.errors import BackendError, BudgetExceeded, ExecutorLost
-from skillsleep.core.shared.records import Edit, GateDecision, Record, Split, Task
+from skillsleep.core.shared.records import Edit, GateDecision, Record, Split, Strategy, Task
 from skillsleep.core.shared.rejected import RejectedEdit
 
 REPORT_VERSION = 1  # of report.json; the HTML page names it too
@@ -175,6 +175,7 @@ class NightResult(Record):
     test: SplitResult | None = None
     tasks: list[ReportTask] = Field(default_factory=list)
     accepted_edits: list[Edit] = Field(default_factory=list)
+    kept_strategies: list[Strategy] = Field(default_factory=list)  # with several candidates: each kept one's
     # by the gate, with its reason and scores; stage "ignored": applied, the target did not follow it
     rejected_edits: list[RejectedEdit] = Field(default_factory=list)
     refused_edits: list[RejectedEdit] = Field(default_factory=list)  # by the safety screen
