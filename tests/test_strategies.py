@@ -109,3 +109,13 @@ def test_a_long_example_reply_keeps_its_first_and_last_lines_within_the_limits()
     lines = content.split("\n")
     assert lines[1:] == ["> ## Findings", "> …", "> Score: 3"] and lines[0].startswith(f'{EXAMPLE} (to "Review')
     assert example_content("p", "  \n", limits) is None and SEED
+
+
+def test_a_report_names_the_kept_strategies_and_one_without_them_writes_what_it_wrote_before() -> None:
+    from skillsleep.core.report.files import read_json, render_json
+    from tests.test_report import full_report
+
+    before = full_report()
+    assert "kept_strategies" not in render_json(before)
+    kept = before.model_copy(update={"kept_strategies": ["worked example", "worked example"]})
+    assert read_json(render_json(kept)).kept_strategies == ["worked example", "worked example"]

@@ -20,7 +20,10 @@ def report_files(r: NightResult) -> dict[str, str]:
 
 def render_json(r: NightResult) -> str:
     """The record as JSON with a top-level "version" (report.json)."""
-    body: dict[str, Any] = {"version": REPORT_VERSION, **r.model_dump(mode="json")}
+    data = r.model_dump(mode="json")
+    if not data.get("kept_strategies"):
+        data.pop("kept_strategies", None)  # a night of one candidate a step writes what it wrote before
+    body: dict[str, Any] = {"version": REPORT_VERSION, **data}
     return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
