@@ -6,7 +6,8 @@ The ideal wall time of a step is Σ over its stages of ceil(n / C) × latency, w
 are: score the seed on the selection split (V×K), roll out the train batch (B×K), reflect
 (ceil(B×K / M) minibatches), merge (1), rank (1), score the candidate on the selection split
 (V×K) — with N candidates ([train] candidates), each distinct new candidate skill (V×K each,
-all at once). `calls_needed` is the number of distinct requests; `calls_made` what reached the
+all at once; candidate 2 is the quoted-literal form, no model call; candidate 3 a worked example,
+asked of the optimizer in one "example" call since no reply of the batch passes: core/train/strategies.py). `calls_needed` is the number of distinct requests; `calls_made` what reached the
 backend. The last line printed is one JSON object (medians over the repeats).
 """
 
@@ -66,6 +67,8 @@ def _answer(request: CompletionRequest) -> str:
         return json.dumps({"findings": [finding]})
     if required == ["groups"]:
         return json.dumps({"groups": []})
+    if required == ["reply"]:  # a worked example asked of the optimizer (core/train/strategies.py)
+        return json.dumps({"reply": "Adding the numbers.\nANSWER: <answer>"})
     if "order" in required:
         return json.dumps({"order": [], **({"next_budget": 2} if "next_budget" in required else {})})
     if required:
@@ -135,6 +138,7 @@ async def one_step(latency: float, concurrency: int, candidates: int = 1) -> dic
         roles.get("merge", 0),
         roles.get("rank", 0),
         roles.get("repair", 0),
+        roles.get("example", 0),
         V * K * gated,
     ]
     ideal = sum(math.ceil(n / concurrency) for n in stages if n) * latency

@@ -10,7 +10,10 @@ family × optimizer, and JSON as the last line.
 
     .venv/bin/python bench/quality.py [--families structure,answer-format,…|all] [--list]
         [--optimizers local:qwen2.5-coder-1.5b,local:qwen2.5-coder-0.5b] [--seeds 0,1,2]
-        [--steps 2] [--candidates 1] [--work DIR] [--out FILE]
+        [--steps 2] [--candidates 1] [--versus [--budget-tokens 15000]] [--work DIR] [--out FILE]
+
+`--versus` runs 1 against `--candidates` (2 when 1) candidates per step at an equal token budget and
+compares the best skills per test task (bench/quality_versus.py).
 
 The 1.5B optimizer needs `pip install -e '.[local,local-large]'`. Targets (issue 13), judged
 for the 1.5B optimizer: on every family the mean test gain is at least half the headroom
@@ -48,6 +51,7 @@ from quality_families import (
     load_family,
     read_items,
 )
+from quality_versus import versus
 
 __all__ = ["DATA", "Family", "build_tasks", "draw_splits", "family_names", "load_family", "main", "read_items"]
 TARGET = "local:qwen2.5-coder-0.5b"
@@ -57,9 +61,11 @@ MAX_TOKENS_PER_RUN = 15_000
 MIN_APPLICABLE = 0.9
 
 
-def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, steps: int, candidates: int = 1) -> Path:
+def write_run_config(
+    folder: Path, family: Family, optimizer: str, seed: int, steps: int, candidates: int = 1, budget_tokens: int = 0
+) -> Path:
     """A run.toml as a user would write it: 1 epoch of `steps` steps, batch 4, at most 3 edits,
-    `candidates` candidate skills gated per step."""
+    `candidates` candidate skills gated per step, at most `budget_tokens` tokens (0: no cap)."""
     config = folder / "run.toml"
     config.write_text(
         f'[run]\nname = "run"\nout_dir = "{folder}"\nseed = {seed}\n'
@@ -70,7 +76,7 @@ def write_run_config(folder: Path, family: Family, optimizer: str, seed: int, st
         f"candidates = {candidates}\n"
         '[lr]\nschedule = "cosine"\nmax_edits = 3\nmin_edits = 1\n'
         '[gate]\nmetric = "hard"\n[slow_update]\nsample_size = 4\nmax_lines = 4\n'
-        "[cache]\nenabled = false\n"
+        "[cache]\nenabled = false\n" + (f"[budget]\ntokens = {budget_tokens}\n" if budget_tokens else "")
     )
     return config
 
@@ -148,16 +154,18 @@ async def one_run(
     steps: int,
     verbose: bool,
     candidates: int = 1,
+    budget_tokens: int = 0,
 ) -> dict[str, Any]:
     """Train once and score the result on the test split; one row of the table."""
     from skillsleep.slash_commands.train_runner import run_training
 
     name = f"{optimizer.split(':')[-1]}-seed{seed}" + (f"-c{candidates}" if candidates > 1 else "")
+    name += f"-b{budget_tokens}" if budget_tokens else ""
     folder = work / family.name / name
     folder.mkdir(parents=True, exist_ok=True)
     tasks = [t for t in build_tasks(family) if t.split != "test"]  # the optimizer never sees test
     (folder / "tasks.jsonl").write_text("".join(t.model_dump_json(exclude_none=True) + "\n" for t in tasks))
-    config = write_run_config(folder, family, optimizer, seed, steps, candidates)
+    config = write_run_config(folder, family, optimizer, seed, steps, candidates, budget_tokens)
     start = time.perf_counter()
     summary = await run_training(config, [], fresh=True, on_event=_say if verbose else quiet)
     train_s = time.perf_counter() - start
@@ -339,6 +347,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--candidates", type=int, default=1, help="candidate skills each step gates ([train] candidates, 1-8)"
     )
+    ap.add_argument(
+        "--versus",
+        action="store_true",
+        help="1 candidate against --candidates (2 when 1) at an equal token budget: paired test-task difference",
+    )
+    ap.add_argument("--budget-tokens", type=int, default=MAX_TOKENS_PER_RUN, help="--versus: each run's token cap")
     ap.add_argument("--work", type=Path, help="keep runs and the model cache here (default: a temporary folder)")
     ap.add_argument("--out", help="also write the whole result as JSON to this file (rewritten after every run)")
     ap.add_argument("--verbose", action="store_true", help="print the training's progress lines to stderr")
@@ -373,7 +387,7 @@ def main(argv: list[str] | None = None) -> None:
         work = (args.work or Path(scratch)).resolve()
         # the runs' state, chat logs and model cache stay out of the user's own skillsleep folders
         os.environ["SKILLSLEEP_HOME"] = str(work / "home")
-        result = asyncio.run(bench(args, work))
+        result = asyncio.run(versus(args, work, one_run, TestScores) if args.versus else bench(args, work))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))

@@ -92,6 +92,7 @@ def optimizer_rules(
         {"match": '"findings"', "reply": json.dumps({"findings": findings})},
         {"match": '"groups"', "reply": json.dumps({"groups": []})},
         {"match": '"order"', "reply": json.dumps({"order": [1]})},
+        {"match": '"required": \\["reply"\\]', "reply": json.dumps({"reply": "Done.\nANSWER: <answer>"})},
         {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
         {"match": '"notes"', "reply": json.dumps({"notes": ["Answer-format rules pay off."]})},
         # the rubric judge, for a task whose judge is the outcome-signals rubric (nothing the user

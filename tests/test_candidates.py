@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,9 @@ from skillsleep.harnesses.chat import ChatHarness
 GOOD = "End every reply with a final line `ANSWER: <answer>`."
 HALF = "For even first numbers, end with a final line `ANSWER: <answer>`."
 BAD = "Reply in French only."
+QUOTED = "End every reply with a line starting with `ANSWER:`."  # the quoted-literal candidate
 SEED = "# Sums\n\n- Read the question.\n"
+QUOTING = SEED + "- " + QUOTED + "\n"  # the skill already quotes it: no quoted-literal candidate
 VAL = 4  # selection tasks
 BATCH = 3  # train tasks, one step
 
@@ -46,21 +49,31 @@ def tasks() -> list[Task]:
     ]  # fmt: skip
 
 
-def target(request: CompletionRequest) -> str:
+def target(request: CompletionRequest, *, follows: tuple[str, ...] = (), zero_passes: bool = False) -> str:
+    """Follows GOOD (HALF on even numbers) and each of `follows` (the quoted literals, a worked
+    example); `zero_passes`: the task 0+3 passes whatever the skill."""
     system = request.messages[0].content if request.messages[0].role == "system" else ""
     a, b = map(int, re.findall(r"(\d+)\+(\d+)", request.messages[-1].content)[0])
     if BAD in system:
         return "Bonjour."
-    if GOOD in system or (HALF in system and a % 2 == 0):
+    if (
+        GOOD in system
+        or (HALF in system and a % 2 == 0)
+        or any(f in system for f in follows)
+        or (zero_passes and a == 0)
+    ):
         return f"{a} plus {b}.\nANSWER: {a + b}"
     return f"The sum is {a + b}."
 
 
-def optimizer(findings: list[str], order: list[int]) -> Callable[[CompletionRequest], str]:
-    """Reflects `findings` (added lines; a '~' prefix makes an execution-lapse note), ranks them `order`."""
+def optimizer(findings: list[str], order: list[int], example: str = "") -> Callable[[CompletionRequest], str]:
+    """Reflects `findings` (added lines; a '~' prefix makes an execution-lapse note), ranks them `order`,
+    writes `example` when asked for an example reply."""
 
     def answer(request: CompletionRequest) -> str:
         required = (request.json_schema or {}).get("required", [])
+        if required == ["reply"]:
+            return json.dumps({"reply": example})
         if required == ["findings"]:
             out = [
                 {"kind": "execution_lapse" if f.startswith("~") else "skill_defect", "diagnosis": "d", "op": "add",
@@ -88,10 +101,14 @@ def train(
     max_edits: int = 1,
     steps: int = 1,
     slow: bool = False,
+    seed: str = SEED,
+    follows: tuple[str, ...] = (),
+    zero_passes: bool = False,
+    example: str = "",
 ) -> tuple[Trainer, ScriptedBackend, ScriptedBackend, list[Event]]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "tasks.jsonl").write_text("\n".join(t.model_dump_json() for t in tasks()) + "\n")
-    (tmp_path / "SKILL.md").write_text(SEED)
+    (tmp_path / "SKILL.md").write_text(seed)
     (tmp_path / "run.toml").write_text(
         '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n[run]\nname = "t"\nout_dir = "runs"\n'
         f"[train]\nepochs = 1\nsteps_per_epoch = {steps}\nbatch_size = {BATCH}\nminibatch_size = {BATCH}\ncandidates = {n}\n"
@@ -100,8 +117,8 @@ def train(
     )
     cfg = load_config(tmp_path / "run.toml")
     ledger = Ledger()
-    tb = ScriptedBackend(BackendSettings(model="target"), target)
-    ob = ScriptedBackend(BackendSettings(model="opt"), optimizer(findings, order))
+    tb = ScriptedBackend(BackendSettings(model="target"), partial(target, follows=follows, zero_passes=zero_passes))
+    ob = ScriptedBackend(BackendSettings(model="opt"), optimizer(findings, order, example))
     run_dir = RunDir(tmp_path / "runs" / "t")
     ev = Evaluator(
         ChatHarness(LLM(tb, ledger=ledger)), judge_llm=None, gate=GateConfig(), log_path=run_dir.rollouts_path
@@ -109,20 +126,21 @@ def train(
     split = {s: [t for t in tasks() if t.split == s] for s in ("train", "val")}
     events: list[Event] = []
     trainer = Trainer(
-        cfg, splits=split, seed_skill=Skill.parse(SEED), evaluator=ev, optimizer=LLM(ob, ledger=ledger),
+        cfg, splits=split, seed_skill=Skill.parse(seed), evaluator=ev, optimizer=LLM(ob, ledger=ledger),
         run_dir=run_dir, on_event=events.append,
     )  # fmt: skip
     return trainer, tb, ob, events
 
 
 async def test_two_candidates_are_both_gated_and_the_better_one_is_kept(tmp_path: Path) -> None:
-    trainer, _tb, ob, events = train(tmp_path, [HALF, GOOD], [1, 2], n=2, steps=2)
+    trainer, _tb, ob, events = train(tmp_path, [HALF, GOOD], [1, 2], n=2, steps=2, follows=(QUOTED,))
     st = await trainer.run()
     step = st.steps[0]
     assert step.candidates == 2 and step.chosen == 2
+    assert step.strategies == {1: "optimizer", 2: "quoted literals"} and step.strategy == "quoted literals"
     assert {n: (d.accepted, d.candidate) for n, d in step.candidate_gates.items()} == {1: (True, 0.5), 2: (True, 1.0)}
-    assert step.gate == step.candidate_gates[2] and [e.content for e in step.applied] == [GOOD]
-    assert GOOD in st.current and HALF not in st.current and st.current_score == 1.0
+    assert step.gate == step.candidate_gates[2] and [e.content for e in step.applied] == [QUOTED]
+    assert QUOTED in st.current and HALF not in st.current and st.current_score == 1.0
     assert (tmp_path / "runs/t/candidates/e0s0c1.md").read_text().count(HALF) == 1
     first = [e for e in events if getattr(e, "at", StepAt(epoch=0, epochs=1, step=1, steps=2)).step == 0]
     assert [(e.candidate, e.candidates) for e in first if isinstance(e, GateStarted)] == [(1, 2), (2, 2)]
@@ -130,19 +148,25 @@ async def test_two_candidates_are_both_gated_and_the_better_one_is_kept(tmp_path
         "candidate 1/2 accepted: improved 0.000 → 0.500",
         "candidate 2/2 accepted: improved 0.000 → 1.000",
     ]
-    assert [e for e in first if isinstance(e, CandidateChosen)] == [
-        CandidateChosen(at=StepAt(epoch=0, epochs=1, step=0, steps=2), built=2, gated=2, chosen=2)
+    chosen = [e for e in first if isinstance(e, CandidateChosen)]
+    assert chosen == [
+        CandidateChosen(
+            at=StepAt(epoch=0, epochs=1, step=0, steps=2), built=2, gated=2, chosen=2, strategy="quoted literals"
+        )
     ]
+    assert chosen[0].describe().endswith("kept candidate 2 (quoted literals)")
     assert not [r for r in st.rejected if r.step == 0]  # a candidate that passed but was not kept is not rejected
     second_reflection = [r.messages[-1].content for r in ob.requests if "findings" in str(r.json_schema)][-1]
-    assert "step 1: candidate 1/2 passed, not kept (0.000 → 0.500)" in second_reflection
-    assert "step 1: candidate 2/2 accepted (0.000 → 1.000)" in second_reflection
+    assert "step 1: candidate 1/2 (optimizer) passed, not kept (0.000 → 0.500)" in second_reflection
+    assert "step 1: candidate 2/2 (quoted literals) accepted (0.000 → 1.000)" in second_reflection
 
 
 async def test_the_next_ranked_edit_gets_a_turn_when_the_clip_fails(tmp_path: Path) -> None:
-    trainer, _, _, _ = train(tmp_path, [BAD, GOOD], [1, 2], n=2)
+    # the skill quotes the literal already and no example comes back: candidate 2 is the next ranked edit
+    trainer, _, _, _ = train(tmp_path, [BAD, GOOD], [1, 2], n=2, seed=QUOTING)
     st = await trainer.run()
     assert st.steps[0].chosen == 2 and GOOD in st.current and BAD not in st.current
+    assert st.steps[0].strategies == {1: "optimizer", 2: "optimizer"}
     assert [r.edit.content for r in st.rejected] == [BAD]  # remembered for the next reflection
 
 
@@ -160,9 +184,10 @@ async def test_with_one_candidate_the_step_is_as_before(tmp_path: Path) -> None:
 
 async def test_equal_scores_keep_the_first_candidate(tmp_path: Path) -> None:
     other = "Always finish with the line `ANSWER: <answer>` too. " + GOOD
-    trainer, _, _, _ = train(tmp_path, [GOOD, other], [1, 2], n=2)
+    trainer, _, _, _ = train(tmp_path, [GOOD, other], [1, 2], n=2, follows=(QUOTED,))
     st = await trainer.run()
-    assert st.steps[0].chosen == 1 and other not in st.current
+    assert {n: d.candidate for n, d in st.steps[0].candidate_gates.items()} == {1: 1.0, 2: 1.0}
+    assert st.steps[0].chosen == 1 and st.steps[0].strategy == "optimizer" and QUOTED not in st.current
 
 
 def rollouts_of(tb: ScriptedBackend) -> int:
@@ -171,7 +196,7 @@ def rollouts_of(tb: ScriptedBackend) -> int:
 
 async def test_a_candidate_identical_to_the_current_skill_costs_no_rollout(tmp_path: Path) -> None:
     # candidate 2 adds a line the skill has: refused, so it is the current skill and is never scored
-    trainer, tb, _, events = train(tmp_path, [GOOD, "read the question"], [1, 2], n=2)
+    trainer, tb, _, events = train(tmp_path, [GOOD, "read the question"], [1, 2], n=2, seed=QUOTING)
     st = await trainer.run()
     assert rollouts_of(tb) == VAL + BATCH + VAL  # seed, batch, candidate 1: nothing for candidate 2
     assert st.steps[0].candidates == 2 and list(st.steps[0].candidate_gates) == [1]
@@ -181,19 +206,21 @@ async def test_a_candidate_identical_to_the_current_skill_costs_no_rollout(tmp_p
 
 async def test_identical_candidates_are_gated_once(tmp_path: Path) -> None:
     # the clip {GOOD, a line the skill has} and {GOOD} alone make the same skill
-    trainer, tb, _, events = train(tmp_path, [GOOD, "- Read the question."], [1, 2], n=3, max_edits=2)
+    trainer, tb, _, events = train(tmp_path, [GOOD, "- Read the question."], [1, 2], n=3, max_edits=2, seed=QUOTING)
     st = await trainer.run()
     assert rollouts_of(tb) == VAL + BATCH + VAL
     assert st.steps[0].candidates == 3 and list(st.steps[0].candidate_gates) == [1]
     assert next(e for e in events if isinstance(e, CandidateChosen)).gated == 1
 
 
-async def test_extra_candidates_cost_no_optimizer_call(tmp_path: Path) -> None:
-    one, _, ob1, _ = train(tmp_path / "one", [HALF, GOOD], [1, 2], n=1)
-    await one.run()
-    three, _, ob3, _ = train(tmp_path / "three", [HALF, GOOD], [1, 2], n=3)
-    await three.run()
-    assert len(ob1.requests) == len(ob3.requests) == 3  # reflect, merge, rank
+async def test_extra_candidates_cost_at_most_the_example_call(tmp_path: Path) -> None:
+    calls = {}
+    for n in (1, 2, 3):
+        trainer, _, ob, _ = train(tmp_path / str(n), [HALF, GOOD], [1, 2], n=n)
+        await trainer.run()
+        calls[n] = [str((r.json_schema or {}).get("required")) for r in ob.requests]
+    assert calls[1] == calls[2] == ["['findings']", "['groups']", "['order']"]  # reflect, merge, rank
+    assert calls[3] == [*calls[1], "['reply']"]  # no reply of the batch passed: the worked example is asked
 
 
 async def test_the_trained_skill_never_says_a_line_twice(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.files import REPORT_FILES
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.result import NightResult
+from skillsleep.core.report.wording import summary_rows
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Run, Task
 from skillsleep.core.train.config import TrainConfig
@@ -385,8 +386,8 @@ def test_an_error_mid_night_is_recorded_as_stopped_and_raised(root: Path) -> Non
 
 @pytest.mark.parametrize(("candidates", "outcome"), [(1, "rejected"), (3, "accepted")])
 def test_a_night_gates_as_many_candidates_as_its_settings_ask(root: Path, candidates: int, outcome: str) -> None:
-    # the reflection ranks a harmful edit first: the clip (both edits) and the harmful one alone fail,
-    # the third candidate (the rule alone) passes
+    # the reflection ranks a harmful edit first: the clip (both edits) fails; candidate 2, the quoted
+    # literal the judges require (core/train/strategies.py), passes, and so does 3, the worked example
     bad = "Reply in French only."
     finding = {"kind": "skill_defect", "diagnosis": "d", "op": "add", "target": ""}
     write_scripts(root, findings=[{**finding, "content": bad}, {**finding, "content": RULE}])
@@ -396,7 +397,12 @@ def test_a_night_gates_as_many_candidates_as_its_settings_ask(root: Path, candid
     assert result.outcome == outcome
     state = TrainState.model_validate_json((root / "data" / "nights" / "0001" / "state.json").read_bytes())
     step = state.steps[0]
-    assert step.candidates == candidates and step.chosen == (3 if candidates == 3 else None)
+    assert step.candidates == candidates and step.chosen == (2 if candidates == 3 else None)
     if outcome == "accepted":
+        assert step.strategies == {1: "optimizer", 2: "quoted literals", 3: "worked example"}
+        assert step.strategy == "quoted literals" and result.kept_strategies == ["quoted literals"]
+        assert ("candidates kept", "quoted literals ×1 (of the strategies a step's several candidates came from)") in (
+            summary_rows(result)
+        )
         staged = Proposals(root / "data").candidate(Proposals(root / "data").get(result.proposal or ""))
-        assert RULE in staged and bad not in staged
+        assert "End every reply with a line starting with `ANSWER:`." in staged and bad not in staged

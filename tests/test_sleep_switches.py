@@ -226,7 +226,7 @@ def test_preferences_reach_every_reflect_request(root: Path, monkeypatch: pytest
 # --- --candidates ------------------------------------------------------------------------------
 
 
-def test_candidates_lets_the_good_edit_pass_alone_when_a_harmful_one_is_ranked_first(root: Path) -> None:
+def test_candidates_let_another_strategy_pass_when_a_harmful_edit_sinks_the_clip(root: Path) -> None:
     finding = {"kind": "skill_defect", "diagnosis": "d", "op": "add", "target": ""}
     findings = [{**finding, "content": "Reply in French only."}, {**finding, "content": RULE}]
     write_rules(root, replace_rule(optimizer_rules(), '"findings"', {"findings": findings}))
@@ -236,7 +236,9 @@ def test_candidates_lets_the_good_edit_pass_alone_when_a_harmful_one_is_ranked_f
     s = run_night(root, "--steps", "1", "--dreams", "0", "--candidates", "3")
     assert s["outcome"] == "accepted"
     [p] = [p for p in proposals(root) if p["id"] == s["proposal"]]
-    assert RULE in staged_skill(root, p) and "French" not in staged_skill(root, p)
+    # candidate 2, the quoted-literal form of what the judges require, passes (core/train/strategies.py)
+    assert "End every reply with a line starting with `ANSWER:`." in staged_skill(root, p)
+    assert "French" not in staged_skill(root, p)
 
 
 def test_candidates_outside_1_to_8_is_a_usage_error(root: Path) -> None:

@@ -191,10 +191,11 @@ async def test_with_several_candidates_the_edit_that_tied_alone_is_the_one_remem
     tmp_path: Path,
 ) -> None:
     cfg = config(tmp_path, 1, edits=2)
-    cfg = cfg.model_copy(update={"train": cfg.train.model_copy(update={"candidates": 2})})
+    # the clip, the quoted literal (no worked example comes back), then the first ranked edit alone
+    cfg = cfg.model_copy(update={"train": cfg.train.model_copy(update={"candidates": 3})})
     trainer, _, _ = build(cfg, tmp_path, Optimizer(findings=(BRIEF, BAD)))
     st = await trainer.run()
-    assert st.steps[0].candidates == 2
+    assert st.steps[0].strategies == {1: "optimizer", 2: "quoted literals", 3: "optimizer"}
     by_content = {r.edit.content: r for r in st.rejected}
     assert by_content[BRIEF].stage == "ignored" and by_content[BAD].stage == "gate"  # only "Be brief." gated alone
 

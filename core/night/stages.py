@@ -282,6 +282,7 @@ async def _verdict(
         test=test,
         accepted_edits=accepted_edits,
         **common.evidence(decision),
+        kept_strategies=[s.strategy for s in gated if s.strategy],
     )
 
 

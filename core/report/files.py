@@ -10,7 +10,7 @@ from skillsleep.core.report.html import render_html
 from skillsleep.core.report.markdown import render_markdown
 from skillsleep.core.report.result import REPORT_VERSION, NightResult
 
-ADDED_KEYS = ("paired", "validation")  # report.json's keys added since version 1 first shipped
+ADDED_KEYS = ("paired", "validation", "kept_strategies")  # report.json's keys added since version 1 first shipped
 REPORT_FILES = ("report.md", "report.json", "report.html")  # what report_files() writes, in its order
 
 
@@ -22,8 +22,8 @@ def report_files(r: NightResult) -> dict[str, str]:
 def render_json(r: NightResult) -> str:
     """The record as JSON with a top-level "version" (report.json)."""
     body: dict[str, Any] = {"version": REPORT_VERSION, **r.model_dump(mode="json")}
-    for key in ADDED_KEYS:  # absent when unset, so a report written before them is written back as it was
-        if body.get(key) is None:
+    for key in ADDED_KEYS:  # absent when unset or empty, so a report written before them is written back as it was
+        if not body.get(key):
             body.pop(key, None)
     return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -25,7 +25,7 @@ from skillsleep.core.models.ledger import RoleUsage
 from skillsleep.core.report.changes import Change
 from skillsleep.core.report.evidence import Validation
 from skillsleep.core.shared.errors import BackendError, BudgetExceeded, ExecutorLost
-from skillsleep.core.shared.records import Edit, GateDecision, Record, Split, Task
+from skillsleep.core.shared.records import Edit, GateDecision, Record, Split, Strategy, Task
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.paired import PairedComparison
 
@@ -181,6 +181,7 @@ class NightResult(Record):
     validation: Validation | None = None
     tasks: list[ReportTask] = Field(default_factory=list)
     accepted_edits: list[Edit] = Field(default_factory=list)
+    kept_strategies: list[Strategy] = Field(default_factory=list)  # with several candidates: each kept one's
     # by the gate, with its reason and scores; stage "ignored": applied, the target did not follow it
     rejected_edits: list[RejectedEdit] = Field(default_factory=list)
     refused_edits: list[RejectedEdit] = Field(default_factory=list)  # by the safety screen

@@ -4,6 +4,7 @@ an edit in words, scores and their changes. Plain text; each renderer escapes it
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 
 from skillsleep.core.report.changes import render as render_changes
 from skillsleep.core.report.evidence import short_text
@@ -155,6 +156,9 @@ def summary_rows(r: NightResult) -> list[tuple[str, str]]:
             f"{len(r.refused_edits)} refused by the safety screen",
         )
     )
+    if r.kept_strategies:
+        kept = ", ".join(f"{s} ×{n}" for s, n in Counter(r.kept_strategies).items())
+        rows.append(("candidates kept", f"{kept} (of the strategies a step's several candidates came from)"))
     rows.append(
         (
             "model calls",

@@ -22,7 +22,7 @@ from pydantic import (
 
 SCHEMA_VERSION = 1
 
-_STEP_ROLES = Literal["reflect", "merge", "rank", "repair"]  # the optimizer's calls in a training step
+_STEP_ROLES = Literal["reflect", "merge", "rank", "repair", "example"]  # the optimizer's calls in a training step
 Role = Literal["target", "judge", _STEP_ROLES, "slow_update", "meta", "schedule", "mine", "relevance", "dream"]
 ROLES: tuple[str, ...] = get_args(Role)
 
@@ -266,6 +266,7 @@ class Rollout(Record):
 
 EditOp = Literal["add", "delete", "replace"]
 EditKind = Literal["skill_defect", "execution_lapse"]
+Strategy = Literal["optimizer", "quoted literals", "worked example"]  # where a step's candidate came from
 
 
 def folded(text: str | None) -> str:

@@ -7,6 +7,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skillsleep.core.shared.records import Strategy
+
 __all__ = [
     "CandidateChosen",
     "ClusterJoined",
@@ -179,9 +181,11 @@ class CandidateChosen(_AtStep):
     built: int
     gated: int
     chosen: int | None
+    strategy: Strategy | None = None  # the kept candidate's: "optimizer", "quoted literals", "worked example"
 
     def describe(self) -> str:
         kept = f"kept candidate {self.chosen}" if self.chosen else "none passed the gate" if self.gated else "none"
+        kept += f" ({self.strategy})" if self.chosen and self.strategy else ""
         return f"{self.at.label()}: {self.built} candidates, {self.gated} distinct new skill(s) gated; {kept}"
 
 

@@ -9,6 +9,9 @@ next-ranked edits the clip left out), until N distinct edit sets are built:
     candidate 1   the clip: ranked[:learning rate]      (what a step with N = 1 applies)
     candidate 2…  [ranked[0]], [ranked[1]], …           (each skipped when it equals an earlier set)
 
+With N > 1 the candidates after the first come from other strategies first (the quoted-literal
+form, a worked example: core/train/strategies.py), then from the ranked edits as above.
+
 Each candidate is gated on the selection split; identical candidate skills are gated once, and a
 candidate equal to the current skill is not gated at all. The gate keeps the accepted candidate
 with the highest selection score (ties → the lower number). Extra candidates cost no model call
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.events import EventSink, GateDecided, GateStarted, StepAt
-from skillsleep.core.shared.records import Edit, GateDecision, Task
+from skillsleep.core.shared.records import Edit, GateDecision, Strategy, Task
 from skillsleep.core.shared.rejected import RejectedEdit, distinct
 from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits
 from skillsleep.core.train.evaluate import Evaluator
@@ -39,6 +42,7 @@ class Candidate:
     number: int
     result: EditResult
     same_as: int | None = None
+    strategy: Strategy = "optimizer"
 
     @property
     def skill(self) -> Skill:
@@ -56,14 +60,26 @@ def edit_sets(ranked: Sequence[Edit], selected: list[Edit], n: int) -> list[list
     return sets
 
 
-def build(current: Skill, first: EditResult, selection: Selection, limits: EditLimits, *, n: int) -> list[Candidate]:
-    """The step's candidates: `first` (the clip, already applied) and the others of `edit_sets`."""
-    sets = edit_sets(selection.ranked, selection.selected, n)[1:]
-    results = [first, *(apply_edits(current, edits, limits) for edits in sets)]
+def build(
+    current: Skill,
+    first: EditResult,
+    selection: Selection,
+    limits: EditLimits,
+    *,
+    n: int,
+    others: Sequence[tuple[Strategy, list[Edit]]] = (),
+) -> list[Candidate]:
+    """The step's candidates: `first` (the clip, already applied), the strategies' `others`
+    (core/train/strategies.py), then the others of `edit_sets` up to `n`."""
+    others = list(others)[: n - 1]
+    sets = edit_sets(selection.ranked, selection.selected, n - len(others))[1:]
+    made: list[tuple[Strategy, EditResult]] = [("optimizer", first)]
+    made += [(strategy, apply_edits(current, edits, limits)) for strategy, edits in others]
+    made += [("optimizer", apply_edits(current, edits, limits)) for edits in sets]
     out: list[Candidate] = []
-    for number, result in enumerate(results, 1):
+    for number, (strategy, result) in enumerate(made, 1):
         same = next((c.number for c in out if c.skill == result.skill), None)
-        out.append(Candidate(number=number, result=result, same_as=same))
+        out.append(Candidate(number=number, result=result, same_as=same, strategy=strategy))
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from skillsleep.core.shared.records import Edit, GateDecision, Record, UnusableReply
+from skillsleep.core.shared.records import Edit, GateDecision, Record, Strategy, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
 
 
@@ -31,3 +31,5 @@ class StepRecord(Record):
     candidates: int = 1  # candidate skills built ([train] candidates; identical ones gated once)
     chosen: int | None = None  # the number (from 1) of the candidate the gate kept
     candidate_gates: dict[int, GateDecision] = Field(default_factory=dict)  # by number, with several
+    strategies: dict[int, Strategy] = Field(default_factory=dict)  # where each candidate came from, with several
+    strategy: Strategy | None = None  # the kept candidate's strategy, with several

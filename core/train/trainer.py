@@ -35,7 +35,7 @@ from skillsleep.core.shared.events import (
 )
 from skillsleep.core.shared.records import Edit, Task
 from skillsleep.core.shared.rejected import IGNORED, RejectedEdit, distinct
-from skillsleep.core.train import candidates, literals, memory, quoting, repair, unmerge
+from skillsleep.core.train import candidates, literals, memory, quoting, repair, strategies, unmerge
 from skillsleep.core.train.aggregate import AggregateResult, Screened, merge_screened
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.edits import EditLimits, EditResult
@@ -132,6 +132,7 @@ class Trainer:
         k, cfg = self.cfg.train.rollouts_k, self.cfg
         batch = min(cfg.train.batch_size, len(self.train_tasks)) * k
         per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 3 + len(self.val) * k * cfg.train.candidates
+        per_step += 1 if cfg.train.candidates > 1 else 0  # a worked example asked of the optimizer
         per_epoch = per_step * self.steps_per_epoch
         if cfg.slow_update.enabled:
             per_epoch += 2 * min(cfg.slow_update.sample_size, len(self.train_tasks)) + 1 + len(self.val) * k
@@ -197,10 +198,9 @@ class Trainer:
         selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
         result = await self._land(st, current, selection.selected, at, batch, demands)
-        refused += result.screened
-        first = EditResult(skill=result.skill, applied=result.applied, skipped=result.refused)
-        built = candidates.build(current, first, selection, self.limits, n=cfg.train.candidates)
-        failures = [*reflected.problems, *merged.problems, *selection.problems, *result.problems]
+        built, others = await self._candidates(current, result, selection, trajectories, demands)
+        refused += result.screened + others.refused
+        failures = [*reflected.problems, *merged.problems, *selection.problems, *result.problems, *others.problems]
         for failure in failures:
             self.on_event(StepProblem(at=at, problem=failure.line()))
         record = StepRecord(
@@ -216,6 +216,7 @@ class Trainer:
             skipped=distinct([*dropped, *result.skipped, *candidates.skipped(built[1:])]),
             moot=result.moot,
             candidates=len(built),
+            strategies={c.number: c.strategy for c in built} if len(built) > 1 else {},
             failures=failures,
             refused=refused,
         )
@@ -233,6 +234,20 @@ class Trainer:
         self.run_dir.write_json(step_dir / "step.json", record)
         memory.remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
+
+    async def _candidates(
+        self, current: Skill, landed: Landed, selection: Selection, trajectories: list[Trajectory], d: quoting.Demands
+    ) -> tuple[list[candidates.Candidate], strategies.Extra]:
+        """The step's candidates: the clip `landed` (the optimizer's edits), then with several the
+        other strategies' (core/train/strategies.py), then each ranked edit alone."""
+        n, first = (
+            self.cfg.train.candidates,
+            EditResult(skill=landed.skill, applied=landed.applied, skipped=landed.refused),
+        )
+        others = await strategies.extra(
+            self.optimizer, current, trajectories, d, self.limits, n=n, redactor=self.redactor
+        )
+        return candidates.build(current, first, selection, self.limits, n=n, others=others.candidates), others
 
     async def _rank(self, current: Skill, edits: list[Edit], lr: int) -> Selection:
         """`edits` ranked and clipped to the learning rate `lr` (bounded by `[lr]` when autonomous)."""
@@ -316,9 +331,14 @@ class Trainer:
         )
         record.chosen = candidates.choose(decisions)
         record.candidate_gates = decisions if several else {}
-        if several:
-            self.on_event(CandidateChosen(at=at, built=len(built), gated=len(gated), chosen=record.chosen))
         kept = built[record.chosen - 1] if record.chosen else None
+        record.strategy = kept.strategy if kept and several else None
+        if several:
+            self.on_event(
+                CandidateChosen(
+                    at=at, built=len(built), gated=len(gated), chosen=record.chosen, strategy=record.strategy
+                )
+            )
         record.gate = decisions[kept.number] if kept else candidates.best_rejected(decisions)
         if kept:
             record.applied = kept.result.applied
@@ -346,7 +366,7 @@ class Trainer:
                 )
             verdict = ("accepted" if c is kept else "passed, not kept") if decision.accepted else "rejected"
             verdict += f" — {IGNORED}" if any([e] == edits for e, _ in ignored) else ""
-            which = f"candidate {c.number}/{len(built)} " if several else ""
+            which = f"candidate {c.number}/{len(built)} ({c.strategy}) " if several else ""
             st.earlier_steps.append(gate_note(st.step, edits, decision.baseline, decision.candidate, which + verdict))
 
     def _boundary(self) -> Boundary:

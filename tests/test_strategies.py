@@ -1,0 +1,121 @@
+"""Several candidates come from different strategies (core/train/strategies.py): the optimizer's
+edits, the quoted-literal form (no model call), a worked example (from a passing reply of the
+batch, else asked of the optimizer in one counted call); the winner's strategy is reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_candidates import BAD, GOOD, HALF, QUOTED, QUOTING, SEED, train
+
+from skillsleep.core.shared.records import Check, Judge, Task
+from skillsleep.core.train.edits import EditLimits
+from skillsleep.core.train.quoting import demands
+from skillsleep.core.train.step_record import StepRecord
+from skillsleep.core.train.strategies import example_content, literal_prefix, quoted_edit
+
+EXAMPLE = "Example of a good reply"
+
+
+async def test_two_candidates_come_from_different_strategies_and_the_quoted_one_costs_no_call(tmp_path: Path) -> None:
+    trainer, _, ob, _ = train(tmp_path, [HALF, GOOD], [1, 2], n=2)
+    st = await trainer.run()
+    step = st.steps[0]
+    assert step.strategies == {1: "optimizer", 2: "quoted literals"}
+    one, two = ((tmp_path / f"runs/t/candidates/e0s0c{n}.md").read_text() for n in (1, 2))
+    assert HALF in one and QUOTED not in one and QUOTED in two and HALF not in two
+    assert [str((r.json_schema or {}).get("required")) for r in ob.requests] == [
+        "['findings']",
+        "['groups']",
+        "['order']",
+    ]  # reflect, merge, rank: the quoted-literal candidate asked nothing
+    assert step.chosen == 1 and step.strategy == "optimizer"  # HALF passes half; the target ignores the quote
+
+
+async def test_the_worked_example_is_built_from_a_passing_reply_of_the_batch(tmp_path: Path) -> None:
+    trainer, _, ob, events = train(tmp_path, [BAD], [1], n=2, seed=QUOTING, zero_passes=True, follows=(EXAMPLE,))
+    st = await trainer.run()
+    step = st.steps[0]
+    assert step.strategies == {1: "optimizer", 2: "worked example"} and step.chosen == 2
+    assert step.strategy == "worked example"
+    assert [e.content for e in step.applied] == [
+        'Example of a good reply (to "What is 0+3?"):\n> 0 plus <answer>.\n> ANSWER: <answer>'
+    ]  # the reply of 0+3, which passed, with its task's answer written as a placeholder
+    assert "ANSWER: 3" not in st.current and st.current_score == 1.0
+    assert not [r for r in ob.requests if "reply" in str(r.json_schema)]  # no model call for it
+    assert any(e.describe().endswith("kept candidate 2 (worked example)") for e in events)
+
+
+async def test_the_worked_example_is_asked_of_the_optimizer_when_no_reply_passed(tmp_path: Path) -> None:
+    trainer, _, ob, _ = train(
+        tmp_path, [BAD], [1], n=2, seed=QUOTING, follows=(EXAMPLE,), example="Sum first.\nANSWER: <answer>"
+    )
+    st = await trainer.run()
+    step = st.steps[0]
+    asked = [r for r in ob.requests if "reply" in str(r.json_schema)]
+    assert len(asked) == 1 and "What is" in asked[0].messages[-1].content
+    assert trainer.optimizer.ledger.by_role()["example"]["calls"] == 1  # counted like every optimizer call
+    assert step.strategies == {1: "optimizer", 2: "worked example"} and step.strategy == "worked example"
+    [edit] = step.applied
+    assert edit.content is not None and edit.content.startswith(f'{EXAMPLE} (to "What is ')
+    assert edit.content.endswith('"):\n> Sum first.\n> ANSWER: <answer>')
+
+
+async def test_one_candidate_records_no_strategy_and_asks_nothing_more(tmp_path: Path) -> None:
+    trainer, _, ob, _ = train(tmp_path, [GOOD], [1], n=1)
+    st = await trainer.run()
+    assert st.steps[0].strategies == {} and st.steps[0].strategy is None and QUOTED not in st.current
+    assert len(ob.requests) == 1  # reflect: one finding needs no merge nor rank
+    assert trainer.plan()["calls_per_step"] == 3 + 1 + 3 + 4  # batch, reflect, merge+rank+repair, gate
+    two, _, _, _ = train(tmp_path / "two", [GOOD], [1], n=2)
+    assert two.plan()["calls_per_step"] == 3 + 1 + 3 + 2 * 4 + 1  # and a worked example asked at most once
+
+
+def test_a_step_record_written_before_strategies_still_loads() -> None:
+    old = {"epoch": 0, "step": 0, "learning_rate": 1, "batch": ["t0"], "train_score": 0.0, "proposed": 1}
+    record = StepRecord.model_validate({**old, "merged": 1, "selected": [], "applied": [], "candidates": 2})
+    assert record.strategies == {} and record.strategy is None
+
+
+def test_the_literal_prefix_of_a_pattern() -> None:
+    assert literal_prefix("ANSWER: .+") == "ANSWER:"
+    assert literal_prefix(r"^Score:\s*\d+") == "Score:"
+    assert literal_prefix(r"^#+ Findings") is None  # `#+` leaves `#`, no letter
+    assert literal_prefix(r"Verdict\: (yes|no)") == "Verdict:"
+    assert literal_prefix(r"\d+") is None and literal_prefix("yes|no") is None
+
+
+def _task(*checks: tuple[str, str]) -> Task:
+    return Task(id="x", prompt="p", judge=Judge(checks=[Check(type=t, value=v) for t, v in checks]))
+
+
+def test_the_quoted_literal_edit_quotes_every_demanded_line_in_the_judges_order() -> None:
+    mixed = _task(("section_present", "Findings"), ("contains", "Score:"), ("max_chars", "400"))
+    failing = [mixed, mixed.model_copy(update={"id": "y"})]
+    edit = quoted_edit(failing, demands(failing))
+    assert edit is not None and edit.op == "add"
+    assert edit.content == "Every reply must include the heading `## Findings` and a line starting with `Score:`."
+    last = [_task(("last_line_regex", "ANSWER: .+"))]
+    assert (quoted_edit(last, demands(last)) or edit).content == QUOTED
+    assert quoted_edit([_task(("max_chars", "400"))], demands([_task(("max_chars", "400"))])) is None
+    assert quoted_edit([], demands([])) is None
+
+
+def test_a_long_example_reply_keeps_its_first_and_last_lines_within_the_limits() -> None:
+    limits = EditLimits(max_content_lines=4, max_content_chars=200)
+    reply = "## Findings\n\nline two\nline three\n" + "x" * 400 + "\nScore: 3"
+    content = example_content("Review this " + "very " * 40 + "long diff", reply, limits)
+    assert content is not None and len(content) <= 200 and len(content.split("\n")) == 4
+    lines = content.split("\n")
+    assert lines[1:] == ["> ## Findings", "> …", "> Score: 3"] and lines[0].startswith(f'{EXAMPLE} (to "Review')
+    assert example_content("p", "  \n", limits) is None and SEED
+
+
+def test_a_report_names_the_kept_strategies_and_one_without_them_writes_what_it_wrote_before() -> None:
+    from skillsleep.core.report.files import read_json, render_json
+    from tests.test_report import full_report
+
+    before = full_report()
+    assert "kept_strategies" not in render_json(before)
+    kept = before.model_copy(update={"kept_strategies": ["worked example", "worked example"]})
+    assert read_json(render_json(kept)).kept_strategies == ["worked example", "worked example"]
