@@ -9,9 +9,8 @@ from pathlib import Path
 
 import click
 
-from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.options import executor_option
+from skillsleep.slash_commands.options import agent_target_options, executor_option, scoring_options
 from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
 
@@ -21,37 +20,11 @@ __all__ = ["compare_"]
 @click.command("compare")
 @click.argument("a_path", metavar="A", type=click.Path(path_type=Path))
 @click.argument("b_path", metavar="B", type=click.Path(path_type=Path))
-@click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path), help="Task file (JSONL).")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="Take backends and judge settings from this config.",
-)
-@click.option("--target", "target_spec", help="Target backend as provider:model (default: the config's).")
-@click.option("--base-url", help="Base URL of the target's server (a backend's, or the agent's with --harness).")
-@click.option("--judge", "judge_spec", help="Backend for rubric judges as provider:model.")
-@click.option("--metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score metric.")
-@click.option(
-    "--split",
-    type=click.Choice(["all", "train", "val", "test"]),
-    default="all",
-    show_default=True,
-    help="Which tasks to compare on.",
-)
+@scoring_options("Which tasks to compare on.")
 @click.option(
     "--samples", type=click.IntRange(min=1), help="Samples per task and skill (default: the config's rollouts_k, 1)."
 )
-@click.option(
-    "--harness",
-    "harness_name",
-    cls=choices.NamesHelp,
-    names=choices.harnesses,
-    default="chat",
-    show_default=True,
-    help="Where tasks run: {names} (see `skillsleep harnesses`).",
-)
-@click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
+@agent_target_options
 @executor_option
 @click.option(
     "--html",

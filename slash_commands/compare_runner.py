@@ -15,29 +15,17 @@ from skillsleep.core.shared.events import EvalStarted, EventSink
 from skillsleep.core.shared.records import Rollout
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.paired import PairedComparison, compare_scores
-from skillsleep.slash_commands.eval_runner import EvalOptions, scoring
+from skillsleep.slash_commands.eval_runner import EvalOptions, ScoringOptions, scoring
 
 SEED = 0  # the bootstrap's seed: the same scores give the same interval
 
 
-class CompareOptions(BaseModel):
+class CompareOptions(ScoringOptions):
     """What `skillsleep compare` was asked to do: eval's options for two skills, `samples` per task."""
-
-    model_config = ConfigDict(extra="forbid")
 
     a: Path
     b: Path
-    tasks: Path
-    config: Path | None = None
-    target: str | None = None
-    base_url: str | None = None
-    judge: str | None = None
-    metric: str | None = None
-    split: str = "all"
     samples: int | None = None
-    harness: str = "chat"
-    target_model: str | None = None
-    executor: str | None = None
     html: Path | None = None
 
     def eval_options(self) -> EvalOptions:

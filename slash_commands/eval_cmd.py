@@ -8,9 +8,8 @@ from pathlib import Path
 
 import click
 
-from skillsleep.slash_commands import choices
 from skillsleep.slash_commands.guard import guard
-from skillsleep.slash_commands.options import executor_option
+from skillsleep.slash_commands.options import agent_target_options, executor_option, scoring_options
 from skillsleep.slash_commands.output import emit
 from skillsleep.slash_commands.progress import progress
 
@@ -19,35 +18,9 @@ __all__ = ["eval_"]
 
 @click.command("eval")
 @click.option("--skill", "skill_path", required=True, type=click.Path(path_type=Path), help="Skill to score.")
-@click.option("--tasks", "tasks_path", required=True, type=click.Path(path_type=Path), help="Task file (JSONL).")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path),
-    help="Take backends and judge settings from this config.",
-)
-@click.option("--target", "target_spec", help="Target backend as provider:model (default: the config's).")
-@click.option("--base-url", help="Base URL of the target's server (a backend's, or the agent's with --harness).")
-@click.option("--judge", "judge_spec", help="Backend for rubric judges as provider:model.")
-@click.option("--metric", type=click.Choice(["hard", "soft", "mixed"]), help="Score metric.")
-@click.option(
-    "--split",
-    type=click.Choice(["all", "train", "val", "test"]),
-    default="all",
-    show_default=True,
-    help="Which tasks to score.",
-)
+@scoring_options("Which tasks to score.")
 @click.option("--rollouts-k", type=click.IntRange(min=1), help="Samples per task.")
-@click.option(
-    "--harness",
-    "harness_name",
-    cls=choices.NamesHelp,
-    names=choices.harnesses,
-    default="chat",
-    show_default=True,
-    help="Where tasks run: {names} (see `skillsleep harnesses`).",
-)
-@click.option("--target-model", help="The agent's model for a CLI harness (default: the agent's own).")
+@agent_target_options
 @executor_option
 @click.option("--json", "as_json", is_flag=True, help="Print scores as JSON; progress events as JSON lines on stderr.")
 @guard

@@ -31,12 +31,11 @@ from skillsleep.slash_commands.runtime import agent_harness, check_run, open_exe
 from skillsleep.slash_commands.wiring import chat_log_dir, model_settings, state_db, user_config
 
 
-class EvalOptions(BaseModel):
-    """What `skillsleep eval` was asked to do."""
+class ScoringOptions(BaseModel):
+    """What scoring skills on a task file was asked to do (eval's and compare's shared options)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    skill: Path
     tasks: Path
     config: Path | None = None
     target: str | None = None
@@ -44,10 +43,16 @@ class EvalOptions(BaseModel):
     judge: str | None = None
     metric: str | None = None
     split: str = "all"
-    rollouts_k: int | None = None
     harness: str = "chat"
     target_model: str | None = None
     executor: str | None = None  # "local" or "ray"; None: config.toml's [executor]
+
+
+class EvalOptions(ScoringOptions):
+    """What `skillsleep eval` was asked to do."""
+
+    skill: Path
+    rollouts_k: int | None = None
 
 
 class TaskScore(BaseModel):

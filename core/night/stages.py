@@ -249,19 +249,18 @@ async def _verdict(
     *,
     on_event: EventSink,
 ) -> Trained:
-    """The night's verdict once its epoch is trained (or stopped): the candidate against the live
-    skill on the held-out split, then both on the test split."""
+    """The verdict once its epoch is trained (or stopped): candidate vs live skill, held-out then test."""
     epoch = head.night - 1
     steps = [s for s in state.steps if s.epoch == epoch]
     common = _Leftovers(head, state, steps, evidence_for(cfg.gate.enabled, plan.tasks(), evaluator))
     if state.stopped:
-        message = state.stopped.removeprefix("budget: ")
+        stop = StopReason.from_error(BudgetExceeded(state.stopped.removeprefix("budget: ")))
         return common.decided(
             state.seed_skill,
             outcome="stopped-early",
             reason=f"stopped early: {state.stopped}",
             baseline=state.seed_score,
-            stop=StopReason.from_error(BudgetExceeded(message)),
+            stop=stop,
         )
     seed = Skill(state.seed_skill)
     candidate = Skill(state.best if cfg.gate.enabled else state.current)
