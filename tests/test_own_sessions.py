@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from fixture_sessions import FIXTURES, first_prompt, fixture_sessions, fixture_sources
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.harvest.harvester import Harvester, Source
@@ -28,27 +29,7 @@ from skillsleep.harnesses.failures import Wording
 from skillsleep.harnesses.replay import CLIHarness, Invocation, Parsed
 from skillsleep.harnesses.run_folder import run_folder
 
-FIXTURES = Path(__file__).parent / "fixtures"
 OWN = {"claude-code": FIXTURES / "claude" / "own", "codex": FIXTURES / "codex" / "own", "openclaw": FIXTURES / "openclaw" / "own"}  # fmt: skip
-
-
-def _sources(root: Path, harness: str) -> list[Source]:
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".jsonl", ".sqlite"))
-    return [Source(harness=harness, path=p, kind="sqlite" if p.suffix == ".sqlite" else "jsonl") for p in files]
-
-
-def _parsed(harness: str, root: Path) -> list[Session]:
-    sessions: list[Session] = []
-    for source in _sources(root, harness):
-        if source.kind == "sqlite":
-            sessions += registry.db_readers()[harness](source.path, {})[0].sessions
-        else:
-            sessions += registry.parsers()[harness](source.path.read_bytes(), str(source.path), 0).sessions
-    return sessions
-
-
-def _first_prompt(session: Session) -> str:
-    return next(t.text for t in session.turns if t.kind in ("user", "command"))
 
 
 # --- the predicate ---------------------------------------------------------------------------------
@@ -171,10 +152,10 @@ def test_every_replay_runs_in_a_run_folder(tmp_path: Path) -> None:
 @pytest.mark.parametrize("harness", list(OWN))
 def test_recorded_own_sessions_are_recognised(harness: str) -> None:
     expect: dict[str, dict[str, Any]] = json.loads((OWN[harness] / "manifest.json").read_text())["sessions"]
-    sessions = [s for s in _parsed(harness, OWN[harness]) if not s.sidechain]
+    sessions = [s for s in fixture_sessions(harness, OWN[harness]) if not s.sidechain]
     seen = set()
     for session in sessions:
-        first = _first_prompt(session)
+        first = first_prompt(session)
         [(key, want)] = [(k, v) for k, v in expect.items() if k in first]
         assert own_reason(session) == want["own"], (key, session.project)
         if "prompts" in want:
@@ -190,7 +171,7 @@ def test_the_users_own_recorded_sessions_are_never_taken_for_skillsleeps() -> No
         "codex": recorded / "codex",
         "openclaw": recorded / "openclaw",
     }
-    sessions = [s for harness, root in roots.items() for s in _parsed(harness, root)]
+    sessions = [s for harness, root in roots.items() for s in fixture_sessions(harness, root)]
     assert len(sessions) >= 10
     assert [own_reason(s) for s in sessions] == [None] * len(sessions)
 
@@ -198,7 +179,7 @@ def test_the_users_own_recorded_sessions_are_never_taken_for_skillsleeps() -> No
 def test_harvest_stores_none_of_skillsleeps_sessions_and_says_so(tmp_path: Path) -> None:
     store = Store(tmp_path / "state.db")
     harvester = Harvester(store, registry.parsers(), Redactor(), db_readers=registry.db_readers())
-    sources = [s for harness, root in OWN.items() for s in _sources(root, harness)]
+    sources = [s for harness, root in OWN.items() for s in fixture_sources(root, harness)]
     report = harvester.harvest(sources)
     assert report.own_sessions == 7  # Claude Code 3, Codex 3, OpenClaw 1
     assert report.sessions == {"claude-code": 1}  # the session that mixed /sleep with work
@@ -212,7 +193,7 @@ def test_harvest_stores_none_of_skillsleeps_sessions_and_says_so(tmp_path: Path)
 
 
 def test_mining_skips_skillsleeps_sessions_a_store_already_holds() -> None:
-    sessions = [s for harness, root in OWN.items() for s in _parsed(harness, root) if not s.sidechain]
+    sessions = [s for harness, root in OWN.items() for s in fixture_sessions(harness, root) if not s.sidechain]
     instances, intake = extract_instances(sessions)
     assert [i.prompt for i in instances] == ["say hello"]
     assert intake.sessions_skipped == {"skillsleep_own": 7}

@@ -9,8 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
+from fixture_sessions import FIXTURES, first_prompt, fixture_sessions, fixture_sources
 
-from skillsleep.core.harvest.harvester import Harvester, Source, merge
+from skillsleep.core.harvest.harvester import Harvester, merge
 from skillsleep.core.harvest.read import chunk
 from skillsleep.core.models.store import Store
 from skillsleep.core.privacy.redact import Redactor
@@ -19,42 +20,22 @@ from skillsleep.harnesses import registry
 from skillsleep.harnesses.claude_code.skill_use import loaded_skill
 from skillsleep.harnesses.skill_use import skill_in_text, skills_read
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SKILLS = {"claude-code": FIXTURES / "claude" / "skills", "codex": FIXTURES / "codex" / "skills", "openclaw": FIXTURES / "openclaw" / "skills"}  # fmt: skip
-
-
-def _sources(root: Path, harness: str) -> list[Source]:
-    files = sorted(p for p in root.rglob("*") if p.suffix in (".jsonl", ".sqlite"))
-    return [Source(harness=harness, path=p, kind="sqlite" if p.suffix == ".sqlite" else "jsonl") for p in files]
-
-
-def _parsed(harness: str, root: Path) -> list[Session]:
-    sessions: list[Session] = []
-    for source in _sources(root, harness):
-        if source.kind == "sqlite":
-            sessions += registry.db_readers()[harness](source.path, {})[0].sessions
-        else:
-            sessions += registry.parsers()[harness](source.path.read_bytes(), str(source.path), 0).sessions
-    return sessions
-
-
-def _first(session: Session) -> str:
-    return next(t.text for t in session.turns if t.kind in ("user", "command"))
 
 
 @pytest.mark.parametrize("harness", list(SKILLS))
 def test_recorded_skill_sessions_are_attributed_as_their_manifest_says(harness: str) -> None:
     manifest = json.loads((SKILLS[harness] / "manifest.json").read_text())
     assert manifest["agent"] == harness
-    found = {_first(s): s.skills for s in _parsed(harness, SKILLS[harness])}
+    found = {first_prompt(s): s.skills for s in fixture_sessions(harness, SKILLS[harness])}
     assert found == {prompt: want["skills"] for prompt, want in manifest["sessions"].items()}
 
 
 def test_the_other_recorded_fixtures_name_the_skill_their_runs_used() -> None:
     recorded = FIXTURES / "recorded"
-    claude = {_first(s): s.skills for s in _parsed("claude-code", recorded / "claude" / "config")}
-    codex = {_first(s): s.skills for s in _parsed("codex", recorded / "codex" / "codex-home")}
-    openclaw = {_first(s): s.skills for s in _parsed("openclaw", recorded / "openclaw" / "state")}
+    claude = {first_prompt(s): s.skills for s in fixture_sessions("claude-code", recorded / "claude" / "config")}
+    codex = {first_prompt(s): s.skills for s in fixture_sessions("codex", recorded / "codex" / "codex-home")}
+    openclaw = {first_prompt(s): s.skills for s in fixture_sessions("openclaw", recorded / "openclaw" / "state")}
     assert claude["/stub-skill some args"] == ["stub-skill"] and codex["$answer what now"] == ["answer"]
     assert openclaw["$answer what now"] == ["answer"]
     others = [
@@ -82,13 +63,13 @@ def test_sessions_that_use_no_skill_have_none(harness: str, root: Path) -> None:
         sessions = registry.parsers()[harness](root.read_bytes(), str(root), 0).sessions
     else:
         skip = ("skills", "own", "model")
-        sessions = [s for s in _parsed(harness, root) if not any(f"/{p}/" in s.source for p in skip)]
+        sessions = [s for s in fixture_sessions(harness, root) if not any(f"/{p}/" in s.source for p in skip)]
     assert sessions and all(s.skills == [] for s in sessions)
 
 
 def test_skillsleeps_own_sleep_skill_is_no_user_skill() -> None:
     own = FIXTURES / "claude" / "own"
-    [mixed] = [s for s in _parsed("claude-code", own) if _first(s) == "/sleep diff"]
+    [mixed] = [s for s in fixture_sessions("claude-code", own) if first_prompt(s) == "/sleep diff"]
     assert mixed.skills == ["sleep"]  # the parser says what the transcript shows …
     read = chunk(mixed)
     assert read.own is None and read.skills == [] and read.session().skills == []  # … the harvest keeps none
@@ -127,14 +108,14 @@ def test_a_continued_session_keeps_the_skills_of_both_parts() -> None:
 def test_harvest_stores_and_counts_the_skills(tmp_path: Path) -> None:
     store = Store(tmp_path / "state.db")
     harvester = Harvester(store, registry.parsers(), Redactor(), db_readers=registry.db_readers())
-    sources = [s for harness, root in SKILLS.items() for s in _sources(root, harness)]
+    sources = [s for harness, root in SKILLS.items() for s in fixture_sources(root, harness)]
     report = harvester.harvest(sources)
     assert report.skills == {
         "claude-code": {"review-pr": 1, "release-notes": 1},
         "codex": {"review-pr": 1, "release-notes": 1},
         "openclaw": {"release-notes": 1},
     }
-    stored = {(s.harness, _first(s)): s.skills for s in store.sessions()}
+    stored = {(s.harness, first_prompt(s)): s.skills for s in store.sessions()}
     assert stored[("claude-code", "say hello")] == [] and stored[("codex", "$review-pr check 12")] == ["review-pr"]
     assert store.skill_uses() == {
         ("claude-code", "review-pr"): 1,
