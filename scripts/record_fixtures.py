@@ -754,6 +754,21 @@ def install_agents() -> Path:
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
+def record_agents(doc: str | None, agents: list[str], make: Any, argv: list[str] | None = None) -> int:
+    """A recording script's main: `--agent` (repeatable) picks from `agents`; `make(bin_dir, tmp, server)`
+    builds the recorder whose `record(cli)` records one agent and whose `summary` lines are printed."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agent", choices=agents, action="append", help="record only this agent (repeatable)")
+    args = parser.parse_args(argv)
+    bin_dir = install_agents()
+    with tempfile.TemporaryDirectory(prefix="skillsleep-rec-") as tmp, AgentServer(port=0) as server:
+        rec = make(bin_dir, Path(tmp).resolve(), server)
+        for cli in args.agent or agents:
+            rec.record(cli)
+        print("\n".join(rec.summary))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=("stdout", "transcripts"), help="record only this part")

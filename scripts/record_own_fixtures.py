@@ -16,13 +16,11 @@ does (the home as /home/dev); each run folder becomes /tmp/skillsleep-run-record
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from agent_server import AgentServer  # noqa: E402
 from own_kit import SLEEP_SKILL, codex_user_config, cwds, model_call_argv, stub_settings, user_env, user_run, wrapper  # noqa: E402
-from record_fixtures import Recorder, _shorten_claude, _shorten_codex, install_agents  # noqa: E402
+from record_fixtures import Recorder, _shorten_claude, _shorten_codex, record_agents  # noqa: E402
 
 from skillsleep.core.document.skill import Skill  # noqa: E402
 from skillsleep.core.shared.records import Task  # noqa: E402
@@ -130,16 +127,7 @@ EXPECT: dict[str, dict[str, dict[str, Any]]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--agent", choices=list(AGENTS), action="append", help="record only this agent (repeatable)")
-    args = parser.parse_args(argv)
-    bin_dir = install_agents()
-    with tempfile.TemporaryDirectory(prefix="skillsleep-rec-") as tmp, AgentServer(port=0) as server:
-        rec = OwnRecorder(bin_dir, Path(tmp).resolve(), server)
-        for cli in args.agent or list(AGENTS):
-            rec.record(cli)
-        print("\n".join(rec.summary))
-    return 0
+    return record_agents(__doc__, list(AGENTS), OwnRecorder, argv)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,9 @@ model call a tool by name. Paths are rewritten as scripts/record_fixtures.py doe
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from agent_server import AgentServer  # noqa: E402
-from record_fixtures import Recorder, _shorten_claude, _shorten_codex, install_agents  # noqa: E402
+from record_fixtures import Recorder, _shorten_claude, _shorten_codex, record_agents  # noqa: E402
 
 AGENTS = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
 
@@ -111,16 +108,7 @@ EXPECT: dict[str, dict[str, dict[str, Any]]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--agent", choices=list(AGENTS), action="append", help="record only this agent (repeatable)")
-    args = parser.parse_args(argv)
-    bin_dir = install_agents()
-    with tempfile.TemporaryDirectory(prefix="skillsleep-rec-") as tmp, AgentServer(port=0) as server:
-        rec = SkillRecorder(bin_dir, Path(tmp).resolve(), server)
-        for cli in args.agent or list(AGENTS):
-            rec.record(cli)
-        print("\n".join(rec.summary))
-    return 0
+    return record_agents(__doc__, list(AGENTS), SkillRecorder, argv)
 
 
 if __name__ == "__main__":
