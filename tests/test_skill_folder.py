@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sleep_kit import RULE, Recorder, night_env, run_night, write_chat_logs, write_scripts
@@ -248,3 +249,22 @@ def test_a_training_run_shows_its_skill_s_own_folder_but_never_a_project_folder(
     assert read_context(project, Redactor()) is None
     inside = config_for(skill.parent / "work", skill)  # the run's tasks inside the skill's folder
     assert read_context(inside, Redactor()) is None
+
+
+def test_a_file_that_cannot_be_read_is_named_with_why_not_called_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    skill = skill_folder(tmp_path)
+    locked = skill.parent / "references" / "style.md"
+    real_open = Path.open
+
+    def refusing(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == locked:
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refusing)  # as root, a chmod would not stop the read
+    folder = read_folder(skill, budget=100_000)
+    assert folder is not None and "references/style.md" not in [f.path for f in folder.files]
+    assert "references/style.md: left out, it cannot be read (Permission denied)" in folder.notes
+    assert "assets/logo.png: left out, not a text file" in folder.notes

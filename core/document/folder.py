@@ -69,8 +69,8 @@ def read_folder(skill_file: Path, *, budget: int, file_chars: int = FILE_CHARS) 
         notes.append(f"only the first {MAX_FILES} of {len(paths)} files were looked at")
     for rel in paths[:MAX_FILES]:
         read = _read_text(root / rel, min(file_chars, left)) if left > 0 else None
-        if read is None and left > 0:
-            notes.append(f"{rel}: left out, not a text file")
+        if isinstance(read, str):
+            notes.append(f"{rel}: left out, {read}")
             continue
         if read is None or (read[2] and len(read[0]) < min(_LEFT_OUT, file_chars)):
             notes.append(f"{rel}: left out, over the budget of {budget} characters for these files")
@@ -109,21 +109,22 @@ def _order(rel: str) -> tuple[int, str]:
     return (0 if top is None else 1 + (_FIRST.index(top) if top in _FIRST else len(_FIRST))), rel
 
 
-def _read_text(path: Path, chars: int) -> tuple[str, int, bool] | None:
+def _read_text(path: Path, chars: int) -> tuple[str, int, bool] | str:
     """The first `chars` characters of a UTF-8 text file, its size in bytes and whether it was cut;
-    None for a binary file (a NUL byte, or bytes that are not UTF-8) or one that cannot be read."""
+    else why it is left out: a binary file (a NUL byte, or bytes that are not UTF-8), or one that
+    cannot be read (and why)."""
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
             head = handle.read(chars * 4 + 4)
-    except OSError:
-        return None
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
     if b"\0" in head:
-        return None
+        return "not a text file"
     try:
         text = codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) >= size)
     except UnicodeDecodeError:
-        return None
+        return "not a text file"
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     cut = len(head) < size or len(text) > chars
     return text[:chars], size, cut
