@@ -137,6 +137,8 @@ def test_a_split_key_the_source_lacks_is_named(bench: ModuleType) -> None:
 
 
 def test_held_out_families_run_only_when_named(bench: ModuleType) -> None:
+    if not bench.DATA.is_dir():  # the bench's arguments are refused without its task data
+        pytest.skip("../shared/data/tasks is absent (CI provides it)")
     default = bench._parse([]).families
     assert not HELD_OUT & set(default) and {"findings", "brief", "structure"} <= set(default)
     assert bench._parse(["--families", "all"]).families == bench.family_names()
