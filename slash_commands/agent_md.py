@@ -92,9 +92,11 @@ def status_md(s: StatusResult, prefix: str) -> str:
     for p in pending:
         verdict = "accepted" if p.accepted else f"not accepted ({md_line(p.reason)})"
         live = "; the live file changed since, so adopt refuses unless `--force`" if p.live_changed else ""
+        paired = f" (paired {p.paired})" if p.paired else ""
+        label = f", {md_line(p.label)}" if p.label else ""
         out.append(
             f"- Proposal `{p.id}` for {md_line(p.skill_path)}: held-out {_score(p.baseline)} → "
-            f"{_score(p.candidate)}, {verdict}{live}. Next: {_commands(p.next, prefix)}"
+            f"{_score(p.candidate)}{paired}, {verdict}{label}{live}. Next: {_commands(p.next, prefix)}"
             + (f" {p.note}" if p.note else "")
         )
     if pending:

@@ -35,6 +35,17 @@ def _scores(before: float | None, after: float | None) -> str:
     return f"{_score(before)} → {_score(after)}"
 
 
+def _paired(short: str) -> str:
+    """The held-out paired difference beside the scores: " (paired +0.31 [0.12, 0.50], p = 0.008, 6 tasks ×
+    1 sample)"; nothing for a night recorded before it was kept (core/report/evidence.py)."""
+    return f" (paired {short})" if short else ""
+
+
+def _label(label: str, md: Inline) -> str:
+    """ "; validated" or "; suggestion — not validated" after a verdict ("" without one)."""
+    return f"; {md(label)}" if label else ""
+
+
 def _when(iso: str, md: Inline) -> str:
     try:
         return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
@@ -68,8 +79,7 @@ def _night_line(n: NightSeen, md: Inline) -> str:
     verdict = _verdict(n.end.accepted, n.end.reason, md, dry_run=n.dry_run)
     from skillsleep.core.report.evidence import label_text
 
-    paired = f" (paired {n.end.paired})" if n.end.paired else ""
-    parts += [f"held-out {_scores(n.end.baseline, n.end.candidate)}{paired}", verdict]
+    parts += [f"held-out {_scores(n.end.baseline, n.end.candidate)}{_paired(n.end.paired)}", verdict]
     if label := label_text(n.end.validated, n.end.outcome, n.end.validation):
         parts.append(md(label))
     if n.end.test_before is not None or n.end.test_after is not None:
@@ -89,7 +99,7 @@ def _pending_lines(pending: list[PendingProposal], md: Inline) -> list[str]:
         tests = f", test {_scores(p.test_before, p.test_after)}" if p.test_before is not None else ""
         out.append(
             f"- {p.id} for {md(p.skill_path)}: {_verdict(p.accepted, p.reason, md)}; "
-            f"held-out {_scores(p.baseline, p.candidate)}{tests}"
+            f"held-out {_scores(p.baseline, p.candidate)}{_paired(p.paired)}{tests}{_label(p.label, md)}"
         )
         if p.live_changed:
             out.append("  the live file changed since this was staged: adopt will refuse unless --force")
@@ -115,8 +125,8 @@ def _nights_lines(s: StatusResult, md: Inline) -> list[str]:
     if s.gate_history:
         out += ["### Gate history (held-out baseline → candidate)", ""]
         out += [
-            f"- night {g.night} · {g.date} · {md(g.skill)}: {_scores(g.baseline, g.candidate)} "
-            f"{_verdict(g.accepted, g.reason, md, dry_run=g.dry_run)}"
+            f"- night {g.night} · {g.date} · {md(g.skill)}: {_scores(g.baseline, g.candidate)}{_paired(g.paired)} "
+            f"{_verdict(g.accepted, g.reason, md, dry_run=g.dry_run)}{_label(g.label, md)}"
             for g in s.gate_history
         ]
         out.append("")

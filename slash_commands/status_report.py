@@ -11,12 +11,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.night.nights import NightProgress, Nights, month_start
 from skillsleep.core.night.record import NightEnd, NightRecord
 from skillsleep.core.night.record import NightSpend as RecordSpend
+from skillsleep.core.report.evidence import label_text
 from skillsleep.core.report.proposal_record import Action, Proposal, file_hash
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.wording import no_agent_reads
@@ -106,8 +107,19 @@ class NightsSeen(Record):
     recent: list[NightSeen]  # the last RECENT_NIGHTS
 
 
+def held_out(end: NightEnd | None) -> dict[str, Any]:
+    """The held-out evidence a night recorded beside its gate (`NightEnd`: the paired difference in
+    short, the label and its reason), as the gate history and a pending proposal show it; nothing
+    for a night recorded before it was kept, or without a gate decision."""
+    if end is None:
+        return {}
+    label = label_text(end.validated, end.outcome, end.validation)
+    return {"paired": end.paired, "validated": end.validated, "validation": end.validation, "label": label}
+
+
 class GateVerdict(Record):
-    """A night's line on the gate history: held-out baseline → candidate, and the verdict."""
+    """A night's line on the gate history: held-out baseline → candidate, and the verdict; beside it
+    the night's held-out evidence (`held_out()`)."""
 
     night: int
     date: str
@@ -117,10 +129,15 @@ class GateVerdict(Record):
     accepted: bool
     dry_run: bool
     reason: str
+    paired: str = ""  # "+0.31 [0.12, 0.50], p = 0.008, 6 tasks × 1 sample" ("" : none recorded)
+    validated: bool | None = None  # None: no gate decision, or a night recorded before the label
+    validation: str = ""  # the label with its reason
+    label: str = Field(default="", exclude=True)  # the label as status shows it (`label_text`)
 
 
 class PendingProposal(Record):
-    """A staged proposal: its verdict and scores, whether the live file changed since, what to type."""
+    """A staged proposal: its verdict and scores, the held-out evidence of the night that staged it
+    (`held_out()`), whether the live file changed since, what to type."""
 
     id: str
     created: str
@@ -135,9 +152,14 @@ class PendingProposal(Record):
     live_changed: bool
     next: list[str]  # the commands: diff, adopt, reject
     note: str  # "" or why no agent reads this skill
+    paired: str = ""  # as GateVerdict's: from the record of the night that staged it
+    validated: bool | None = None
+    validation: str = ""
+    label: str = Field(default="", exclude=True)
 
     @classmethod
-    def of(cls, p: Proposal) -> PendingProposal:
+    def of(cls, p: Proposal, staged_by: NightEnd | None = None) -> PendingProposal:
+        """`p`, with the held-out evidence of `staged_by`, the end of the night that staged it."""
         return cls(
             id=p.id,
             created=p.created.isoformat(),
@@ -152,6 +174,7 @@ class PendingProposal(Record):
             live_changed=file_hash(Path(p.skill_path)) != p.base_hash,
             next=next_commands(p),
             note=no_agent_reads(str(p.details.get("harness", "")), bool(p.details.get("managed"))),
+            **held_out(staged_by),
         )
 
 
@@ -234,10 +257,16 @@ def _gate_history(records: list[NightRecord]) -> list[GateVerdict]:
             accepted=r.end.accepted,
             dry_run=r.dry_run,
             reason=r.end.reason,
+            **held_out(r.end),
         )
         for r in records
         if r.status != "running"
     ][-GATE_HISTORY:]
+
+
+def _staged_by(p: Proposal, records: list[NightRecord]) -> NightEnd | None:
+    """The end of the night that staged `p` (None: staged outside a night, or its record is gone)."""
+    return next((r.end for r in records if r.night == p.night and r.end.proposal_id == p.id), None)
 
 
 def _next_night(problems: list[str]) -> NextNight | None:
@@ -278,7 +307,7 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> StatusRe
         data_dir=str(root),
         nights=NightsSeen(count=len(records), recent=recent),
         gate_history=_gate_history(records),
-        pending=[PendingProposal.of(p) for p in proposals if p.status == "staged"],
+        pending=[PendingProposal.of(p, _staged_by(p, records)) for p in proposals if p.status == "staged"],
         actions=actions[-RECENT_ACTIONS:],
         last_harvest=_last_harvest(problems),
         spend=Spend(

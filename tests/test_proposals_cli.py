@@ -125,6 +125,45 @@ def test_status_shows_nights_gate_history_pending_actions_and_spend(data: Path, 
     assert [a["kind"] for a in s["actions"]] == ["stage"]
 
 
+def test_status_shows_the_held_out_evidence_beside_the_gate_history_and_pending_proposals(
+    data: Path, live: Path
+) -> None:
+    """Night 2 recorded its paired difference and label (the gate was off: accepted, yet only a
+    suggestion); night 1 was recorded before either was kept: its entries say nothing of them."""
+    props = Proposals(data)
+    old = props.stage(live, NEW, accepted=True, reason="0.40 → 0.70", baseline_score=0.4, candidate_score=0.7, night=1)
+    new = props.stage(live, NEW + "- one more\n", accepted=True, reason="gate off", night=2)
+    when = month_start()
+    save_night(data, 1, when, live, finished=when, **ACCEPTED, proposal_id=old.id)
+    paired = "+0.50 [0.17, 0.83], p = 0.031, 6 tasks × 3 samples"
+    why = "suggestion — not validated: the gate was off, so it was accepted without a check on held-out tasks"
+    evidence = {"paired": paired, "validated": False, "validation": why}
+    save_night(data, 2, when, live, finished=when, **{**ACCEPTED, "reason": "gate off"}, proposal_id=new.id, **evidence)
+
+    code, out, err = invoke("status")
+    assert code == 0, err
+    gate = [x for x in out.split("### Gate history")[1].split("###")[0].splitlines() if x.startswith("- night")]
+    assert gate == [
+        f"- night 1 · {when.date()} · fmt: 0.40 → 0.70 accepted (0.40 → 0.70)",  # recorded before: nothing shown
+        f"- night 2 · {when.date()} · fmt: 0.40 → 0.70 (paired {paired}) accepted (gate off); {why}",
+    ]
+    pending = out.split("### Pending proposals (2)")[1].split("###")[0]
+    line = {pid: next(x for x in pending.splitlines() if x.startswith(f"- {pid} ")) for pid in (old.id, new.id)}
+    assert line[new.id].endswith(f"held-out — → — (paired {paired}); {why}")
+    assert line[old.id].endswith("held-out 0.40 → 0.70") and "paired" not in line[old.id]
+
+    s = json.loads(invoke("status", "--json")[1])
+    shown = [(g["night"], g["paired"], g["validated"], g["validation"]) for g in s["gate_history"]]
+    assert shown == [(1, "", None, ""), (2, paired, False, why)]
+    by_id = {x["id"]: (x["paired"], x["validated"], x["validation"]) for x in s["pending"]}
+    assert by_id == {old.id: ("", None, ""), new.id: (paired, False, why)}
+    assert all("label" not in x for x in s["pending"] + s["gate_history"])  # the text's; JSON has the two above
+
+    md = invoke("status", "--format", "md")[1]
+    [entry] = [x for x in md.splitlines() if f"`{new.id}`" in x]
+    assert f"held-out — → — (paired {paired}), accepted, {why}. Next:" in entry
+
+
 def test_status_names_unreadable_records_and_a_changed_live_file(data: Path, live: Path) -> None:
     props = Proposals(data)
     p = props.stage(live, NEW, accepted=False, reason="0.50 is not above 0.50")
