@@ -57,6 +57,14 @@ def stats_lines(c: PairedComparison) -> list[str]:
     ]
 
 
+def failed_line(r: CompareResult) -> str:
+    """How many runs failed, each scored 0, and the first one's error ("" when none failed)."""
+    if r.error is None:
+        return ""
+    runs = r.comparison.n_tasks * r.samples
+    return f"failed runs, each scored 0: A {r.failed_a} of {runs}, B {r.failed_b} of {runs}; the first: {r.error}"
+
+
 def compare_text(r: CompareResult, plain: bool) -> str:
     """The comparison: the verdict, what ran, the per-task table, the statistics and the cost."""
     show = plain_line if plain else md_line
@@ -69,6 +77,7 @@ def compare_text(r: CompareResult, plain: bool) -> str:
         f"{bullet}B: {show(r.b)}",
         f"{bullet}on {show(r.tasks)}: {counted(c.n_tasks, 'task')} × {counted(r.samples, 'sample')}, harness "
         f"{r.harness}, metric {r.metric}",
+        *([f"{bullet}{show(failed_line(r))}"] if r.error else []),
         "",
         *_rows(c, plain),
         "",
@@ -89,6 +98,7 @@ def compare_html(r: CompareResult) -> str:
         ("B", r.b),
         ("tasks", f"{r.tasks}: {counted(c.n_tasks, 'task')} × {counted(r.samples, 'sample')}"),
         ("harness, metric", f"{r.harness}, {r.metric}"),
+        *([("failed runs", failed_line(r).partition(": ")[2])] if r.error else []),
         *((line.partition(":")[0], line.partition(":")[2].strip()) for line in stats_lines(c)[1:]),
         ("difference", interval_line(c)),
         ("cost", f"{counted(r.calls_made, 'model call')}, {r.cache_hits} from the cache, {r.tokens:,} tokens"),

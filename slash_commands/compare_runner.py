@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError, SkillsleepError
 from skillsleep.core.shared.events import EvalStarted, EventSink
 from skillsleep.core.shared.records import Rollout
 from skillsleep.core.train.evaluate import Evaluator
@@ -48,6 +48,10 @@ class CompareResult(BaseModel):
     samples: int  # per task and skill (`--samples`, or the config's rollouts_k)
     comparison: PairedComparison
     html: str | None
+    # runs that failed (the agent could not run, timed out, …), each scored 0 as eval scores it
+    failed_a: int = 0
+    failed_b: int = 0
+    error: str | None = None  # the first failed run's error
     calls_made: int
     cache_hits: int
     tokens: int
@@ -72,6 +76,12 @@ async def run_compare(opts: CompareOptions, *, on_event: EventSink) -> CompareRe
             on_event(EvalStarted(skill=str(path), tasks=len(s.tasks), rollouts_k=k, harness=s.label))
         ra, rb = await asyncio.gather(*(s.evaluator.rollouts(skill, s.tasks) for skill in s.skills))
         a, b = _scores(s.evaluator, ra), _scores(s.evaluator, rb)
+    failed_a, failed_b = (sum(1 for r in rs if r.run.error is not None) for rs in (ra, rb))
+    error = next((r.run.error for r in [*ra, *rb] if r.run.error is not None), None)
+    if error is not None and failed_a == len(ra) and failed_b == len(rb):
+        raise SkillsleepError(
+            f"every run of A and of B failed, so there is nothing to compare (each would score 0); the first: {error}"
+        )
     return CompareResult(
         a=str(opts.a),
         b=str(opts.b),
@@ -81,6 +91,9 @@ async def run_compare(opts: CompareOptions, *, on_event: EventSink) -> CompareRe
         samples=k,
         comparison=compare_scores(a, b, seed=SEED),
         html=str(opts.html) if opts.html else None,
+        failed_a=failed_a,
+        failed_b=failed_b,
+        error=error,
         calls_made=s.ledger.calls_made,
         cache_hits=s.ledger.cache_hits,
         tokens=s.ledger.spent_tokens,

@@ -46,7 +46,9 @@ def read_skill(path: Path) -> Skill:
 
 def usable_agent(name: str, *, target_model: str | None, base_url: str | None) -> CLIHarness:
     """An agent CLI's replay harness: its `[harness.<name>]` settings with `target_model` and
-    `base_url` on top; an agent that is not usable here is a ConfigError saying why."""
+    `base_url` on top; an agent that is not usable here, or settings it cannot replay with (a key
+    they name that is not set, a `base_url` without the `target_model` it serves), is a ConfigError
+    saying why."""
     agent = registry.get(name)
     configured = harness_settings().get(name)
     table = configured.model_dump(exclude_unset=True) if configured is not None else {}
@@ -58,6 +60,8 @@ def usable_agent(name: str, *, target_model: str | None, base_url: str | None) -
     status = harness.status()
     if not status.usable:
         raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
+    if problem := harness.settings_problem():  # else every replay would fail alike, each scored 0
+        raise ConfigError(problem)
     return harness
 
 

@@ -200,7 +200,7 @@ class OpenClawHarness(CLIHarness):
         if s.base_url and not s.target_model:
             return (
                 f"openclaw harness: `base_url` is set ({s.base_url}) but `target_model` is empty; set "
-                f"`target_model` to the model name that server serves."
+                f"`target_model` (`--target-model` on the command line) to the model name that server serves."
             )
         return None
 
