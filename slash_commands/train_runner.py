@@ -98,13 +98,15 @@ TASKS_SHOWN = 10  # the per-task rows train's text shows; --json (and summary.js
 
 
 def paired_lines(c: PairedComparison) -> list[str]:
-    """The best skill against the seed on the test split: the verdict, then a row per task
-    (seed → best, the difference), at most TASKS_SHOWN of them."""
+    """The best skill against the seed on the test split: the verdict, how much of the spread is
+    sampling noise (or that one sample per task covers the task variation only), then a row per
+    task (seed → best, the difference), at most TASKS_SHOWN of them."""
     width = max(len(p.id) for p in c.tasks[:TASKS_SHOWN])
     rows = [f"    {p.id:<{width}}  {p.a_mean:.2f} → {p.b_mean:.2f}  {p.diff:+.2f}" for p in c.tasks[:TASKS_SHOWN]]
     more = c.n_tasks - TASKS_SHOWN
     return [
         f"test split, best against seed (paired per task): {c.verdict}",
+        f"  repeatability: {c.repeatability.note}",
         "  per task, seed → best:",
         *rows,
         *([f"    … {more} more (--json lists them all)"] if more > 0 else []),

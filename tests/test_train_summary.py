@@ -90,11 +90,17 @@ def test_the_test_split_is_compared_paired_and_an_older_summary_still_reads() ->
     assert paired["verdict"].startswith("no detectable difference: +1.00 [1.00, 1.00], p = 0.500, 2 tasks")
     text = (FIXTURES / "train_summary.txt").read_text(encoding="utf-8")
     assert f"test split, best against seed (paired per task): {paired['verdict']}\n" in text
+    # one sample per task: the interval covers the variation across tasks only, and the text says so
+    note = "one sample per task: the interval covers the variation across tasks only; sampling noise is not measured"
+    assert (
+        f"\n  repeatability: {note} ([train] rollouts_k = 3 with the target's temperature above 0 measures it)\n"
+        in text
+    )
     old = {k: v for k, v in new.items() if k != "test_paired"}
     result = TrainResult.model_validate(old)
     assert result.test_paired is None
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("test split, best against seed"))
     end = next(i for i, line in enumerate(lines) if line.startswith("calls:"))
-    assert end - start == 4  # the verdict, the table's heading, a row per test task
+    assert end - start == 5  # the verdict, repeatability, the table's heading, a row per test task
     assert train_text(result) == "\n".join(lines[:start] + lines[end:])
