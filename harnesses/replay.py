@@ -90,7 +90,7 @@ class CLIHarness:
             if not status.usable or not status.command:
                 return Run(error=f"the {self.name} harness cannot run: {status.reason}")
             base = self.base_env()
-            problem = self.settings_problem(base)
+            problem = self._key_problem(base) or self.problem()
             if problem:
                 return Run(error=problem)
             try:
@@ -100,12 +100,6 @@ class CLIHarness:
                     error=f"{self.name} could not prepare the replay ({exc}); check disk space and that "
                     f"the task's folder {task.workdir or '(none)'} is readable"
                 )
-
-    def settings_problem(self, base: dict[str, str] | None = None) -> str | None:
-        """Why these settings cannot run a single replay in the environment `base` (None: this
-        harness's own): a key the settings name that is not set, or `problem()`; None when they can.
-        Every run checks it; a command checks it once before any work (slash_commands/runtime.py)."""
-        return self._key_problem(self.base_env() if base is None else base) or self.problem()
 
     def _key_problem(self, base: dict[str, str]) -> str | None:
         s = self.settings

@@ -46,9 +46,10 @@ def read_skill(path: Path) -> Skill:
 
 def usable_agent(name: str, *, target_model: str | None, base_url: str | None) -> CLIHarness:
     """An agent CLI's replay harness: its `[harness.<name>]` settings with `target_model` and
-    `base_url` on top; an agent that is not usable here, or settings it cannot replay with (a key
-    they name that is not set, a `base_url` without the `target_model` it serves), is a ConfigError
-    saying why."""
+    `base_url` on top; an agent that is not usable here, or settings it cannot replay with at all
+    (`problem()`: OpenClaw's `base_url` without the `target_model` it serves), is a ConfigError
+    saying why. (An `api_key_env` that is not set is each replay's error: a scheduled night reads
+    its keys from night.env, not from the shell that runs `schedule`.)"""
     agent = registry.get(name)
     configured = harness_settings().get(name)
     table = configured.model_dump(exclude_unset=True) if configured is not None else {}
@@ -60,7 +61,7 @@ def usable_agent(name: str, *, target_model: str | None, base_url: str | None) -
     status = harness.status()
     if not status.usable:
         raise ConfigError(f"the {name} harness is not usable here: {status.reason}")
-    if problem := harness.settings_problem():  # else every replay would fail alike, each scored 0
+    if problem := harness.problem():  # else every replay would fail alike, each scored 0
         raise ConfigError(problem)
     return harness
 
