@@ -82,9 +82,11 @@ def test_runs_that_failed_are_counted_and_named_beside_the_comparison(
     assert (out["comparison"]["a_mean"], out["comparison"]["b_mean"]) == (0.0, 1.0)
     prompts = [json.loads(x) for x in log.read_text().splitlines()]
     assert sorted(prompts) == ["$answer question 0", "$answer question 1", "question 0", "question 1"]
-    text = CliRunner().invoke(main, [*args, "--format", "text"]).stdout.splitlines()
+    page = tmp_path / "compare.html"
+    text = CliRunner().invoke(main, [*args, "--format", "text", "--html", str(page)]).stdout.splitlines()
     [failed] = [x for x in text if x.startswith("failed runs")]
     assert failed.startswith("failed runs, each scored 0: A 2 of 2, B 0 of 2; the first: ")
+    assert "A 2 of 2, B 0 of 2; the first: " in page.read_text()  # the page's facts say it too
 
 
 def test_a_comparison_where_every_run_failed_is_an_error_naming_the_first(

@@ -80,8 +80,13 @@ def test_status_cost_doctor_and_the_chart_read_old_records_as_before(data: Path)
         (2, 1.0, False),
         (3, 1.0, False),
     ]
+    # recorded before the held-out evidence was kept: none is shown, and nothing claims a label
+    assert {(g["paired"], g["validated"], g["validation"]) for g in status["gate_history"]} == {("", None, "")}
     code, text, err = invoke("status")
     assert code == 0, err
+    gate = text.split("### Gate history")[1].split("###")[0]
+    assert "paired" not in gate and "validated" not in gate
+    assert "- night 1 · 2026-12-05 · skillsleep-learned: 0.00 → 1.00 accepted (improved 0.000 → 1.000" in gate
     assert "held-out 0.00 → 1.00; accepted (improved 0.000 → 1.000" in text and "(auto-adopted)" in text
     assert "stopped (budget): token budget reached" in text and "dry run, nothing staged" in text
     code, out, err = invoke("cost", "--json")
