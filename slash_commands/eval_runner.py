@@ -15,7 +15,7 @@ from skillsleep.core.models.backends.base import check_base_url
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.model_set import Models
 from skillsleep.core.models.store import Store
-from skillsleep.core.shared.errors import ConfigError
+from skillsleep.core.shared.errors import ConfigError, SkillsleepError
 from skillsleep.core.shared.events import EvalStarted, EventSink, Notice
 from skillsleep.core.shared.records import Rollout, Task
 from skillsleep.core.train.config import TrainConfig, load_config
@@ -84,6 +84,10 @@ class EvalResult(BaseModel):
     # the mean's bootstrap interval over the tasks (the task the unit, seeded with run.seed)
     interval: MeanInterval
     per_task: list[TaskScore]
+    # runs that failed (the agent or model could not run, timed out, …), each scored 0
+    failed: int = 0
+    runs: int = 0  # runs made: tasks × samples
+    error: str | None = None  # the first failed run's error
     calls_made: int
     tokens: int
     cost_usd: float
@@ -206,6 +210,9 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
         )
         for tid, rs in per_task.items()
     ]
+    errors = [r.run.error for r in rollouts if r.run.error is not None]
+    if rollouts and len(errors) == len(rollouts):
+        raise SkillsleepError(f"every run failed, so there is no score (each would be 0); the first: {errors[0]}")
     return EvalResult(
         skill=str(opts.skill),
         tasks=str(opts.tasks),
@@ -215,6 +222,9 @@ async def run_eval(opts: EvalOptions, *, on_event: EventSink) -> EvalResult:
         score=mean({r.id: r.score for r in rows}),
         interval=mean_interval([r.score for r in rows], seed=cfg.run.seed),
         per_task=rows,
+        failed=len(errors),
+        runs=len(rollouts),
+        error=errors[0] if errors else None,
         calls_made=ledger.calls_made,
         tokens=ledger.spent_tokens,
         cost_usd=round(ledger.spent_usd, 6),
@@ -226,4 +236,6 @@ def eval_text(s: EvalResult) -> str:
     for t in s.per_task:
         lines.append(f"  {t.score:.2f}  {t.id}" + (f"  — {t.feedback}" if t.feedback else ""))
     lines.append(s.interval.line())
+    if s.failed:
+        lines.append(f"failed runs, each scored 0: {s.failed} of {s.runs}; the first: {s.error}")
     return "\n".join(lines)

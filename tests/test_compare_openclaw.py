@@ -32,7 +32,7 @@ if args[:1] == ["--version"]:
 prompt = pathlib.Path(args[args.index("--message-file") + 1]).read_text()
 with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(json.dumps(prompt) + "\\n")
-if os.environ.get("FAIL_ALL") or not prompt.startswith("$answer "):
+if os.environ.get("FAIL_ALL") or not prompt.startswith("$answer ") or "FAILME" in prompt:
     print("fake openclaw: no provider answered", file=sys.stderr)
     sys.exit(1)
 skill = pathlib.Path(args[args.index("--cwd") + 1], "skills", "answer", "SKILL.md").read_text()
@@ -110,6 +110,32 @@ def test_a_base_url_without_the_model_it_serves_is_refused_before_any_run(
     assert r.exit_code == 2
     assert "`target_model` is empty" in r.output and "--target-model" in r.output
     assert not log.exists()  # no replay started
+
+
+def test_eval_counts_and_names_failed_runs_and_errs_when_every_run_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eval scores a failed run 0 as compare does, and says so; when every run failed there is no score."""
+    _fake(tmp_path, monkeypatch)
+    _files(tmp_path, 2, "SKILL_SAYS: apple\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(
+        tasks.read_text()
+        + json.dumps({"id": "odd", "prompt": "FAILME", "judge": {"checks": [{"type": "contains", "value": "x"}]}})
+        + "\n"
+    )
+    args = ["eval", "--skill", str(tmp_path / "B.md"), "--tasks", str(tasks), "--harness", "openclaw"]
+    monkeypatch.setenv("FAIL_ALL", "1")
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert "every run failed, so there is no score" in r.output and "fake openclaw: no provider answered" in r.output
+    monkeypatch.delenv("FAIL_ALL")
+    out = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    assert (out["failed"], out["runs"]) == (1, 3) and "no provider answered" in out["error"]
+    assert [t["score"] for t in out["per_task"]] == [1.0, 1.0, 0.0] and out["score"] == pytest.approx(2 / 3)
+    text = CliRunner().invoke(main, args).stdout.splitlines()
+    [failed] = [x for x in text if x.startswith("failed runs")]
+    assert failed.startswith("failed runs, each scored 0: 1 of 3; the first: ") and "no provider answered" in failed
 
 
 @pytest.mark.slow
