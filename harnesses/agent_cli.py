@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillsleep.core.document.skill import Skill
+from skillsleep.core.document.skill import frontmatter_value as frontmatter_value
 from skillsleep.core.models.backends.base import BaseUrl
 from skillsleep.core.shared.records import Record, Task
 from skillsleep.harnesses.run_folder import WORKDIR_IGNORE as WORKDIR_IGNORE
@@ -235,12 +236,6 @@ def task_text(task: Task) -> str:
 
 
 # --- the skill as an agent loads it ------------------------------------------------------------
-
-
-def frontmatter_value(frontmatter: str, key: str) -> str | None:
-    """The value of `key:` in a skill's frontmatter block (quotes stripped), or None."""
-    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*?)[ \t]*$", frontmatter, re.M)
-    return m.group(1).strip().strip("\"'") if m else None
 
 
 def skill_name(skill: Skill) -> str:

@@ -15,8 +15,13 @@ from typing import TYPE_CHECKING
 from skillsleep.core.shared.display import counted, fence, md_line, visible
 
 if TYPE_CHECKING:
-    from skillsleep.slash_commands.proposal_verbs import AdoptResult, RejectResult, RollbackResult
-    from skillsleep.slash_commands.status_report import NightSeen, StatusResult
+    from skillsleep.slash_commands.proposal_verbs import AdoptAllResult, AdoptResult, RejectResult, RollbackResult
+    from skillsleep.slash_commands.status_report import NightSeen, PendingProposal, StatusResult
+
+SEVERAL = (
+    "Proposals of several skills wait: `{prefix} adopt SKILL` adopts one skill's newest accepted proposal, "
+    "`{prefix} adopt --all` each skill's, `{prefix} status SKILL` shows one skill."
+)
 
 VERDICT = {
     "accepted": "accepted",
@@ -33,6 +38,11 @@ def adopted(r: AdoptResult, code: Callable[[str], str] = str) -> str:
     if r.edits is None:
         return which
     return f"change{'s' if len(r.edits) > 1 else ''} {', '.join(map(str, r.edits))} of {r.changes} of {which}"
+
+
+def skills_of(pending: list[PendingProposal]) -> set[tuple[str, str]]:
+    """The skills the pending proposals belong to: (name, file)."""
+    return {(p.skill, p.skill_path) for p in pending}
 
 
 def _score(v: float | None) -> str:
@@ -89,16 +99,20 @@ def status_md(s: StatusResult, prefix: str) -> str:
                 f"{counted(n.spend.calls, 'call')}, {n.spend.tokens:,} tokens so far{log}",
                 "",
             ]
-    for p in pending:
+    several = len(skills_of(pending)) > 1  # then each line starts with its skill's name
+    for p in sorted(pending, key=lambda p: (p.skill, p.skill_path)) if several else pending:
         verdict = "accepted" if p.accepted else f"not accepted ({md_line(p.reason)})"
         live = "; the live file changed since, so adopt refuses unless `--force`" if p.live_changed else ""
         paired = f" (paired {p.paired})" if p.paired else ""
         label = f", {md_line(p.label)}" if p.label else ""
         out.append(
-            f"- Proposal `{p.id}` for {md_line(p.skill_path)}: held-out {_score(p.baseline)} → "
+            f"- {f'**{md_line(p.skill)}**: ' if several else ''}Proposal `{p.id}` for {md_line(p.skill_path)}: "
+            f"held-out {_score(p.baseline)} → "
             f"{_score(p.candidate)}{paired}, {verdict}{label}{live}. Next: {_commands(p.next, prefix)}"
             + (f" {p.note}" if p.note else "")
         )
+    if several:
+        out += ["", SEVERAL.format(prefix=prefix)]
     if pending:
         out.append("")
     if s.next_night is not None:
@@ -120,6 +134,31 @@ def adopt_md(r: AdoptResult, prefix: str) -> str:
     forced = " (forced over edits made since staging: they are in the backup)" if r.forced else ""
     note = f" {r.note}" if r.note else ""
     return f"Adopted {which} into {md_line(r.skill_path)}; {before}{forced}; undo with `{prefix} rollback`.{note}"
+
+
+def adopt_all_md(r: AdoptAllResult, prefix: str) -> str:
+    """`adopt --all`: one line per skill (adopted, or refused with why), then each refusal's detail fenced."""
+    out = [
+        f"**adopt --all**: {r.adopted} adopted, {r.refused} refused (the newest accepted proposal of each skill)",
+        "",
+    ]
+    details: list[str] = []
+    for s in r.skills:
+        name = md_line(s.skill)
+        if s.adopted is not None:
+            out.append(f"- **{name}**: adopted proposal `{s.proposal}` into {md_line(s.skill_path)}")
+        else:
+            first, _, rest = s.refused.partition("\n")
+            out.append(f"- **{name}**: refused proposal `{s.proposal}`: {md_line(first)}")
+            if rest.strip():
+                mark = fence(rest)
+                details += ["", f"Why {name} was refused:", "", f"{mark}text", visible(rest.rstrip()), mark]
+        if s.left_pending:
+            older = ", ".join(f"`{pid}`" for pid in s.left_pending)
+            out.append(f"  - older accepted proposals of {name} left pending: {older}")
+    out += details
+    out += ["", f"Undo one skill with `{prefix} rollback SKILL`."]
+    return "\n".join(out)
 
 
 def reject_md(r: RejectResult, _prefix: str) -> str:

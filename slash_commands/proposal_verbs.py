@@ -13,12 +13,26 @@ from pathlib import Path
 from skillsleep.core.night.lock import StateLock
 from skillsleep.core.report.changes import Change
 from skillsleep.core.report.changes import render as render_changes
-from skillsleep.core.report.proposal_record import Action, Proposal, file_hash
+from skillsleep.core.report.proposal_record import Action, Adoption, Proposal, file_hash
+from skillsleep.core.report.proposal_skills import newest_per_skill
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.wording import no_agent_reads
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.records import Record
 
-__all__ = ["AdoptResult", "DiffResult", "RejectResult", "RollbackResult", "adopt", "diff", "reject", "rollback"]
+__all__ = [
+    "AdoptAllResult",
+    "AdoptResult",
+    "DiffResult",
+    "RejectResult",
+    "RollbackResult",
+    "SkillAdoption",
+    "adopt",
+    "adopt_all",
+    "diff",
+    "reject",
+    "rollback",
+]
 
 
 class DiffResult(Record):
@@ -51,6 +65,25 @@ class AdoptResult(Record):
     note: str  # "" or why no agent reads this skill
 
 
+class SkillAdoption(Record):
+    """One skill's line of `adopt --all`: its newest accepted proposal, adopted or refused."""
+
+    skill: str  # its name
+    skill_path: str  # its file (`FILE#Heading` for a section)
+    proposal: str  # the id
+    adopted: AdoptResult | None  # None: refused
+    refused: str  # "" or why, as a single adopt would say it
+    left_pending: list[str]  # its older accepted proposals: still pending, not adopted
+
+
+class AdoptAllResult(Record):
+    """What `adopt --all` did, skill by skill; the command exits 2 when any was refused."""
+
+    skills: list[SkillAdoption]
+    adopted: int
+    refused: int
+
+
 class RejectResult(Record):
     """The rejected proposal and what its changes left in the skill's rejected-edit memory."""
 
@@ -80,7 +113,8 @@ def _proposals(data: Path | None) -> Proposals:
 
 
 def diff(pid: str | None = None, data: Path | None = None) -> DiffResult:
-    """The proposal's unified diff against the live file as it is now (default: newest pending),
+    """The proposal's unified diff against the live file as it is now (default: newest pending; a
+    skill's name: that skill's newest pending one),
     and its numbered changes against the file it was staged against (what `adopt --edits` takes)."""
     props = _proposals(data)
     p = props.get(pid)
@@ -103,11 +137,50 @@ def diff(pid: str | None = None, data: Path | None = None) -> DiffResult:
 def adopt(
     pid: str | None = None, *, force: bool = False, edits: str | None = None, data: Path | None = None
 ) -> AdoptResult:
-    """Put a proposal live (default: the newest accepted pending one) under the state lock; with
-    `edits` ("1,3") only those of its numbered changes."""
+    """Put a proposal live (default: the newest accepted pending one; a skill's name: that skill's)
+    under the state lock; with `edits` ("1,3") only those of its numbered changes."""
     props = _proposals(data)
     with StateLock(props.root, "adopt"):
         done = props.adopt(pid, force=force, edits=edits)
+    return _adopted(props, done)
+
+
+def adopt_all(*, data: Path | None = None) -> AdoptAllResult:
+    """Adopt the newest accepted pending proposal of every skill, one skill after another under one
+    hold of the state lock, each with the checks of a single adopt: one refused (its live file
+    changed since staging …) is reported and the others are still adopted. A skill's older accepted
+    proposals stay pending (two proposals of one skill are never adopted)."""
+    props = _proposals(data)
+    out: list[SkillAdoption] = []
+    with StateLock(props.root, "adopt"):
+        newest = newest_per_skill(props.with_skills())
+        if not newest:
+            raise ConfigError(
+                "there is no pending accepted proposal; run `skillsleep run` for a night, or see `skillsleep status`"
+            )
+        for p, older in newest:
+            skill = props.skill(p)
+            try:
+                adopted, refused = _adopted(props, props.adopt(p.id)), ""
+            except (ConfigError, OSError) as exc:
+                adopted, refused = None, str(exc)
+            out.append(
+                SkillAdoption(
+                    skill=skill.name,
+                    skill_path=skill.key,
+                    proposal=p.id,
+                    adopted=adopted,
+                    refused=refused,
+                    left_pending=[q.id for q in older],
+                )
+            )
+    return AdoptAllResult(
+        skills=out, adopted=sum(r.adopted is not None for r in out), refused=sum(bool(r.refused) for r in out)
+    )
+
+
+def _adopted(props: Proposals, done: Adoption) -> AdoptResult:
+    """What an adopt did, as `adopt` prints it."""
     p, action = done.proposal, done.action
     backup = Path(action.backup) if action.backup else None
     return AdoptResult(
@@ -124,7 +197,8 @@ def adopt(
 
 
 def reject(pid: str | None = None, *, data: Path | None = None) -> RejectResult:
-    """Mark a pending proposal rejected (default: the newest pending one); the live file is untouched.
+    """Mark a pending proposal rejected (default: the newest pending one; a skill's name: that skill's
+    newest pending one); the live file is untouched.
     Its changes join the skill's rejected-edit memory (stage "user", core/night/rejections.py), so later
     nights drop them when proposed again; an unreadable memory refuses the reject before anything changed."""
     from skillsleep.core.night.nights import Nights
@@ -156,12 +230,15 @@ def reject(pid: str | None = None, *, data: Path | None = None) -> RejectResult:
     )
 
 
-def rollback(steps: int = 1, *, force: bool = False, data: Path | None = None) -> RollbackResult:
-    """Undo the last `steps` adopts/rollbacks of the most recently changed skill; `force` rolls
-    back over edits made since the last of them (they are backed up first)."""
+def rollback(
+    steps: int = 1, *, force: bool = False, skill: str | None = None, data: Path | None = None
+) -> RollbackResult:
+    """Undo the last `steps` adopts/rollbacks of the most recently changed skill (of `skill`, a skill's
+    name or its file's path, when given); `force` rolls back over edits made since the last of them
+    (they are backed up first)."""
     props = _proposals(data)
     with StateLock(props.root, "rollback"):
-        action = props.rollback(steps, force=force)
+        action = props.rollback(steps, force=force, skill=skill)
     assert action.skill_path is not None
     return RollbackResult(
         action=action,

@@ -13,9 +13,25 @@ from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import Inline, output_options, resolve, show, terminal
 
 if TYPE_CHECKING:
-    from skillsleep.slash_commands.proposal_verbs import AdoptResult, DiffResult, RejectResult, RollbackResult
+    from skillsleep.slash_commands.proposal_verbs import (
+        AdoptAllResult,
+        AdoptResult,
+        DiffResult,
+        RejectResult,
+        RollbackResult,
+    )
 
-__all__ = ["adopt_", "adopt_text", "diff_", "diff_text", "reject_", "reject_text", "rollback_", "rollback_text"]
+__all__ = [
+    "adopt_",
+    "adopt_all_text",
+    "adopt_text",
+    "diff_",
+    "diff_text",
+    "reject_",
+    "reject_text",
+    "rollback_",
+    "rollback_text",
+]
 
 
 def diff_text(d: DiffResult, plain: bool, prefix: str = "skillsleep") -> str:
@@ -61,6 +77,23 @@ def adopt_text(r: AdoptResult) -> str:
     return "\n".join(lines)
 
 
+def adopt_all_text(r: AdoptAllResult) -> str:
+    """Each skill's line of `adopt --all`: what was adopted, what was refused and why."""
+    lines = [f"adopt --all: {r.adopted} adopted, {r.refused} refused (the newest accepted proposal of each skill)"]
+    for s in r.skills:
+        if s.adopted is not None:
+            backup = s.adopted.previous_file or s.adopted.backup
+            lines.append(f"- {s.skill}: adopted proposal {s.proposal}: wrote {s.skill_path} (backup: {backup})")
+        else:
+            first, _, rest = s.refused.partition("\n")
+            lines.append(f"- {s.skill}: refused proposal {s.proposal}: {first}")
+            lines += [f"    {line}" for line in rest.splitlines()]
+        if s.left_pending:
+            lines.append(f"  older accepted proposals of {s.skill} left pending: {', '.join(s.left_pending)}")
+    lines.append("undo one skill with `skillsleep rollback SKILL`")
+    return "\n".join(lines)
+
+
 def reject_text(r: RejectResult) -> str:
     return f"rejected proposal {r.proposal.id} for {r.skill_path}; the live file was not changed; {r.detail}"
 
@@ -75,12 +108,13 @@ def rollback_text(r: RollbackResult) -> str:
 
 
 @click.command("diff")
-@click.argument("proposal_id", metavar="[ID]", required=False)
+@click.argument("proposal_id", metavar="[ID|SKILL]", required=False)
 @output_options("Print {id, skill_path, status, diff, changes, numbered, …} as JSON.")
 @guard
 def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
-    """The unified diff of a proposal (default: the newest pending one) against the live file now;
-    with --format, its numbered changes (as `adopt --edits` takes them)."""
+    """The unified diff of a proposal (default: the newest pending one; SKILL: that skill's newest
+    pending one) against the live file now; with --format, its numbered changes (as `adopt --edits`
+    takes them)."""
     from skillsleep.slash_commands.proposal_verbs import diff
 
     out = resolve(fmt, as_json)
@@ -100,7 +134,13 @@ def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
 
 
 @click.command("adopt")
-@click.argument("proposal_id", metavar="[ID]", required=False)
+@click.argument("proposal_id", metavar="[ID|SKILL]", required=False)
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Adopt the newest accepted proposal of every skill, each checked as one adopt; exits 2 when any was refused.",
+)
 @click.option(
     "--force", is_flag=True, help="Adopt even if the gate did not accept it, or the live file was edited since staging."
 )
@@ -108,16 +148,31 @@ def diff_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
     "--edits",
     metavar="N,M",
     help="Adopt only these of its changes, numbered as `diff --format md` shows "
-    "them (without ID: the proposal `diff` shows).",
+    "them (without ID: the proposal `diff` shows; SKILL: as `diff SKILL` shows them).",
 )
 @output_options("Print what was written and the backup as JSON.")
 @guard
-def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: bool, fmt: str | None) -> None:
-    """Put a proposal live (default: the newest accepted pending one); the old file is backed up first."""
+def adopt_(
+    proposal_id: str | None, every: bool, force: bool, edits: str | None, as_json: bool, fmt: str | None
+) -> None:
+    """Put a proposal live (default: the newest accepted pending one; SKILL: that skill's); the old
+    file is backed up first. --all: the newest accepted one of each skill."""
     from skillsleep.slash_commands import agent_md
-    from skillsleep.slash_commands.proposal_verbs import adopt
+    from skillsleep.slash_commands.proposal_verbs import adopt, adopt_all
 
     out = resolve(fmt, as_json)
+    if every:
+        given = [w for w, on in (("an ID or SKILL", proposal_id), ("--edits", edits), ("--force", force)) if on]
+        if given:
+            raise click.UsageError(
+                f"--all adopts the newest accepted proposal of every skill: give it without {' and '.join(given)}, "
+                "or adopt that one skill alone (`adopt SKILL`)"
+            )
+        done = adopt_all()
+        show(done, out, lambda r, _plain: adopt_all_text(r), agent_md.adopt_all_md)
+        if done.refused:
+            raise click.exceptions.Exit(2)
+        return
     show(
         adopt(proposal_id, force=force, edits=edits),
         out,
@@ -127,11 +182,12 @@ def adopt_(proposal_id: str | None, force: bool, edits: str | None, as_json: boo
 
 
 @click.command("reject")
-@click.argument("proposal_id", metavar="[ID]", required=False)
+@click.argument("proposal_id", metavar="[ID|SKILL]", required=False)
 @output_options("Print the rejected proposal as JSON.")
 @guard
 def reject_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
-    """Drop a pending proposal (default: the newest pending one); the live file is not touched."""
+    """Drop a pending proposal (default: the newest pending one; SKILL: that skill's newest pending
+    one); the live file is not touched."""
     from skillsleep.slash_commands import agent_md
     from skillsleep.slash_commands.proposal_verbs import reject
 
@@ -140,18 +196,23 @@ def reject_(proposal_id: str | None, as_json: bool, fmt: str | None) -> None:
 
 
 @click.command("rollback")
-@click.argument("steps", type=click.IntRange(min=1), default=1, required=False)
+@click.argument("skill", metavar="[SKILL]", required=False)
+@click.argument("steps", metavar="[N]", type=click.IntRange(min=1), required=False)
 @click.option("--force", is_flag=True, help="Roll back even over edits made since the last adopt/rollback.")
 @output_options("Print what was restored as JSON.")
 @guard
-def rollback_(steps: int, force: bool, as_json: bool, fmt: str | None) -> None:
-    """Undo the last STEPS adopts/rollbacks (default 1) of the most recently changed skill."""
+def rollback_(skill: str | None, steps: int | None, force: bool, as_json: bool, fmt: str | None) -> None:
+    """Undo the last N adopts/rollbacks (default 1) of the most recently changed skill, or of SKILL
+    (a skill's name, or its file's path; a section's skill: the file it is in). A lone number is N."""
     from skillsleep.slash_commands import agent_md
     from skillsleep.slash_commands.proposal_verbs import rollback
 
+    if skill is not None and steps is None and skill.isdecimal():  # `rollback 2`: N, as it always was
+        steps = click.IntRange(min=1).convert(int(skill), None, None)
+        skill = None
     out = resolve(fmt, as_json)
     show(
-        rollback(steps, force=force),
+        rollback(steps or 1, force=force, skill=skill),
         out,
         lambda r, _plain: rollback_text(r),
         agent_md.rollback_md,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from skillsleep.core.shared.display import counted, md_line, plain_line
+from skillsleep.slash_commands.agent_md import SEVERAL, skills_of
 from skillsleep.slash_commands.guard import guard
 from skillsleep.slash_commands.output import Inline, output_options, resolve, show
 
@@ -95,10 +96,11 @@ def _night_line(n: NightSeen, md: Inline) -> str:
 def _pending_lines(pending: list[PendingProposal], md: Inline) -> list[str]:
     """The pending proposals: each with its verdict, scores, what to type next and what to know first."""
     out = [] if pending else ["none"]
-    for p in pending:
+    several = len(skills_of(pending)) > 1  # then each line starts with its skill's name
+    for p in sorted(pending, key=lambda p: (p.skill, p.skill_path)) if several else pending:
         tests = f", test {_scores(p.test_before, p.test_after)}" if p.test_before is not None else ""
         out.append(
-            f"- {p.id} for {md(p.skill_path)}: {_verdict(p.accepted, p.reason, md)}; "
+            f"- {f'{md(p.skill)}: ' if several else ''}{p.id} for {md(p.skill_path)}: {_verdict(p.accepted, p.reason, md)}; "
             f"held-out {_scores(p.baseline, p.candidate)}{_paired(p.paired)}{tests}{_label(p.label, md)}"
         )
         if p.live_changed:
@@ -106,6 +108,8 @@ def _pending_lines(pending: list[PendingProposal], md: Inline) -> list[str]:
         out.append("  next: " + " · ".join(f"`{c}`" for c in p.next))
         if p.note:
             out.append(f"  {p.note}")
+    if several:
+        out += ["", SEVERAL.format(prefix="skillsleep")]
     return out
 
 
@@ -189,14 +193,16 @@ def _schedule_line(s: ScheduleSeen, md: Inline) -> str:
 
 
 @click.command("status")
+@click.argument("skill", metavar="[SKILL]", required=False)
 @output_options("Print the status as one JSON object.")
 @guard(state="read")
-def status_(as_json: bool, fmt: str | None) -> None:
-    """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems.
+def status_(skill: str | None, as_json: bool, fmt: str | None) -> None:
+    """Nights run, gate history, pending proposals, recent actions, last harvest, spend, problems;
+    SKILL: the nights, proposals and actions of that skill only.
 
     Reads only: needs no config file, backend or lock."""
     from skillsleep.slash_commands import agent_md
     from skillsleep.slash_commands.status_report import status
 
     out = resolve(fmt, as_json)
-    show(status(), out, lambda s, plain: status_text(s, plain=plain), agent_md.status_md)
+    show(status(skill=skill), out, lambda s, plain: status_text(s, plain=plain), agent_md.status_md)

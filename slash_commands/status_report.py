@@ -19,9 +19,10 @@ from skillsleep.core.night.record import NightEnd, NightRecord
 from skillsleep.core.night.record import NightSpend as RecordSpend
 from skillsleep.core.report.evidence import label_text
 from skillsleep.core.report.proposal_record import Action, Proposal, file_hash
+from skillsleep.core.report.proposal_skills import Found, ProposalSkill, pending_skills
 from skillsleep.core.report.proposals import Proposals
 from skillsleep.core.report.wording import no_agent_reads
-from skillsleep.core.shared.errors import SkillsleepError
+from skillsleep.core.shared.errors import ConfigError, SkillsleepError
 from skillsleep.core.shared.records import Record
 from skillsleep.slash_commands.cron_log import LastRun, last_run
 from skillsleep.slash_commands.harvester import LAST_HARVEST, LastHarvest
@@ -142,6 +143,7 @@ class PendingProposal(Record):
     id: str
     created: str
     skill_path: str
+    skill: str  # its skill's name (core/report/proposal_skills.py): what `adopt SKILL` takes
     night: int | None
     accepted: bool
     reason: str
@@ -158,12 +160,13 @@ class PendingProposal(Record):
     label: str = Field(default="", exclude=True)
 
     @classmethod
-    def of(cls, p: Proposal, staged_by: NightEnd | None = None) -> PendingProposal:
-        """`p`, with the held-out evidence of `staged_by`, the end of the night that staged it."""
+    def of(cls, p: Proposal, skill: ProposalSkill, staged_by: NightEnd | None = None) -> PendingProposal:
+        """`p` of `skill`, with the held-out evidence of `staged_by`, the end of the night that staged it."""
         return cls(
             id=p.id,
             created=p.created.isoformat(),
             skill_path=p.skill_path,
+            skill=skill.name,
             night=p.night,
             accepted=p.accepted,
             reason=p.reason,
@@ -284,8 +287,27 @@ def _next_night(problems: list[str]) -> NextNight | None:
         return None
 
 
-def status(data: Path | None = None, *, now: datetime | None = None) -> StatusResult:
-    """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems."""
+def _one_skill(
+    name: str, found: Found, records: list[NightRecord], actions: list[Action]
+) -> tuple[Found, list[NightRecord], list[Action]]:
+    """`status SKILL`: the proposals, nights and actions of the skill called `name` (its nights by the
+    name they record, or by its file); a name none of them has is a ConfigError naming the skills
+    with pending proposals."""
+    mine = [(p, s) for p, s in found if s.answers_to(name)]
+    files = {s.path for _, s in mine}
+    nights = [r for r in records if r.skill_name == name or r.skill_path in files]
+    if not mine and not nights:
+        raise ConfigError(
+            f"no proposal or night of a skill called {name!r} is recorded; skills with pending proposals: "
+            f"{pending_skills(found)}"
+        )
+    files |= {r.skill_path for r in nights}
+    return mine, nights, [a for a in actions if a.skill_path in files]
+
+
+def status(data: Path | None = None, *, now: datetime | None = None, skill: str | None = None) -> StatusResult:
+    """Nights, gate history, pending proposals, recent actions, last harvest, spend, problems; with
+    `skill`, the nights, proposals and actions of that skill only."""
     from skillsleep.slash_commands.schedulers import installed
     from skillsleep.slash_commands.wiring import data_dir
 
@@ -297,6 +319,9 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> StatusRe
     problems += props.problems
     actions = props.history()
     problems += props.history_problems()
+    found = props.with_skills([p for p in proposals if p.status == "staged"])
+    if skill is not None:
+        found, records, actions = _one_skill(skill, found, records, actions)
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
     recent = [NightSeen.of(r, nights.ledger(r.night), nights) for r in records[-RECENT_NIGHTS:]]
@@ -307,7 +332,7 @@ def status(data: Path | None = None, *, now: datetime | None = None) -> StatusRe
         data_dir=str(root),
         nights=NightsSeen(count=len(records), recent=recent),
         gate_history=_gate_history(records),
-        pending=[PendingProposal.of(p, _staged_by(p, records)) for p in proposals if p.status == "staged"],
+        pending=[PendingProposal.of(p, s, _staged_by(p, records)) for p, s in found],
         actions=actions[-RECENT_ACTIONS:],
         last_harvest=_last_harvest(problems),
         spend=Spend(

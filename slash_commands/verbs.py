@@ -34,18 +34,31 @@ VERBS: dict[str, Verb] = {
     for v in (
         Verb(
             name="status",
-            args="",
-            summary="nights with their gate verdicts, pending proposals with what to type next, spend",
+            args="[SKILL]",
+            summary="nights with their gate verdicts, pending proposals with what to type next, spend (SKILL: that "
+            "skill's only)",
         ),
-        Verb(name="diff", args="[ID]", summary="the numbered changes of a proposal (default: the newest pending one)"),
+        Verb(
+            name="diff",
+            args="[ID|SKILL]",
+            summary="the numbered changes of a proposal (default: the newest pending one; SKILL: that skill's)",
+        ),
         Verb(
             name="adopt",
-            args="[ID] [--edits N,M] [--force]",
-            summary="put a proposal live (default: the newest accepted one), or only the changes N,M of it; the old "
-            "file is backed up first",
+            args="[ID|SKILL|--all] [--edits N,M] [--force]",
+            summary="put a proposal live (default: the newest accepted one; SKILL: that skill's; --all: each "
+            "skill's), or only the changes N,M of it; the old file is backed up first",
         ),
-        Verb(name="reject", args="[ID]", summary="drop a pending proposal; the live file is not touched"),
-        Verb(name="rollback", args="[N] [--force]", summary="undo the last N adopts or rollbacks (default 1)"),
+        Verb(
+            name="reject",
+            args="[ID|SKILL]",
+            summary="drop a pending proposal (SKILL: that skill's newest); the live file is not touched",
+        ),
+        Verb(
+            name="rollback",
+            args="[SKILL] [N] [--force]",
+            summary="undo the last N adopts or rollbacks (default 1) of the skill changed last, or of SKILL",
+        ),
         Verb(
             name="run",
             args="[--detach] [flags…]",

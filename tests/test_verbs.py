@@ -188,7 +188,8 @@ def test_sleep_refuses_bad_input_in_markdown_and_changes_nothing(data: Path, liv
         assert words in out.replace("\\", ""), (args, out, err)
         assert err == "", (args, err)  # once, on stdout: an agent reads both streams (`2>&1`) and shows both
     code, out, err = invoke("sleep", "adopt", "--bogus")
-    assert "`/sleep adopt [ID] [--edits N,M] [--force]`" in out and "`/sleep help`" in out  # what to type instead
+    usage = "`/sleep adopt [ID|SKILL|--all] [--edits N,M] [--force]`"
+    assert usage in out and "`/sleep help`" in out  # what to type instead
     code, out, err = invoke("sleep", "reject", "nope", "--json")
     assert code == 2 and out == ""  # JSON asked for: the error is on stderr only
     assert live.read_text() == OLD and Proposals(data).get(p.id).status == "staged"
@@ -202,11 +203,11 @@ def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:
     assert code == 0, err
     verbs = [line for line in out.splitlines() if line.startswith("- `/sleep ")]
     assert [v.split("`")[1] for v in verbs] == [
-        "/sleep status",
-        "/sleep diff [ID]",
-        "/sleep adopt [ID] [--edits N,M] [--force]",
-        "/sleep reject [ID]",
-        "/sleep rollback [N] [--force]",
+        "/sleep status [SKILL]",
+        "/sleep diff [ID|SKILL]",
+        "/sleep adopt [ID|SKILL|--all] [--edits N,M] [--force]",
+        "/sleep reject [ID|SKILL]",
+        "/sleep rollback [SKILL] [N] [--force]",
         "/sleep run [--detach] [flags…]",
         "/sleep cost",
         "/sleep help",
@@ -215,7 +216,7 @@ def test_help_lists_every_verb_with_its_arguments(data: Path) -> None:
     listed = {v["verb"] for v in json.loads(invoke("help", "--json")[1])["verbs"]}
     assert listed <= set(main.commands)  # every /sleep verb is the skillsleep command of that name
     code, out, err = invoke("help")
-    assert code == 0 and "- `skillsleep diff [ID]`" in out
+    assert code == 0 and "- `skillsleep diff [ID|SKILL]`" in out
 
 
 def test_sleep_prefix_names_the_verbs_as_the_agent_types_them(data: Path, live: Path) -> None:
@@ -227,7 +228,7 @@ def test_sleep_prefix_names_the_verbs_as_the_agent_types_them(data: Path, live: 
     code, out, err = invoke("sleep", "--prefix", "$sleep", "stauts")
     assert code == 2 and out.startswith("**Error:** unknown $sleep verb 'stauts'")
     code, out, err = invoke("sleep", "--prefix", "$sleep", "adopt", "--bogus")
-    assert code == 2 and "`$sleep adopt [ID] [--edits N,M] [--force]`" in out
+    assert code == 2 and "`$sleep adopt [ID|SKILL|--all] [--edits N,M] [--force]`" in out
     code, out, err = invoke("sleep", "--prefix", "`x` [y](z)", "status")
     assert code == 2 and "--prefix" in out and live.read_text() == OLD
 

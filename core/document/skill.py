@@ -15,7 +15,7 @@ import re
 
 from skillsleep.core.document.regions import REGIONS, RegionName, begin_marker, end_marker, refusal, scan
 
-__all__ = ["REGIONS", "RegionName", "Skill", "begin_marker", "end_marker"]
+__all__ = ["REGIONS", "RegionName", "Skill", "begin_marker", "end_marker", "frontmatter_value"]
 
 _TITLE_TEXTS: dict[RegionName, str] = {"slow-update": "Guidance from earlier epochs", "appendix": "Reminders"}
 _TITLE_LEVEL = 2  # a region's title in a whole file: `## Guidance from earlier epochs`
@@ -30,6 +30,12 @@ def _title_match(line: str, name: RegionName) -> re.Match[str] | None:
 
 def _title(name: RegionName, level: int) -> str:
     return f"{'#' * level} {_TITLE_TEXTS[name]}" if level <= 6 else f"**{_TITLE_TEXTS[name]}**"
+
+
+def frontmatter_value(frontmatter: str, key: str) -> str | None:
+    """The value of `key:` in a skill's frontmatter block (quotes stripped), or None."""
+    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*?)[ \t]*$", frontmatter, re.M)
+    return m.group(1).strip().strip("\"'") if m else None
 
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\n(?:.*?\n)?---[ \t]*(?:\n|\Z)", re.S)

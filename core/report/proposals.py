@@ -48,6 +48,7 @@ from skillsleep.core.report.proposal_record import (
     read_text,
     your_edits,
 )
+from skillsleep.core.report.proposal_skills import Found, ProposalSkill, by_id_or_skill, file_to_roll_back, skill_of
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.jsonl import line_label, read_records, why_unreadable
 from skillsleep.core.shared.records import Edit
@@ -154,15 +155,12 @@ class Proposals:
         return sorted(out, key=lambda p: (p.created, p.id))
 
     def get(self, pid: str | None = None, *, accepted_only: bool = False) -> Proposal:
-        """A proposal by id (a unique prefix is enough), or the newest pending one."""
+        """A proposal by id (a unique prefix is enough), else by its skill's name (that skill's
+        newest pending one: proposal_skills.py), or with neither the newest pending one; with
+        `accepted_only` a name or the default picks among the proposals the gate accepted."""
         proposals = self.list()
         if pid:
-            hits = [p for p in proposals if p.id == pid] or [p for p in proposals if p.id.startswith(pid)]
-            if len(hits) != 1:
-                known = ", ".join(p.id for p in proposals[-5:]) or "none"
-                what = "matches several proposals" if hits else "is not a staged proposal"
-                raise ConfigError(f"{pid!r} {what}; recent ones: {known} (see `skillsleep status`)")
-            return hits[0]
+            return by_id_or_skill(pid, proposals, self.with_skills, accepted_only=accepted_only)
         pending = [p for p in proposals if p.status == "staged" and (p.accepted or not accepted_only)]
         if not pending:
             kind = "accepted " if accepted_only else ""
@@ -171,6 +169,19 @@ class Proposals:
                 "or name one with its id (see `skillsleep status`)"
             )
         return pending[-1]
+
+    def skill(self, p: Proposal) -> ProposalSkill:
+        """The skill `p` would change, named from the file it was staged against (or its candidate,
+        for a skill that did not exist yet; its path alone when neither can be read)."""
+        try:
+            text = self.base(p) or self.candidate(p)
+        except OSError:
+            text = ""
+        return skill_of(p, text)
+
+    def with_skills(self, proposals: builtins.list[Proposal] | None = None) -> Found:
+        """`proposals` (default: every one, oldest first), each with its skill."""
+        return [(p, self.skill(p)) for p in (self.list() if proposals is None else proposals)]
 
     def candidate(self, p: Proposal) -> str:
         return read_text(self.staging / p.id / "SKILL.md")
@@ -210,7 +221,7 @@ class Proposals:
         file the proposal was staged against (with it and no id: the newest pending proposal, the
         one `diff` shows); refused when the result would break the bounded-edit rules or a chosen
         line fails the safety screen."""
-        p = self.get(pid, accepted_only=not pid and edits is None)
+        p = self.get(pid, accepted_only=edits is None)  # an id: that proposal, accepted or not
         if p.status != "staged":
             raise ConfigError(f"proposal {p.id} was already {p.status}; stage a new one with `skillsleep run`")
         if not p.accepted and not force:
@@ -274,11 +285,12 @@ class Proposals:
         self._record(Action(time=_now(), kind="reject", proposal_id=p.id, skill_path=p.skill_path, detail=detail))
         return p
 
-    def rollback(self, steps: int = 1, *, force: bool = False) -> Action:
-        """Undo the last `steps` adopts/rollbacks of the most recently changed skill, restoring the
-        file as it was before them (the current file is backed up first, so this is undoable).
-        Refuses when the live file changed since the last of them wrote it, unless `force`, and
-        whenever a line of the history cannot be read."""
+    def rollback(self, steps: int = 1, *, force: bool = False, skill: str | None = None) -> Action:
+        """Undo the last `steps` adopts/rollbacks of the most recently changed skill (of the skill
+        named `skill`, or of the file with that path), restoring the file as it was before
+        them (the current file is backed up first, so this is undoable). A section's skill is the
+        file it is in: its changes are the file's. Refuses when the live file changed since the last
+        of them wrote it, unless `force`, and whenever a line of the history cannot be read."""
         if steps < 1:
             raise ConfigError("rollback needs STEPS >= 1")
         history = self.history()
@@ -298,7 +310,7 @@ class Proposals:
         changes = [a for a in history if a.kind in ("adopt", "rollback") and a.backup]
         if not changes:
             raise ConfigError("nothing to roll back: no adopt has been recorded")
-        skill = changes[-1].skill_path
+        skill = file_to_roll_back(skill, changes, self.with_skills()) if skill else changes[-1].skill_path
         changes = [a for a in changes if a.skill_path == skill]
         if steps > len(changes):
             raise ConfigError(f"only {len(changes)} change(s) of {skill} are recorded; roll back at most that many")
