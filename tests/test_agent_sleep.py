@@ -3,12 +3,14 @@
 the agents' homes and a live skill in temporary folders.
 
 - Claude Code: plugins/claude-code validates; with `--plugin-dir` a typed `/sleep …` inlines the
-  verb's markdown into the model request, `/sleep adopt` changes the live skill, bad input gives
+  verb's markdown into the model request, `/sleep adopt` changes the live skill (`/sleep adopt NAME`
+  that skill's only, `/sleep adopt --all` each skill's), bad input gives
   its message, and the SessionEnd hook harvests the session it ends (a session of nothing but /sleep
   verbs is read and never stored); after `skillsleep install
   claude-code` the same works with no plugin flag and no skillsleep on PATH.
 - Codex: after `skillsleep install codex`, `$sleep …` injects the skill and the model's shell call
-  (scripted: the command the installed skill names) runs the verb, whose markdown comes back;
+  (scripted: the command the installed skill names) runs the verb, whose markdown comes back
+  (`$sleep adopt NAME` adopts that skill's proposal only);
   plugins/codex installs from a local marketplace as `$skillsleep:sleep`.
 """
 
@@ -41,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = str(Path(sys.executable).parent)  # where this installation's `skillsleep` is
 OLD = "---\nname: fmt\ndescription: answer format\n---\n# Format\n\n- Be brief.\n"
 NEW = OLD + "- End with `ANSWER: <answer>`.\n"
+REVIEW = b"---\r\nname: review-pr\r\ndescription: review a pull request\r\n---\r\n- Read the diff first.\r\n"
+REVIEW_NEW = REVIEW + b"- Name the risky line.\r\n"
 
 
 class World:
@@ -225,6 +229,37 @@ def test_sleep_in_claude_code_with_the_plugin(world: World) -> None:
     assert len(world.hook_read()) == 5 and world.harvested() == {}  # every session read as it ended, none stored
 
 
+def test_sleep_adopt_by_skill_name_in_claude_code(world: World) -> None:
+    """Two skills with pending proposals: `/sleep adopt fmt` typed in Claude Code reaches the CLI as
+    typed and adopts fmt's only (the other skill's file byte for byte as it was); `/sleep adopt --all`
+    then adopts the other one."""
+    env = world.with_skillsleep_on_path()
+    plugin = ("--plugin-dir", str(ROOT / "plugins" / "claude-code"))
+    review = world.root / "skills" / "review-pr" / "SKILL.md"
+    review.parent.mkdir(parents=True)
+    review.write_bytes(REVIEW)
+    theirs = Proposals(world.data).stage(review, REVIEW_NEW.decode(), accepted=True, reason="0.40 → 0.70").id
+    pid = world.stage()
+
+    world.claude("/sleep status", *plugin, env=env)
+    sent = world.sent()
+    assert f"- **fmt**: Proposal `{pid}`" in sent and f"- **review-pr**: Proposal `{theirs}`" in sent
+    assert "`/sleep adopt --all` each skill's" in sent
+
+    world.claude("/sleep adopt fmt", *plugin, env=env)
+    assert f"Adopted proposal `{pid}`" in world.sent() and world.live.read_text() == NEW
+    assert review.read_bytes() == REVIEW  # the other skill: untouched, byte for byte
+    assert Proposals(world.data).get(theirs).status == "staged"
+
+    world.claude("/sleep adopt reveiw-pr", *plugin, env=env)  # a typo: the skills with proposals are named
+    assert "**Error:** 'reveiw-pr' is not a staged proposal nor the name of a skill with one" in world.sent()
+    assert "review-pr (" in world.sent() and review.read_bytes() == REVIEW
+
+    world.claude("/sleep adopt --all", *plugin, env=env)
+    assert "**adopt --all**: 1 adopted, 0 refused" in world.sent() and f"adopted proposal `{theirs}`" in world.sent()
+    assert review.read_bytes() == REVIEW_NEW and world.live.read_text() == NEW
+
+
 def test_sleep_in_claude_code_without_skillsleep_on_path_says_what_to_do(world: World) -> None:
     result = world.claude("/sleep status", "--plugin-dir", str(ROOT / "plugins" / "claude-code"))
     assert result["num_turns"] == 1  # the turn went on: the message reached the model
@@ -324,6 +359,26 @@ def test_sleep_in_codex_after_install(world: World, monkeypatch: pytest.MonkeyPa
     assert "with permission to write there" in output and "Traceback" not in output
     assert world.live.read_text() == NEW
     assert [p.status for p in Proposals(in_workspace).list()].count("staged") == 1
+
+
+def test_sleep_adopt_by_skill_name_in_codex(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`$sleep adopt review-pr` in Codex (the installed skill's command with the words as typed) adopts
+    that skill's proposal only: fmt's file stays as it was."""
+    codex_config(world)
+    world.skillsleep(monkeypatch, "install", "codex")
+    skill = world.home / ".codex" / "skills" / "sleep" / "SKILL.md"
+    command = next(
+        line.strip() for line in skill.read_text().splitlines() if line.startswith("   ") and " sleep --prefix " in line
+    )
+    review = world.root / "skills" / "review-pr" / "SKILL.md"
+    review.parent.mkdir(parents=True)
+    review.write_bytes(REVIEW)
+    theirs = Proposals(world.data).stage(review, REVIEW_NEW.decode(), accepted=True, reason="0.40 → 0.70").id
+    pid = world.stage()
+    _, output = world.codex(f"$sleep adopt review-pr\nSTUB_TOOL: {command.replace('[verb] [args]', 'adopt review-pr')}")
+    assert f"Adopted proposal `{theirs}`" in output and "`$sleep rollback`" in output
+    assert review.read_bytes() == REVIEW_NEW and world.live.read_text() == OLD  # fmt: untouched
+    assert Proposals(world.data).get(pid).status == "staged"
 
 
 def test_the_codex_plugin_installs_from_a_local_marketplace(world: World) -> None:
