@@ -238,3 +238,36 @@ def test_sleep_verbs_take_a_skill_name_as_typed(two: Two) -> None:
     assert code == 0, err
     assert "1 adopted, 0 refused" in out and "**fmt**: adopted" in out and "`/sleep rollback SKILL`" in out
     assert two.fmt.read_bytes() == FMT_NEW.encode()
+
+
+def test_a_skill_is_named_by_its_frontmatter_its_folder_or_its_file(two: Two, tmp_path: Path) -> None:
+    plain = tmp_path / "skills" / "no-front" / "SKILL.md"  # no frontmatter: its folder's name
+    plain.parent.mkdir(parents=True)
+    plain.write_text("- be brief\n")
+    agents = tmp_path / "AGENTS.md"  # a whole instruction file: its file name
+    agents.write_text("# Rules\n- be brief\n")
+    new = tmp_path / "skills" / "fresh" / "SKILL.md"  # not there yet: named from the candidate
+    ids = {
+        "no-front": two.stage(plain, "- be brief\n- cite\n"),
+        "AGENTS.md": two.stage(agents, "# Rules\n- be brief\n- cite\n"),
+        "fresh-one": two.stage(new, "---\nname: fresh-one\n---\n- cite\n"),
+    }
+    props = Proposals(two.data)
+    assert {props.skill(props.get(pid)).name for pid in ids.values()} == set(ids)
+    for name, pid in ids.items():
+        code, out, err = invoke("diff", name, "--json")
+        assert code == 0 and json.loads(out)["id"] == pid, (name, err)
+
+
+def test_rollback_of_a_name_in_two_files_asks_for_the_path(two: Two, tmp_path: Path) -> None:
+    other = tmp_path / "project" / "skills" / "review-pr" / "SKILL.md"
+    other.parent.mkdir(parents=True)
+    other.write_text(REVIEW)
+    theirs = two.stage(other, REVIEW_NEW)
+    assert invoke("adopt", theirs)[0] == 0 and invoke("adopt", two.review_id)[0] == 0
+    code, _, err = invoke("rollback", "review-pr")
+    assert code == 2 and "'review-pr' names skills in 2 files" in err and "`skillsleep rollback PATH`" in err
+    assert two.review.read_bytes() == REVIEW_NEW.encode() and other.read_text() == REVIEW_NEW
+    code, _, err = invoke("rollback", str(other))
+    assert code == 0, err
+    assert other.read_text() == REVIEW and two.review.read_bytes() == REVIEW_NEW.encode()
