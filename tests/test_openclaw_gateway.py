@@ -258,6 +258,19 @@ def test_sleep_adopt_puts_a_staged_proposal_live_and_bad_input_changes_nothing(o
     assert live.read_text() == new
     reply = oc.chat("/sleep adopt")
     assert reply.startswith("**Error:** there is no pending accepted proposal") and live.read_text() == new
+    # two skills waiting: a skill's name typed after /sleep adopt reaches skillsleep as typed
+    review = oc.root / "skills" / "review-pr" / "SKILL.md"
+    review.parent.mkdir(parents=True)
+    review.write_bytes(b"---\r\nname: review-pr\r\n---\r\nRead the diff.\r\n")
+    theirs = Proposals(oc.data).stage(
+        review, "---\r\nname: review-pr\r\n---\r\nRead it twice.\r\n", accepted=True, reason="x"
+    )
+    Proposals(oc.data).stage(live, new + "Cite.\n", accepted=True, reason="better on held-out tasks")
+    reply = oc.chat("/sleep adopt review-pr")
+    assert reply.startswith(f"Adopted proposal `{theirs.id}` into {review}") and live.read_text() == new
+    reply = oc.chat("/sleep adopt --all")
+    assert reply.startswith("**adopt --all**: 1 adopted, 0 refused") and live.read_text() == new + "Cite.\n"
+    assert review.read_bytes() == b"---\r\nname: review-pr\r\n---\r\nRead it twice.\r\n"
     assert len(oc.server.seen) == asked
 
 
