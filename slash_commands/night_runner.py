@@ -14,32 +14,24 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
-
-from skillsleep.core.harvest.harvester import HarvestReport
 from skillsleep.core.models.model_set import Models
-from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import Store
 from skillsleep.core.night.cycle import run_night
 from skillsleep.core.night.deps import NightDeps, NightModels
+from skillsleep.core.night.fanout_run import fanout_folder, run_fanout
 from skillsleep.core.night.lock import StateLock
 from skillsleep.core.night.nights import Nights
-from skillsleep.core.night.record import NightRecord, NightSpend, PlanCounts
-from skillsleep.core.night.stages import NightPlan
+from skillsleep.core.night.record import NightRecord
 from skillsleep.core.night.user_config import SleepSection
-from skillsleep.core.report.evidence import short_text
-from skillsleep.core.report.files import REPORT_FILES
-from skillsleep.core.report.markdown import render_markdown
 from skillsleep.core.report.proposals import Proposals
-from skillsleep.core.report.result import NightResult
 from skillsleep.core.shared.events import EventSink, HarvestDone, HarvestStarted, Notice
-from skillsleep.core.shared.records import Record, Split
 from skillsleep.core.train.harness import HarnessChoice
 from skillsleep.harnesses.chat import ChatHarness
-from skillsleep.harnesses.skills import SkillTarget, resolve_skill
+from skillsleep.harnesses.skills import resolve_skill
+from skillsleep.slash_commands.fanout_runner import FanoutSummary, fanout_groups, night_skills
 from skillsleep.slash_commands.harvester import chat_folders, run_harvest
+from skillsleep.slash_commands.night_summary import RunSummary
 from skillsleep.slash_commands.runtime import (
     RUN,
     agent_harness,
@@ -67,7 +59,7 @@ def run_sleep(
     chat_dirs: Sequence[Path] = (),
     on_start: Callable[[NightRecord], NightRecord] | None = None,
     executor: str | None = None,
-) -> RunSummary:
+) -> RunSummary | FanoutSummary:
     """One night with the settings layered flag > env > file > default; returns the summary.
     `executor` is `--executor` (None: config.toml's `[executor]`): where the rollouts run.
     `chat_dirs` are the `--chat-dir` folders (empty: the environment's or the config file's);
@@ -116,12 +108,13 @@ async def _night(
     chat_dirs: Sequence[Path],
     on_start: Callable[[NightRecord], NightRecord] | None,
     executor: str | None,
-) -> RunSummary:
+) -> RunSummary | FanoutSummary:
     data = data_dir()
     eff = effective_settings(chat_dirs)
     folders = chat_folders(eff)
     home = Path(os.environ.get("HOME") or Path.home())
     target = resolve_skill(s.skill, harness=s.harness, home=home, cwd=Path.cwd(), data_dir=data, env=os.environ)
+    skills = night_skills(s, home=home, cwd=Path.cwd(), data_dir=data, env=os.environ)
     on_event(HarvestStarted())
     patterns = tuple(eff.harvest.redact_patterns.value)
     harvested = run_harvest(None, None, patterns, folders)
@@ -152,100 +145,14 @@ async def _night(
         prices=user_config().prices,
     )
     try:
-        result = await run_night(s, target, deps, dry_run=dry_run)
+        groups = fanout_groups(s, store, skills, target, deps.clock()) if skills is not None else None
+        if groups is not None:
+            fanout, results = await run_fanout(s, groups, deps, data, dry_run=dry_run)
+        else:
+            result = await run_night(s, target, deps, dry_run=dry_run)
     finally:
         await runner.aclose()
         store.close()
-    return RunSummary.of(result, nights, target, harvested)
-
-
-class SkillSummary(Record):
-    """The skill a night trained, as `run --json` names it."""
-
-    path: str
-    section: str | None
-    name: str
-    managed: bool
-
-
-class HarvestSummary(Record):
-    """What the night's harvest found: sessions by harness, errors, what could not be read."""
-
-    sessions: dict[str, int] = Field(default_factory=dict)
-    errors: int = 0
-    unreadable: list[str] = Field(default_factory=list)
-
-
-class RunSummary(Record):
-    """What `skillsleep run --json` prints (and the text and markdown are rendered from): the night's
-    result, with the skill it trained, the harvest before it, the parts of its record that say what
-    its plan held and what it spent, its plan's splits and its report's files (`of()`). It prints
-    flat, its keys in the order tests/fixtures/run_summary.json pins (`_printed`)."""
-
-    result: NightResult
-    skill: SkillSummary
-    harvest: HarvestSummary
-    plan: PlanCounts
-    unrelated: list[str]
-    splits: dict[str, Split]
-    spend: NightSpend
-    report: dict[str, str]  # file name → path
-
-    @classmethod
-    def of(cls, result: NightResult, nights: Nights, target: SkillTarget, harvested: HarvestReport) -> RunSummary:
-        """The summary of night `result` of `target`, after `harvested` (`run_harvest()`'s report)."""
-        record, folder = nights.get(result.night), nights.folder(result.night)
-        plan = RunDir(folder).load("plan.json", NightPlan)
-        return cls(
-            result=result,
-            skill=SkillSummary(path=str(target.path), section=target.section, name=target.name, managed=target.managed),
-            harvest=HarvestSummary(
-                sessions=harvested.sessions, errors=harvested.errors, unreadable=harvested.unreadable
-            ),
-            plan=record.plan,
-            unrelated=plan.unrelated if plan else [],
-            splits=plan.splits if plan else {},
-            spend=record.spend,
-            report={name: str(folder / name) for name in REPORT_FILES},
-        )
-
-    @model_serializer(mode="wrap")
-    def _printed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """`run --json`: flat, each key from the part that holds it, in the order it always had."""
-        part, r = handler(self), self.result
-        point = r.point()
-        return {
-            "night": r.night,
-            "outcome": r.outcome,
-            "reason": r.reason,
-            "stop": part["result"]["stop"],
-            "skill": part["skill"],
-            "harness": r.harness,
-            "dry_run": r.dry_run,
-            "resumed": r.resumed,
-            "harvest": part["harvest"],
-            "sessions": self.plan.sessions,
-            "recurring_tasks": self.plan.mined,
-            "tasks": self.plan.tasks,
-            "unrelated": self.unrelated,
-            "splits": self.splits,
-            "baseline": point.baseline,
-            "candidate": point.candidate,
-            "test": part["result"]["test"],
-            "paired": short_text(r.paired) or None,  # the held-out paired difference, candidate − live skill
-            "validation": part["result"]["validation"],
-            "accepted_edits": len(r.accepted_edits),
-            "rejected_edits": len(r.rejected_edits),
-            "refused_edits": [refused.why() for refused in r.refused_edits],
-            "proposal": r.proposal,
-            "adopted": r.adopted,
-            "adopt_error": r.adopt_error or None,
-            "report": self.report,
-            "problems": r.problems,
-            "calls_made": self.spend.calls,
-            "cache_hits": self.spend.cache_hits,
-            "tokens": self.spend.tokens,
-            "cost_usd": self.spend.cost_usd,
-            "calls_by_role": part["result"]["usage"]["by_role"],
-            "markdown": render_markdown(r),
-        }
+    if groups is None:
+        return RunSummary.of(result, nights, target, harvested)
+    return FanoutSummary.of(fanout, results, nights, groups, harvested, fanout_folder(data, fanout.fanout))

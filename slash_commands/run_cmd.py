@@ -16,7 +16,7 @@ from skillsleep.slash_commands.output import output_options, resolve, show
 from skillsleep.slash_commands.progress import progress
 
 if TYPE_CHECKING:
-    from skillsleep.slash_commands.night_runner import RunSummary
+    from skillsleep.slash_commands.night_summary import RunSummary
 
 __all__ = ["run_"]
 
@@ -32,6 +32,12 @@ __all__ = ["run_"]
     "--skill",
     help="SKILL.md path, PATH#Heading for an AGENTS.md section, or a skill NAME of the harness "
     "(default: the managed learned skill).",
+)
+@click.option(
+    "--skills",
+    help="Which skills the night trains when --skill is not given: used (each writable skill your sessions "
+    "used, the managed skill for the rest; the default), managed (the managed skill alone), or NAME,… "
+    "(only these of the used skills; `skillsleep skills` lists them).",
 )
 @click.option(
     "--backend",
@@ -119,6 +125,7 @@ def run_(
     (budget, model server, Ctrl-C: the report says why; the next run resumes), 2 on bad settings."""
     from skillsleep.slash_commands import detach as background
     from skillsleep.slash_commands.night_runner import run_sleep
+    from skillsleep.slash_commands.night_summary import RunSummary
 
     out = resolve(fmt, as_json)
     if detach:
@@ -134,8 +141,15 @@ def run_(
         on_start=background.claim_log(detached_log) if detached_log else None,
         executor=executor,
     )
-    show(night, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
-    if night.result.outcome == "stopped-early":  # the report says why; cron and scripts see it too
+    if not isinstance(night, RunSummary):  # several skills trained: one line each
+        from skillsleep.slash_commands.fanout_text import fanout_text
+
+        show(night, out, lambda s, plain: fanout_text(s, plain=plain), lambda s, _prefix: fanout_text(s))
+        stopped = night.stopped()
+    else:
+        show(night, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))
+        stopped = night.result.outcome == "stopped-early"
+    if stopped:  # the report says why; cron and scripts see it too
         sys.exit(1)
 
 

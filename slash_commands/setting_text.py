@@ -10,7 +10,7 @@ import annotated_types
 
 from skillsleep.core.night.user_config import SleepSection
 
-Scalar = bool | int | float | str  # bool first: a JSON true stays a bool
+Scalar = bool | int | float | str | list[str]  # bool first: a JSON true stays a bool; a list: `skills`
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -18,6 +18,8 @@ _FALSE = frozenset({"0", "false", "no", "off"})
 
 def expected(key: str) -> str:
     """What `[sleep] key` accepts, in words: "a whole number ≥ 1", "'on' or 'off'", …"""
+    if key == "skills":
+        return "'used', 'managed' or skill names separated by commas"
     field = SleepSection.model_fields[key]
     kind = field.annotation
     low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
@@ -47,6 +49,9 @@ def named_choices(key: str) -> tuple[str, ...]:
 def from_text(key: str, text: str) -> Scalar:
     """The text of an env var (or a string flag) as `[sleep] key`'s type; ValueError when it is not one."""
     kind = SleepSection.model_fields[key].annotation
+    if key == "skills":  # "used", "managed", or names: "review-pr,release-notes"
+        word = text.strip()
+        return word if word in ("used", "managed") else [n.strip() for n in word.split(",")]
     if kind is bool:
         word = text.strip().lower()
         if word in _TRUE or word in _FALSE:

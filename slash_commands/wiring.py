@@ -268,7 +268,7 @@ def sleep_settings(
     try:
         values = SleepSection.model_validate(chosen, context={"harnesses": named_choices("harness")})
     except ValidationError as exc:
-        problems += [_sleep_problem(err, sources, where) for err in exc.errors(include_url=False)]
+        problems += dict.fromkeys(_sleep_problem(err, sources, where) for err in exc.errors(include_url=False))
     if problems:
         raise ConfigError("\n".join(problems))
     settings = {
@@ -334,7 +334,11 @@ def _sleep_problem(err: Any, sources: Mapping[str, SleepOrigin], where: ConfigFi
 
     key = str(err["loc"][0]) if err["loc"] else ""
     got = err.get("input")
-    what = str(err["msg"]) if err["type"] in ("since_syntax", "base_url_syntax") else f"expected {expected(key)}"
+    what = (
+        str(err["msg"])
+        if err["type"] in ("since_syntax", "base_url_syntax", "skills_names")
+        else f"expected {expected(key)}"
+    )
     source = sources.get(key, "default")
     if source == "flag":
         return f"{SLEEP_FLAGS[key]} {got!r}: {what}"

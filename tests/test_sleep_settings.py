@@ -42,6 +42,7 @@ DEFAULTS = {
     "min_recurrence": 2,
     "context_chars": 12000,
     "edit_frontmatter": False,
+    "skills": "used",
 }
 
 

@@ -204,6 +204,13 @@ class Store:
         ]
         return StoredSessions(self, keys)
 
+    def skills_of(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+        """(harness, id) → the skills each of these sessions used, in order (the session is not read)."""
+        with self._use():
+            rows = self._db.execute("SELECT harness, id, json_extract(data, '$.skills') FROM sessions").fetchall()
+        wanted = set(keys)
+        return {(h, i): json.loads(used or "[]") for h, i, used in rows if (h, i) in wanted}
+
     def skill_uses(self, since: datetime | None = None) -> dict[tuple[str, str], int]:
         """(harness, skill) → how many stored sessions used it, of those that ended (or, with no
         end, began) at or after `since` (all when None; one with no time counts). Empty for a

@@ -12,6 +12,9 @@ is known, the clock and the process id). Nothing here reads the environment or s
 A night stopped by the budget, a dead model server or Ctrl-C keeps its state: the next night of
 the same skill resumes it (same tasks, finished steps kept) when the live skill is unchanged.
 The budget caps the whole night: a resumed night starts its ledger at what it spent before.
+
+A fan-out (core/night/fanout_run.py) runs one night a skill with `only` (the sessions of its group)
+and `share` (its part of the budget: it caps this run of the night, and gets what it spent).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.ledger import Ledger, spent_before
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.models.rundir import RunDir
+from skillsleep.core.models.store import StoredSessions
 from skillsleep.core.night.deps import NightDeps, NightModels
+from skillsleep.core.night.fanout import SessionKey, Share
 from skillsleep.core.night.live_skill import LiveSkill
 from skillsleep.core.night.nights import Nights, SkillMemory
 from skillsleep.core.night.record import NightRecord, PlanCounts
@@ -67,6 +72,7 @@ class _Night:
     memory: SkillMemory
     record: NightRecord
     requires: str = ""  # what the gate requires, in words (the report states it)
+    only: frozenset[SessionKey] | None = None  # the sessions it plans with (None: all since the cutoff)
     state: TrainState | None = None
     plan: NightPlan | None = None
     trained: Trained | None = None
@@ -74,16 +80,33 @@ class _Night:
     interrupted: BaseException | None = None
 
 
-async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *, dry_run: bool = False) -> NightResult:
+async def run_night(
+    settings: SleepSection,
+    skill: LiveSkill,
+    deps: NightDeps,
+    *,
+    dry_run: bool = False,
+    only: frozenset[SessionKey] | None = None,
+    share: Share | None = None,
+) -> NightResult:
     """One night of `skill` with `settings` (its `[sleep]` settings, layered by the caller). A night
     interrupted (Ctrl-C) is recorded as stopped and the KeyboardInterrupt raised again; any other
-    error is recorded as stopped and raised."""
+    error is recorded as stopped and raised. `only`: plan with these stored sessions alone;
+    `share`: the budget of this run of it (instead of the settings' caps), and what it spent."""
     live, seed = skill.live_text(), skill.read()
     memory = deps.nights.memory(skill.key())
     resumed = resumable(deps, skill, settings, seed)
     record = _begin(settings, skill, deps, resumed[0] if resumed else None, dry_run=dry_run)
     n = _Night(
-        settings=settings, skill=skill, deps=deps, dry_run=dry_run, live=live, seed=seed, memory=memory, record=record
+        settings=settings,
+        skill=skill,
+        deps=deps,
+        dry_run=dry_run,
+        live=live,
+        seed=seed,
+        memory=memory,
+        record=record,
+        only=only,
     )
     if resumed is not None:
         n.plan, n.state = resumed[1], resumed[2]
@@ -93,7 +116,8 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
     n.requires = requirements(cfg)
     # the cap is the whole night's: a resumed night's ledger starts at what its earlier runs spent
     tokens, usd = spent_before(RunDir(folder).ledger_path, cfg.prices) if resumed is not None else (0, 0.0)
-    ledger = Ledger(budget=cfg.budget.to_budget(), prices=cfg.prices, spent_tokens=tokens, spent_usd=usd)
+    budget = cfg.budget.to_budget() if share is None else share.cap(tokens, usd)
+    ledger = Ledger(budget=budget, prices=cfg.prices, spent_tokens=tokens, spent_usd=usd)
     models = deps.models(cfg, ledger, str(folder))
     try:  # bad settings (a backend, a harness that is not usable) fail before the night is recorded
         harness = deps.open_harness(models)
@@ -109,6 +133,8 @@ async def run_night(settings: SleepSection, skill: LiveSkill, deps: NightDeps, *
         await _work(n, cfg, models, harness, run_dir)
     finally:
         await models.aclose()
+        if share is not None:
+            share.spent(ledger.spent_tokens - tokens, ledger.spent_usd - usd)
     result = finish(n, run_dir).model_copy(update={"resumed": resumed is not None})
     if n.interrupted is not None:
         raise KeyboardInterrupt from n.interrupted
@@ -233,6 +259,8 @@ async def plan(n: _Night, optimizer: LLM) -> NightPlan:
     """The night's tasks from the stored sessions that ended (or began) since `[sleep] since`."""
     cutoff = parse_since(n.settings.since, now=n.deps.clock())
     sessions = n.deps.store.stream_sessions(since=cutoff)
+    if n.only is not None:  # a fan-out's group: only the sessions that used this skill
+        sessions = StoredSessions(n.deps.store, [key for key in sessions.keys if key in n.only])
     return await plan_night(
         sessions,
         skill=Skill.parse(n.seed),

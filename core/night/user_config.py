@@ -162,6 +162,10 @@ class SleepSection(_Section):
         default=CONTEXT_CHARS, ge=0
     )  # a skill folder's other files shown to the optimizer; 0 → none
     edit_frontmatter: bool = False  # edits may change the skill's frontmatter (name, description, …)
+    # which skills a night trains when `skill` is empty (docs/sleep.md, Which skills a night trains):
+    # "used" → each writable skill the sessions used, and the managed skill for the rest;
+    # "managed" → the managed skill alone; a list of names → only those of the used skills
+    skills: Literal["used", "managed"] | list[str] = "used"
 
     @field_validator("harness")
     @classmethod
@@ -171,6 +175,15 @@ class SleepSection(_Section):
             expected = ", ".join(map(repr, known[:-1])) + f" or {known[-1]!r}" if len(known) > 1 else repr(known[0])
             raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
         return name
+
+    @field_validator("skills")
+    @classmethod
+    def _skill_names(cls, skills: str | list[str]) -> str | list[str]:
+        if isinstance(skills, list) and (not skills or not all(name.strip() for name in skills)):
+            raise PydanticCustomError(
+                "skills_names", "name one skill or more, none empty (`skillsleep skills` lists them)"
+            )
+        return [name.strip() for name in skills] if isinstance(skills, list) else skills
 
     @field_validator("since")
     @classmethod

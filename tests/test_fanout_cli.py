@@ -1,0 +1,85 @@
+"""`skillsleep run` fanning out (docs/sleep.md#which-skills-a-night-trains): a Claude Code home with
+a user skill, a project skill and a plugin's read-only one, a real SQLite store whose sessions used
+each of them or no skill, the scripted backend by name, the replays in the chat harness
+(tests/fanout_kit.py). Each writable skill the sessions used is trained on its own sessions, with
+its own night, report and proposal; the rest go to the managed skill; a read-only skill is never
+proposed for edit; `--skills` limits the night; `[sleep] skills = "managed"` is the night of before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fanout_kit import LINT, NOTES, OTHER, REVIEW, chat_replay, claude_home, script_args, store_sessions
+from sleep_kit import invoke, night_env, write_script
+
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.harnesses.skills import MANAGED_NAME
+
+
+@pytest.fixture
+def night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """The home, its skills, the store (review-pr, release-notes, the plugin's lint and no skill)."""
+    data = night_env(monkeypatch, tmp_path)
+    files = claude_home(tmp_path)
+    monkeypatch.chdir(tmp_path / "proj")
+    write_script(tmp_path)
+    (tmp_path / "chats").mkdir()
+    store_sessions(
+        data / "state.db",
+        {"review-pr": REVIEW, "release-notes+review-pr": NOTES, "": OTHER, "tools:lint": LINT},
+    )
+    chat_replay(monkeypatch)
+    managed = tmp_path / "home" / ".claude" / "skills" / MANAGED_NAME / "SKILL.md"
+    return {**files, "data": data, "script": tmp_path / "script.json", "managed": managed}
+
+
+def _run(night: dict[str, Path], *extra: str, code: int = 0) -> dict[str, Any]:
+    status, out, err = invoke("run", *script_args(night["script"]), *extra, "--json")
+    assert status == code, err[-3000:]
+    return dict(json.loads(out)) if out.strip() else {}
+
+
+def test_a_night_trains_each_used_skill_on_its_own_sessions_and_stages_one_proposal_each(
+    night: dict[str, Path],
+) -> None:
+    before = {name: night[name].read_bytes() for name in ("review-pr", "release-notes", "lint")}
+    out = _run(night)
+    rows = {r["skill_name"]: r for r in out["fanout"]["rows"]}
+    assert set(rows) == {"review-pr", "release-notes", MANAGED_NAME}  # the plugin's lint is no group
+    # a session that used release-notes, then review-pr, goes to the first: release-notes
+    assert {n: r["sessions"] for n, r in rows.items()} == {"review-pr": 15, "release-notes": 15, MANAGED_NAME: 21}
+    assert all(r["status"] == "trained" and r["outcome"] == "accepted" and r["proposal"] for r in rows.values()), (
+        json.dumps(out["fanout"], indent=1)
+    )
+    nights = {n["skill"]["name"]: n for n in out["nights"]}
+    assert [rows[n]["night"] for n in (MANAGED_NAME, "release-notes", "review-pr")] == [1, 2, 3]  # most first
+    assert all(nights[n]["night"] == rows[n]["night"] for n in rows)
+    assert nights["review-pr"]["sessions"] == 15 and nights[MANAGED_NAME]["sessions"] == 21
+    proposals = {p.id: p for p in Proposals(night["data"]).list()}
+    assert sorted(Path(p.skill_path).parent.name for p in proposals.values()) == sorted(
+        ["review-pr", "release-notes", MANAGED_NAME]
+    )
+    for name in ("review-pr", "release-notes"):  # each proposal's diff touches its own skill only
+        p = proposals[rows[name]["proposal"]]
+        assert Path(p.skill_path) == night[name].resolve()
+        diff = Proposals(night["data"]).diff(p)
+        assert "a/SKILL.md" in diff and "End every reply" in diff
+    assert {name: night[name].read_bytes() for name in before} == before  # nothing live changed
+    folder = Path(out["report"]["report.md"]).parent
+    md = (folder / "report.md").read_text()
+    assert all(f"## skillsleep — night {n}:" in md for n in (1, 2, 3)) and "| review-pr (night 3) | 15 |" in md
+    html = (folder / "report.html").read_text()
+    assert html.count('<section class="skill"') == 3 and html.count("Score over nights") == 3
+    assert json.loads((folder / "report.json").read_text())["rows"][0]["skill_name"] == MANAGED_NAME
+
+    # adopting one proposal leaves the other skills' files byte-identical
+    code, _, err = invoke("adopt", rows["review-pr"]["proposal"], "--json")
+    assert code == 0, err
+    assert night["review-pr"].read_bytes() != before["review-pr"]
+    assert (
+        night["release-notes"].read_bytes() == before["release-notes"] and night["lint"].read_bytes() == before["lint"]
+    )
+    assert not night["managed"].exists()
