@@ -83,3 +83,72 @@ def test_a_night_trains_each_used_skill_on_its_own_sessions_and_stages_one_propo
         night["release-notes"].read_bytes() == before["release-notes"] and night["lint"].read_bytes() == before["lint"]
     )
     assert not night["managed"].exists()
+
+
+def test_the_text_lists_one_line_a_skill(night: dict[str, Path]) -> None:
+    code, out, err = invoke("run", *script_args(night["script"]), "--format", "text")
+    assert code == 0, err[-3000:]
+    lines = out.splitlines()
+    assert lines[0] == "skillsleep — one night, 3 skills trained (nights 1, 2, 3)"
+    assert lines[2].startswith("skillsleep-learned: night 1, 21 sessions, share no cap, spent ")
+    assert lines[3].startswith("release-notes: night 2, 15 sessions") and " — accepted, proposal " in lines[3]
+    assert lines[4].startswith("review-pr: night 3, 15 sessions")
+    assert lines[-1].endswith("fanouts/0001/report.html")
+
+
+def test_skills_limits_the_night_to_the_names_it_gives(night: dict[str, Path]) -> None:
+    out = _run(night, "--skills", "review-pr")
+    rows = {r["skill_name"]: r for r in out["fanout"]["rows"]}
+    assert (rows["review-pr"]["status"], rows["review-pr"]["night"]) == ("trained", 1)
+    assert {rows[n]["status"] for n in ("release-notes", MANAGED_NAME)} == {"not-selected"}
+    assert [Path(p.skill_path).parent.name for p in Proposals(night["data"]).list()] == ["review-pr"]
+    assert [n["skill"]["name"] for n in out["nights"]] == ["review-pr"]
+
+
+@pytest.mark.parametrize(("name", "why"), [("tools:lint", "is read-only"), ("review-pp", "Did you mean 'review-pr'?")])
+def test_a_read_only_or_unknown_name_is_refused_before_any_work(night: dict[str, Path], name: str, why: str) -> None:
+    code, _, err = invoke("run", *script_args(night["script"]), "--skills", name, "--json")
+    assert code == 2 and why in err and "`skillsleep skills`" in err
+    assert not (night["data"] / "nights").exists()
+
+
+def test_skills_managed_is_the_one_skill_night_of_before(night: dict[str, Path]) -> None:
+    (night["data"] / "config.toml").write_text('[sleep]\nskills = "managed"\n')
+    out = _run(night)
+    assert "fanout" not in out and out["skill"]["name"] == MANAGED_NAME and out["sessions"] == 51
+    assert [Path(p.skill_path).parent.name for p in Proposals(night["data"]).list()] == [MANAGED_NAME]
+    assert not (night["data"] / "fanouts").exists()
+
+
+def test_one_skill_named_with_skill_wins_over_skills(night: dict[str, Path]) -> None:
+    out = _run(night, "--skill", "review-pr", "--skills", "release-notes")
+    assert "fanout" not in out and out["skill"]["name"] == "review-pr" and out["sessions"] == 51
+
+
+def test_a_small_budget_is_shared_and_each_skill_stops_with_its_spend_and_nothing_torn(night: dict[str, Path]) -> None:
+    before = {name: night[name].read_bytes() for name in ("review-pr", "release-notes", "lint")}
+    cap = 40_000
+    out = _run(night, "--budget-tokens", str(cap), code=1)  # a night stopped by its share: exit 1
+    rows = out["fanout"]["rows"]
+    assert [r["skill_name"] for r in rows] == [MANAGED_NAME, "release-notes", "review-pr"]
+    # the first gets the cap × its sessions / all sessions; what it leaves passes on to the next
+    assert rows[0]["share_tokens"] == cap * 21 // 51
+    assert rows[1]["share_tokens"] == (cap - rows[0]["spent_tokens"]) * 15 // 30
+    assert rows[2]["share_tokens"] == cap - rows[0]["spent_tokens"] - rows[1]["spent_tokens"]
+    assert all(0 < r["spent_tokens"] <= r["share_tokens"] for r in rows)
+    assert sum(r["spent_tokens"] for r in rows) <= cap
+    nights = {n["night"]: n for n in out["nights"]}
+    assert [nights[n]["outcome"] for n in (1, 2)] == ["stopped-early"] * 2
+    assert all(nights[n]["stop"]["kind"] == "budget" for n in (1, 2))
+    for n in (1, 2):  # each stopped night keeps its plan and state: the next night resumes it
+        folder = night["data"] / "nights" / f"{n:04d}"
+        assert (folder / "plan.json").is_file() and (folder / "state.json").is_file()
+        assert json.loads((folder / "night.json").read_text())["status"] == "stopped"
+    assert {name: night[name].read_bytes() for name in before} == before and not night["managed"].exists()
+    assert sorted(Path(p.skill_path).parent.name for p in Proposals(night["data"]).list()) == ["review-pr"]
+    md = Path(out["report"]["report.md"]).read_text()
+    assert f"| skillsleep-learned (night 1) | 21 | {rows[0]['share_tokens']:,} tokens |" in md
+
+    again = _run(night)  # no cap: the stopped nights go on where they stopped
+    resumed = {n["skill"]["name"]: (n["night"], n["resumed"]) for n in again["nights"]}
+    assert resumed[MANAGED_NAME] == (1, True) and resumed["release-notes"] == (2, True)

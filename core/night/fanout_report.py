@@ -82,8 +82,10 @@ def render_md(f: FanoutResult, results: Sequence[NightResult]) -> str:
 
 def fanout_title(f: FanoutResult) -> str:
     nights = f.nights()
-    which = f"nights {nights[0]}–{nights[-1]}" if len(nights) > 1 else f"night {nights[0]}" if nights else "no night"
+    which = ("nights " if len(nights) > 1 else "night ") + ", ".join(map(str, nights))
     trained = sum(r.night is not None for r in f.rows)
+    if not trained:
+        return "one night, no skill trained"
     return f"one night, {trained} skill{'s' if trained != 1 else ''} trained ({which})"
 
 

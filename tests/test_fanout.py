@@ -1,0 +1,108 @@
+"""The rules of a fan-out (core/night/fanout.py) and its evidence floor on the recorded sessions:
+which group a session goes to, how the budget is shared, and a group too small to mine listed as
+not enough evidence without a model call (the sessions Claude Code and Codex recorded using two
+user skills and none, tests/fixtures/<agent>/skills/, in a real SQLite store)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from fanout_kit import claude_home
+from fixture_sessions import FIXTURES, fixture_sessions
+from sleep_kit import Recorder
+
+from skillsleep.core.models.ledger import Budget
+from skillsleep.core.models.store import Store
+from skillsleep.core.night.deps import NightDeps
+from skillsleep.core.night.fanout import FanoutSkill, group_sessions, needs, next_share
+from skillsleep.core.night.fanout_run import fanout_folder, run_fanout
+from skillsleep.core.night.nights import Nights
+from skillsleep.core.night.user_config import SleepSection
+from skillsleep.core.report.proposals import Proposals
+from skillsleep.harnesses.skills import MANAGED_NAME, SkillTarget
+from skillsleep.slash_commands.fanout_runner import fanout_groups, night_skills
+
+NOW = datetime(2026, 12, 6, tzinfo=UTC)
+
+
+def _target(name: str, *, managed: bool = False) -> SkillTarget:
+    return SkillTarget(path=Path(f"/s/{name}/SKILL.md"), name=name, managed=managed, harness="claude-code")
+
+
+def test_a_session_goes_to_the_first_writable_skill_it_used_and_the_rest_to_the_managed_one() -> None:
+    review, notes, managed = _target("review-pr"), _target("release-notes"), _target(MANAGED_NAME, managed=True)
+    skills = [FanoutSkill(review, frozenset({"review-pr"})), FanoutSkill(notes, frozenset({"notes", "release-notes"}))]
+    used = {
+        ("c", "1"): ["review-pr"],
+        ("c", "2"): ["tools:lint", "notes", "review-pr"],  # a read-only one first: the first writable wins
+        ("c", "3"): [],
+        ("c", "4"): ["tools:lint"],  # only a read-only skill: the managed one's
+        ("c", "5"): ["gone-skill"],  # unknown: the managed one's
+    }
+    groups = group_sessions(used, skills, managed)
+    assert [(g.skill.name, g.sessions, g.selected) for g in groups] == [
+        ("review-pr", (("c", "1"),), True),
+        ("release-notes", (("c", "2"),), True),
+        (MANAGED_NAME, (("c", "3"), ("c", "4"), ("c", "5")), True),
+    ]
+    chosen = group_sessions(used, skills, managed, ["release-notes"])
+    assert [g.selected for g in chosen] == [False, True, False]
+    assert [g.skill.name for g in group_sessions({("c", "3"): []}, skills, managed)] == [MANAGED_NAME]
+
+
+def test_the_evidence_floor_is_the_tasks_a_night_needs_times_their_recurrence() -> None:
+    assert needs(SleepSection()) == 6  # 2 held-out tasks (gate_min_wins) + 1 to train, each in 2 sessions
+    assert needs(SleepSection(gate="off")) == 4
+    assert needs(SleepSection(gate_min_wins=3, min_recurrence=3)) == 12
+
+
+def test_the_share_is_by_sessions_with_a_floor_and_what_is_left_passes_on() -> None:
+    cap = Budget(tokens=1200, usd=0.6)
+    first = next_share(cap, (0, 0.0), 10, 12, 3)  # 1200 × 10 / 12
+    assert (first.tokens, first.usd) == (1000, pytest.approx(0.5))
+    second = next_share(cap, (1000, 0.5), 1, 2, 3)  # 200 × 1/2 = 100, below the floor 1200 / 6 = 200
+    assert (second.tokens, second.usd) == (200, pytest.approx(0.1))
+    third = next_share(cap, (1150, 0.55), 1, 1, 3)  # the last gets what is left, under the floor too
+    assert (third.tokens, third.usd) == (50, pytest.approx(0.05))
+    assert next_share(cap, (1200, 0.6), 1, 1, 3).empty()
+    none = next_share(Budget(), (0, 0.0), 1, 2, 2)
+    assert (none.tokens, none.usd, none.empty()) == (None, None, False)
+
+
+def test_recorded_groups_too_small_are_listed_as_not_enough_evidence_without_a_model_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = claude_home(tmp_path)
+    monkeypatch.chdir(tmp_path / "proj")
+    data = tmp_path / "data"
+    store = Store(data / "state.db")
+    for agent, root in (("claude-code", FIXTURES / "claude" / "skills"), ("codex", FIXTURES / "codex" / "skills")):
+        for session in fixture_sessions(agent, root):
+            store.put_session(session)
+    env = {"HOME": str(tmp_path / "home")}
+    settings = SleepSection(harness="claude-code", since="3650d")
+    skills = night_skills(settings, home=tmp_path / "home", cwd=tmp_path / "proj", data_dir=data, env=env)
+    assert skills is not None and sorted(n for s in skills for n in s.names) == ["release-notes", "review-pr"]
+    managed = _target(MANAGED_NAME, managed=True)
+    groups = fanout_groups(settings, store, skills, managed, NOW)
+    assert groups is not None
+    assert {g.skill.name: len(g.sessions) for g in groups} == {"review-pr": 2, "release-notes": 2, MANAGED_NAME: 2}
+    calls = Recorder(monkeypatch)
+
+    def no_harness(_models: object) -> object:
+        raise AssertionError("no night may start")
+
+    deps = NightDeps(nights=Nights(data), proposals=Proposals(data), store=store, open_harness=no_harness)
+    fanout, results = asyncio.run(run_fanout(settings, groups, deps, data))
+    store.close()
+    assert results == [] and calls.seen == [] and not (data / "nights").exists()
+    assert {r.skill_name: (r.status, r.reason, r.spent_tokens) for r in fanout.rows} == {
+        name: ("not-enough-evidence", "not enough evidence (2 sessions; needs 6)", 0)
+        for name in ("review-pr", "release-notes", MANAGED_NAME)
+    }
+    md = (fanout_folder(data, 1) / "report.md").read_text()
+    assert "## Not enough evidence" in md and "- review-pr: not enough evidence (2 sessions; needs 6)" in md
+    assert files["review-pr"].read_text().startswith("---\nname: review-pr")
