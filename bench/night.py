@@ -1,7 +1,7 @@
 """One night of the sleep cycle (`skillsleep run`) on a fixed corpus: calls per role vs the ideal.
 
     .venv/bin/python bench/night.py [--backend scripted|local] [--steps N] [--dreams N]
-                                    [--max-tasks N] [--rollouts-k K] [--keep NEW_DIR]
+                                    [--max-tasks N] [--rollouts-k K] [--keep NEW_DIR] [--two-skills]
 
 The corpus is generated at start into a temp dir (or the new folder `--keep`), always the same: one
 direct-chat log in which 8 recurring tasks are each asked 3 times (a session each, followed by a
@@ -38,6 +38,10 @@ its plan.json and state.json (per role):
     rank        1 per step whose safe edits exceed the step's edit budget
     repair      1 per step whose selected edits the edit rules refused (the step's repair.json)
     slow_update 1 per epoch whose skill changed; meta 1 per epoch
+
+`--two-skills` runs the two-skill night instead (bench/night_skills.py): one run that fans out to
+two user skills of Claude Code, each trained on the sessions that used it; its JSON line holds
+each skill's calls and ideal (as above, per skill's night; relevance 1 each) and their sums.
 
 `plan_max_calls` is Trainer.plan()'s upper bound for the training part, for comparison.
 
@@ -115,6 +119,52 @@ MEMORY_SESSIONS, MEMORY_TURNS, MEMORY_TURN_KB = 100, 40, 8
 # --- the corpus and the scripted models ----------------------------------------------------------
 
 
+TARGET = [{"match": "ANSWER:", "reply": "Done.\nANSWER: ok"}, {"match": "[\\s\\S]", "reply": "Done."}]
+
+
+def optimizer_rules() -> list[dict[str, str]]:
+    """The optimizer's rules but the dreams (each corpus adds a dream rule per task)."""
+    return [
+        {"match": '"mine_merge"', "reply": json.dumps({"groups": []})},
+        {
+            "match": '"mine_judge"',
+            "reply": json.dumps(
+                {
+                    "checks": [
+                        {
+                            "type": "last_line_regex",
+                            "value": "^ANSWER: .+",
+                            "feedback": "the last line must be `ANSWER: <answer>`",
+                        }
+                    ],
+                    "rubric": "",
+                }
+            ),
+        },
+        {"match": '"relevance"', "reply": json.dumps({"relevant": list(range(1, 41))})},
+        {
+            "match": '"findings"',
+            "reply": json.dumps(
+                {
+                    "findings": [
+                        {
+                            "kind": "skill_defect",
+                            "diagnosis": "no answer line",
+                            "op": "add",
+                            "target": "",
+                            "content": RULE,
+                        }
+                    ]
+                }
+            ),
+        },
+        {"match": '"groups"', "reply": json.dumps({"groups": []})},
+        {"match": '"order"', "reply": json.dumps({"order": [1]})},
+        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
+        {"match": '"notes"', "reply": json.dumps({"notes": ["Answer-format rules pay off."]})},
+    ]
+
+
 def write_corpus(root: Path) -> None:
     """The chat log (24 recurring sessions + 20 one-offs) and the two rule scripts."""
     chats = root / "chats"
@@ -154,49 +204,10 @@ def write_corpus(root: Path) -> None:
         }
         for task, word in TASKS
     ]
-    optimizer = [
-        {"match": '"mine_merge"', "reply": json.dumps({"groups": []})},
-        {
-            "match": '"mine_judge"',
-            "reply": json.dumps(
-                {
-                    "checks": [
-                        {
-                            "type": "last_line_regex",
-                            "value": "^ANSWER: .+",
-                            "feedback": "the last line must be `ANSWER: <answer>`",
-                        }
-                    ],
-                    "rubric": "",
-                }
-            ),
-        },
-        {"match": '"relevance"', "reply": json.dumps({"relevant": list(range(1, 41))})},
-        *dreams,
-        {
-            "match": '"findings"',
-            "reply": json.dumps(
-                {
-                    "findings": [
-                        {
-                            "kind": "skill_defect",
-                            "diagnosis": "no answer line",
-                            "op": "add",
-                            "target": "",
-                            "content": RULE,
-                        }
-                    ]
-                }
-            ),
-        },
-        {"match": '"groups"', "reply": json.dumps({"groups": []})},
-        {"match": '"order"', "reply": json.dumps({"order": [1]})},
-        {"match": '"guidance"', "reply": json.dumps({"guidance": ["Keep the ANSWER line last."]})},
-        {"match": '"notes"', "reply": json.dumps({"notes": ["Answer-format rules pay off."]})},
-    ]
-    target = [{"match": "ANSWER:", "reply": "Done.\nANSWER: ok"}, {"match": "[\\s\\S]", "reply": "Done."}]
+    optimizer = optimizer_rules()
+    optimizer[3:3] = dreams  # after the relevance rule, as always
     (root / "opt.json").write_text(json.dumps(optimizer))
-    (root / "target.json").write_text(json.dumps(target))
+    (root / "target.json").write_text(json.dumps(TARGET))
 
 
 def isolate(root: Path) -> None:
@@ -442,14 +453,22 @@ def main() -> None:
     parser.add_argument("--max-tasks", type=int, help="most tasks tonight (default: the night's, 20)")
     parser.add_argument("--rollouts-k", type=int, help="samples per task (default: the night's, 1)")
     parser.add_argument("--keep", type=Path, help="build the corpus and state in this new folder and keep them")
+    parser.add_argument(
+        "--two-skills",
+        action="store_true",
+        help="the two-skill night instead (bench/night_skills.py): one run fanning out to two user skills",
+    )
     args = parser.parse_args()
     root = (args.keep or Path(tempfile.mkdtemp(prefix="skillsleep-bench-night-"))).resolve()
     if root.exists() and any(root.iterdir()):
         raise SystemExit(f"{root} is not empty: the bench starts from no state (pick a new --keep folder)")
     root.mkdir(parents=True, exist_ok=True)
+    if args.two_skills and args.backend != "scripted":
+        raise SystemExit("--two-skills runs on the scripted backend")
     if args.backend == "local":
         link_local_weights(root)
-    write_corpus(root)
+    if not args.two_skills:
+        write_corpus(root)
     isolate(root)
     extra = [
         f"--{name}={value}"
@@ -464,6 +483,9 @@ def main() -> None:
     k = args.rollouts_k or 1
     dreams = 1 if args.dreams is None else args.dreams
     steps = args.steps or 2
+    if args.two_skills:
+        two_skills(root, extra, k, dreams)
+        return
 
     first, wall = night(run_args(root, args.backend, extra))
     folder = root / "data" / "nights" / f"{first['night']:04d}"
@@ -521,6 +543,26 @@ def main() -> None:
         file=sys.stderr,
     )
     print(json.dumps(result))
+
+
+def two_skills(root: Path, extra: list[str], k: int, dreams: int) -> None:
+    """The two-skill night: calls made against the ideal, per skill and in all (one JSON line)."""
+    from night_skills import two_skill_night, write_two_skills
+
+    rules = write_two_skills(root, optimizer_rules(), TARGET)
+    result = two_skill_night(root, rules, extra, lambda folder, summary: ideal_calls(folder, summary, k, dreams))
+    for name, skill in result["skills"].items():
+        print(
+            f"{name}: {skill['outcome']}; {skill['model_calls']} calls, ideal {skill['ideal_calls']}, "
+            f"{skill['tokens']} tokens",
+            file=sys.stderr,
+        )
+    print(
+        f"two-skill night: {result['model_calls']} calls, ideal {result['ideal_calls']}, {result['tokens']} tokens, "
+        f"{result['wall_s']:.2f} s; not trained: {result['not_trained']}; state in {root}",
+        file=sys.stderr,
+    )
+    print(json.dumps({"backend": "scripted", "two_skills": result}))
 
 
 if __name__ == "__main__":
