@@ -58,7 +58,7 @@ def writable_skills(
     return writable, [f for f in found if not f.writable]
 
 
-def _check_chosen(chosen: list[str], writable: list[FanoutSkill], read_only: list[FoundSkill]) -> None:
+def _check_chosen(chosen: list[str], writable: list[FanoutSkill], read_only: list[FoundSkill], harness: str) -> None:
     """Every name of `--skills` / `[sleep] skills` is a writable skill of the agent (or the managed
     one); else a ConfigError naming `skillsleep skills`."""
     known = {n for s in writable for n in s.names} | {MANAGED_NAME}
@@ -70,6 +70,12 @@ def _check_chosen(chosen: list[str], writable: list[FanoutSkill], read_only: lis
             raise ConfigError(
                 f"--skills / [sleep] skills: {name!r} is read-only (a plugin or system skill): a night never "
                 "edits it; `skillsleep skills` lists the writable ones"
+            )
+        if harness == registry.CHAT:
+            raise ConfigError(
+                f"--skills / [sleep] skills: {name!r}: the chat harness has no skill folders, so a night on it "
+                f"trains only the managed skill ({MANAGED_NAME}); pass --harness AGENT to train that agent's "
+                "skills (`skillsleep skills` lists them)"
             )
         close = difflib.get_close_matches(name, sorted(known), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
@@ -89,7 +95,7 @@ def night_skills(
         return None
     writable, read_only = writable_skills(s.harness, home=home, cwd=cwd, data_dir=data_dir, env=env)
     if isinstance(s.skills, list):
-        _check_chosen(s.skills, writable, read_only)
+        _check_chosen(s.skills, writable, read_only, s.harness)
     return writable
 
 

@@ -51,7 +51,10 @@ def from_text(key: str, text: str) -> Scalar:
     kind = SleepSection.model_fields[key].annotation
     if key == "skills":  # "used", "managed", or names: "review-pr,release-notes"
         word = text.strip()
-        return word if word in ("used", "managed") else [n.strip() for n in word.split(",")]
+        names = [n.strip() for n in word.split(",")]
+        if word in ("used", "managed") or all(names):
+            return word if word in ("used", "managed") else names
+        raise ValueError(text)
     if kind is bool:
         word = text.strip().lower()
         if word in _TRUE or word in _FALSE:

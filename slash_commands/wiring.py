@@ -336,7 +336,7 @@ def _sleep_problem(err: Any, sources: Mapping[str, SleepOrigin], where: ConfigFi
     got = err.get("input")
     what = (
         str(err["msg"])
-        if err["type"] in ("since_syntax", "base_url_syntax", "skills_names")
+        if err["type"] in ("since_syntax", "base_url_syntax", "skills_value")
         else f"expected {expected(key)}"
     )
     source = sources.get(key, "default")

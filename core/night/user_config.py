@@ -176,14 +176,19 @@ class SleepSection(_Section):
             raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
         return name
 
-    @field_validator("skills")
+    @field_validator("skills", mode="before")
     @classmethod
-    def _skill_names(cls, skills: str | list[str]) -> str | list[str]:
-        if isinstance(skills, list) and (not skills or not all(name.strip() for name in skills)):
+    def _skill_names(cls, skills: object) -> object:
+        """One error for any bad value (not one a branch of the union): "used", "managed" or names."""
+        if skills in ("used", "managed"):
+            return skills
+        if not isinstance(skills, list) or not all(isinstance(n, str) for n in skills):
+            raise PydanticCustomError("skills_value", "expected 'used', 'managed' or a list of skill names")
+        if not skills or not all(n.strip() for n in skills):
             raise PydanticCustomError(
-                "skills_names", "name one skill or more, none empty (`skillsleep skills` lists them)"
+                "skills_value", "name one skill or more, none empty (`skillsleep skills` lists them)"
             )
-        return [name.strip() for name in skills] if isinstance(skills, list) else skills
+        return [n.strip() for n in skills]
 
     @field_validator("since")
     @classmethod
