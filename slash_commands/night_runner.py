@@ -2,7 +2,9 @@
 background form): layer the `[sleep]` settings, hold the state lock, harvest new sessions, build
 the night's objects (store, nights, proposals, the models and harness factories, the live skill)
 and hand them to core's `run_night` (core/night/cycle.py); what comes back is summarised for `--json`
-and rendered as text and markdown.
+and rendered as text and markdown (`RunSummary`, night_summary.py). When the sessions used writable
+skills of the night's agent, the night fans out instead (fanout_runner.py: core's `run_fanout`, one
+night a skill; a `FanoutSummary`).
 
 The live skill is written only by `adopt` (in a night: --auto-adopt after an accepted gate).
 """

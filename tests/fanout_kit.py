@@ -41,7 +41,8 @@ LINT = ["Lint the parser module and fix what it finds", "Lint the tests folder b
 SEED = "---\nname: {name}\ndescription: {name} for this team\n---\n\n# {name}\n\n- Be precise.\n"
 
 
-def _skill(folder: Path, name: str) -> Path:
+def claude_home_skill(folder: Path, name: str) -> Path:
+    """A skill `name` in the skills folder `folder`: its SKILL.md."""
     path = folder / name / "SKILL.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(SEED.format(name=name))
@@ -56,9 +57,9 @@ def claude_home(root: Path) -> dict[str, Path]:
     claude = home / ".claude"
     plugin = claude / "plugins" / "cache" / "mkt" / "tools" / "1.0.2" / "skills"
     return {
-        "review-pr": _skill(claude / "skills", "review-pr"),
-        "release-notes": _skill(proj / ".claude" / "skills", "release-notes"),
-        "lint": _skill(plugin, "lint"),
+        "review-pr": claude_home_skill(claude / "skills", "review-pr"),
+        "release-notes": claude_home_skill(proj / ".claude" / "skills", "release-notes"),
+        "lint": claude_home_skill(plugin, "lint"),
     }
 
 

@@ -12,7 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fanout_kit import LINT, NOTES, OTHER, REVIEW, chat_replay, claude_home, script_args, store_sessions
+from fanout_kit import (
+    LINT,
+    NOTES,
+    OTHER,
+    REVIEW,
+    SEED,
+    chat_replay,
+    claude_home,
+    claude_home_skill,
+    script_args,
+    store_sessions,
+)
 from sleep_kit import invoke, night_env, write_script
 
 from skillsleep.core.report.proposals import Proposals
@@ -152,3 +163,24 @@ def test_a_small_budget_is_shared_and_each_skill_stops_with_its_spend_and_nothin
     again = _run(night)  # no cap: the stopped nights go on where they stopped
     resumed = {n["skill"]["name"]: (n["night"], n["resumed"]) for n in again["nights"]}
     assert resumed[MANAGED_NAME] == (1, True) and resumed["release-notes"] == (2, True)
+
+
+def test_a_group_mined_but_not_ready_is_listed_as_not_enough_evidence_with_its_spend(
+    night: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alike = [f"Review the pull request for the {part} refactor" for part in ("parser", "lexer", "printer")]
+    store_sessions(night["data"] / "state.db", {"fmt-check": alike})  # one cluster of near-duplicates
+    fmt = claude_home_skill(night["review-pr"].parent.parent, "fmt-check")
+    out = _run(night, "--skills", "fmt-check,review-pr", "--dry-run")
+    rows = {r["skill_name"]: r for r in out["fanout"]["rows"]}
+    row = rows["fmt-check"]
+    assert (row["status"], row["outcome"], row["proposal"]) == ("not-enough-evidence", "no-candidate", None)
+    assert row["reason"].startswith("only 1 distinct recurring task(s) for this skill") and row["spent_tokens"] > 0
+    assert (
+        rows["review-pr"]["status"] == "trained" and rows["review-pr"]["proposal"] is None
+    )  # a dry run stages nothing
+    assert (
+        out["fanout"]["dry_run"]
+        and not Proposals(night["data"]).list()
+        and fmt.read_text() == SEED.format(name="fmt-check")
+    )
