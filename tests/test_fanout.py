@@ -6,13 +6,15 @@ user skills and none, tests/fixtures/<agent>/skills/, in a real SQLite store).""
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from fanout_kit import claude_home
 from fixture_sessions import FIXTURES, fixture_sessions
-from sleep_kit import Recorder
+from sleep_kit import Recorder, invoke, write_script
 
 from skillsleep.core.models.ledger import Budget
 from skillsleep.core.models.store import Store
@@ -106,3 +108,34 @@ def test_recorded_groups_too_small_are_listed_as_not_enough_evidence_without_a_m
     md = (fanout_folder(data, 1) / "report.md").read_text()
     assert "## Not enough evidence" in md and "- review-pr: not enough evidence (2 sessions; needs 6)" in md
     assert files["review-pr"].read_text().startswith("---\nname: review-pr")
+
+
+def test_a_night_over_harvested_recorded_transcripts_groups_them_by_the_skill_each_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real harvest of the transcripts Claude Code and Codex wrote (tests/fixtures/<agent>/skills)
+    attributes each session; a Codex night groups them by its user and project skills; each group
+    is too small to mine, so the night lists them and calls no model."""
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    (proj / ".git").mkdir(parents=True)
+    for folder, name in ((home / ".agents" / "skills", "review-pr"), (proj / ".agents" / "skills", "release-notes")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name}\n---\n\nDo it.\n")
+    shutil.copytree(FIXTURES / "claude" / "skills" / "projects", home / ".claude" / "projects")
+    shutil.copytree(FIXTURES / "codex" / "skills" / "sessions", home / ".codex" / "sessions")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SKILLSLEEP_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("SKILLSLEEP_CHAT_DIRS", "")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(proj)
+    calls = Recorder(monkeypatch)
+    script = write_script(tmp_path)
+    code, out, err = invoke(
+        "run", "--harness", "codex", "--backend", f"scripted:{script}", "--since", "3650d", "--json"
+    )
+    assert code == 0, err[-3000:]
+    rows = {r["skill_name"]: (r["sessions"], r["status"]) for r in json.loads(out)["fanout"]["rows"]}
+    assert rows == {name: (2, "not-enough-evidence") for name in ("review-pr", "release-notes", MANAGED_NAME)}
+    assert calls.seen == [] and not (tmp_path / "data" / "nights").exists()

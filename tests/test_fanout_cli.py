@@ -184,3 +184,21 @@ def test_a_group_mined_but_not_ready_is_listed_as_not_enough_evidence_with_its_s
         and not Proposals(night["data"]).list()
         and fmt.read_text() == SEED.format(name="fmt-check")
     )
+
+
+def test_a_detached_fan_out_claims_its_log_once_and_every_skills_night_names_it(night: dict[str, Path]) -> None:
+    from skillsleep.core.night.nights import Nights
+    from skillsleep.core.night.record import NightRecord
+    from skillsleep.core.shared.events import quiet
+    from skillsleep.slash_commands.night_runner import run_sleep
+
+    claimed: list[int] = []
+
+    def claim(record: NightRecord) -> NightRecord:
+        claimed.append(record.night)
+        return record.model_copy(update={"log": "/logs/night-0001.log"})
+
+    flags = {"harness": "claude-code", "backend": f"scripted:{night['script']}", "since": "3650d"}
+    run_sleep(flags, dry_run=True, on_event=quiet, on_start=claim)
+    assert claimed == [1]
+    assert [r.log for r in Nights(night["data"]).list()] == ["/logs/night-0001.log"] * 3
