@@ -76,6 +76,7 @@ def test_a_night_trains_each_used_skill_on_its_own_sessions_and_stages_one_propo
     for name in ("review-pr", "release-notes"):  # each proposal's diff touches its own skill only
         p = proposals[rows[name]["proposal"]]
         assert Path(p.skill_path) == night[name].resolve()
+        assert Proposals(night["data"]).base(p).encode() == before[name]  # staged against its own file
         diff = Proposals(night["data"]).diff(p)
         assert "a/SKILL.md" in diff and "End every reply" in diff
     assert {name: night[name].read_bytes() for name in before} == before  # nothing live changed
@@ -202,3 +203,15 @@ def test_a_detached_fan_out_claims_its_log_once_and_every_skills_night_names_it(
     run_sleep(flags, dry_run=True, on_event=quiet, on_start=claim)
     assert claimed == [1]
     assert [r.log for r in Nights(night["data"]).list()] == ["/logs/night-0001.log"] * 3
+
+
+def test_a_skill_that_cannot_be_trained_as_it_is_is_listed_and_the_others_still_run(night: dict[str, Path]) -> None:
+    broken = night["release-notes"].read_text() + "\n<!-- skillsleep:slow-update:begin -->\n"
+    night["release-notes"].write_text(broken)
+    out = _run(night, "--dry-run")
+    rows = {r["skill_name"]: r for r in out["fanout"]["rows"]}
+    assert rows["release-notes"]["status"] == "not-run" and rows["release-notes"]["night"] is None
+    assert "its skill cannot be trained as it is" in rows["release-notes"]["reason"]
+    assert "slow-update" in rows["release-notes"]["reason"]
+    assert [rows[n]["status"] for n in (MANAGED_NAME, "review-pr")] == ["trained", "trained"]
+    assert night["release-notes"].read_text() == broken

@@ -23,6 +23,7 @@ from skillsleep.core.night.record import NightRecord
 from skillsleep.core.night.stages import NightPlan
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.report.result import NightResult
+from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.train.config import BudgetSection
 
 __all__ = ["fanout_folder", "run_fanout"]
@@ -45,9 +46,9 @@ async def run_fanout(
     combined result (written under `data`/fanouts) and the nights' results, in the order they ran."""
     started, need = deps.clock(), needs(settings)
     cap = BudgetSection(tokens=settings.budget_tokens, usd=settings.budget_usd).to_budget()
-    trained = sorted(
-        (g for g in groups if g.selected and len(g.sessions) >= need), key=lambda g: (-len(g.sessions), g.skill.name)
-    )
+    ready = [g for g in groups if g.selected and len(g.sessions) >= need]
+    broken = {g.skill.key(): why for g in ready if (why := _unreadable(g))}  # e.g. unpaired region markers
+    trained = sorted((g for g in ready if g.skill.key() not in broken), key=lambda g: (-len(g.sessions), g.skill.name))
     rows, results = [], []
     spent, waiting = (0, 0.0), sum(len(g.sessions) for g in trained)
     deps = _one_log(deps)
@@ -68,6 +69,7 @@ async def run_fanout(
         rows.append(_ran(row, result, share, deps))
         if result.stop is not None and result.stop.kind != "budget":
             ended = f"the night stopped at {group.skill.name}: {result.stop.message}"
+    rows += [_row(g, "not-run", reason=broken[g.skill.key()]) for g in ready if g.skill.key() in broken]
     rows += [
         _row(g, "not-enough-evidence", reason=_too_few(len(g.sessions), need))
         for g in groups
@@ -90,6 +92,17 @@ async def run_fanout(
     )
     write_fanout(fanout_folder(data, fanout.fanout), fanout, results)
     return fanout, results
+
+
+def _unreadable(group: Group) -> str:
+    """Why the group's skill cannot be trained as it is now ("" when it can): its night would stop
+    before it starts, so it is listed instead and the other skills still run."""
+    try:
+        group.skill.live_text()
+        group.skill.read()
+    except ConfigError as exc:
+        return f"its skill cannot be trained as it is: {exc}"
+    return ""
 
 
 def _too_few(sessions: int, need: int) -> str:
