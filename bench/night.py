@@ -165,27 +165,31 @@ def optimizer_rules() -> list[dict[str, str]]:
     ]
 
 
+def corrected(sid: str, rep: int, i: int, task: str, correction: str) -> str:
+    """One chat-log line: a recurring task (repeat `rep`, task `i`) answered, then corrected."""
+    return json.dumps(
+        {
+            "id": sid,
+            "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z",
+            "messages": [
+                {"role": "user", "content": task},
+                {"role": "assistant", "content": "Done."},
+                {"role": "user", "content": correction},
+                {"role": "assistant", "content": "ok"},
+            ],
+        }
+    )
+
+
 def write_corpus(root: Path) -> None:
     """The chat log (24 recurring sessions + 20 one-offs) and the two rule scripts."""
     chats = root / "chats"
     chats.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for rep in range(REPEATS):
-        for i, (task, _) in enumerate(TASKS):
-            lines.append(
-                json.dumps(
-                    {
-                        "id": f"s{rep}-{i}",
-                        "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z",
-                        "messages": [
-                            {"role": "user", "content": task},
-                            {"role": "assistant", "content": "Done."},
-                            {"role": "user", "content": CORRECTION},
-                            {"role": "assistant", "content": "ok"},
-                        ],
-                    }
-                )
-            )
+    lines = [
+        corrected(f"s{rep}-{i}", rep, i, task, CORRECTION)
+        for rep in range(REPEATS)
+        for i, (task, _) in enumerate(TASKS)
+    ]
     for n, prompt in enumerate(ONE_OFFS):
         lines.append(
             json.dumps(

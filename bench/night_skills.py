@@ -46,6 +46,8 @@ REPEATS = 3
 def write_two_skills(root: Path, optimizer: list[dict[str, str]], target: list[dict[str, str]]) -> Path:
     """The skills, the stored sessions and the rules file (`optimizer` with a dream rule per task
     in front, then `target`) under `root` (after bench/night.py's `isolate`); returns the rules file."""
+    from night import corrected  # bench/night.py, beside this file
+
     from skillsleep.core.models.store import Store
     from skillsleep.harnesses.chat_logs import parse_chat_log
 
@@ -57,18 +59,7 @@ def write_two_skills(root: Path, optimizer: list[dict[str, str]], target: list[d
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "SKILL.md").write_text(f"---\nname: {skill}\ndescription: {skill} for this team\n---\n\n# {skill}\n")
         lines = [
-            json.dumps(
-                {
-                    "id": f"{skill}-{rep}-{i}",
-                    "created": f"2026-11-2{rep + 1}T10:{i:02d}:00Z",
-                    "messages": [
-                        {"role": "user", "content": task},
-                        {"role": "assistant", "content": "Done."},
-                        {"role": "user", "content": "no, put the answer on its own last line"},
-                        {"role": "assistant", "content": "ok"},
-                    ],
-                }
-            )
+            corrected(f"{skill}-{rep}-{i}", rep, i, task, "no, put the answer on its own last line")
             for rep in range(REPEATS)
             for i, (task, _) in enumerate(tasks)
         ]
