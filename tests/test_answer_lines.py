@@ -1,6 +1,7 @@
 """A line that is one task's expected answer is refused before it is applied, and the repair call is
-asked for the rule (the 1.5B optimizer's `ANSWER: True` on the reasoning family of bench/quality.py),
-on the scripted backend (chosen by name)."""
+asked for the rule (the 1.5B optimizer's `ANSWER: True` on the reasoning family of bench/quality.py);
+a bare `ANSWER: 7` under a judge that names the answer line is quoted by its label instead
+(core/train/quoting.py). On the scripted backend (chosen by name)."""
 
 from __future__ import annotations
 
@@ -127,23 +128,29 @@ async def test_a_rewrite_copying_the_prompts_line_number_and_the_answer_stays_re
     assert any(r.rewrite and "expected answer of 1 of this batch's 2" in r.reason for r in landed.skipped)
 
 
-async def test_a_step_proposing_one_tasks_answer_lands_the_rule_the_repair_wrote(tmp_path: Path) -> None:
+async def test_a_step_proposing_one_tasks_answer_lands_the_label_rule_without_a_call(tmp_path: Path) -> None:
+    """The judges name the answer line (`ANSWER: .+`): `ANSWER: 7` is quoted by its label alone, a rule
+    that states no answer, and lands with no repair call (core/train/quoting.py)."""
     opt, ledger = Optimizer(rewrite=RULE, findings=("ANSWER: 7",)), Ledger()
     trainer, _, _ = build(every_train_task(tmp_path, 1), tmp_path, opt, ledger=ledger)
     st = await trainer.run()
     step = st.steps[0]
-    assert [e.content for e in step.applied] == [RULE] and step.gate is not None and step.gate.accepted
-    assert calls(ledger, "repair") == 1 and "ANSWER: 7" not in st.current
-    assert "expected answer of 1 of this batch's 6 tasks" in opt.prompts["rewrites"][0]
+    label_rule = "Every reply must include a line starting with `ANSWER:`."
+    assert [e.content for e in step.applied] == [label_rule] and step.gate is not None and step.gate.accepted
+    assert calls(ledger, "repair") == 0 and "ANSWER: 7" not in st.current
 
 
-async def test_an_answer_the_repair_writes_again_stays_refused_and_is_not_proposed_again(tmp_path: Path) -> None:
-    opt, ledger = Optimizer(rewrite="ANSWER: 9", findings=("ANSWER: 7",)), Ledger()
-    trainer, _, _ = build(every_train_task(tmp_path, 2), tmp_path, opt, ledger=ledger)
+async def test_an_answer_stated_in_a_sentence_goes_to_the_repair_and_its_answer_rewrite_is_quoted(
+    tmp_path: Path,
+) -> None:
+    """A sentence stating one task's answer is no literal line: refused as an answer, the repair asked;
+    its rewrite `ANSWER: 9` (another task's answer) is quoted by its label, so no answer lands."""
+    sentence = "- Give the result at once. ANSWER: 7"
+    opt, ledger = Optimizer(rewrite="ANSWER: 9", findings=(sentence,)), Ledger()
+    trainer, _, _ = build(every_train_task(tmp_path, 1), tmp_path, opt, ledger=ledger)
     st = await trainer.run()
-    first, second = st.steps
-    assert first.applied == [] and "ANSWER: 9" not in st.current and "ANSWER: 7" not in st.current
-    (memory,) = [r for r in st.rejected if r.edit.content == "ANSWER: 7"]
-    assert memory.stage == "apply" and "expected answer of 1 of this batch's 6 tasks" in memory.reason
-    assert second.selected == [] and any(r.stage == "memory" and r.edit == memory.edit for r in second.skipped)
+    step = st.steps[0]
     assert calls(ledger, "repair") == 1
+    assert "expected answer of 1 of this batch's 6 tasks" in opt.prompts["rewrites"][0]
+    assert [e.content for e in step.applied] == ["Every reply must include a line starting with `ANSWER:`."]
+    assert "ANSWER: 9" not in st.current and "ANSWER: 7" not in st.current

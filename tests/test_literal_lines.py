@@ -77,8 +77,14 @@ SIGN_OFF = Check(type="ends_with", value="Signed-off-by: Sam <sam@example.com>")
             "List each finding as a bullet.\n## Findings\nScore:\nKeep it short.",
             f"List each finding as a bullet.\n{BOTH}\nKeep it short.",
         ),
+        (  # a label with one reply's value (often one task's answer): the label is what every reply needs
+            (FINDINGS, Check(type="regex", value=r"^Verdict: (valid|invalid)\b"), SCORE),
+            "## Findings\nVerdict: valid\nScore: 7 of 10",
+            "Every reply must include the heading `## Findings`, a line starting with `Verdict:` and a line "
+            "starting with `Score:`.",
+        ),
     ],
-    ids=["one-heading", "heading-and-label", "headings-only", "labels-only", "mixed-with-prose"],
+    ids=["one-heading", "heading-and-label", "headings-only", "labels-only", "mixed-with-prose", "valued-labels"],
 )
 @pytest.mark.parametrize("op", ["add", "replace"])
 def test_literal_lines_the_judges_name_become_one_instruction(
@@ -121,8 +127,25 @@ def test_only_lines_every_failing_task_names_are_quoted() -> None:
     [edit] = quote_literals([Edit(op="add", content=two)], one_task)
     assert edit.content == "Every reply must include the heading `## Findings`.\nScore:"  # only one task asks Score:
     assert quote_literals([Edit(op="add", content=two)], Demands()) == [Edit(op="add", content=two)]
-    for line in ("Score: 7", "Write the score:", "Use `## Findings`."):  # a value, an instruction, quoted already
+    for line in ("Write the score:", "Use `## Findings`.", "Score: 7 is what a clean change gets from us"):
+        # an instruction, quoted already, a sentence after a label: not a literal line
         assert quote_literals([Edit(op="add", content=line)], named(FINDINGS, SCORE))[0].content == line
+    # a valued label no judge names stays as written
+    assert quote_literals([Edit(op="add", content="Risk: low")], named(FINDINGS, SCORE))[0].content == "Risk: low"
+
+
+def test_an_answer_line_becomes_the_answer_rule_without_the_answer() -> None:
+    """`ANSWER: True` (one task's answer) under an answer-line judge is quoted by its label only, so it
+    states no answer and the answer-line screen lets it through."""
+    from skillsleep.core.train.literals import answer_lines
+
+    line = Check(type="last_line_regex", value=r"^ANSWER: (True|False)$")
+    [edit] = quote_literals([Edit(op="add", content="ANSWER: True", rationale="end with the answer line")], named(line))
+    assert edit.content == "End every reply with a line starting with `ANSWER:`."
+    tasks = [
+        Task(id=f"t{i}", prompt="p", judge=Judge(checks=[line], answer=a)) for i, a in enumerate(["True", "False"])
+    ]
+    assert answer_lines(tasks)(edit) is None
 
 
 # --- a training step on a report family: the target follows a rule that quotes both pieces ----------

@@ -43,6 +43,8 @@ from skillsleep.core.train.literals import (
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^#{1,6}\s+(?P<text>\S.*?)\s*#*$")
 _LABEL = re.compile(rf"^(?P<label>{LABEL_WORDS}):\s*$")  # `Score:`, nothing after the colon
+# `Verdict: valid`: a label and a short value (an example of it, often one task's answer)
+_VALUED = re.compile(rf"^(?P<label>{LABEL_WORDS}):\s+\S+(?:\s+\S+){{0,3}}$")
 _TEXTS = frozenset({"contains", "starts_with", "ends_with"})
 _PATTERNS = frozenset({"regex", "last_line_regex"})
 
@@ -59,7 +61,9 @@ class Demands(Record):
 
     def piece(self, line: str) -> str | None:
         """How an instruction names `line` when it is a literal format line the judges name
-        ("the heading `## Findings`", "a line starting with `Score:`", "the line `…`"), else None."""
+        ("the heading `## Findings`", "a line starting with `Score:`", "the line `…`"), else None.
+        A label with a short value (`Verdict: valid`, `ANSWER: True`) is named by its label alone:
+        the value is one reply's (often one task's answer), the label is what every reply needs."""
         text = _LIST_MARKER.sub("", line.strip(), count=1)
         if not text or "`" in text:
             return None
@@ -73,6 +77,9 @@ class Demands(Record):
             return f"the line `{text}`" if label.re is TEMPLATE_LINE else f"a line starting with `{text}`"
         if text in self.texts:
             return f"the line `{text}`"
+        valued = _VALUED.match(text)
+        if valued is not None and not INSTRUCTION_VERB.match(word := valued.group("label")) and self._names_label(word):
+            return f"a line starting with `{word}:`"  # the label the judges name, without one reply's value
         return f"JSON shaped like `{text}`" if self.json_valid and JSON_SHAPE.match(text) else None
 
     def _names_label(self, label: str) -> bool:
