@@ -7,6 +7,9 @@ streaming (SSE) or plain JSON answers. What it answers is decided by markers in 
     STUB_FAIL                     in the last user text: answer HTTP 500
     STUB_TOOL: <command>          in the last user text: call the agent's shell tool with <command>
     STUB_CALL:<tool>:<json args>  in the last user text: call <tool> with those arguments
+    `calls`                       a (regex, tool, arguments) whose regex the last user text matches:
+                                  call that tool (a model that decides on its own to load a skill,
+                                  with nothing in the prompt asking for it)
     $<skill>                      in the last user text, when the request lists that skill with a
                                   <location> (OpenClaw) and has a `read` tool: read the SKILL.md
                                   first, as a model following the skill listing would
@@ -153,7 +156,10 @@ def ruled(body: dict[str, Any], user: str, rules: Rules) -> str | None:
     return next((r for rx, r in rules if rx.search(schema) or rx.search(user) or rx.search(system)), None)
 
 
-def plan(body: dict[str, Any], reply: str, rules: Rules | None = None) -> Plan:
+Calls = list[tuple[re.Pattern[str], str, dict[str, Any]]]
+
+
+def plan(body: dict[str, Any], reply: str, rules: Rules | None = None, calls: Calls | None = None) -> Plan:
     """Decide the answer to one request (see the module docstring)."""
     user, tool_result = _last_user(body)
     everything = "\n".join(_texts(body))
@@ -174,6 +180,9 @@ def plan(body: dict[str, Any], reply: str, rules: Rules | None = None) -> Plan:
             return Plan(tool="read", arguments={"path": listed.group(1).strip()})
     if m := _CALL.search(user):
         return Plan(tool=m.group(1), arguments=json.loads(m.group(2)))
+    for rx, tool, arguments in calls or []:
+        if rx.search(user) and tool in _tool_names(body):
+            return Plan(tool=tool, arguments=arguments)
     if STRUCTURED in _tool_names(body):
         try:
             data = json.loads(final)
@@ -359,6 +368,7 @@ class AgentServer:
     def __init__(self, reply: str = "hello", port: int = 0, log_path: str | None = None) -> None:
         self.reply = reply
         self.rules: Rules = []  # (regex, reply) rules, as the scripted backend's: they decide the final answer
+        self.calls: Calls = []  # (regex, tool, arguments): a prompt the regex matches gets that tool called
         self.log_path = log_path  # append every request as one JSON line (recording aid)
         self.seen: list[Seen] = []
         self.failures: list[int] = []  # statuses to answer the next model requests with, one each
@@ -455,7 +465,7 @@ class AgentServer:
                     headers = {"retry-after": "0"} if status == 429 else {}
                     self._send(status, "application/json", json.dumps(error).encode(), headers)
                     return
-                p = plan(body, server.reply, server.rules)
+                p = plan(body, server.reply, server.rules, server.calls)
                 if p.hang:
                     server._stop.wait(3600)
                     self.close_connection = True

@@ -139,3 +139,25 @@ def test_a_night_over_harvested_recorded_transcripts_groups_them_by_the_skill_ea
     rows = {r["skill_name"]: (r["sessions"], r["status"]) for r in json.loads(out)["fanout"]["rows"]}
     assert rows == {name: (2, "not-enough-evidence") for name in ("review-pr", "release-notes", MANAGED_NAME)}
     assert calls.seen == [] and not (tmp_path / "data" / "nights").exists()
+
+
+def test_the_recorded_fan_out_sessions_make_three_groups_each_above_the_evidence_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/fixtures/claude/fanout in a real store: review-pr's and release-notes' sessions each
+    their own group, the plugin's tools:lint and no skill the managed one's; each holds enough
+    sessions for a night (tests/test_agent_fanout.py runs that night in the real Claude Code)."""
+    claude_home(tmp_path)
+    data = tmp_path / "data"
+    store = Store(data / "state.db")
+    for session in fixture_sessions("claude-code", FIXTURES / "claude" / "fanout"):
+        store.put_session(session)
+    settings = SleepSection(harness="claude-code", since="3650d")
+    env = {"HOME": str(tmp_path / "home")}
+    skills = night_skills(settings, home=tmp_path / "home", cwd=tmp_path / "proj", data_dir=data, env=env)
+    assert skills is not None
+    groups = fanout_groups(settings, store, skills, _target(MANAGED_NAME, managed=True), NOW)
+    store.close()
+    assert groups is not None
+    assert {g.skill.name: len(g.sessions) for g in groups} == {"review-pr": 10, "release-notes": 10, MANAGED_NAME: 12}
+    assert all(len(g.sessions) >= needs(settings) for g in groups)

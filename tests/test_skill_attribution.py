@@ -31,6 +31,21 @@ def test_recorded_skill_sessions_are_attributed_as_their_manifest_says(harness: 
     assert found == {prompt: want["skills"] for prompt, want in manifest["sessions"].items()}
 
 
+def test_the_recorded_fan_out_sessions_are_attributed_as_their_manifest_says() -> None:
+    """tests/fixtures/claude/fanout (scripts/record_fanout_fixtures.py): every prompt in `times`
+    sessions; a user skill by `/name`, a project skill by the Skill tool, a plugin's by `/plugin:name`."""
+    root = FIXTURES / "claude" / "fanout"
+    manifest = json.loads((root / "manifest.json").read_text())
+    found = sorted((first_prompt(s), s.skills) for s in fixture_sessions("claude-code", root))
+    want = sorted((p, w["skills"]) for p, w in manifest["sessions"].items() for _ in range(manifest["times"]))
+    assert found == want and {tuple(w["skills"]) for w in manifest["sessions"].values()} == {
+        ("review-pr",),
+        ("release-notes",),
+        ("tools:lint",),
+        (),
+    }
+
+
 def test_the_other_recorded_fixtures_name_the_skill_their_runs_used() -> None:
     recorded = FIXTURES / "recorded"
     claude = {first_prompt(s): s.skills for s in fixture_sessions("claude-code", recorded / "claude" / "config")}
