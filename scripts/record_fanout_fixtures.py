@@ -1,24 +1,27 @@
-"""Record the sessions of a fan-out night with the real Claude Code against the scripted model server.
+"""Record the sessions of a fan-out night with the real Claude Code and Codex against the scripted model server.
 
-    .venv/bin/python scripts/record_fanout_fixtures.py                # ~1 minute
+    .venv/bin/python scripts/record_fanout_fixtures.py                # both agents (~2 minutes)
+    .venv/bin/python scripts/record_fanout_fixtures.py --agent codex
 
-Writes tests/fixtures/claude/fanout/: a CLAUDE_CONFIG_DIR's `projects/` and its manifest.json. Claude
-Code runs in a fake home (written as /home/dev) with a user skill `review-pr`, a project skill
-`release-notes` and a plugin's read-only skill `tools:lint` (loaded with `--plugin-dir`). Every task
-is asked in two sessions (min_recurrence), each answered and then corrected (`--resume`), so that
-each group holds enough recurring tasks for a night (five: two held out for the gate, the rest to
-train on):
+Writes tests/fixtures/<agent>/fanout/ (Claude Code: a CLAUDE_CONFIG_DIR's `projects/`; Codex: a
+CODEX_HOME's `sessions/`) and its manifest.json. Each agent runs in a fake home (written as
+/home/dev) with a user skill `review-pr`, a project skill `release-notes` and a read-only skill (a
+plugin's `tools:lint` loaded with `--plugin-dir` in Claude Code; Codex's bundled system skill
+`openai-docs`). Every task is asked in two sessions (min_recurrence), each answered and then
+corrected (`--resume`, `exec resume`), so that each group holds enough recurring tasks for a night
+(five: two held out for the gate, the rest to train on):
 
-    review-pr      the user types `/review-pr <task>` (a slash invocation of a user skill)
-    release-notes  the user types the task; the model loads the skill with the Skill tool (the
-                   server's `calls`: nothing in the prompt asks for it)
+    review-pr      the user invokes it: `/review-pr <task>` (Claude Code), `$review-pr <task>` (Codex)
+    release-notes  the user types the task; the model loads the skill on its own (the server's
+                   `calls`: Claude Code's Skill tool; Codex's shell reading its SKILL.md)
     no skill       the user types the task; nothing is loaded
-    tools:lint     the user types `/tools:lint <task>` (a plugin's skill: read-only, never trained)
+    read-only      `/tools:lint <task>` (Claude Code), `$openai-docs <task>` (Codex): never trained
 
 manifest.json names every prompt, how the skill was used, the skills harvest must attribute to its
 sessions (`Session.skills`) and the group a fan-out night puts them in. Paths are rewritten as
-scripts/record_fixtures.py does; the records the harvest does not read (attachments, api-request
-records) are cut to their ids, so the folder stays small.
+scripts/record_fixtures.py does; the records the harvest does not read (Claude Code's attachments
+and api-request records, Codex's world state, settings and usage records) are cut to their ids, and a long skill Codex injected
+to its name and path, so the folders stay small.
 """
 
 from __future__ import annotations
@@ -31,11 +34,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "fixtures" / "claude" / "fanout"
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from record_fixtures import Recorder, _omit, record_agents  # noqa: E402
+from record_fixtures import LONG, Recorder, _codex_sid, _omit, _shorten_codex, record_agents  # noqa: E402
 
 CORRECTION = "no, put the answer on its own last line"
 REVIEW = [
@@ -60,6 +62,7 @@ PLAIN = [
     "Draft the weekly status email for the team",
 ]
 LINT = ["Lint the parser module and fix what it finds"]
+DOCS = ["Look up the rate limits of the responses endpoint"]
 TIMES = 2  # sessions a task is asked in
 MANAGED = "skillsleep-learned"
 
@@ -68,13 +71,26 @@ def _sessions(prompts: list[str], how: str, skills: list[str], group: str) -> di
     return {p: {"how": how, "skills": skills, "group": group} for p in prompts}
 
 
-# prompt → how the skill is used, the skills harvest gives its sessions, the fan-out group they go to
-EXPECT: dict[str, dict[str, Any]] = {
-    **_sessions([f"/review-pr {t}" for t in REVIEW], "slash invocation of a user skill", ["review-pr"], "review-pr"),
-    **_sessions(NOTES, "Skill tool call of a project skill", ["release-notes"], "release-notes"),
-    **_sessions(PLAIN, "no skill", [], MANAGED),
-    **_sessions([f"/tools:lint {t}" for t in LINT], "slash invocation of a plugin skill", ["tools:lint"], MANAGED),
+# per agent: prompt → how the skill is used, the skills harvest gives its sessions, its fan-out group
+EXPECT: dict[str, dict[str, dict[str, Any]]] = {
+    "claude": {
+        **_sessions(
+            [f"/review-pr {t}" for t in REVIEW], "slash invocation of a user skill", ["review-pr"], "review-pr"
+        ),
+        **_sessions(NOTES, "Skill tool call of a project skill", ["release-notes"], "release-notes"),
+        **_sessions(PLAIN, "no skill", [], MANAGED),
+        **_sessions([f"/tools:lint {t}" for t in LINT], "slash invocation of a plugin skill", ["tools:lint"], MANAGED),
+    },
+    "codex": {
+        **_sessions(
+            [f"$review-pr {t}" for t in REVIEW], "$name mention → injected <skill> block", ["review-pr"], "review-pr"
+        ),
+        **_sessions(NOTES, "the model reads the project skill's SKILL.md", ["release-notes"], "release-notes"),
+        **_sessions(PLAIN, "no skill", [], MANAGED),
+        **_sessions([f"$openai-docs {t}" for t in DOCS], "$name mention of a system skill", ["openai-docs"], MANAGED),
+    },
 }
+AGENTS = {"claude": "claude-code", "codex": "codex"}
 
 
 def write_skill(folder: Path, name: str, word: str) -> Path:
@@ -102,6 +118,36 @@ def _trim(rec: Any) -> Any:
     return rec
 
 
+_INJECTED = re.compile(r"(<skill>\s*<name>[^<]*</name>\s*<path>[^<]*</path>).*", re.S)
+
+
+def _trim_codex(rec: Any) -> Any:
+    """Codex's records cut as scripts/record_fixtures.py cuts them; its world state (which the
+    harvest does not read, nor its token usage records and thread settings) cut to their type and
+    time; a long skill it injected to its name and path."""
+    rec = _shorten_codex(rec)
+    if not isinstance(rec, dict):
+        return rec
+    payload = rec.get("payload")
+    if rec.get("type") in ("world_state", "token_usage_record"):
+        return {k: rec[k] for k in ("timestamp", "ordinal", "type") if k in rec}
+    if (
+        rec.get("type") == "event_msg"
+        and isinstance(payload, dict)
+        and payload.get("type") == "thread_settings_applied"
+    ):
+        return {
+            **{k: rec[k] for k in ("timestamp", "ordinal", "type") if k in rec},
+            "payload": {"type": payload["type"]},
+        }
+    if rec.get("type") == "response_item" and isinstance(payload, dict) and isinstance(payload.get("content"), list):
+        for part in payload["content"]:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and len(text) > LONG and (head := _INJECTED.match(text)):
+                part["text"] = f"{head.group(1)}\n[omitted: {len(text)} characters of a bundled skill]\n</skill>"
+    return rec
+
+
 class FanoutRecorder(Recorder):
     def ask(self, argv: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
         proc = self.run(argv, env, cwd)
@@ -110,6 +156,18 @@ class FanoutRecorder(Recorder):
         return dict(json.loads(proc.stdout))
 
     def record(self, cli: str) -> None:
+        out = ROOT / "tests" / "fixtures" / cli / "fanout"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        getattr(self, f"record_{cli}")(out)
+        version = self.version(cli, {"PATH": f"{self.node_bin}:/usr/bin:/bin", "HOME": str(self.tmp)}, self.tmp)
+        manifest = {"agent": AGENTS[cli], "cli_version": version, "times": TIMES, "sessions": EXPECT[cli]}
+        (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        files = sorted(out.rglob("*.jsonl"))
+        size = sum(f.stat().st_size for f in files)
+        self.summary.append(f"  {cli} {version}: {len(files)} transcripts, {size:,} bytes")
+
+    def record_claude(self, out: Path) -> None:
         home = self.home("claude")
         work = home / "project"
         (work / ".git").mkdir()  # a project: its `.claude/skills` are the project's skills
@@ -120,29 +178,48 @@ class FanoutRecorder(Recorder):
         (plugin / ".claude-plugin").mkdir(parents=True)
         (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "tools", "version": "1.0.2"}))
         write_skill(plugin / "skills", "lint", "kiwi")
-        notes = "|".join(re.escape(t) for t in NOTES)
-        self.server.calls = [(re.compile(notes), "Skill", {"skill": "release-notes"})]
+        self.server.calls = [(_any_of(NOTES), "Skill", {"skill": "release-notes"})]
         env = self.claude_env(home)
         common = ["--model", "stub-model", "--output-format", "json", "--plugin-dir", str(plugin)]
         for _ in range(TIMES):
-            for prompt in EXPECT:
+            for prompt in EXPECT["claude"]:
                 first = self.ask(["claude", "-p", prompt, *common], env, work)
                 self.ask(["claude", "-p", CORRECTION, "--resume", first["session_id"], *common], env, work)
         self.server.calls = []
-        shutil.rmtree(OUT, ignore_errors=True)
-        OUT.mkdir(parents=True)
-        self.copy_tree(claude / "projects", OUT / "projects", _trim)
-        version = self.version(cli, {"PATH": f"{self.node_bin}:/usr/bin:/bin", "HOME": str(self.tmp)}, self.tmp)
-        manifest = {"agent": "claude-code", "cli_version": version, "times": TIMES, "sessions": EXPECT}
-        (OUT / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-        files = sorted(OUT.rglob("*.jsonl"))
-        self.summary.append(
-            f"  claude {version}: {len(files)} transcripts, {sum(f.stat().st_size for f in files):,} bytes"
-        )
+        self.copy_tree(claude / "projects", out / "projects", _trim)
+
+    def record_codex(self, out: Path) -> None:
+        home = self.home("codex")
+        work = home / "project"
+        (work / ".git").mkdir()
+        env = self.codex_env(home)
+        write_skill(home / ".agents" / "skills", "review-pr", "plum")
+        write_skill(work / ".agents" / "skills", "release-notes", "fig")
+        read = {"cmd": "cat .agents/skills/release-notes/SKILL.md"}
+        self.server.calls = [(_any_of(NOTES), "exec_command", read)]
+        base = ["codex", "exec", "--json", "--skip-git-repo-check"]
+        for _ in range(TIMES):
+            for prompt in EXPECT["codex"]:
+                sid = _codex_sid(self.events([*base, prompt], env, work))
+                if sid is None:
+                    sys.exit(f"codex exec {prompt!r} named no thread")
+                self.events(["codex", "exec", "resume", "--json", "--skip-git-repo-check", sid, CORRECTION], env, work)
+        self.server.calls = []
+        self.copy_tree(home / ".codex" / "sessions", out / "sessions", _trim_codex)
+
+    def events(self, argv: list[str], env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
+        proc = self.run(argv, env, cwd)
+        if proc.returncode != 0:
+            sys.exit(f"{argv[:3]} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def _any_of(prompts: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(p) for p in prompts))
 
 
 def main(argv: list[str] | None = None) -> int:
-    return record_agents(__doc__, ["claude"], FanoutRecorder, argv)
+    return record_agents(__doc__, list(AGENTS), FanoutRecorder, argv)
 
 
 if __name__ == "__main__":

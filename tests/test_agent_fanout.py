@@ -1,13 +1,15 @@
-"""A fan-out night on sessions the real Claude Code recorded (slow, real CLI): the 32 sessions of
-tests/fixtures/claude/fanout/ (scripts/record_fanout_fixtures.py: a user skill `review-pr` invoked as
-`/review-pr …`, a project skill `release-notes` loaded with the Skill tool, a plugin's read-only
-`tools:lint` and no skill, every task in two sessions) in a fake home holding those skills.
+"""A fan-out night on sessions the real agents recorded (slow, real CLIs): the 32 sessions of
+tests/fixtures/<agent>/fanout/ (scripts/record_fanout_fixtures.py: a user skill `review-pr` invoked as
+`/review-pr …` or `$review-pr …`, a project skill `release-notes` the model loaded on its own (Claude
+Code's Skill tool, Codex reading its SKILL.md), a read-only skill (a Claude Code plugin's
+`tools:lint`, Codex's system `openai-docs`) and no skill, every task in two sessions) in a fake home
+holding those skills.
 
 The real harvest attributes each session as the recording's manifest says; then one
-`skillsleep run --harness claude-code` (the model roles on the scripted backend by name, every
-replay in the pinned `claude` against the scripted agent server, tests/agent_server.py) makes
-three groups and trains each on its own sessions (its own night and plan), stages three proposals,
-each against its own skill's file, never one for the plugin's skill, and writes the fan-out summary
+`skillsleep run --harness <agent>` (the model roles on the scripted backend by name, every replay in
+the pinned `claude` / `codex` against the scripted agent server, tests/agent_server.py) makes three
+groups and trains each on its own sessions (its own night and plan), stages three proposals, each
+against its own skill's file, never one for the read-only skill, and writes the fan-out summary
 (each skill with its sessions, share and spend). `skillsleep adopt <name>` then changes that
 skill's file only: the other skills' files stay byte-identical."""
 
@@ -34,28 +36,38 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.slow
 
-RECORDED = FIXTURES / "claude" / "fanout"
 SKILL = "---\nname: {name}\ndescription: The {name} skill of this team.\n---\n\n# {name}\n\n- Be precise.\n"
+FOLDER = {"claude-code": "claude", "codex": "codex"}
+READ_ONLY = {"claude-code": "tools:lint", "codex": "openai-docs"}
 
 
-def _home(root: Path) -> dict[str, Path]:
+def _home(root: Path, agent: str) -> dict[str, Path]:
     """The recorded home again under `root`/home: its transcripts, the user skill review-pr, the
-    plugin's lint and the project (a git repository) with release-notes; the skills' files."""
-    claude, project = root / "home" / ".claude", root / "home" / "project"
-    shutil.copytree(RECORDED / "projects", claude / "projects")
+    read-only skill (Claude Code: a plugin's lint; Codex: its system skill openai-docs) and the
+    project (a git repository) with release-notes; the skills' files and the managed skill's."""
+    home, project = root / "home", root / "home" / "project"
     (project / ".git").mkdir(parents=True)
-    plugin = claude / "plugins" / "cache" / "mkt" / "tools" / "1.0.2"
-    (plugin / ".claude-plugin").mkdir(parents=True)
-    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "tools", "version": "1.0.2"}')
+    recorded = FIXTURES / FOLDER[agent] / "fanout"
+    if agent == "claude-code":
+        claude = home / ".claude"
+        shutil.copytree(recorded / "projects", claude / "projects")
+        plugin = claude / "plugins" / "cache" / "mkt" / "tools" / "1.0.2"
+        (plugin / ".claude-plugin").mkdir(parents=True)
+        (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "tools", "version": "1.0.2"}')
+        user, mine, read_only = claude / "skills", project / ".claude" / "skills", plugin / "skills" / "lint"
+    else:
+        shutil.copytree(recorded / "sessions", home / ".codex" / "sessions")
+        user, mine = home / ".agents" / "skills", project / ".agents" / "skills"
+        read_only = home / ".codex" / "skills" / ".system" / "openai-docs"
     files = {
-        "review-pr": claude / "skills" / "review-pr" / "SKILL.md",
-        "release-notes": project / ".claude" / "skills" / "release-notes" / "SKILL.md",
-        "lint": plugin / "skills" / "lint" / "SKILL.md",
-        MANAGED_NAME: claude / "skills" / MANAGED_NAME / "SKILL.md",
+        "review-pr": user / "review-pr" / "SKILL.md",
+        "release-notes": mine / "release-notes" / "SKILL.md",
+        "read-only": read_only / "SKILL.md",
+        MANAGED_NAME: user / MANAGED_NAME / "SKILL.md",
     }
-    for name in ("review-pr", "release-notes", "lint"):
+    for name in ("review-pr", "release-notes", "read-only"):
         files[name].parent.mkdir(parents=True)
-        files[name].write_text(SKILL.format(name=name))
+        files[name].write_text(SKILL.format(name=read_only.name if name == "read-only" else name))
     return files
 
 
@@ -69,27 +81,32 @@ def _first_prompt(store: Store, key: tuple[str, str]) -> str:
     return next(t.text for t in session.turns if t.kind in ("user", "command"))
 
 
-def test_a_fan_out_night_on_recorded_claude_code_sessions_trains_each_skill_and_adopts_one_by_name(
-    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agent_and_adopts_one_by_name(
+    agent: str, agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    manifest: dict[str, Any] = json.loads((RECORDED / "manifest.json").read_text())
+    manifest: dict[str, Any] = json.loads((FIXTURES / FOLDER[agent] / "fanout" / "manifest.json").read_text())
     expected: dict[str, dict[str, Any]] = manifest["sessions"]
+    assert manifest["agent"] == agent
     data = night_env(monkeypatch, tmp_path)
-    files = _home(tmp_path)
+    files = _home(tmp_path, agent)
     monkeypatch.chdir(files["release-notes"].parents[3])  # the project
     monkeypatch.setenv("PATH", agent_tools.path_env())
     (tmp_path / "chats").mkdir()
     script = write_script(tmp_path)
     agent_server.rules = [(re.compile(r["match"]), r["reply"]) for r in optimizer_rules() + TARGET_RULES]
     data.mkdir()
+    url, retries = (
+        (agent_server.url, "max_retries") if agent == "claude-code" else (agent_server.url + "/v1", "retries")
+    )
     (data / "config.toml").write_text(
-        f'[harness.claude-code]\nbase_url = "{agent_server.url}"\ntarget_model = "stub-model"\nmax_retries = 0\n'
+        f'[harness.{agent}]\nbase_url = "{url}"\ntarget_model = "stub-model"\n{retries} = 0\n'
     )
 
     # the real harvest attributes each recorded session as the manifest says
     code, out, err = invoke("harvest", "--json")
     assert code == 0, err
-    assert json.loads(out)["sessions"]["claude-code"] == len(expected) * manifest["times"]
+    assert json.loads(out)["sessions"][agent] == len(expected) * manifest["times"]
     store = Store(data / "state.db")
     try:
         keys = store.stream_sessions().keys
@@ -100,17 +117,18 @@ def test_a_fan_out_night_on_recorded_claude_code_sessions_trains_each_skill_and_
     assert sorted(found.values()) == sorted(
         (prompt, want["skills"]) for prompt, want in expected.items() for _ in range(manifest["times"])
     )
+    assert [READ_ONLY[agent]] in [skills for _, skills in found.values()]
     group_of = {key: expected[prompt]["group"] for key, (prompt, _) in found.items()}
 
     before = _bytes(files)
     code, out, err = invoke(
-        "run", "--harness", "claude-code", "--backend", f"scripted:{script}", "--since", "3650d", "--steps", "1", "--json"
+        "run", "--harness", agent, "--backend", f"scripted:{script}", "--since", "3650d", "--steps", "1", "--json"
     )  # fmt: skip
     assert code == 0, err[-3000:]
     night = json.loads(out)
     rows = {r["skill_name"]: r for r in night["fanout"]["rows"]}
     context = json.dumps(night["fanout"], indent=1)
-    # three groups: the plugin's lint is none (its sessions go to the managed skill's)
+    # three groups: the read-only skill is none (its sessions go to the managed skill's)
     sizes = {name: sum(1 for g in group_of.values() if g == name) for name in rows}
     assert sizes == {"review-pr": 10, "release-notes": 10, MANAGED_NAME: 12}
     assert {name: r["sessions"] for name, r in rows.items()} == sizes, context
@@ -119,7 +137,7 @@ def test_a_fan_out_night_on_recorded_claude_code_sessions_trains_each_skill_and_
     )
     assert all(r["spent_tokens"] > 0 and r["share_tokens"] is None for r in rows.values())  # no cap: its spend
 
-    # each skill's night planned on its own group's sessions only, its replays in the real claude
+    # each skill's night planned on its own group's sessions only, its replays in the real agent
     nights = {n["skill"]["name"]: n for n in night["nights"]}
     assert {name: n["night"] for name, n in nights.items()} == {name: r["night"] for name, r in rows.items()}
     for name, row in rows.items():
@@ -128,19 +146,21 @@ def test_a_fan_out_night_on_recorded_claude_code_sessions_trains_each_skill_and_
         tasks = [t for split in plan.tasks().values() for t in split if t.provenance]
         origins = {group_of[tuple(p.split(":", 1))] for t in tasks for p in t.provenance}  # type: ignore[misc]
         assert tasks and origins == {name}, (name, [t.prompt for t in tasks])
-        assert json.loads((folder / "night.json").read_text())["harness"] == "claude-code"
-    sent = [s for s in agent_server.seen if s.path.split("?")[0].endswith("/messages")]
-    assert sent and len(sent) == len(agent_server.seen)  # only the replays reach the server: claude's requests
+        assert json.loads((folder / "night.json").read_text())["harness"] == agent
+    wire = "/messages" if agent == "claude-code" else "/responses"
+    sent = [s for s in agent_server.seen if s.path.split("?")[0].endswith(wire)]
+    assert sent and len(sent) == len(agent_server.seen)  # only the replays reach the server: the agent's requests
     text = agent_server.requests_text()
-    assert "/review-pr Check the retry logic" in text and "Write the changelog entry" in text  # replayed as typed
+    invoked = next(p for p, w in expected.items() if w["group"] == "review-pr")
+    assert invoked in text and "Write the changelog entry" in text  # replayed as the user typed them
     assert RULE in text  # a candidate's rule reached the agent with the replay
 
-    # three proposals, each staged against its own skill's file; none for the plugin's skill
+    # three proposals, each staged against its own skill's file; none for the read-only skill
     proposals = Proposals(data).list()
     assert sorted(Path(p.skill_path) for p in proposals) == sorted(
         files[n].resolve() for n in ("review-pr", "release-notes", MANAGED_NAME)
     )
-    assert all(Path(p.skill_path) != files["lint"].resolve() for p in proposals)
+    assert all(Path(p.skill_path) != files["read-only"].resolve() for p in proposals)
     for name in ("review-pr", "release-notes"):
         staged = next(p for p in proposals if p.id == rows[name]["proposal"])
         assert Proposals(data).base(staged).encode() == before[name]
@@ -167,6 +187,6 @@ def test_a_fan_out_night_on_recorded_claude_code_sessions_trains_each_skill_and_
     assert code == 0, err
     after = _bytes(files)
     assert after["review-pr"] != before["review-pr"] and "- Be precise." in (after["review-pr"] or b"").decode()
-    assert {n: after[n] for n in ("release-notes", "lint", MANAGED_NAME)} == {
-        n: adopted[n] for n in ("release-notes", "lint", MANAGED_NAME)
+    assert {n: after[n] for n in ("release-notes", "read-only", MANAGED_NAME)} == {
+        n: adopted[n] for n in ("release-notes", "read-only", MANAGED_NAME)
     }

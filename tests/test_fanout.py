@@ -141,21 +141,33 @@ def test_a_night_over_harvested_recorded_transcripts_groups_them_by_the_skill_ea
     assert calls.seen == [] and not (tmp_path / "data" / "nights").exists()
 
 
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
 def test_the_recorded_fan_out_sessions_make_three_groups_each_above_the_evidence_floor(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    harness: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """tests/fixtures/claude/fanout in a real store: review-pr's and release-notes' sessions each
-    their own group, the plugin's tools:lint and no skill the managed one's; each holds enough
-    sessions for a night (tests/test_agent_fanout.py runs that night in the real Claude Code)."""
-    claude_home(tmp_path)
+    """tests/fixtures/<agent>/fanout in a real store: review-pr's and release-notes' sessions each
+    their own group; the read-only skill's (a Claude Code plugin's, a Codex system skill) and those
+    of no skill the managed one's; each holds enough sessions for a night (tests/test_agent_fanout.py
+    runs that night in the real agent)."""
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    if harness == "claude-code":
+        claude_home(tmp_path)
+    else:
+        (proj / ".git").mkdir(parents=True)
+        for folder, name in (
+            (home / ".agents" / "skills", "review-pr"),
+            (proj / ".agents" / "skills", "release-notes"),
+            (home / ".codex" / "skills" / ".system", "openai-docs"),
+        ):
+            (folder / name).mkdir(parents=True)
+            (folder / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name}\n---\n\nDo it.\n")
     data = tmp_path / "data"
     store = Store(data / "state.db")
-    for session in fixture_sessions("claude-code", FIXTURES / "claude" / "fanout"):
+    for session in fixture_sessions(harness, FIXTURES / ("claude" if harness == "claude-code" else harness) / "fanout"):
         store.put_session(session)
-    settings = SleepSection(harness="claude-code", since="3650d")
-    env = {"HOME": str(tmp_path / "home")}
-    skills = night_skills(settings, home=tmp_path / "home", cwd=tmp_path / "proj", data_dir=data, env=env)
-    assert skills is not None
+    settings = SleepSection(harness=harness, since="3650d")
+    skills = night_skills(settings, home=home, cwd=proj, data_dir=data, env={"HOME": str(home)})
+    assert skills is not None and sorted(n for s in skills for n in s.names) == ["release-notes", "review-pr"]
     groups = fanout_groups(settings, store, skills, _target(MANAGED_NAME, managed=True), NOW)
     store.close()
     assert groups is not None

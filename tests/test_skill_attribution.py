@@ -31,19 +31,22 @@ def test_recorded_skill_sessions_are_attributed_as_their_manifest_says(harness: 
     assert found == {prompt: want["skills"] for prompt, want in manifest["sessions"].items()}
 
 
-def test_the_recorded_fan_out_sessions_are_attributed_as_their_manifest_says() -> None:
-    """tests/fixtures/claude/fanout (scripts/record_fanout_fixtures.py): every prompt in `times`
-    sessions; a user skill by `/name`, a project skill by the Skill tool, a plugin's by `/plugin:name`."""
-    root = FIXTURES / "claude" / "fanout"
+@pytest.mark.parametrize(("harness", "read_only"), [("claude-code", ("tools:lint",)), ("codex", ("openai-docs",))])
+def test_the_recorded_fan_out_sessions_are_attributed_as_their_manifest_says(
+    harness: str, read_only: tuple[str]
+) -> None:
+    """tests/fixtures/<agent>/fanout (scripts/record_fanout_fixtures.py): every prompt in `times`
+    sessions; a user skill invoked (`/name`, `$name`), a project skill the model loaded on its own
+    (the Skill tool, reading its SKILL.md), a read-only skill (a plugin's, a system one) and none."""
+    root = FIXTURES / ("claude" if harness == "claude-code" else harness) / "fanout"
     manifest = json.loads((root / "manifest.json").read_text())
-    found = sorted((first_prompt(s), s.skills) for s in fixture_sessions("claude-code", root))
+    assert manifest["agent"] == harness
+    found = sorted((first_prompt(s), s.skills) for s in fixture_sessions(harness, root))
     want = sorted((p, w["skills"]) for p, w in manifest["sessions"].items() for _ in range(manifest["times"]))
-    assert found == want and {tuple(w["skills"]) for w in manifest["sessions"].values()} == {
-        ("review-pr",),
-        ("release-notes",),
-        ("tools:lint",),
-        (),
-    }
+    assert found == want
+    assert {tuple(w["skills"]) for w in manifest["sessions"].values()} == {
+        ("review-pr",), ("release-notes",), read_only, ()
+    }  # fmt: skip
 
 
 def test_the_other_recorded_fixtures_name_the_skill_their_runs_used() -> None:
@@ -77,7 +80,7 @@ def test_sessions_that_use_no_skill_have_none(harness: str, root: Path) -> None:
     if root.is_file():
         sessions = registry.parsers()[harness](root.read_bytes(), str(root), 0).sessions
     else:
-        skip = ("skills", "own", "model")
+        skip = ("skills", "fanout", "own", "model")
         sessions = [s for s in fixture_sessions(harness, root) if not any(f"/{p}/" in s.source for p in skip)]
     assert sessions and all(s.skills == [] for s in sessions)
 
