@@ -8,7 +8,8 @@ holding those skills.
 The real harvest attributes each session as the recording's manifest says; then one
 `skillsleep run --harness <agent>` (the model roles on the scripted backend by name, every replay in
 the pinned `claude` / `codex` against the scripted agent server, tests/agent_server.py) makes three
-groups and trains each on its own sessions (its own night and plan), stages three proposals, each
+groups and trains each on its own sessions (its own night and plan) with its share of the token
+cap (by sessions, most first, what one leaves passing on), stages three proposals, each
 against its own skill's file, never one for the read-only skill, and writes the fan-out summary
 (each skill with its sessions, share and spend). `skillsleep adopt <name>` then changes that
 skill's file only: the other skills' files stay byte-identical."""
@@ -38,6 +39,7 @@ pytestmark = pytest.mark.slow
 
 SKILL = "---\nname: {name}\ndescription: The {name} skill of this team.\n---\n\n# {name}\n\n- Be precise.\n"
 FOLDER = {"claude-code": "claude", "codex": "codex"}
+CAP = 300_000  # tokens: enough for every skill's night, shared by the rule
 READ_ONLY = {"claude-code": "tools:lint", "codex": "openai-docs"}
 
 
@@ -122,7 +124,8 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
 
     before = _bytes(files)
     code, out, err = invoke(
-        "run", "--harness", agent, "--backend", f"scripted:{script}", "--since", "3650d", "--steps", "1", "--json"
+        "run", "--harness", agent, "--backend", f"scripted:{script}", "--since", "3650d", "--steps", "1",
+        "--budget-tokens", str(CAP), "--json",
     )  # fmt: skip
     assert code == 0, err[-3000:]
     night = json.loads(out)
@@ -135,7 +138,16 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
     assert all(r["status"] == "trained" and r["outcome"] == "accepted" and r["proposal"] for r in rows.values()), (
         context
     )
-    assert all(r["spent_tokens"] > 0 and r["share_tokens"] is None for r in rows.values())  # no cap: its spend
+    # the cap shared by sessions, most first (ties by name); what one leaves passes on to the next
+    order = [MANAGED_NAME, "release-notes", "review-pr"]
+    assert [rows[n]["night"] for n in order] == [1, 2, 3]
+    spent = [rows[n]["spent_tokens"] for n in order]
+    assert [rows[n]["share_tokens"] for n in order] == [
+        CAP * 12 // 32,
+        (CAP - spent[0]) * 10 // 20,
+        CAP - sum(spent[:2]),
+    ]
+    assert all(0 < rows[n]["spent_tokens"] <= rows[n]["share_tokens"] for n in order)
 
     # each skill's night planned on its own group's sessions only, its replays in the real agent
     nights = {n["skill"]["name"]: n for n in night["nights"]}
@@ -174,7 +186,8 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
     }
     md = (folder / "report.md").read_text()
     for name, row in rows.items():
-        assert f"| {name} (night {row['night']}) | {row['sessions']} | no cap | {row['spent_tokens']:,} tokens" in md
+        share, used = f"{row['share_tokens']:,} tokens", f"{row['spent_tokens']:,} tokens"
+        assert f"| {name} (night {row['night']}) | {row['sessions']} | {share} | {used}" in md
 
     # adopting one skill's proposal by name changes that file only
     code, _, err = invoke("adopt", MANAGED_NAME, "--json")
