@@ -133,7 +133,9 @@ def adopt_md(r: AdoptResult, prefix: str) -> str:
     before = "the previous file is backed up" if r.previous_file else "there was no file before"
     forced = " (forced over edits made since staging: they are in the backup)" if r.forced else ""
     note = f" {r.note}" if r.note else ""
-    return f"Adopted {which} into {md_line(r.skill_path)}; {before}{forced}; undo with `{prefix} rollback`.{note}"
+    older = ", ".join(f"`{pid}`" for pid in r.superseded)
+    gone = f" Superseded (older proposals of this skill, staged before this adopt): {older}." if older else ""
+    return f"Adopted {which} into {md_line(r.skill_path)}; {before}{forced}; undo with `{prefix} rollback`.{gone}{note}"
 
 
 def adopt_all_md(r: AdoptAllResult, prefix: str) -> str:
@@ -153,6 +155,9 @@ def adopt_all_md(r: AdoptAllResult, prefix: str) -> str:
             if rest.strip():
                 mark = fence(rest)
                 details += ["", f"Why {name} was refused:", "", f"{mark}text", visible(rest.rstrip()), mark]
+        if s.adopted is not None and s.adopted.superseded:
+            gone = ", ".join(f"`{pid}`" for pid in s.adopted.superseded)
+            out.append(f"  - older proposals of {name} superseded: {gone}")
         if s.left_pending:
             older = ", ".join(f"`{pid}`" for pid in s.left_pending)
             out.append(f"  - older accepted proposals of {name} left pending: {older}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import Field
+
 from skillsleep.core.night.lock import StateLock
 from skillsleep.core.report.changes import Change
 from skillsleep.core.report.changes import render as render_changes
@@ -63,6 +65,7 @@ class AdoptResult(Record):
     edits: list[int] | None  # `--edits`: the changes put live (None: all)
     changes: int  # how many the proposal has
     note: str  # "" or why no agent reads this skill
+    superseded: list[str] = Field(default_factory=list)  # its skill's older pending proposals, now superseded
 
 
 class SkillAdoption(Record):
@@ -73,7 +76,7 @@ class SkillAdoption(Record):
     proposal: str  # the id
     adopted: AdoptResult | None  # None: refused
     refused: str  # "" or why, as a single adopt would say it
-    left_pending: list[str]  # its older accepted proposals: still pending, not adopted
+    left_pending: list[str]  # refused: its older accepted proposals, still pending
 
 
 class AdoptAllResult(Record):
@@ -118,6 +121,7 @@ def diff(pid: str | None = None, data: Path | None = None) -> DiffResult:
     and its numbered changes against the file it was staged against (what `adopt --edits` takes)."""
     props = _proposals(data)
     p = props.get(pid)
+    p.refuse_superseded()
     found = props.changes(p)
     name = Path(p.skill_path).name
     return DiffResult(
@@ -148,8 +152,9 @@ def adopt(
 def adopt_all(*, data: Path | None = None) -> AdoptAllResult:
     """Adopt the newest accepted pending proposal of every skill, one skill after another under one
     hold of the state lock, each with the checks of a single adopt: one refused (its live file
-    changed since staging …) is reported and the others are still adopted. A skill's older accepted
-    proposals stay pending (two proposals of one skill are never adopted)."""
+    changed since staging …) is reported and the others are still adopted. A skill's older pending
+    proposals are superseded by its adopt (two proposals of one skill are never adopted); a refused
+    skill's stay pending."""
     props = _proposals(data)
     out: list[SkillAdoption] = []
     with StateLock(props.root, "adopt"):
@@ -171,7 +176,7 @@ def adopt_all(*, data: Path | None = None) -> AdoptAllResult:
                     proposal=p.id,
                     adopted=adopted,
                     refused=refused,
-                    left_pending=[q.id for q in older],
+                    left_pending=[] if adopted else [q.id for q in older],
                 )
             )
     return AdoptAllResult(
@@ -193,6 +198,7 @@ def _adopted(props: Proposals, done: Adoption) -> AdoptResult:
         edits=action.edits,
         changes=len(props.changes(p)),
         note=no_agent_reads(str(p.details.get("harness", "")), bool(p.details.get("managed"))),
+        superseded=done.superseded,
     )
 
 
@@ -208,6 +214,7 @@ def reject(pid: str | None = None, *, data: Path | None = None) -> RejectResult:
     with StateLock(props.root, "reject"):
         nights = Nights(props.root)
         p = props.get(pid)
+        p.refuse_superseded()
         key = memory_key(nights, p)
         memory = nights.memory(key)  # unreadable: refused here, nothing rejected yet
         try:

@@ -72,6 +72,8 @@ def adopt_text(r: AdoptResult) -> str:
     if r.forced:
         lines.append("forced over edits made since staging: they are in that backup")
     lines.append("undo with `skillsleep rollback`")
+    if r.superseded:
+        lines.append(f"superseded (older proposals of this skill, staged before this adopt): {', '.join(r.superseded)}")
     if r.note:
         lines.append(r.note)
     return "\n".join(lines)
@@ -88,6 +90,8 @@ def adopt_all_text(r: AdoptAllResult) -> str:
             first, _, rest = s.refused.partition("\n")
             lines.append(f"- {s.skill}: refused proposal {s.proposal}: {first}")
             lines += [f"    {line}" for line in rest.splitlines()]
+        if s.adopted is not None and s.adopted.superseded:
+            lines.append(f"  older proposals of {s.skill} superseded: {', '.join(s.adopted.superseded)}")
         if s.left_pending:
             lines.append(f"  older accepted proposals of {s.skill} left pending: {', '.join(s.left_pending)}")
     lines.append("undo one skill with `skillsleep rollback SKILL`")

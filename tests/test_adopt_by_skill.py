@@ -38,7 +38,7 @@ class Two:
         return Proposals(self.data).stage(path, text, accepted=accepted, reason="0.40 → 0.70", **fields).id
 
     def status(self, pid: str) -> str:
-        return Proposals(self.data).get(pid).status
+        return next(p.status for p in Proposals(self.data).list() if p.id == pid)
 
 
 @pytest.fixture
@@ -94,19 +94,22 @@ def test_adopt_all_adopts_each_skill_and_refuses_the_one_edited_since_staging(tw
     by_skill = {s["skill"]: s for s in r["skills"]}
     assert set(by_skill) == {"review-pr", "fmt"}
     assert by_skill["review-pr"]["proposal"] == newest and by_skill["review-pr"]["adopted"]["proposal"]["id"] == newest
-    assert sorted(by_skill["review-pr"]["left_pending"]) == sorted([two.review_id, older])
+    adopted = by_skill["review-pr"]["adopted"]
+    assert (
+        sorted(adopted["superseded"]) == sorted([two.review_id, older]) and by_skill["review-pr"]["left_pending"] == []
+    )
     assert by_skill["fmt"]["adopted"] is None and "changed since proposal" in by_skill["fmt"]["refused"]
     assert two.review.read_bytes() == REVIEW_NEW.replace("- five", "- six").encode()
     assert two.fmt.read_bytes() == edited.encode()  # refused: the user's edit stays, byte for byte
     assert [two.status(p) for p in (two.review_id, older, newest, two.fmt_id)] == [
-        "staged",
-        "staged",
+        "superseded",  # review-pr's older ones were staged against the file before the adopt
+        "superseded",
         "adopted",
-        "staged",
+        "staged",  # fmt's: another skill, never superseded by review-pr's adopt
     ]
-    code, out, err = invoke("adopt", "--all", "--format", "text")  # again: review-pr's older one is its newest now,
-    assert code == 2 and "0 adopted, 2 refused" in out  # staged against the file before the adopt: refused too
-    assert f"- review-pr: refused proposal {older}" in out and "- fmt: refused proposal" in out and "my own line" in out
+    code, out, err = invoke("adopt", "--all", "--format", "text")  # again: review-pr has nothing pending now
+    assert code == 2 and "0 adopted, 1 refused" in out
+    assert "review-pr" not in out and "- fmt: refused proposal" in out and "my own line" in out
     assert two.review.read_bytes() == REVIEW_NEW.replace("- five", "- six").encode()
     code, out, err = invoke("sleep", "adopt", "--all")
     assert code == 2 and "**fmt**: refused proposal" in out and "Why fmt was refused:" in out
@@ -271,3 +274,41 @@ def test_rollback_of_a_name_in_two_files_asks_for_the_path(two: Two, tmp_path: P
     code, _, err = invoke("rollback", str(other))
     assert code == 0, err
     assert other.read_text() == REVIEW and two.review.read_bytes() == REVIEW_NEW.encode()
+
+
+def test_an_adopt_supersedes_its_skills_older_pending_proposals_and_no_other_skills(two: Two) -> None:
+    """review-pr has two pending proposals (the fixture's and a newer one), fmt one: adopting review-pr's
+    newest supersedes its older one only; adopt, reject and diff of it say by which (exit 2)."""
+    newer = two.stage(two.review, REVIEW_NEW.replace("- five", "- six"), accepted=False)
+    code, out, err = invoke("adopt", newer, "--force", "--format", "text")
+    assert code == 0, err
+    assert f"superseded (older proposals of this skill, staged before this adopt): {two.review_id}" in out
+    assert two.status(two.review_id) == "superseded" and two.status(two.fmt_id) == "staged"
+    assert two.fmt.read_bytes() == FMT.encode()
+    stored = json.loads((two.data / "staging" / two.review_id / "proposal.json").read_text())
+    assert (stored["status"], stored["superseded_by"]) == ("superseded", newer)
+    fmt_stored = json.loads((two.data / "staging" / two.fmt_id / "proposal.json").read_text())
+    assert "superseded_by" not in fmt_stored  # a proposal never superseded is written as it always was
+    history = [json.loads(line) for line in (two.data / "history.jsonl").read_text().splitlines()]
+    line = next(h for h in history if h["kind"] == "supersede")
+    assert line["proposal_id"] == two.review_id and f"superseded by {newer}" in line["detail"]
+    assert [h["proposal_id"] for h in history if h["kind"] == "supersede"] == [two.review_id]
+    for verb in ("adopt", "reject", "diff"):
+        code, _, err = invoke(verb, two.review_id)
+        assert code == 2 and f"proposal {two.review_id} was superseded by {newer}" in err, (verb, err)
+    assert two.status(two.review_id) == "superseded"  # a refused reject changed nothing
+    code, out, err = invoke("status", "--json")
+    assert code == 0, err
+    status = json.loads(out)
+    assert [p["id"] for p in status["pending"]] == [two.fmt_id]
+    assert any(a["kind"] == "supersede" and a["proposal_id"] == two.review_id for a in status["actions"])
+    code, out, err = invoke("adopt", "fmt")  # the other skill still adopts as staged
+    assert code == 0, err and two.fmt.read_bytes() == FMT_NEW.encode()
+
+
+def test_a_proposal_written_before_superseded_existed_still_loads(two: Two) -> None:
+    path = two.data / "staging" / two.review_id / "proposal.json"
+    old = json.loads(path.read_text())
+    assert "superseded_by" not in old and old["status"] == "staged"
+    code, out, err = invoke("adopt", two.review_id, "--json")
+    assert code == 0, err and json.loads(out)["superseded"] == []

@@ -215,3 +215,54 @@ def test_a_skill_that_cannot_be_trained_as_it_is_is_listed_and_the_others_still_
     assert "slow-update" in rows["release-notes"]["reason"]
     assert [rows[n]["status"] for n in (MANAGED_NAME, "review-pr")] == ["trained", "trained"]
     assert night["release-notes"].read_text() == broken
+
+
+def test_a_fan_out_interrupted_in_one_skills_night_writes_its_summary_then_exits_as_interrupted(
+    night: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C (as `asyncio.run` delivers it: a cancellation) at the second replay of the second
+    skill's night: that skill is listed as stopped, the one after it as not run, the first as it
+    ended; the command exits as an interrupted night does (130) and the next `run` resumes it."""
+    import asyncio
+
+    from skillsleep.core.train.harness import HarnessChoice
+    from skillsleep.harnesses.chat import ChatHarness
+    from skillsleep.slash_commands import night_runner
+
+    opened: list[int] = []
+
+    class Interrupting(ChatHarness):
+        left = 2
+
+        async def run(self, *args: Any, **kwargs: Any) -> Any:
+            self.left -= 1
+            if self.left < 0:
+                raise asyncio.CancelledError
+            return await super().run(*args, **kwargs)
+
+    def harness(_s: object, models: Any, _on_event: object, *, dry_run: bool) -> HarnessChoice:
+        opened.append(1)
+        kind = Interrupting if len(opened) == 2 else ChatHarness
+        return HarnessChoice(harness=kind(models.target, log_dir=None), label="chat (scripted)", timeout_s=30.0)
+
+    monkeypatch.setattr(night_runner, "_harness", harness)
+    code, _, err = invoke("run", *script_args(night["script"]), "--json")
+    assert code == 130 and "interrupted" in err, err[-3000:]
+    fanout = json.loads((night["data"] / "fanouts" / "0001" / "fanout.json").read_text())
+    rows = {r["skill_name"]: r for r in fanout["rows"]}
+    assert [r["skill_name"] for r in fanout["rows"]] == [MANAGED_NAME, "release-notes", "review-pr"]
+    assert (rows[MANAGED_NAME]["status"], rows[MANAGED_NAME]["outcome"]) == ("trained", "accepted")
+    stopped = rows["release-notes"]
+    assert (stopped["status"], stopped["night"], stopped["outcome"]) == ("trained", 2, "stopped-early")
+    assert stopped["reason"].startswith("interrupted (Ctrl-C)") and stopped["spent_tokens"] > 0
+    assert (rows["review-pr"]["status"], rows["review-pr"]["night"]) == ("not-run", None)
+    assert rows["review-pr"]["reason"].startswith("the night stopped at release-notes: ")
+    md = (night["data"] / "fanouts" / "0001" / "report.md").read_text()
+    assert "## Not run" in md and "- review-pr: the night stopped at release-notes" in md
+    assert json.loads((night["data"] / "nights" / "0002" / "night.json").read_text())["status"] == "stopped"
+    assert not (night["data"] / "nights" / "0003").exists()
+
+    chat_replay(monkeypatch)  # no more Ctrl-C: the next run resumes the stopped skill's night
+    again = _run(night)
+    resumed = {n["skill"]["name"]: (n["night"], n["resumed"]) for n in again["nights"]}
+    assert resumed["release-notes"] == (2, True) and not resumed["review-pr"][1]

@@ -237,8 +237,9 @@ def test_adopt_default_picks_the_newest_accepted(data: Path, live: Path) -> None
     assert "undo with `skillsleep rollback`" in out
     backup = Path(out.split("the previous file is backed up at ")[1].splitlines()[0])
     assert backup.read_text() == OLD
+    assert f"superseded (older proposals of this skill, staged before this adopt): {older.id}" in out
     pending = [p["id"] for p in json.loads(invoke("status", "--json")[1])["pending"]]
-    assert pending == [older.id, unaccepted.id]
+    assert pending == [unaccepted.id]  # the older one was staged against the file before: superseded
     code, _, err = invoke("adopt", newest_accepted.id)
     assert code == 2 and "already adopted" in err
 

@@ -42,7 +42,7 @@ from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.report.changes import changes, unified_diff
 from skillsleep.core.report.files import report_files
 from skillsleep.core.report.proposal_record import Proposal
-from skillsleep.core.report.result import NightResult, NightUsage, StopReason
+from skillsleep.core.report.result import NightInterrupted, NightResult, NightUsage, StopReason
 from skillsleep.core.shared.errors import BackendError, BudgetExceeded, ConfigError
 from skillsleep.core.shared.events import (
     Adopted,
@@ -90,7 +90,7 @@ async def run_night(
     share: Share | None = None,
 ) -> NightResult:
     """One night of `skill` with `settings` (its `[sleep]` settings, layered by the caller). A night
-    interrupted (Ctrl-C) is recorded as stopped and the KeyboardInterrupt raised again; any other
+    interrupted (Ctrl-C) is recorded as stopped and raised again as `NightInterrupted`; any other
     error is recorded as stopped and raised. `only`: plan with these stored sessions alone;
     `share`: the budget of this run of it (instead of the settings' caps), and what it spent."""
     live, seed = skill.live_text(), skill.read()
@@ -137,7 +137,7 @@ async def run_night(
             share.spent(ledger.spent_tokens - tokens, ledger.spent_usd - usd)
     result = finish(n, run_dir).model_copy(update={"resumed": resumed is not None})
     if n.interrupted is not None:
-        raise KeyboardInterrupt from n.interrupted
+        raise NightInterrupted(result) from n.interrupted
     return result
 
 

@@ -6,7 +6,8 @@ memory, resume and proposal, exactly as a one-skill night's.
 
 A skill whose night hits its share stops as a budget-stopped night does (its state kept, the next
 night resumes it) and the skills after it still run with theirs; a stop for another cause (the
-model server, Ctrl-C) ends the fan-out: the skills not reached are listed as not run.
+model server, Ctrl-C) ends the fan-out: the skills not reached are listed as not run. Ctrl-C still
+writes the combined summary (that skill's night as stopped, the rest not run), then is raised again.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from skillsleep.core.night.fanout_report import write_fanout
 from skillsleep.core.night.record import NightRecord
 from skillsleep.core.night.stages import NightPlan
 from skillsleep.core.night.user_config import SleepSection
-from skillsleep.core.report.result import NightResult
+from skillsleep.core.report.result import NightInterrupted, NightResult
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.train.config import BudgetSection
 
 __all__ = ["fanout_folder", "run_fanout"]
+
+
+INTERRUPTED = "interrupted (Ctrl-C); the next `skillsleep run` resumes it"
 
 
 def fanout_folder(data: Path, number: int) -> Path:
@@ -53,6 +57,7 @@ async def run_fanout(
     spent, waiting = (0, 0.0), sum(len(g.sessions) for g in trained)
     deps = _one_log(deps)
     ended: str = ""
+    interrupted: KeyboardInterrupt | None = None
     for group in trained:
         share = next_share(cap, spent, len(group.sessions), waiting, len(trained))
         waiting -= len(group.sessions)
@@ -61,9 +66,12 @@ async def run_fanout(
             why = ended or "the night's budget was spent before its turn"
             rows.append(row.model_copy(update={"status": "not-run", "reason": why}))
             continue
-        result = await run_night(
-            settings, group.skill, deps, dry_run=dry_run, only=frozenset(group.sessions), share=share
-        )
+        result, stop = await _one_night(settings, group, deps, dry_run, share)
+        interrupted = stop or interrupted
+        if result is None:  # Ctrl-C before its night was recorded
+            ended = f"the night was interrupted at {group.skill.name}, before its night began"
+            rows.append(row.model_copy(update={"status": "not-run", "reason": ended}))
+            continue
         spent = (spent[0] + share.spent_tokens, spent[1] + share.spent_usd)
         results.append(result)
         rows.append(_ran(row, result, share, deps))
@@ -91,7 +99,24 @@ async def run_fanout(
         rows=rows,
     )
     write_fanout(fanout_folder(data, fanout.fanout), fanout, results)
+    if interrupted is not None:  # the summary is written: exit as an interrupted night does
+        raise interrupted
     return fanout, results
+
+
+async def _one_night(
+    settings: SleepSection, group: Group, deps: NightDeps, dry_run: bool, share: Share
+) -> tuple[NightResult | None, KeyboardInterrupt | None]:
+    """The night of `group`'s skill, and the Ctrl-C that ended it (raised again once the summary is
+    written): its result as it stopped, or None when it came before the night was recorded."""
+    try:
+        return await run_night(
+            settings, group.skill, deps, dry_run=dry_run, only=frozenset(group.sessions), share=share
+        ), None
+    except NightInterrupted as exc:
+        return exc.result, exc
+    except KeyboardInterrupt as exc:
+        return None, exc
 
 
 def _unreadable(group: Group) -> str:
@@ -127,10 +152,11 @@ def _ran(row: SkillRow, result: NightResult, share: Share, deps: NightDeps) -> S
     plan came out not ready is listed as not enough evidence, with why and what it spent."""
     plan = RunDir(deps.nights.folder(result.night)).load("plan.json", NightPlan)
     not_ready = plan is not None and bool(plan.not_ready) and result.stop is None
+    interrupted = result.stop is not None and result.stop.kind == "interrupted"
     return row.model_copy(
         update={
             "status": "not-enough-evidence" if not_ready else "trained",
-            "reason": plan.not_ready if plan is not None and not_ready else "",
+            "reason": plan.not_ready if plan is not None and not_ready else (INTERRUPTED if interrupted else ""),
             "night": result.night,
             "spent_tokens": share.spent_tokens,
             "spent_usd": share.spent_usd,

@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from skillsleep.core.document.newlines import endings_note, style
 from skillsleep.core.report.changes import unified_diff
@@ -17,7 +17,7 @@ from skillsleep.core.shared.records import Record, UtcDatetime
 
 ABSENT = "absent"  # base hash of a live file that did not exist yet (a new managed skill)
 
-Status = Literal["staged", "adopted", "rejected"]
+Status = Literal["staged", "adopted", "rejected", "superseded"]
 
 
 class Proposal(Record):
@@ -38,13 +38,34 @@ class Proposal(Record):
     night: int | None = None
     details: dict[str, Any] = Field(default_factory=dict)
     adopted_edits: list[int] | None = None  # adopted with --edits: the change numbers put live (None: all)
+    superseded_by: str | None = None  # "superseded": the newer proposal of its skill whose adopt did it
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Without `superseded_by` while it is None: a proposal reads and prints as it always did."""
+        out: dict[str, Any] = handler(self)
+        if out.get("superseded_by", "") is None:
+            del out["superseded_by"]
+        return out
+
+    def refuse_superseded(self) -> None:
+        """A verb given this proposal (adopt, reject, diff) refuses it when it was superseded: a
+        ConfigError naming the proposal that superseded it."""
+        if self.status != "superseded":
+            return
+        by = self.superseded_by or "a newer proposal of its skill"
+        raise ConfigError(
+            f"proposal {self.id} was superseded by {by}: that newer proposal of the same skill was adopted, "
+            f"and this one was staged against the file before that adopt, so it can no longer apply; "
+            "`skillsleep status` lists what is pending"
+        )
 
 
 class Action(Record):
     """One line of the history: what was done to which proposal / live file."""
 
     time: UtcDatetime
-    kind: Literal["stage", "adopt", "reject", "rollback"]
+    kind: Literal["stage", "adopt", "reject", "rollback", "supersede"]
     proposal_id: str | None = None
     skill_path: str | None = None
     detail: str = ""
@@ -59,6 +80,7 @@ class Adoption(Record):
 
     proposal: Proposal
     action: Action
+    superseded: list[str] = Field(default_factory=list)  # the ids it marked superseded (older, same skill)
 
 
 class Conflict(ConfigError):

@@ -6,7 +6,7 @@
     <data>/staging/<id>/diff.patch      unified diff live → candidate
     <data>/staging/<id>/adopted.md      what `adopt --edits` wrote: the base with the chosen changes
     <data>/backups/<n>-<id>/            the live file before each adopt / rollback (core/report/backups.py)
-    <data>/history.jsonl                every action (stage, adopt, reject, rollback), one line each
+    <data>/history.jsonl                every action (stage, adopt, reject, rollback, supersede), one line each
 
 Rules: the live file is written only by `adopt` and `rollback`, always backed up first and
 replaced atomically (a reader, or a kill at any instant, sees the old or the new file, never a
@@ -14,7 +14,8 @@ torn one). `adopt` refuses when the live file changed since staging (the user ed
 `force`, and the refusal shows both changes: the user's (base → live) and the proposal's
 (base → candidate). `adopt --edits 1,3` writes only some of the proposal's numbered changes
 (core/report/changes.py) into the base, after the same checks plus the bounded-edit rules and the safety
-screen on what it adds; the proposal is then "adopted" with those numbers. `rollback` refuses in
+screen on what it adds; the proposal is then "adopted" with those numbers. An adopt supersedes
+the older pending proposals of its skill (core/report/supersede.py). `rollback` refuses in
 the same way when the live file changed since the
 adopt or rollback it undoes wrote it, and refuses to act at all on a history with a line it
 cannot read (that line may be the very change it would skip over).
@@ -49,6 +50,7 @@ from skillsleep.core.report.proposal_record import (
     your_edits,
 )
 from skillsleep.core.report.proposal_skills import Found, ProposalSkill, by_id_or_skill, file_to_roll_back, skill_of
+from skillsleep.core.report.supersede import supersede
 from skillsleep.core.shared.errors import ConfigError
 from skillsleep.core.shared.jsonl import line_label, read_records, why_unreadable
 from skillsleep.core.shared.records import Edit
@@ -222,6 +224,7 @@ class Proposals:
         one `diff` shows); refused when the result would break the bounded-edit rules or a chosen
         line fails the safety screen."""
         p = self.get(pid, accepted_only=edits is None)  # an id: that proposal, accepted or not
+        p.refuse_superseded()
         if p.status != "staged":
             raise ConfigError(f"proposal {p.id} was already {p.status}; stage a new one with `skillsleep run`")
         if not p.accepted and not force:
@@ -253,7 +256,8 @@ class Proposals:
             edits=chosen,
         )
         self._record(action)
-        return Adoption(proposal=p, action=action)
+        superseded = supersede(p, self.with_skills(), self._save, self._record)
+        return Adoption(proposal=p, action=action, superseded=superseded)
 
     def _partial(self, p: Proposal, found: builtins.list[Change], chosen: builtins.list[int]) -> bytes:
         """The base with only the `chosen` changes, checked like the night checked the whole
@@ -278,6 +282,7 @@ class Proposals:
 
     def reject(self, pid: str | None = None, *, detail: str = "") -> Proposal:
         p = self.get(pid)
+        p.refuse_superseded()
         if p.status != "staged":
             raise ConfigError(f"proposal {p.id} was already {p.status}")
         p = p.model_copy(update={"status": "rejected"})

@@ -259,3 +259,13 @@ def short(text: str, limit: int = 120) -> str:
     """`text` on one line, cut to `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class NightInterrupted(KeyboardInterrupt):
+    """Ctrl-C in a night, raised again once the night was recorded as stopped; `result` is what it
+    did until then (a fan-out lists it, core/night/fanout_run.py). It is a KeyboardInterrupt: the
+    CLI exits as for any interrupt."""
+
+    def __init__(self, result: NightResult) -> None:
+        super().__init__()
+        self.result = result
