@@ -144,7 +144,7 @@ def run_(
     if not isinstance(night, RunSummary):  # several skills trained: one line each
         from skillsleep.slash_commands.fanout_text import fanout_text
 
-        show(night, out, lambda s, plain: fanout_text(s, plain=plain), lambda s, _prefix: fanout_text(s))
+        show(night, out, lambda s, plain: fanout_text(s, plain=plain), lambda s, prefix: fanout_text(s, prefix=prefix))
         stopped = night.stopped()
     else:
         show(night, out, lambda s, plain: _run_text(s, plain=plain), lambda s, _prefix: _run_text(s))

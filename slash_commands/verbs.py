@@ -62,7 +62,8 @@ VERBS: dict[str, Verb] = {
         Verb(
             name="run",
             args="[--detach] [flags…]",
-            summary="one night of the sleep cycle; --detach (always, inside an agent) runs it in the background and "
+            summary="one night of the sleep cycle, a proposal for each skill it trained (then `adopt SKILL`, or "
+            "`adopt --all` for each skill's); --detach (always, inside an agent) runs it in the background and "
             "returns at once (`skillsleep run --help` lists the flags)",
         ),
         Verb(name="cost", args="", summary="what the nights spent: by night, this month and by role"),

@@ -266,3 +266,40 @@ def test_a_fan_out_interrupted_in_one_skills_night_writes_its_summary_then_exits
     again = _run(night)
     resumed = {n["skill"]["name"]: (n["night"], n["resumed"]) for n in again["nights"]}
     assert resumed["release-notes"] == (2, True) and not resumed["review-pr"][1]
+
+
+def test_run_names_the_per_skill_adopt_commands_next(night: dict[str, Path]) -> None:
+    """After a fan-out that staged three accepted proposals, `run`'s next step names `adopt NAME` and
+    `adopt --all` with the skills' names, as the user types them where they read it (`/sleep` in an
+    agent). The markdown is pinned in a golden file; a dry run says nothing was staged."""
+    from golden import check
+
+    from skillsleep.core.shared.events import quiet
+    from skillsleep.slash_commands.fanout_runner import FanoutSummary
+    from skillsleep.slash_commands.fanout_text import fanout_text
+    from skillsleep.slash_commands.night_runner import run_sleep
+
+    flags = {"harness": "claude-code", "backend": f"scripted:{night['script']}", "since": "3650d"}
+    summary = run_sleep(flags, dry_run=False, on_event=quiet)
+    assert isinstance(summary, FanoutSummary)
+    want = (
+        "Next: `/sleep diff NAME` shows a skill's proposal, `/sleep adopt NAME` adopts it, `/sleep adopt --all` "
+        "adopts each skill's (NAME: skillsleep-learned, release-notes, review-pr); no live skill changed yet."
+    )
+    assert want in fanout_text(summary, prefix="/sleep").splitlines()
+    code, out, err = invoke("run", *script_args(night["script"]), "--format", "md")  # night 4 …: all pending again
+    assert code == 0, err[-3000:]
+    assert want.replace("/sleep", "skillsleep") in out.splitlines()
+    check("run-fanout.md", out, {str(night["data"].parent): "<ROOT>"})
+    code, out, err = invoke("run", *script_args(night["script"]), "--format", "text", "--dry-run")
+    assert code == 0, err[-3000:]
+    assert "A dry run: nothing was staged and no live skill changed." in out and "adopt" not in out
+
+
+def test_after_a_fan_out_with_one_accepted_proposal_the_hint_names_that_skill(night: dict[str, Path]) -> None:
+    code, out, err = invoke("run", *script_args(night["script"]), "--skills", "review-pr", "--format", "text")
+    assert code == 0, err[-3000:]
+    assert (
+        "Next: `skillsleep diff NAME` shows the proposal, `skillsleep adopt NAME` adopts it, `skillsleep reject NAME` "
+        "drops it (NAME: review-pr); no live skill changed yet."
+    ) in out.splitlines()
