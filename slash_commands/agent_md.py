@@ -90,6 +90,10 @@ def status_md(s: StatusResult, prefix: str) -> str:
         out.append("")
     else:
         out += [f"No nights yet: `{prefix} run` starts one.", ""]
+    if s.fanout is not None:
+        from skillsleep.slash_commands.status_fanout import fanout_md
+
+        out += fanout_md(s.fanout, md_line)
     for n in nights.recent:
         if n.status == "running":
             log = f"; log: {md_line(n.log)}" if n.log else ""

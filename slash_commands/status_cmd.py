@@ -142,6 +142,10 @@ def status_text(s: StatusResult, *, plain: bool = False) -> str:
     instead of escaping it. Control characters are made visible either way."""
     md: Inline = plain_line if plain else md_line
     out = ["## skillsleep status", "", *_nights_lines(s, md)]
+    if s.fanout is not None:
+        from skillsleep.slash_commands.status_fanout import fanout_status_lines
+
+        out += fanout_status_lines(s.fanout, md)
     out += [f"### Pending proposals ({len(s.pending)})", "", *_pending_lines(s.pending, md), ""]
     if s.actions:
         out += ["### Recent actions", ""]

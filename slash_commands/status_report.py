@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from skillsleep.core.models.ledger import Ledger
+from skillsleep.core.night.fanout_record import FanoutResult, newest_fanout
 from skillsleep.core.night.nights import NightProgress, Nights, month_start
 from skillsleep.core.night.record import NightEnd, NightRecord
 from skillsleep.core.night.record import NightSpend as RecordSpend
@@ -203,8 +204,17 @@ class ScheduleSeen(Record):
     last_run: LastRun | None  # what the newest cron log says
 
 
+class FanoutSeen(Record):
+    """The newest night when it trained several skills (a fan-out, core/night/fanout_record.py): its
+    record, with only the named skill's row for `status SKILL`, and its combined report."""
+
+    summary: FanoutResult
+    report: str  # the combined report.html
+
+
 class StatusResult(Record):
-    """What `skillsleep status` prints (`--json`), and its text and markdown are rendered from."""
+    """What `skillsleep status` prints (`--json`), and its text and markdown are rendered from;
+    `fanout` only when the newest night was a fan-out (else the key is left out, as it always was)."""
 
     data_dir: str
     nights: NightsSeen
@@ -216,6 +226,14 @@ class StatusResult(Record):
     schedule: ScheduleSeen
     next_night: NextNight | None  # the harness, model and token cap a night started now would use, and why
     problems: list[str]
+    fanout: FanoutSeen | None = None
+
+    @model_serializer(mode="wrap")
+    def _printed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if out.get("fanout", "") is None:
+            del out["fanout"]
+        return out
 
 
 def next_commands(p: Proposal) -> list[str]:
@@ -287,8 +305,29 @@ def _next_night(problems: list[str]) -> NextNight | None:
         return None
 
 
+def _fanout(root: Path, records: list[NightRecord], problems: list[str]) -> FanoutSeen | None:
+    """The newest fan-out when it is the newest night: it ran the newest night recorded, or ran none
+    (no skill trained) and began after it."""
+    newest = newest_fanout(root, problems)
+    if newest is None:
+        return None
+    f, folder = newest
+    last = records[-1] if records else None
+    if last is not None and last.night not in f.nights() and f.started < last.started:
+        return None
+    return FanoutSeen(summary=f, report=str(folder / "report.html"))
+
+
+def _skill_rows(seen: FanoutSeen | None, name: str, files: set[str]) -> FanoutSeen | None:
+    """`status SKILL`: the fan-out with that skill's row only (None: it has none)."""
+    if seen is None:
+        return None
+    rows = [r for r in seen.summary.rows if r.skill_name == name or r.skill_path in files]
+    return seen.model_copy(update={"summary": seen.summary.model_copy(update={"rows": rows})}) if rows else None
+
+
 def _one_skill(
-    name: str, found: Found, records: list[NightRecord], actions: list[Action]
+    name: str, found: Found, records: list[NightRecord], actions: list[Action], fanned: set[str]
 ) -> tuple[Found, list[NightRecord], list[Action]]:
     """`status SKILL`: the proposals, nights and actions of the skill called `name` (its nights by the
     name they record, or by its file); a name none of them has is a ConfigError naming the skills
@@ -296,7 +335,7 @@ def _one_skill(
     mine = [(p, s) for p, s in found if s.answers_to(name)]
     files = {s.path for _, s in mine}
     nights = [r for r in records if r.skill_name == name or r.skill_path in files]
-    if not mine and not nights:
+    if not mine and not nights and name not in fanned:  # `fanned`: the skills of the newest fan-out
         raise ConfigError(
             f"no proposal or night of a skill called {name!r} is recorded; skills with pending proposals: "
             f"{pending_skills(found)}"
@@ -320,8 +359,11 @@ def status(data: Path | None = None, *, now: datetime | None = None, skill: str 
     actions = props.history()
     problems += props.history_problems()
     found = props.with_skills([p for p in proposals if p.status == "staged"])
+    fanout = _fanout(root, records, problems)
     if skill is not None:
-        found, records, actions = _one_skill(skill, found, records, actions)
+        fanned = {r.skill_name for r in fanout.summary.rows} if fanout else set()
+        found, records, actions = _one_skill(skill, found, records, actions, fanned)
+        fanout = _skill_rows(fanout, skill, {s.path for _, s in found} | {r.skill_path for r in records})
     month = month_start(now)
     month_tokens, month_cost = nights.spend_since(month)
     recent = [NightSeen.of(r, nights.ledger(r.night), nights) for r in records[-RECENT_NIGHTS:]]
@@ -344,4 +386,5 @@ def status(data: Path | None = None, *, now: datetime | None = None, skill: str 
         schedule=ScheduleSeen(scheduled=scheduled, last_run=last_run(root)),
         next_night=_next_night(problems),
         problems=problems,
+        fanout=fanout,
     )

@@ -303,3 +303,60 @@ def test_after_a_fan_out_with_one_accepted_proposal_the_hint_names_that_skill(ni
         "Next: `skillsleep diff NAME` shows the proposal, `skillsleep adopt NAME` adopts it, `skillsleep reject NAME` "
         "drops it (NAME: review-pr); no live skill changed yet."
     ) in out.splitlines()
+
+
+def test_status_shows_the_newest_fan_out_one_line_a_skill_and_status_skill_its_row(
+    night: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """After a fan-out that trained two skills, found one too small and left one not selected, `status`
+    shows it as the newest night in each format (golden files); `status SKILL` that skill's row only,
+    a skill with no night included."""
+    import os
+
+    from golden import check
+
+    store_sessions(night["data"] / "state.db", {"fmt-check": ["Check the formatting of the README"]}, times=1)
+    claude_home_skill(night["review-pr"].parent.parent, "fmt-check")
+    _run(night, "--skills", f"review-pr,fmt-check,{MANAGED_NAME}")
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no crontab, systemctl or openclaw: nothing scheduled
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    pid = os.getpid()
+    names = {str(tmp_path): "<ROOT>", f'"pid": {pid}': '"pid": "<PID>"', f"pid {pid}": "pid <PID>"}
+    for fmt in ("json", "md", "text"):
+        code, out, err = invoke("status", "--format", fmt)
+        assert code == 0, err
+        check(f"status-fanout.{fmt}", out, names)
+    rows = {r["skill_name"]: r for r in json.loads(invoke("status", "--json")[1])["fanout"]["summary"]["rows"]}
+    assert {n: r["status"] for n, r in rows.items()} == {
+        MANAGED_NAME: "trained",
+        "review-pr": "trained",
+        "fmt-check": "not-enough-evidence",
+        "release-notes": "not-selected",
+    }
+    code, out, err = invoke("status", "review-pr", "--format", "text")
+    assert code == 0, err
+    skills = [line for line in out.splitlines() if line.startswith("- ") and " sessions, share " in line]
+    assert len(skills) == 1 and skills[0].startswith("- review-pr (night 2): 15 sessions, share no cap, spent ")
+    code, out, err = invoke("status", "fmt-check", "--json")  # no night, no proposal: its row still shows
+    assert code == 0, err
+    seen = json.loads(out)["fanout"]["summary"]["rows"]
+    assert [(r["skill_name"], r["reason"]) for r in seen] == [("fmt-check", "not enough evidence (1 session; needs 6)")]
+    code, out, err = invoke("sleep", "status", "fmt-check")
+    assert code == 0 and "- fmt-check: 1 session — not trained: not enough evidence (1 session; needs 6)" in out
+
+
+def test_status_without_a_fan_out_has_no_fanout_key_and_an_older_fan_out_is_not_the_newest_night(
+    night: dict[str, Path],
+) -> None:
+    code, out, _ = invoke("status", "--json")
+    assert code == 0 and "fanout" not in json.loads(out)
+    _run(night, "--skills", "review-pr")
+    assert json.loads(invoke("status", "--json")[1])["fanout"]["summary"]["fanout"] == 1
+    (night["data"] / "config.toml").write_text('[sleep]\nskills = "managed"\n')
+    _run(night)  # a one-skill night after it: the fan-out is no longer the newest night
+    code, out, err = invoke("status", "--json")
+    assert code == 0 and "fanout" not in json.loads(out), err
+    (night["data"] / "fanouts" / "0001" / "fanout.json").write_text("{")
+    code, out, err = invoke("status", "--format", "text")
+    assert code == 0 and "fanouts/0001/fanout.json cannot be read" in out

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from skillsleep.core.shared.jsonl import why_unreadable
 from skillsleep.core.shared.records import Record, UtcDatetime
 
-__all__ = ["FIRST_RULE", "FanoutResult", "RowStatus", "SkillRow"]
+__all__ = ["FIRST_RULE", "FanoutResult", "RowStatus", "SkillRow", "newest_fanout"]
 
 RowStatus = Literal["trained", "not-enough-evidence", "not-selected", "not-run"]
 FIRST_RULE = "a session that used several writable skills goes to the first one it used"
@@ -49,3 +51,20 @@ class FanoutResult(Record):
 
     def nights(self) -> list[int]:
         return [r.night for r in self.rows if r.night is not None]
+
+
+def newest_fanout(data: Path, problems: list[str]) -> tuple[FanoutResult, Path] | None:
+    """The newest fan-out under `data`/fanouts and its folder (None: none yet); one whose fanout.json
+    cannot be read is one of the `problems` (the older ones are not looked at)."""
+    root = data / "fanouts"
+    numbers = (
+        sorted((p for p in root.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)) if root.is_dir() else []
+    )
+    if not numbers:
+        return None
+    path = numbers[-1] / "fanout.json"
+    try:
+        return FanoutResult.model_validate_json(path.read_bytes()), numbers[-1]
+    except (OSError, ValidationError) as exc:
+        problems.append(f"{path} cannot be read ({why_unreadable(exc)}); `status` shows no fan-out until the next one")
+        return None
