@@ -303,7 +303,8 @@ def test_an_adopt_supersedes_its_skills_older_pending_proposals_and_no_other_ski
     assert [p["id"] for p in status["pending"]] == [two.fmt_id]
     assert any(a["kind"] == "supersede" and a["proposal_id"] == two.review_id for a in status["actions"])
     code, out, err = invoke("adopt", "fmt")  # the other skill still adopts as staged
-    assert code == 0, err and two.fmt.read_bytes() == FMT_NEW.encode()
+    assert code == 0, err
+    assert two.fmt.read_bytes() == FMT_NEW.encode()
 
 
 def test_a_proposal_written_before_superseded_existed_still_loads(two: Two) -> None:
@@ -311,4 +312,17 @@ def test_a_proposal_written_before_superseded_existed_still_loads(two: Two) -> N
     old = json.loads(path.read_text())
     assert "superseded_by" not in old and old["status"] == "staged"
     code, out, err = invoke("adopt", two.review_id, "--json")
-    assert code == 0, err and json.loads(out)["superseded"] == []
+    assert code == 0, err
+    assert json.loads(out)["superseded"] == []
+
+
+def test_a_rollback_of_the_adopt_leaves_the_superseded_proposal_superseded(two: Two) -> None:
+    newer = two.stage(two.review, REVIEW_NEW.replace("- five", "- six"))
+    code, _, err = invoke("adopt", "review-pr")
+    assert code == 0, err
+    assert two.status(newer) == "adopted"
+    code, _, err = invoke("rollback", "review-pr")
+    assert code == 0, err
+    assert two.review.read_bytes() == REVIEW.encode() and two.status(two.review_id) == "superseded"
+    code, _, err = invoke("adopt", "review-pr")
+    assert code == 2 and "has no pending proposal" in err and f"{newer}, was adopted" in err
