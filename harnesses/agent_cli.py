@@ -235,6 +235,16 @@ def task_text(task: Task) -> str:
     return task.prompt if not task.context else f"{task.context}\n\n{task.prompt}"
 
 
+def mentioned_task(task: Task, name: str | None) -> str:
+    """What one episode asks with the skill `name` invoked the way Codex and OpenClaw invoke one,
+    `$name ` in front (none without a skill); a task recorded with that mention already (its
+    prompt starts `$name …`) is asked as recorded, with no second one."""
+    text = task_text(task)
+    if not name or re.match(rf"\${re.escape(name)}(?![\w-])", task.prompt.lstrip()):
+        return text
+    return f"${name} {text}"
+
+
 # --- the skill as an agent loads it ------------------------------------------------------------
 
 

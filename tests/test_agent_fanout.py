@@ -164,7 +164,12 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
     assert sent and len(sent) == len(agent_server.seen)  # only the replays reach the server: the agent's requests
     text = agent_server.requests_text()
     invoked = next(p for p, w in expected.items() if w["group"] == "review-pr")
-    assert invoked in text and "Write the changelog entry" in text  # replayed as the user typed them
+    assert "Write the changelog entry" in text  # replayed as the user typed them
+    if agent == "claude-code":  # `/review-pr …` resolved to the candidate, installed under its name
+        command, args = invoked.split(" ", 1)
+        assert f"<command-name>{command}</command-name>" in text and f"<command-args>{args}</command-args>" in text
+    else:  # `$review-pr …` as typed, with no second mention in front
+        assert invoked in text and "$review-pr $review-pr" not in text
     assert RULE in text  # a candidate's rule reached the agent with the replay
 
     # three proposals, each staged against its own skill's file; none for the read-only skill

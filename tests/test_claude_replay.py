@@ -325,6 +325,9 @@ info = {{"argv": args, "cwd": os.getcwd(), "env": dict(os.environ),
         "files": {{n: open(n).read() for n in sorted(os.listdir(".")) if os.path.isfile(n)}},
         "skill": open(skill).read() if skill else None,
         "config": sorted(os.listdir(config)),
+        "skills": {{d: open(os.path.join(config, "skills", d, "SKILL.md")).read()
+                   for d in (os.listdir(os.path.join(config, "skills"))
+                             if os.path.isdir(os.path.join(config, "skills")) else [])}},
         "credentials_link": os.readlink(link) if os.path.islink(link) else None}}
 with open(os.environ["FAKE_CLAUDE_LOG"], "w") as log:
     json.dump(info, log)
@@ -402,6 +405,36 @@ def test_command_line_environment_and_state_of_one_run(tmp_path: Path) -> None:
     assert e["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1" and e["DISABLE_AUTOUPDATER"] == "1"
     assert e["DISABLE_TELEMETRY"] == "1" and e["CLAUDE_CODE_MAX_RETRIES"] == "2" and e["EXTRA"] == "yes"
     assert "ANTHROPIC_BASE_URL" not in e and "ANTHROPIC_API_KEY" not in e  # the agent's own provider
+
+
+@pytest.mark.parametrize(
+    ("prompt", "context", "installed"),
+    [
+        ("/demo review the patch", "", True),  # recorded as the user invoked it: resolves to the candidate
+        ("/demo", "", True),
+        ("review the patch", "", False),
+        ("/demo-two review the patch", "", False),  # another skill's command
+        ("/demo review the patch", "some context", False),  # not at the start: no command
+    ],
+)
+def test_a_task_that_invokes_the_skill_by_name_finds_the_candidate_as_a_user_skill(
+    prompt: str, context: str, installed: bool, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    _user_claude(home)
+    log = tmp_path / "fake.json"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "FAKE_CLAUDE_LOG": str(log)}
+    harness = ClaudeCodeHarness(ClaudeCodeSettings(command=str(_fake_claude(tmp_path))), env=env)
+    text = "---\nname: demo\ndescription: d\n---\n# Demo\nAlways say kiwi.\n"
+    run = asyncio.run(harness.run(Task(id="t1", prompt=prompt, context=context), Skill(text)))
+    assert run.error is None
+    info = json.loads(log.read_text())
+    assert info["argv"][-1] == (f"{context}\n\n{prompt}" if context else prompt)  # the prompt as recorded
+    if installed:  # the whole document, once: no copy of its body in the system prompt
+        assert info["skills"] == {"demo": text} and info["skill"] is None
+    else:
+        assert info["skills"] == {} and info["skill"] == "# Demo\nAlways say kiwi.\n"
+    assert not (home / ".claude" / "skills").exists()  # the user's config dir untouched
 
 
 def test_base_url_points_the_agent_at_another_server(tmp_path: Path) -> None:
@@ -549,6 +582,19 @@ def test_real_claude_skill_reaches_the_model(
     run = asyncio.run(harness.run(task, skill, timeout_s=120))
     assert run.error is None and run.response == "kiwi"
     assert "SKILL_SAYS: kiwi" in agent_server.requests_text()
+
+
+@pytest.mark.slow
+def test_real_claude_resolves_a_recorded_slash_invocation_to_the_candidate(
+    agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path
+) -> None:
+    harness = ClaudeCodeHarness(_stub(agent_server), env=_env(tmp_path, agent_tools))
+    skill = Skill("---\nname: fruit\ndescription: answers with a fruit\n---\nSKILL_SAYS: kiwi\n")
+    run = asyncio.run(harness.run(Task(id="t", prompt="/fruit what now"), skill, timeout_s=120))
+    assert run.error is None and run.response == "kiwi"
+    text = agent_server.requests_text()
+    assert "<command-name>/fruit</command-name>" in text and "<command-args>what now</command-args>" in text
+    assert text.count("SKILL_SAYS: kiwi") == len(agent_server.seen)  # once a request: the expanded skill
 
 
 @pytest.mark.slow

@@ -490,3 +490,29 @@ async def test_real_codex_with_the_local_model(agent_tools: AgentTools, llama_se
     )
     assert run.error is None, run.error
     assert run.response.strip()
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sent"),
+    [
+        ("what now", "$answer what now"),
+        ("$answer what now", "$answer what now"),  # recorded with the mention: asked as recorded
+        ("  $answer", "  $answer"),
+        ("$answer-two what now", "$answer $answer-two what now"),  # another skill's mention
+        ("$answers what now", "$answer $answers what now"),
+        ("what now, $answer", "$answer what now, $answer"),
+    ],
+)
+async def test_a_task_recorded_with_the_skills_mention_is_asked_without_a_second_one(
+    prompt: str, sent: str, tmp_path: Path
+) -> None:
+    cli = fake_cli(
+        tmp_path / "codex",
+        '[ "$1" = --version ] && { echo "codex-cli 0.171.0"; exit 0; }\n'
+        'for a; do last=$a; done\nprintf %s "$last" > "$PROMPT_LOG"\n',
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "PROMPT_LOG": str(tmp_path / "prompt")}
+    await CodexHarness(CodexSettings(command=str(cli)), env=env).run(Task(id="t", prompt=prompt), MANGO)
+    assert (tmp_path / "prompt").read_text() == sent
+    await CodexHarness(CodexSettings(command=str(cli)), env=env).run(Task(id="t", prompt=prompt), Skill(""))
+    assert (tmp_path / "prompt").read_text() == prompt  # no skill: no mention

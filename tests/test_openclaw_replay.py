@@ -22,7 +22,7 @@ from skillsleep.core.shared.records import Task
 from skillsleep.harnesses.agent_cli import FALLBACK_SKILL_NAME
 from skillsleep.harnesses.openclaw.home import config_path as user_config_path
 from skillsleep.harnesses.openclaw.output import node_problem, parse_openclaw_output, tool_calls_from_sessions
-from skillsleep.harnesses.openclaw.replay import OpenClawHarness, agent_deadline, run_config
+from skillsleep.harnesses.openclaw.replay import OpenClawHarness, agent_deadline, run_config, task_prompt
 from skillsleep.harnesses.openclaw.settings import OpenClawSettings
 from skillsleep.harnesses.openclaw.transcripts import parse_openclaw_jsonl
 
@@ -590,3 +590,21 @@ def test_real_small_local_model_smoke(agent_tools, llama_server: str, tmp_path: 
         pytest.skip(f"OpenClaw with the 0.5B model on CPU did not finish within 9 minutes: {r.error}")
     assert r.error is None, r.error
     assert r.response.strip()
+
+
+@pytest.mark.parametrize(
+    ("prompt", "context", "sent"),
+    [
+        ("fix the bug", "", "$answer fix the bug"),
+        ("$answer fix the bug", "", "$answer fix the bug"),  # recorded with the mention: asked as recorded
+        ("$answer fix the bug", "It is in main.py.", "It is in main.py.\n\n$answer fix the bug"),
+        ("fix the bug", "It is in main.py.", "$answer It is in main.py.\n\nfix the bug"),
+        ("$answer-two fix the bug", "", "$answer $answer-two fix the bug"),  # another skill's mention
+    ],
+)
+def test_a_task_recorded_with_the_skills_mention_is_asked_without_a_second_one(
+    prompt: str, context: str, sent: str
+) -> None:
+    task = Task(id="t", prompt=prompt, context=context)
+    assert task_prompt(task, "answer") == sent
+    assert task_prompt(task, None) == (f"{context}\n\n{prompt}" if context else prompt)  # no skill: no mention

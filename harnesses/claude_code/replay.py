@@ -1,18 +1,27 @@
 """Replay one task with a candidate skill inside the real Claude Code CLI (`claude -p`).
 
 The skill's body is appended to Claude Code's system prompt (`--append-system-prompt-file`), in
-a temporary config dir seeded from the user's; docs/agents.md has every flag and why.
+a temporary config dir seeded from the user's; a task that invokes the skill by name (`/name …`,
+as recorded) finds it there as a user skill instead. docs/agents.md has every flag and why.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Task
-from skillsleep.harnesses.agent_cli import PLACEHOLDER_KEY, CLIResult, agent_env, task_text
+from skillsleep.harnesses.agent_cli import (
+    PLACEHOLDER_KEY,
+    CLIResult,
+    agent_env,
+    skill_document,
+    skill_name,
+    task_text,
+)
 from skillsleep.harnesses.claude_code.cli import CLAUDE, NAME, WORDS
 from skillsleep.harnesses.claude_code.home import config_dir, global_config
 from skillsleep.harnesses.claude_code.output import read_output, to_run
@@ -63,6 +72,19 @@ def prepare_config_dir(user_dir: Path, user_global: Path, dest: Path, *, own_pro
         if login:
             (dest / ".claude.json").write_text(json.dumps(login, indent=2), encoding="utf-8")
     return dest
+
+
+def invoked_skill(config: Path, skill: Skill, prompt: str) -> bool:
+    """When `prompt` invokes the skill by its name (`/name …`, a task recorded so), write it to the
+    config dir's `skills/<name>/SKILL.md`, where Claude Code resolves that command (a user skill
+    wins over a project's of the same name); True when it did."""
+    name = skill_name(skill)
+    if not skill.body.strip() or not re.match(rf"/{re.escape(name)}(?![\w:-])", prompt):
+        return False
+    folder = config / "skills" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(skill_document(skill, name), encoding="utf-8")
+    return True
 
 
 def build_argv(command: str, settings: ClaudeCodeSettings, prompt: str, skill_file: Path | None) -> list[str]:
@@ -120,12 +142,12 @@ class ClaudeCodeHarness(CLIHarness):
         config = prepare_config_dir(
             config_dir(base), global_config(base), tmp / "config", own_provider=bool(s.base_url)
         )
-        body = skill.body.strip()
+        body, prompt = skill.body.strip(), task_text(task)
         skill_file = None
-        if body:
+        if body and not invoked_skill(config, skill, prompt):
             skill_file = tmp / "skill.md"
             skill_file.write_text(body + "\n", encoding="utf-8")
-        argv = build_argv(command, s, task_text(task), skill_file)
+        argv = build_argv(command, s, prompt, skill_file)
         return Invocation(argv=argv, env=self._env(base, config, key), state=config)
 
     def _env(self, base: dict[str, str], config: Path, key: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Task
-from skillsleep.harnesses.agent_cli import CLIResult, task_text
+from skillsleep.harnesses.agent_cli import CLIResult, mentioned_task
 from skillsleep.harnesses.codex.cli import CODEX, NAME, WORDS
 from skillsleep.harnesses.codex.home import codex_home
 from skillsleep.harnesses.codex.output import read_events, to_run
@@ -95,7 +95,7 @@ class CodexHarness(CLIHarness):
         scratch.mkdir()
         name = codex_skill(skill)[0] if s.skill_mode == "skill" and skill.body.strip() else None
         _prepare_home(user, home, skill_name=name, link_auth=not s.base_url)
-        prefix = install_skill(cwd, skill, s.skill_mode)
+        mention = install_skill(cwd, skill, s.skill_mode)
         extra: list[str] = []
         if name and (entries := skills_config(user, base, name)) is not None:
             extra += ["-c", f"skills.config={_toml(entries)}"]
@@ -103,7 +103,7 @@ class CodexHarness(CLIHarness):
             instructions = tmp / "instructions.md"
             instructions.write_text(s.lean_instructions, encoding="utf-8")
             extra += ["-c", f"model_instructions_file={_toml(str(instructions))}"]
-        argv = self.argv(command, prefix + task_text(task), extra)
+        argv = self.argv(command, mentioned_task(task, mention), extra)
         env = {**base, "CODEX_HOME": str(home), "TMPDIR": str(scratch)}
         return Invocation(argv=argv, env=env, state=home, skill=name)
 

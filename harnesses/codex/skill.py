@@ -37,15 +37,16 @@ def named(path: Path, name: str) -> bool:
     return frontmatter_value(fm, "name") == name or (not fm and path.parent.name == name)
 
 
-def install_skill(work: Path, skill: Skill, mode: str) -> str:
-    """Write the candidate into the working copy; returns the prompt prefix that invokes it.
-    An empty skill (the no-skill baseline) installs nothing."""
+def install_skill(work: Path, skill: Skill, mode: str) -> str | None:
+    """Write the candidate into the working copy; returns the name a `$name` mention invokes it by
+    (None for `agents_md`, which is read without one). An empty skill (the no-skill baseline)
+    installs nothing."""
     if not skill.body.strip():
-        return ""
+        return None
     if mode == "agents_md":
         (work / "AGENTS.override.md").unlink(missing_ok=True)
         (work / "AGENTS.md").write_text(skill.body.strip("\n") + "\n", encoding="utf-8")
-        return ""
+        return None
     name, text = codex_skill(skill)
     skills = work / ".agents" / "skills"
     for other in skill_files(skills):  # a same-name skill in the project would make `$name` ambiguous
@@ -56,7 +57,7 @@ def install_skill(work: Path, skill: Skill, mode: str) -> str:
         target.parent.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
-    return f"${name} "
+    return name
 
 
 def skills_config(user: Path | None, env: Mapping[str, str], name: str) -> list[dict[str, Any]] | None:

@@ -22,9 +22,9 @@ from skillsleep.harnesses.agent_cli import (
     CLIResult,
     HarnessStatus,
     agent_env,
+    mentioned_task,
     skill_document,
     skill_name,
-    task_text,
 )
 from skillsleep.harnesses.openclaw.cli import NAME, OPENCLAW, WORDS
 from skillsleep.harnesses.openclaw.home import config_path, state_dir
@@ -93,10 +93,9 @@ def prepare_run_state(
 
 
 def task_prompt(task: Task, name: str | None) -> str:
-    """The prompt one replay sends: `$<skill name> ` (when a skill is installed), the task's context,
-    a blank line, then its prompt."""
-    text = task_text(task)
-    return f"${name} {text}" if name else text
+    """The prompt one replay sends: `$<skill name> ` (when a skill is installed and the prompt does
+    not start with that mention already), the task's context, a blank line, then its prompt."""
+    return mentioned_task(task, name)
 
 
 def install_skill(cwd: Path, skill: Skill) -> str | None:
