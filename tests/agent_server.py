@@ -27,7 +27,8 @@ rule found in the request's reply schema, its last user text or its instructions
 the agent as the model and as the replay harness).
 
 After a tool result comes back the server answers with the final text (`SKILL_SAYS` word or
-`reply`) followed by " | tool said: <last line of the result>". Every request is recorded in
+`reply`) followed by " | tool said: <last line of the result>"; with `rules`, with the first rule
+found in the request or in the result (a skill's SKILL.md the agent read, as OpenClaw loads one). Every request is recorded in
 `seen` (path and parsed body), so a test can prove what reached the model.
 
 Run standalone for recording fixtures: `python tests/agent_server.py PORT`.
@@ -167,6 +168,8 @@ def plan(body: dict[str, Any], reply: str, rules: Rules | None = None, calls: Ca
     final = says[-1] if says else reply
     if rules and tool_result is None:
         final = ruled(body, user, rules) or final
+    if tool_result is not None and rules:  # the rules decide, the result in view (a SKILL.md OpenClaw read)
+        return Plan(text=ruled(body, tool_result, rules) or final)
     if tool_result is not None:
         first = ([ln for ln in tool_result.splitlines() if ln.strip()] or [""])[-1].strip()[:200]
         return Plan(text=f"{final} | tool said: {first}")

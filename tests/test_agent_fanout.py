@@ -1,13 +1,13 @@
 """A fan-out night on sessions the real agents recorded (slow, real CLIs): the 32 sessions of
 tests/fixtures/<agent>/fanout/ (scripts/record_fanout_fixtures.py: a user skill `review-pr` invoked as
-`/review-pr …` or `$review-pr …`, a project skill `release-notes` the model loaded on its own (Claude
-Code's Skill tool, Codex reading its SKILL.md), a read-only skill (a Claude Code plugin's
-`tools:lint`, Codex's system `openai-docs`) and no skill, every task in two sessions) in a fake home
-holding those skills.
+`/review-pr …` or `$review-pr …`, a project (OpenClaw: workspace) skill `release-notes` the model
+loaded on its own (Claude Code's Skill tool, Codex and OpenClaw reading its SKILL.md), a read-only
+skill (a Claude Code plugin's `tools:lint`, Codex's system `openai-docs`, OpenClaw's bundled
+`skill-creator`) and no skill, every task in two sessions) in a fake home holding those skills.
 
 The real harvest attributes each session as the recording's manifest says; then one
 `skillsleep run --harness <agent>` (the model roles on the scripted backend by name, every replay in
-the pinned `claude` / `codex` against the scripted agent server, tests/agent_server.py) makes three
+the pinned `claude` / `codex` / `openclaw` against the scripted agent server, tests/agent_server.py) makes three
 groups and trains each on its own sessions (its own night and plan) with its share of the token
 cap (by sessions, most first, what one leaves passing on), stages three proposals, each
 against its own skill's file, never one for the read-only skill, and writes the fan-out summary
@@ -38,15 +38,18 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 SKILL = "---\nname: {name}\ndescription: The {name} skill of this team.\n---\n\n# {name}\n\n- Be precise.\n"
-FOLDER = {"claude-code": "claude", "codex": "codex"}
+FOLDER = {"claude-code": "claude", "codex": "codex", "openclaw": "openclaw"}
 CAP = 300_000  # tokens: enough for every skill's night, shared by the rule
-READ_ONLY = {"claude-code": "tools:lint", "codex": "openai-docs"}
+READ_ONLY = {"claude-code": "tools:lint", "codex": "openai-docs", "openclaw": "skill-creator"}
+WIRE = {"claude-code": "/messages", "codex": "/responses", "openclaw": "/chat/completions"}  # the agents' requests
 
 
-def _home(root: Path, agent: str) -> dict[str, Path]:
+def _home(root: Path, agent: str, tools: AgentTools) -> dict[str, Path]:
     """The recorded home again under `root`/home: its transcripts, the user skill review-pr, the
-    read-only skill (Claude Code: a plugin's lint; Codex: its system skill openai-docs) and the
-    project (a git repository) with release-notes; the skills' files and the managed skill's."""
+    read-only skill (Claude Code: a plugin's lint; Codex: its system skill openai-docs; OpenClaw:
+    its bundled skill-creator, the pinned package's own file, only read) and the project (a git
+    repository) with release-notes (OpenClaw: in the default workspace); the skills' files and the
+    managed skill's."""
     home, project = root / "home", root / "home" / "project"
     (project / ".git").mkdir(parents=True)
     recorded = FIXTURES / FOLDER[agent] / "fanout"
@@ -57,17 +60,23 @@ def _home(root: Path, agent: str) -> dict[str, Path]:
         (plugin / ".claude-plugin").mkdir(parents=True)
         (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "tools", "version": "1.0.2"}')
         user, mine, read_only = claude / "skills", project / ".claude" / "skills", plugin / "skills" / "lint"
-    else:
+    elif agent == "codex":
         shutil.copytree(recorded / "sessions", home / ".codex" / "sessions")
         user, mine = home / ".agents" / "skills", project / ".agents" / "skills"
         read_only = home / ".codex" / "skills" / ".system" / "openai-docs"
+    else:
+        shutil.copytree(recorded / "state", home / ".openclaw")
+        user, mine = home / ".agents" / "skills", home / ".openclaw" / "workspace" / "skills"
+        read_only = tools.bin.parent / "openclaw" / "skills" / "skill-creator"
     files = {
         "review-pr": user / "review-pr" / "SKILL.md",
         "release-notes": mine / "release-notes" / "SKILL.md",
         "read-only": read_only / "SKILL.md",
-        MANAGED_NAME: user / MANAGED_NAME / "SKILL.md",
+        MANAGED_NAME: (home / ".openclaw" / "skills" if agent == "openclaw" else user) / MANAGED_NAME / "SKILL.md",
     }
     for name in ("review-pr", "release-notes", "read-only"):
+        if name == "read-only" and agent == "openclaw":
+            continue  # the package's bundled skill, as installed
         files[name].parent.mkdir(parents=True)
         files[name].write_text(SKILL.format(name=read_only.name if name == "read-only" else name))
     return files
@@ -83,7 +92,7 @@ def _first_prompt(store: Store, key: tuple[str, str]) -> str:
     return next(t.text for t in session.turns if t.kind in ("user", "command"))
 
 
-@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "openclaw"])
 def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agent_and_adopts_one_by_name(
     agent: str, agent_tools: AgentTools, agent_server: AgentServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -91,16 +100,18 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
     expected: dict[str, dict[str, Any]] = manifest["sessions"]
     assert manifest["agent"] == agent
     data = night_env(monkeypatch, tmp_path)
-    files = _home(tmp_path, agent)
-    monkeypatch.chdir(files["release-notes"].parents[3])  # the project
+    files = _home(tmp_path, agent, agent_tools)
+    monkeypatch.chdir(tmp_path / "home" / "project")
     monkeypatch.setenv("PATH", agent_tools.path_env())
     (tmp_path / "chats").mkdir()
     script = write_script(tmp_path)
     agent_server.rules = [(re.compile(r["match"]), r["reply"]) for r in optimizer_rules() + TARGET_RULES]
     data.mkdir()
-    url, retries = (
-        (agent_server.url, "max_retries") if agent == "claude-code" else (agent_server.url + "/v1", "retries")
-    )
+    url, retries = {
+        "claude-code": (agent_server.url, "max_retries"),
+        "codex": (agent_server.url + "/v1", "retries"),
+        "openclaw": (agent_server.url + "/v1", "provider_retries"),
+    }[agent]
     (data / "config.toml").write_text(
         f'[harness.{agent}]\nbase_url = "{url}"\ntarget_model = "stub-model"\n{retries} = 0\n'
     )
@@ -159,8 +170,7 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
         origins = {group_of[tuple(p.split(":", 1))] for t in tasks for p in t.provenance}  # type: ignore[misc]
         assert tasks and origins == {name}, (name, [t.prompt for t in tasks])
         assert json.loads((folder / "night.json").read_text())["harness"] == agent
-    wire = "/messages" if agent == "claude-code" else "/responses"
-    sent = [s for s in agent_server.seen if s.path.split("?")[0].endswith(wire)]
+    sent = [s for s in agent_server.seen if s.path.split("?")[0].endswith(WIRE[agent])]
     assert sent and len(sent) == len(agent_server.seen)  # only the replays reach the server: the agent's requests
     text = agent_server.requests_text()
     invoked = next(p for p, w in expected.items() if w["group"] == "review-pr")

@@ -141,12 +141,13 @@ def test_a_night_over_harvested_recorded_transcripts_groups_them_by_the_skill_ea
     assert calls.seen == [] and not (tmp_path / "data" / "nights").exists()
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "openclaw"])
 def test_the_recorded_fan_out_sessions_make_three_groups_each_above_the_evidence_floor(
     harness: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """tests/fixtures/<agent>/fanout in a real store: review-pr's and release-notes' sessions each
-    their own group; the read-only skill's (a Claude Code plugin's, a Codex system skill) and those
+    their own group; the read-only skill's (a Claude Code plugin's, a Codex system skill, an
+    OpenClaw bundled one, in no skill folder of the user's) and those
     of no skill the managed one's; each holds enough sessions for a night (tests/test_agent_fanout.py
     runs that night in the real agent)."""
     home, proj = tmp_path / "home", tmp_path / "proj"
@@ -154,10 +155,11 @@ def test_the_recorded_fan_out_sessions_make_three_groups_each_above_the_evidence
         claude_home(tmp_path)
     else:
         (proj / ".git").mkdir(parents=True)
+        codex = harness == "codex"
         for folder, name in (
             (home / ".agents" / "skills", "review-pr"),
-            (proj / ".agents" / "skills", "release-notes"),
-            (home / ".codex" / "skills" / ".system", "openai-docs"),
+            (proj / ".agents" / "skills" if codex else home / ".openclaw" / "workspace" / "skills", "release-notes"),
+            *([(home / ".codex" / "skills" / ".system", "openai-docs")] if codex else []),
         ):
             (folder / name).mkdir(parents=True)
             (folder / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {name}\n---\n\nDo it.\n")

@@ -31,13 +31,17 @@ def test_recorded_skill_sessions_are_attributed_as_their_manifest_says(harness: 
     assert found == {prompt: want["skills"] for prompt, want in manifest["sessions"].items()}
 
 
-@pytest.mark.parametrize(("harness", "read_only"), [("claude-code", ("tools:lint",)), ("codex", ("openai-docs",))])
+@pytest.mark.parametrize(
+    ("harness", "read_only"),
+    [("claude-code", ("tools:lint",)), ("codex", ("openai-docs",)), ("openclaw", ("skill-creator",))],
+)
 def test_the_recorded_fan_out_sessions_are_attributed_as_their_manifest_says(
     harness: str, read_only: tuple[str]
 ) -> None:
     """tests/fixtures/<agent>/fanout (scripts/record_fanout_fixtures.py): every prompt in `times`
-    sessions; a user skill invoked (`/name`, `$name`), a project skill the model loaded on its own
-    (the Skill tool, reading its SKILL.md), a read-only skill (a plugin's, a system one) and none."""
+    sessions; a user skill invoked (`/name`, `$name`: OpenClaw's model then reads its SKILL.md), a
+    project (workspace) skill the model loaded on its own (the Skill tool, reading its SKILL.md), a
+    read-only skill (a plugin's, a system one, OpenClaw's bundled one) and none."""
     root = FIXTURES / ("claude" if harness == "claude-code" else harness) / "fanout"
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["agent"] == harness
