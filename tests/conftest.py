@@ -82,6 +82,7 @@ LONGEST = (
     "test_sleep_evidence.py::test_a_local_night_on_the_recorded_homes",
     "test_demo.py::test_the_demo_on_the_local_model",
     "test_openclaw_replay.py::test_real_small_local_model_smoke",
+    "test_agent_fanout.py::",
     "test_grounding_shared.py::",
     "test_quality_e2e.py::",
     "test_sleep_local.py::test_one_night_on_the_local_model",
