@@ -70,6 +70,25 @@ def _run(*args: str) -> str:
     return result.stdout
 
 
+def test_openclaws_bundled_skills_are_listed_read_only(fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The skills in the package of the `openclaw` on PATH (bin entry → the package's openclaw.mjs)."""
+    package = fake_home / "lib" / "node_modules" / "openclaw"
+    _skill(package / "skills", "skill-creator", "Create a skill.")
+    (package / "package.json").write_text('{"name": "openclaw"}')
+    (package / "openclaw.mjs").write_text("#!/usr/bin/env node\n")
+    (package / "openclaw.mjs").chmod(0o755)
+    (fake_home / "bin").mkdir()
+    (fake_home / "bin" / "openclaw").symlink_to(package / "openclaw.mjs")
+    monkeypatch.setenv("PATH", f"{fake_home / 'bin'}:/usr/bin:/bin")
+    out = json.loads(_run("skills", "--json"))
+    [row] = [s for s in out["skills"] if (s["agent"], s["name"]) == ("openclaw", "skill-creator")]
+    assert (row["kind"], row["writable"], row["path"]) == (
+        "system",
+        False,
+        str((package / "skills" / "skill-creator" / "SKILL.md").resolve()),
+    )
+
+
 def test_skills_lists_every_kind_of_location_with_its_use(fake_home: Path) -> None:
     assert json.loads(_run("skills", "--json"))["harvested"] is False  # nothing harvested: no use counted
     assert not (fake_home / "data" / "state.db").exists()  # … and no database made to say so

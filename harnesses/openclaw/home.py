@@ -10,6 +10,7 @@ workspace   ~/.openclaw/workspace (workspace-<profile> with a profile)
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from skillsleep.harnesses.agent import Env
@@ -81,7 +82,8 @@ def managed_skills(env: Env) -> Path:
 
 
 def read_only_skills(env: Env) -> list[SkillRoot]:
-    """The skill folders its installed plugins list (`skills` of `extensions/<id>/openclaw.plugin.json`)."""
+    """The skill folders its installed plugins list (`skills` of `extensions/<id>/openclaw.plugin.json`),
+    then the skills OpenClaw ships in its own package (`bundled_skills`)."""
     roots = []
     for plugin in children(state_dir(env) / "extensions"):
         try:
@@ -91,7 +93,19 @@ def read_only_skills(env: Env) -> list[SkillRoot]:
         for rel in listed if isinstance(listed, list) else []:
             if isinstance(rel, str):
                 roots.append(SkillRoot(folder=plugin / rel, kind="plugin"))
-    return roots
+    return [*roots, *bundled_skills(env)]
+
+
+def bundled_skills(env: Env) -> list[SkillRoot]:
+    """The `skills/` folder of the OpenClaw package whose `openclaw` is first on PATH (its bin entry
+    links to the package's `openclaw.mjs`): skills OpenClaw ships and updates, read-only."""
+    found = shutil.which("openclaw", path=env.get("PATH"))
+    if found is None:
+        return []
+    package = Path(found).resolve().parent
+    if not (package / "package.json").is_file() or not (package / "skills").is_dir():
+        return []
+    return [SkillRoot(folder=package / "skills", kind="system")]
 
 
 def instruction_files(env: Env, cwd: Path) -> list[Path]:
