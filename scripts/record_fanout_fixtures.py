@@ -47,23 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from fanout_kit import NOTES, REVIEW  # noqa: E402  (the tasks the fan-out tests use too)
 from record_fixtures import LONG, Recorder, _codex_sid, _octets, _omit, _shorten_codex, record_agents  # noqa: E402
 
 CORRECTION = "no, put the answer on its own last line"
-REVIEW = [
-    "Check the retry logic change for thread safety",
-    "Go over the new date formatting patch",
-    "Audit the config loader rename before merging",
-    "Inspect the migration script someone proposed",
-    "Critique the caching layer diff",
-]
-NOTES = [
-    "Write the changelog entry for version 2.3",
-    "Summarise the breaking changes of the hotfix",
-    "Draft the announcement post for the beta",
-    "List the deprecations shipped this quarter",
-    "Prepare upgrade instructions for users of 1.x",
-]
 PLAIN = [
     "Bump the package version and tag the release",
     "Explain why the CI job for the docs failed",
