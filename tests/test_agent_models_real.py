@@ -249,12 +249,17 @@ def test_real_agent_timeout_kills_the_process_group(
 ) -> None:
     marker = f"SKILLSLEEP_TEST_MODEL={uuid.uuid4().hex}"
     with AgentServer() as server:
-        retry = RetryPolicy(attempts=1, timeout_s=4)
-        backend = _backend(cls, server, agent_tools, home, retry=retry)
+        # the limit leaves the CLI time to start and reach the model first: 3 × a warm call here, at
+        # least 4 s (on a loaded machine the CLI's start alone passed 4 s, timing out before its request)
+        warm = _backend(cls, server, agent_tools, home, retry=RetryPolicy(attempts=1, timeout_s=120))
+        started = time.monotonic()
+        asyncio.run(LLM(warm, ledger=Ledger()).ask("judge", _messages()))
+        limit, before = max(4, round(3 * (time.monotonic() - started))), len(server.seen)
+        backend = _backend(cls, server, agent_tools, home, retry=RetryPolicy(attempts=1, timeout_s=limit))
         backend.env = {**(backend.env or {}), marker.split("=")[0]: marker.split("=")[1]}
-        with pytest.raises(RetriesExhausted, match="within 4 s"):
+        with pytest.raises(RetriesExhausted, match=f"within {limit} s"):
             asyncio.run(LLM(backend, ledger=Ledger()).ask("judge", _messages("STUB_HANG")))
-        assert server.seen  # it was waiting on the model
+        assert len(server.seen) > before  # it was waiting on the model
     left = survivors(marker)
     assert left == [], f"agent processes survived the timeout: {left}"
 
