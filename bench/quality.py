@@ -10,10 +10,11 @@ family × optimizer, and JSON as the last line.
 
     .venv/bin/python bench/quality.py [--families structure,answer-format,…|all] [--list]
         [--optimizers local:qwen2.5-coder-1.5b,local:qwen2.5-coder-0.5b] [--seeds 0,1,2]
-        [--steps 2] [--candidates 1] [--versus [--budget-tokens 15000]] [--work DIR] [--out FILE]
+        [--steps 2] [--candidates 1] [--versus [--budget-tokens 15000]] [--work DIR [--resume]] [--out FILE]
 
 `--versus` runs 1 against `--candidates` (2 when 1) candidates per step at an equal token budget and
-compares the best skills per test task (bench/quality_versus.py).
+compares the best skills per test task (bench/quality_versus.py). `--resume` keeps the runs a
+bench with the same `--work` finished on the same engine code, family and settings (row.json).
 
 The 1.5B optimizer needs `pip install -e '.[local,local-large]'`. Targets (issue 13), judged
 for the 1.5B optimizer: on every family the mean test gain is at least half the headroom
@@ -43,6 +44,8 @@ from skillsleep.core.train.step_record import StepRecord
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # quality_families.py beside this script
 from quality_families import (
     DATA,
+    FAMILIES,
+    REPO,
     Family,
     build_tasks,
     draw_splits,
@@ -59,6 +62,28 @@ OPTIMIZERS = ("local:qwen2.5-coder-1.5b", "local:qwen2.5-coder-0.5b")
 TARGET_OPTIMIZER = "local:qwen2.5-coder-1.5b"  # the optimizer the issue's targets are judged for
 MAX_TOKENS_PER_RUN = 15_000
 MIN_APPLICABLE = 0.9
+ENGINE = ("core", "harnesses", "slash_commands")  # the code a run's numbers depend on (bench code aside)
+
+
+def engine_fingerprint() -> str:
+    """A digest of the engine's files (core/, harnesses/, slash_commands/, caches aside) and of the
+    bench's own code: two runs with the same digest ran the same code, whatever else changed."""
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    files = [here / "quality.py", here / "quality_families.py"]
+    for top in ENGINE:
+        files += sorted(p for p in (REPO / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in files:
+        digest.update(f"{path.relative_to(REPO)}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def run_fingerprint(engine: str, family: Family, config: Path) -> str:
+    """What a finished run's row depends on: the engine, the family's files, the run config, the target."""
+    digest = hashlib.sha256(f"{engine}\0{TARGET}\0{family.model_dump_json()}\0{config.read_text()}".encode())
+    for path in sorted((FAMILIES / family.name).iterdir()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def write_run_config(
@@ -155,8 +180,11 @@ async def one_run(
     verbose: bool,
     candidates: int = 1,
     budget_tokens: int = 0,
+    resume: str = "",
 ) -> dict[str, Any]:
-    """Train once and score the result on the test split; one row of the table."""
+    """Train once and score the result on the test split; one row of the table. With `resume` (the
+    engine's fingerprint), a run finished before in this folder with the same engine, family, config
+    and target is not run again: its row (row.json) is returned as it was written."""
     from skillsleep.slash_commands.train_runner import run_training
 
     name = f"{optimizer.split(':')[-1]}-seed{seed}" + (f"-c{candidates}" if candidates > 1 else "")
@@ -166,6 +194,14 @@ async def one_run(
     tasks = [t for t in build_tasks(family) if t.split != "test"]  # the optimizer never sees test
     (folder / "tasks.jsonl").write_text("".join(t.model_dump_json(exclude_none=True) + "\n" for t in tasks))
     config = write_run_config(folder, family, optimizer, seed, steps, candidates, budget_tokens)
+    saved, fingerprint = folder / "row.json", run_fingerprint(resume or engine_fingerprint(), family, config)
+    if resume and saved.is_file():
+        row: dict[str, Any] = json.loads(saved.read_text())
+        if row.get("fingerprint") == fingerprint:
+            print(f"{family.name} {name}: finished before with this engine, not run again ({saved})", file=sys.stderr)
+            return row
+        print(f"{family.name} {name}: {saved} is from other code or settings: run again", file=sys.stderr)
+    saved.unlink(missing_ok=True)
     start = time.perf_counter()
     summary = await run_training(config, [], fresh=True, on_event=_say if verbose else quiet)
     train_s = time.perf_counter() - start
@@ -178,7 +214,7 @@ async def one_run(
         role: {"calls": r.calls, "tokens": r.input_tokens + r.output_tokens}
         for role, r in summary.calls_by_role.items()
     }
-    return {
+    row = {
         "family": family.name,
         "optimizer": optimizer,
         "seed": seed,
@@ -195,7 +231,11 @@ async def one_run(
         "train_s": round(train_s, 1),
         "wall_s": round(time.perf_counter() - start, 1),
         "run_dir": str(run_dir),
+        "fingerprint": fingerprint,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    saved.write_text(json.dumps(row, indent=1) + "\n")
+    return row
 
 
 def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[dict[str, Any]]:
@@ -299,6 +339,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     reference: dict[str, float] = {}
     start = time.perf_counter()
+    engine = engine_fingerprint()
     for family in map(load_family, args.families):
         folder = work / family.name
         folder.mkdir(parents=True, exist_ok=True)
@@ -309,7 +350,17 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         reference[family.name] = await tests.score(family.reference_skill)
         for optimizer in args.optimizers:
             for seed in args.seeds:
-                row = await one_run(work, family, tests, optimizer, seed, args.steps, args.verbose, args.candidates)
+                row = await one_run(
+                    work,
+                    family,
+                    tests,
+                    optimizer,
+                    seed,
+                    args.steps,
+                    args.verbose,
+                    args.candidates,
+                    resume=engine if args.resume else "",
+                )
                 row["reference"] = reference[family.name]
                 rows.append(row)
                 print(_row_line(row), flush=True)
@@ -320,6 +371,7 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         print(_summary_line(s), flush=True)
     return {
         "bench": "quality",
+        "engine": engine,
         "target": TARGET,
         "steps": args.steps,
         "candidates": args.candidates,
@@ -354,6 +406,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--budget-tokens", type=int, default=MAX_TOKENS_PER_RUN, help="--versus: each run's token cap")
     ap.add_argument("--work", type=Path, help="keep runs and the model cache here (default: a temporary folder)")
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --work: keep the runs finished there with the same engine, family and settings "
+        "(row.json), run the rest",
+    )
     ap.add_argument("--out", help="also write the whole result as JSON to this file (rewritten after every run)")
     ap.add_argument("--verbose", action="store_true", help="print the training's progress lines to stderr")
     args = ap.parse_args(argv)
@@ -369,6 +427,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         ap.error(f"--seeds takes whole numbers separated by commas, such as 0,1,2; got {args.seeds!r}")
     if args.steps < 1:
         ap.error("--steps must be 1 or more")
+    if args.resume and args.work is None:
+        ap.error(
+            "--resume keeps the runs finished in a --work folder: give --work DIR (the folder of the earlier bench)"
+        )
+    if args.resume and args.versus:
+        ap.error("--resume is for the quality runs, not --versus: run --versus without it")
     if not 1 <= args.candidates <= 8:
         ap.error(f"--candidates takes 1 to 8 (the range of [train] candidates); got {args.candidates}")
     for name in args.families:

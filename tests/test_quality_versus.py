@@ -1,5 +1,5 @@
-"""bench/quality.py --versus without a model: 1 against 2 candidates at an equal token budget, on
-scripted backends (a target that follows only the quoted-literal instruction), compared per test task."""
+"""bench/quality.py on scripted backends (a target that follows only the quoted-literal instruction):
+--versus (1 against 2 candidates at an equal token budget, compared per test task) and --resume."""
 
 from __future__ import annotations
 
@@ -88,3 +88,38 @@ def test_compare_arms_pairs_the_tasks_of_every_seed(bench: ModuleType) -> None:
     assert c["seeds"] == 2 and c["tokens"] == [100, 200] and c["strategies_kept"] == {"worked example": 2}
     assert c["better"] == "2 candidates" and c["verdict"].startswith("B is better")  # 10 tasks, all for B
     assert quality_versus.arms(1) == (1, 2) and quality_versus.arms(3) == (1, 3)
+
+
+def test_resume_keeps_the_runs_finished_with_this_engine_and_runs_the_rest(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "work"
+    args = _args(bench, seeds=[0], resume=True, out=None)
+    first = asyncio.run(bench.bench(args, work))
+    [row] = first["runs"]
+    assert row["fingerprint"] and (Path(row["run_dir"]).parent / "row.json").is_file()
+    import skillsleep.slash_commands.train_runner as runner
+
+    trained: list[int] = []
+    original = runner.run_training
+
+    async def train(*a: Any, **k: Any) -> Any:
+        trained.append(1)
+        return await original(*a, **k)
+
+    monkeypatch.setattr(runner, "run_training", train)
+    again = asyncio.run(bench.bench(_args(bench, seeds=[0, 1], resume=True, out=None), work))
+    assert trained == [1]  # seed 0 kept, seed 1 run
+    assert again["runs"][0] == row and again["runs"][1]["seed"] == 1
+    assert "finished before with this engine, not run again" in capsys.readouterr().err
+    saved = Path(row["run_dir"]).parent / "row.json"
+    saved.write_text(json.dumps({**row, "fingerprint": "from other code"}))  # as if the engine changed
+    asyncio.run(bench.bench(_args(bench, seeds=[0], resume=True, out=None), work))
+    assert trained == [1, 1] and "is from other code or settings: run again" in capsys.readouterr().err
+    assert json.loads(saved.read_text())["fingerprint"] == row["fingerprint"]
+
+
+def test_resume_needs_a_work_folder(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--resume", "--families", "structure"])
+    assert exc.value.code == 2 and "give --work DIR" in capsys.readouterr().err
