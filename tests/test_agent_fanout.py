@@ -12,7 +12,15 @@ groups and trains each on its own sessions (its own night and plan) with its sha
 cap (by sessions, most first, what one leaves passing on), stages three proposals, each
 against its own skill's file, never one for the read-only skill, and writes the fan-out summary
 (each skill with its sessions, share and spend). `skillsleep adopt <name>` then changes that
-skill's file only: the other skills' files stay byte-identical."""
+skill's file only: the other skills' files stay byte-identical.
+
+OpenClaw's night trains one group (`--skills review-pr`, no dreamed tasks: `--dreams 0`): every
+replay starts Node and OpenClaw anew (seconds each), so its three nights took minutes (450 s on 2
+cores; now about 120 s), while Claude Code and Codex already prove the three-group night, the
+shared cap and the dreamed tasks. It still groups all 32 sessions, plans review-pr's night
+on that group's sessions only, replays only them in the real openclaw, stages one proposal against
+review-pr's file (none for the read-only or the unchosen skills) and `adopt review-pr` changes that
+file only."""
 
 from __future__ import annotations
 
@@ -42,6 +50,8 @@ FOLDER = {"claude-code": "claude", "codex": "codex", "openclaw": "openclaw"}
 CAP = 300_000  # tokens: enough for every skill's night, shared by the rule
 READ_ONLY = {"claude-code": "tools:lint", "codex": "openai-docs", "openclaw": "skill-creator"}
 WIRE = {"claude-code": "/messages", "codex": "/responses", "openclaw": "/chat/completions"}  # the agents' requests
+EVERY = [MANAGED_NAME, "release-notes", "review-pr"]  # the groups, in the order a night trains them
+TRAINED = {"openclaw": ["review-pr"]}  # `--skills` (and `--dreams 0`): the groups it trains (else all three)
 
 
 def _home(root: Path, agent: str, tools: AgentTools) -> dict[str, Path]:
@@ -134,9 +144,11 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
     group_of = {key: expected[prompt]["group"] for key, (prompt, _) in found.items()}
 
     before = _bytes(files)
+    order = TRAINED.get(agent, EVERY)
+    chosen = ["--skills", ",".join(order), "--dreams", "0"] if agent in TRAINED else []
     code, out, err = invoke(
         "run", "--harness", agent, "--backend", f"scripted:{script}", "--since", "3650d", "--steps", "1",
-        "--budget-tokens", str(CAP), "--json",
+        "--budget-tokens", str(CAP), *chosen, "--json",
     )  # fmt: skip
     assert code == 0, err[-3000:]
     night = json.loads(out)
@@ -146,24 +158,26 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
     sizes = {name: sum(1 for g in group_of.values() if g == name) for name in rows}
     assert sizes == {"review-pr": 10, "release-notes": 10, MANAGED_NAME: 12}
     assert {name: r["sessions"] for name, r in rows.items()} == sizes, context
-    assert all(r["status"] == "trained" and r["outcome"] == "accepted" and r["proposal"] for r in rows.values()), (
-        context
-    )
+    assert all(
+        rows[n]["status"] == "trained" and rows[n]["outcome"] == "accepted" and rows[n]["proposal"] for n in order
+    ), context
+    assert all(
+        (r["status"], r["night"], r["proposal"]) == ("not-selected", None, None)
+        for n, r in rows.items()
+        if n not in order
+    ), context
     # the cap shared by sessions, most first (ties by name); what one leaves passes on to the next
-    order = [MANAGED_NAME, "release-notes", "review-pr"]
-    assert [rows[n]["night"] for n in order] == [1, 2, 3]
+    assert [rows[n]["night"] for n in order] == list(range(1, len(order) + 1))
     spent = [rows[n]["spent_tokens"] for n in order]
-    assert [rows[n]["share_tokens"] for n in order] == [
-        CAP * 12 // 32,
-        (CAP - spent[0]) * 10 // 20,
-        CAP - sum(spent[:2]),
-    ]
+    shares = [CAP * 12 // 32, (CAP - spent[0]) * 10 // 20, CAP - sum(spent[:2])] if order == EVERY else [CAP]
+    assert [rows[n]["share_tokens"] for n in order] == shares
     assert all(0 < rows[n]["spent_tokens"] <= rows[n]["share_tokens"] for n in order)
 
     # each skill's night planned on its own group's sessions only, its replays in the real agent
     nights = {n["skill"]["name"]: n for n in night["nights"]}
-    assert {name: n["night"] for name, n in nights.items()} == {name: r["night"] for name, r in rows.items()}
-    for name, row in rows.items():
+    assert {name: n["night"] for name, n in nights.items()} == {name: rows[name]["night"] for name in order}
+    for name in order:
+        row = rows[name]
         folder = data / "nights" / f"{row['night']:04d}"
         plan = NightPlan.model_validate_json((folder / "plan.json").read_text())
         tasks = [t for split in plan.tasks().values() for t in split if t.provenance]
@@ -174,7 +188,11 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
     assert sent and len(sent) == len(agent_server.seen)  # only the replays reach the server: the agent's requests
     text = agent_server.requests_text()
     invoked = next(p for p, w in expected.items() if w["group"] == "review-pr")
-    assert "Write the changelog entry" in text  # replayed as the user typed them
+    if order == EVERY:
+        assert "Write the changelog entry" in text  # replayed as the user typed them
+    else:  # only the chosen group's tasks are replayed
+        others = [p for p, w in expected.items() if w["group"] not in order]
+        assert others and not [p for p in others if p in text]
     if agent == "claude-code":  # `/review-pr …` resolved to the candidate, installed under its name
         command, args = invoked.split(" ", 1)
         assert f"<command-name>{command}</command-name>" in text and f"<command-args>{args}</command-args>" in text
@@ -182,13 +200,11 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
         assert invoked in text and "$review-pr $review-pr" not in text
     assert RULE in text  # a candidate's rule reached the agent with the replay
 
-    # three proposals, each staged against its own skill's file; none for the read-only skill
+    # a proposal for each trained skill, staged against its own skill's file; none for the read-only skill
     proposals = Proposals(data).list()
-    assert sorted(Path(p.skill_path) for p in proposals) == sorted(
-        files[n].resolve() for n in ("review-pr", "release-notes", MANAGED_NAME)
-    )
+    assert sorted(Path(p.skill_path) for p in proposals) == sorted(files[n].resolve() for n in order)
     assert all(Path(p.skill_path) != files["read-only"].resolve() for p in proposals)
-    for name in ("review-pr", "release-notes"):
+    for name in [n for n in ("review-pr", "release-notes") if n in order]:
         staged = next(p for p in proposals if p.id == rows[name]["proposal"])
         assert Proposals(data).base(staged).encode() == before[name]
     assert _bytes(files) == before  # nothing live changed
@@ -200,17 +216,21 @@ def test_a_fan_out_night_on_recorded_sessions_trains_each_skill_in_the_real_agen
         name: (r["sessions"], r["spent_tokens"]) for name, r in rows.items()
     }
     md = (folder / "report.md").read_text()
-    for name, row in rows.items():
+    for name in order:
+        row = rows[name]
         share, used = f"{row['share_tokens']:,} tokens", f"{row['spent_tokens']:,} tokens"
         assert f"| {name} (night {row['night']}) | {row['sessions']} | {share} | {used}" in md
+    assert ("## Not selected" in md) == (order != EVERY)
 
     # adopting one skill's proposal by name changes that file only
-    code, _, err = invoke("adopt", MANAGED_NAME, "--json")
-    assert code == 0, err
-    adopted = _bytes(files)
-    assert adopted[MANAGED_NAME] is not None and {n: adopted[n] for n in before if n != MANAGED_NAME} == {
-        n: before[n] for n in before if n != MANAGED_NAME
-    }
+    adopted = before
+    if MANAGED_NAME in order:
+        code, _, err = invoke("adopt", MANAGED_NAME, "--json")
+        assert code == 0, err
+        adopted = _bytes(files)
+        assert adopted[MANAGED_NAME] is not None and {n: adopted[n] for n in before if n != MANAGED_NAME} == {
+            n: before[n] for n in before if n != MANAGED_NAME
+        }
     code, _, err = invoke("adopt", "review-pr", "--json")
     assert code == 0, err
     after = _bytes(files)
