@@ -119,7 +119,12 @@ def test_resume_keeps_the_runs_finished_with_this_engine_and_runs_the_rest(
     assert json.loads(saved.read_text())["fingerprint"] == row["fingerprint"]
 
 
-def test_resume_needs_a_work_folder(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_needs_a_work_folder_and_is_refused_with_versus(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exc:
         bench.main(["--resume", "--families", "structure"])
     assert exc.value.code == 2 and "give --work DIR" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--resume", "--versus", "--work", str(tmp_path), "--families", "structure"])
+    assert exc.value.code == 2 and "run --versus without it" in capsys.readouterr().err
