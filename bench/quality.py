@@ -14,7 +14,8 @@ family × optimizer, and JSON as the last line.
 
 `--versus` runs 1 against `--candidates` (2 when 1) candidates per step at an equal token budget and
 compares the best skills per test task (bench/quality_versus.py). `--resume` keeps the runs a
-bench with the same `--work` finished on the same engine code, family and settings (row.json).
+bench (either kind) with the same `--work` finished on the same engine code, family and settings
+(row.json, written atomically; one that cannot be read is run again).
 
 The 1.5B optimizer needs `pip install -e '.[local,local-large]'`. Targets (issue 13), judged
 for the 1.5B optimizer: on every family the mean test gain is at least half the headroom
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from skillsleep.core.models.rundir import write_atomic
 from skillsleep.core.shared.events import Event, quiet
 from skillsleep.core.train.intervals import gain_interval
 from skillsleep.core.train.step_record import StepRecord
@@ -142,7 +144,7 @@ class TestScores:
             opts = EvalOptions(skill=skill, tasks=self.folder / "all.jsonl", config=config, split="test")
             result = await run_eval(opts, on_event=_say if self.verbose else quiet)
             self.scores[key] = {t.id: t.score for t in result.per_task}
-            self.path.write_text(json.dumps(self.scores, indent=1) + "\n")
+            write_atomic(self.path, json.dumps(self.scores, indent=1) + "\n")
         return dict(self.scores[key])
 
 
@@ -180,11 +182,13 @@ async def one_run(
     verbose: bool,
     candidates: int = 1,
     budget_tokens: int = 0,
-    resume: str = "",
+    engine: str = "",
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Train once and score the result on the test split; one row of the table. With `resume` (the
-    engine's fingerprint), a run finished before in this folder with the same engine, family, config
-    and target is not run again: its row (row.json) is returned as it was written."""
+    """Train once and score the result on the test split; one row of the table. `engine`: the
+    engine's fingerprint (computed here when not given). With `resume`, a run finished before in
+    this folder with the same engine, family, config and target is not run again: its row
+    (row.json) is returned as it was written."""
     from skillsleep.slash_commands.train_runner import run_training
 
     name = f"{optimizer.split(':')[-1]}-seed{seed}" + (f"-c{candidates}" if candidates > 1 else "")
@@ -194,13 +198,14 @@ async def one_run(
     tasks = [t for t in build_tasks(family) if t.split != "test"]  # the optimizer never sees test
     (folder / "tasks.jsonl").write_text("".join(t.model_dump_json(exclude_none=True) + "\n" for t in tasks))
     config = write_run_config(folder, family, optimizer, seed, steps, candidates, budget_tokens)
-    saved, fingerprint = folder / "row.json", run_fingerprint(resume or engine_fingerprint(), family, config)
+    saved, fingerprint = folder / "row.json", run_fingerprint(engine or engine_fingerprint(), family, config)
     if resume and saved.is_file():
-        row: dict[str, Any] = json.loads(saved.read_text())
-        if row.get("fingerprint") == fingerprint:
+        row = saved_row(saved)
+        if row is not None and row.get("fingerprint") == fingerprint:
             print(f"{family.name} {name}: finished before with this engine, not run again ({saved})", file=sys.stderr)
             return row
-        print(f"{family.name} {name}: {saved} is from other code or settings: run again", file=sys.stderr)
+        why = "cannot be read" if row is None else "is from other code or settings"
+        print(f"{family.name} {name}: {saved} {why}: run again", file=sys.stderr)
     saved.unlink(missing_ok=True)
     start = time.perf_counter()
     summary = await run_training(config, [], fresh=True, on_event=_say if verbose else quiet)
@@ -234,8 +239,18 @@ async def one_run(
         "fingerprint": fingerprint,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    saved.write_text(json.dumps(row, indent=1) + "\n")
+    write_atomic(saved, json.dumps(row, indent=1) + "\n")  # a kill leaves the old row or none, never half of one
     return row
+
+
+def saved_row(path: Path) -> dict[str, Any] | None:
+    """A finished run's row.json, or None when it is not a JSON object (written by a bench killed
+    mid-write before rows were written atomically, or edited by hand)."""
+    try:
+        row = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return row if isinstance(row, dict) else None
 
 
 def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[dict[str, Any]]:
@@ -359,7 +374,8 @@ async def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                     args.steps,
                     args.verbose,
                     args.candidates,
-                    resume=engine if args.resume else "",
+                    engine=engine,
+                    resume=args.resume,
                 )
                 row["reference"] = reference[family.name]
                 rows.append(row)
@@ -431,8 +447,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         ap.error(
             "--resume keeps the runs finished in a --work folder: give --work DIR (the folder of the earlier bench)"
         )
-    if args.resume and args.versus:
-        ap.error("--resume is for the quality runs, not --versus: run --versus without it")
     if not 1 <= args.candidates <= 8:
         ap.error(f"--candidates takes 1 to 8 (the range of [train] candidates); got {args.candidates}")
     for name in args.families:
@@ -451,7 +465,9 @@ def main(argv: list[str] | None = None) -> None:
         work = (args.work or Path(scratch)).resolve()
         # the runs' state, chat logs and model cache stay out of the user's own skillsleep folders
         os.environ["SKILLSLEEP_HOME"] = str(work / "home")
-        result = asyncio.run(versus(args, work, one_run, TestScores) if args.versus else bench(args, work))
+        result = asyncio.run(
+            versus(args, work, one_run, TestScores, engine_fingerprint()) if args.versus else bench(args, work)
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result))

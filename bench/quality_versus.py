@@ -84,8 +84,11 @@ def line(c: dict[str, Any]) -> str:
     )
 
 
-async def versus(args: argparse.Namespace, work: Path, one_run: OneRun, scores: Callable[..., Any]) -> dict[str, Any]:
-    """Both arms on every family × optimizer × seed (`one_run`, `scores`: bench/quality.py's)."""
+async def versus(
+    args: argparse.Namespace, work: Path, one_run: OneRun, scores: Callable[..., Any], engine: str = ""
+) -> dict[str, Any]:
+    """Both arms on every family × optimizer × seed (`one_run`, `scores`: bench/quality.py's; `engine`:
+    its engine fingerprint, for --resume)."""
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     for family in map(quality_families.load_family, args.families):
@@ -99,8 +102,9 @@ async def versus(args: argparse.Namespace, work: Path, one_run: OneRun, scores: 
             for seed in args.seeds:
                 for n in arms(args.candidates):
                     row = await one_run(
-                        work, family, tests, optimizer, seed, args.steps, args.verbose, n, args.budget_tokens
-                    )
+                        work, family, tests, optimizer, seed, args.steps, args.verbose, n, args.budget_tokens,
+                        engine=engine, resume=getattr(args, "resume", False),
+                    )  # fmt: skip
                     run_dir = Path(row["run_dir"])
                     row["test_tasks"] = await tests.per_task(run_dir / "best_skill.md")
                     steps = [

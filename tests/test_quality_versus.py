@@ -1,5 +1,6 @@
 """bench/quality.py on scripted backends (a target that follows only the quoted-literal instruction):
---versus (1 against 2 candidates at an equal token budget, compared per test task) and --resume."""
+--versus (1 against 2 candidates at an equal token budget, compared per test task) and --resume
+(of the quality runs and of --versus)."""
 
 from __future__ import annotations
 
@@ -98,16 +99,7 @@ def test_resume_keeps_the_runs_finished_with_this_engine_and_runs_the_rest(
     first = asyncio.run(bench.bench(args, work))
     [row] = first["runs"]
     assert row["fingerprint"] and (Path(row["run_dir"]).parent / "row.json").is_file()
-    import skillsleep.slash_commands.train_runner as runner
-
-    trained: list[int] = []
-    original = runner.run_training
-
-    async def train(*a: Any, **k: Any) -> Any:
-        trained.append(1)
-        return await original(*a, **k)
-
-    monkeypatch.setattr(runner, "run_training", train)
+    trained = _count_training(monkeypatch)
     again = asyncio.run(bench.bench(_args(bench, seeds=[0, 1], resume=True, out=None), work))
     assert trained == [1]  # seed 0 kept, seed 1 run
     assert again["runs"][0] == row and again["runs"][1]["seed"] == 1
@@ -119,12 +111,53 @@ def test_resume_keeps_the_runs_finished_with_this_engine_and_runs_the_rest(
     assert json.loads(saved.read_text())["fingerprint"] == row["fingerprint"]
 
 
-def test_resume_needs_a_work_folder_and_is_refused_with_versus(
-    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_resume_needs_a_work_folder(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         bench.main(["--resume", "--families", "structure"])
     assert exc.value.code == 2 and "give --work DIR" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exc:
-        bench.main(["--resume", "--versus", "--work", str(tmp_path), "--families", "structure"])
-    assert exc.value.code == 2 and "run --versus without it" in capsys.readouterr().err
+
+
+def _count_training(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    import skillsleep.slash_commands.train_runner as runner
+
+    trained: list[int] = []
+    original = runner.run_training
+
+    async def train(*a: Any, **k: Any) -> Any:
+        trained.append(1)
+        return await original(*a, **k)
+
+    monkeypatch.setattr(runner, "run_training", train)
+    return trained
+
+
+def test_a_row_that_cannot_be_read_is_run_again_and_rewritten_whole(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "work"
+    [row] = asyncio.run(bench.bench(_args(bench, resume=True, out=None), work))["runs"]
+    saved = Path(row["run_dir"]).parent / "row.json"
+    whole = saved.read_text()
+    saved.write_text(whole[: len(whole) // 2])  # as a bench killed mid-write before rows were atomic
+    trained = _count_training(monkeypatch)
+    capsys.readouterr()
+    [again] = asyncio.run(bench.bench(_args(bench, resume=True, out=None), work))["runs"]
+    assert trained == [1] and "cannot be read: run again" in capsys.readouterr().err
+    assert json.loads(saved.read_text())["fingerprint"] == row["fingerprint"] == again["fingerprint"]
+    assert [p.name for p in saved.parent.iterdir() if p.name.startswith(".row.json")] == []  # no temporary left
+
+
+def test_versus_resumes_arm_by_arm(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "work"
+    args = _args(bench, resume=True)
+    first = asyncio.run(bench.versus(args, work, bench.one_run, bench.TestScores, bench.engine_fingerprint()))
+    trained = _count_training(monkeypatch)
+    capsys.readouterr()
+    again = asyncio.run(bench.versus(args, work, bench.one_run, bench.TestScores, bench.engine_fingerprint()))
+    assert trained == [] and capsys.readouterr().err.count("finished before with this engine, not run again") == 2
+    assert again["comparisons"] == first["comparisons"]
+    assert [r["test_tasks"] for r in again["runs"]] == [r["test_tasks"] for r in first["runs"]]
+    asyncio.run(bench.versus(_args(bench), work, bench.one_run, bench.TestScores, bench.engine_fingerprint()))
+    assert trained == [1, 1]  # without --resume both arms train again
