@@ -8,12 +8,12 @@ from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.llm import LLM
 from skillsleep.core.shared.records import Edit
 from skillsleep.core.shared.rejected import RejectedEdit
-from skillsleep.core.train.meta_skill import EpochSummary, update_meta_skill
+from skillsleep.core.train.meta_skill import META_TOKENS, EpochSummary, update_meta_skill
 
 
-def make_llm(responder) -> tuple[LLM, ScriptedBackend]:
+def make_llm(responder, max_tokens: int = 1024) -> tuple[LLM, ScriptedBackend]:
     backend = ScriptedBackend(BackendSettings(model="s"), responder)
-    return LLM(backend, ledger=Ledger()), backend
+    return LLM(backend, ledger=Ledger(), max_tokens=max_tokens), backend
 
 
 SUMMARY = EpochSummary(
@@ -62,3 +62,13 @@ async def test_empty_notes_keep_old_meta():
     llm, _ = make_llm(lambda r: json.dumps({"notes": []}))
     result = await update_meta_skill(llm, "- Old note.", SUMMARY)
     assert result.meta == "- Old note." and result.problem
+
+
+async def test_the_notes_reply_is_capped_below_a_nights_optimizer_limit_and_never_raised():
+    """A night's optimizer may answer 2048 tokens; twelve notes need far fewer, and a small model
+    that loops would spend minutes filling the rest before the reply is refused as cut off."""
+    notes = json.dumps({"notes": ["Quote the literal lines."]})
+    for configured, sent in ((2048, META_TOKENS), (512, 512)):
+        llm, backend = make_llm(lambda r: notes, max_tokens=configured)
+        result = await update_meta_skill(llm, "", SUMMARY)
+        assert backend.requests[0].max_tokens == sent and result.meta == "- Quote the literal lines."

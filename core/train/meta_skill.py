@@ -14,6 +14,10 @@ from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, Message, Record, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
 
+META_TOKENS = (
+    1024  # twelve notes fit several times over; a longer reply is a small model's loop (cut off: old notes kept)
+)
+
 
 class NotesReply(Reply):
     """The optimizer's notes (a reply without any keeps the old notes)."""
@@ -55,7 +59,8 @@ async def update_meta_skill(llm: LLM, meta: str, summary: EpochSummary, *, max_l
     )
     messages = [Message(role="system", content=render("meta_system")), Message(role="user", content=user)]
     try:
-        reply = await llm.ask_model("meta", messages, NotesReply, cache_system=True)
+        limit = min(llm.max_tokens, META_TOKENS)
+        reply = await llm.ask_model("meta", messages, NotesReply, max_tokens=limit, cache_system=True)
     except ParseError as exc:
         return MetaResult(meta=meta, problem=_kept(f"malformed reply, old notes kept: {exc}"))
     lines = bullet_lines(reply.notes, max_lines=max_lines)
