@@ -119,3 +119,29 @@ def test_a_report_names_the_kept_strategies_and_one_without_them_writes_what_it_
     assert "kept_strategies" not in render_json(before)
     kept = before.model_copy(update={"kept_strategies": ["worked example", "worked example"]})
     assert read_json(render_json(kept)).kept_strategies == ["worked example", "worked example"]
+
+
+async def test_a_quoted_form_the_optimizer_already_proposed_leaves_its_place_to_the_worked_example(
+    tmp_path: Path,
+) -> None:
+    """The optimizer's clip is the quoted instruction itself: the quoted-literal strategy would gate the
+    same skill twice, so the second candidate is the worked example."""
+    trainer, _, _, _ = train(tmp_path, [QUOTED], [1], n=2, zero_passes=True, follows=(EXAMPLE,))
+    st = await trainer.run()
+    step = st.steps[0]
+    assert step.strategies == {1: "optimizer", 2: "worked example"} and step.chosen == 2
+    one = (tmp_path / "runs/t/candidates/e0s0c1.md").read_text()
+    assert QUOTED in one and EXAMPLE not in one
+
+
+async def test_a_quoted_form_the_target_did_not_follow_is_not_gated_again(tmp_path: Path) -> None:
+    """Step 1 gates the quoted form and the target ignores it (a tie, remembered as not followed);
+    step 2's optimizer proposes nothing new: its strategies skip the remembered quote and gate the
+    worked example, which the target follows."""
+    trainer, _, _, _ = train(tmp_path, [BAD], [1], n=2, steps=2, zero_passes=True, follows=(EXAMPLE,))
+    first = (await trainer.run()).steps
+    assert first[0].strategies == {1: "optimizer", 2: "quoted literals"}
+    assert first[0].chosen is None  # neither moved a selection task
+    second = first[1]
+    assert second.strategies.get(2) == "worked example" and "quoted literals" not in second.strategies.values()
+    assert second.chosen == 2 and second.strategy == "worked example"

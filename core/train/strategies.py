@@ -13,12 +13,15 @@ not samples of one proposal.
     further       "optimizer": each ranked edit on its own (`candidates.edit_sets`)
 
 A strategy whose edit does not change the skill (already there, refused by the rules or the safety
-screen) gives no candidate; the next one takes its place.
+screen), makes a skill that is already a candidate (the optimizer's clip may be the quoted form
+itself), or is an edit the memory holds (refused, or applied and not followed) gives no candidate;
+the next one takes its place.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from skillsleep.core.document.skill import Skill
@@ -30,7 +33,8 @@ from skillsleep.core.privacy.safety import screen_all
 from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, Message, Strategy, Task, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
-from skillsleep.core.train.edits import EditLimits, apply_edits
+from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits
+from skillsleep.core.train.memory import drop_remembered
 from skillsleep.core.train.quoting import Demands, instruction
 from skillsleep.core.train.reflect import Trajectory
 
@@ -166,18 +170,27 @@ async def extra(
     *,
     n: int,
     redactor: Redactor,
+    taken: Sequence[Skill] = (),
+    remembered: Sequence[RejectedEdit] = (),
 ) -> Extra:
-    """Up to `n - 1` strategy candidates for a step whose first candidate is the optimizer's clip."""
+    """Up to `n - 1` strategy candidates for a step whose first candidate is the optimizer's clip;
+    `taken`: the skills already candidates; `remembered`: the run's memory of rejected edits."""
     out = Extra()
     if n < 2:
         return out
+
+    def new(edits: list[Edit]) -> bool:
+        kept, _ = drop_remembered(edits, list(remembered), current)
+        result: EditResult = apply_edits(current, kept, limits)
+        return bool(kept) and bool(result.applied) and result.skill not in (current, *taken)
+
     failing = [t.task for t in trajectories if not t.passed]
     quoted = quoted_edit(failing, demands)
-    if quoted is not None and apply_edits(current, [quoted], limits).applied:
+    if quoted is not None and new([quoted]):
         out.candidates.append(("quoted literals", [quoted]))
     if len(out.candidates) < n - 1:
         edit, out.problems = await example_edit(llm, current, trajectories, limits)
         safe, out.refused = screen_all([edit] if edit else [], redactor)
-        if safe and apply_edits(current, safe, limits).applied:
+        if safe and new(safe):
             out.candidates.append(("worked example", safe))
     return out

@@ -198,7 +198,7 @@ class Trainer:
         selection = await self._rank(current, safe, lr)
         st.next_budget = selection.next_budget
         result = await self._land(st, current, selection.selected, at, batch, demands)
-        built, others = await self._candidates(current, result, selection, trajectories, demands)
+        built, others = await self._candidates(current, result, selection, trajectories, demands, st.rejected)
         refused += result.screened + others.refused
         failures = [*reflected.problems, *merged.problems, *selection.problems, *result.problems, *others.problems]
         for failure in failures:
@@ -236,17 +236,25 @@ class Trainer:
         st.steps.append(record)
 
     async def _candidates(
-        self, current: Skill, landed: Landed, selection: Selection, trajectories: list[Trajectory], d: quoting.Demands
+        self,
+        current: Skill,
+        landed: Landed,
+        selection: Selection,
+        trajectories: list[Trajectory],
+        d: quoting.Demands,
+        remembered: list[RejectedEdit],
     ) -> tuple[list[candidates.Candidate], strategies.Extra]:
         """The step's candidates: the clip `landed` (the optimizer's edits), then with several the
-        other strategies' (core/train/strategies.py), then each ranked edit alone."""
+        other strategies' (core/train/strategies.py; none repeating the clip or an edit `remembered`),
+        then each ranked edit alone."""
         n, first = (
             self.cfg.train.candidates,
             EditResult(skill=landed.skill, applied=landed.applied, skipped=landed.refused),
         )
         others = await strategies.extra(
-            self.optimizer, current, trajectories, d, self.limits, n=n, redactor=self.redactor
-        )
+            self.optimizer, current, trajectories, d, self.limits, n=n, redactor=self.redactor,
+            taken=[landed.skill], remembered=remembered,
+        )  # fmt: skip
         return candidates.build(current, first, selection, self.limits, n=n, others=others.candidates), others
 
     async def _rank(self, current: Skill, edits: list[Edit], lr: int) -> Selection:
