@@ -103,7 +103,7 @@ async def versus(
                 for n in arms(args.candidates):
                     row = await one_run(
                         work, family, tests, optimizer, seed, args.steps, args.verbose, n, args.budget_tokens,
-                        engine=engine, resume=getattr(args, "resume", False),
+                        engine=engine, resume=args.resume,
                     )  # fmt: skip
                     run_dir = Path(row["run_dir"])
                     row["test_tasks"] = await tests.per_task(run_dir / "best_skill.md")

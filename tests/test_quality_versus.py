@@ -56,7 +56,9 @@ def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ModuleType:
 
 def _args(bench: ModuleType, **over: Any) -> argparse.Namespace:
     values = {"families": ["answer-format"], "optimizers": list(bench.OPTIMIZERS), "seeds": [0], "steps": 1}
-    return argparse.Namespace(**{**values, "verbose": False, "candidates": 1, "budget_tokens": 50_000, **over})
+    return argparse.Namespace(
+        **{**values, "verbose": False, "candidates": 1, "budget_tokens": 50_000, "resume": False, **over}
+    )
 
 
 def test_versus_runs_both_arms_at_one_budget_and_compares_them_per_test_task(bench: ModuleType, tmp_path: Path) -> None:

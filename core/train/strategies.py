@@ -33,7 +33,7 @@ from skillsleep.core.privacy.safety import screen_all
 from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, Message, Strategy, Task, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
-from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits
+from skillsleep.core.train.edits import EditLimits, apply_edits
 from skillsleep.core.train.memory import drop_remembered
 from skillsleep.core.train.quoting import Demands, instruction
 from skillsleep.core.train.reflect import Trajectory
@@ -181,7 +181,7 @@ async def extra(
 
     def new(edits: list[Edit]) -> bool:
         kept, _ = drop_remembered(edits, list(remembered), current)
-        result: EditResult = apply_edits(current, kept, limits)
+        result = apply_edits(current, kept, limits)
         return bool(kept) and bool(result.applied) and result.skill not in (current, *taken)
 
     failing = [t.task for t in trajectories if not t.passed]
