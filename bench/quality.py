@@ -92,7 +92,8 @@ def write_run_config(
     folder: Path, family: Family, optimizer: str, seed: int, steps: int, candidates: int = 1, budget_tokens: int = 0
 ) -> Path:
     """A run.toml as a user would write it: 1 epoch of `steps` steps, batch 4, at most 3 edits,
-    `candidates` candidate skills gated per step, at most `budget_tokens` tokens (0: no cap)."""
+    `candidates` candidate skills gated per step (with 1, a step whose own edits change nothing
+    gates another form: `fallback = true`), at most `budget_tokens` tokens (0: no cap)."""
     config = folder / "run.toml"
     config.write_text(
         f'[run]\nname = "run"\nout_dir = "{folder}"\nseed = {seed}\n'
@@ -100,7 +101,7 @@ def write_run_config(
         f'[target]\nbackend = "{TARGET}"\nmax_tokens = {family.max_tokens}\ntimeout_s = 600\n'
         f'[optimizer]\nbackend = "{optimizer}"\nmax_tokens = 512\ntimeout_s = 900\n'
         f"[train]\nepochs = 1\nsteps_per_epoch = {steps}\nbatch_size = 4\nminibatch_size = 4\n"
-        f"candidates = {candidates}\n"
+        f"candidates = {candidates}\nfallback = true\n"
         '[lr]\nschedule = "cosine"\nmax_edits = 3\nmin_edits = 1\n'
         '[gate]\nmetric = "hard"\n[slow_update]\nsample_size = 4\nmax_lines = 4\n'
         "[cache]\nenabled = false\n" + (f"[budget]\ntokens = {budget_tokens}\n" if budget_tokens else "")

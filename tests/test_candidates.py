@@ -105,6 +105,7 @@ def train(
     follows: tuple[str, ...] = (),
     zero_passes: bool = False,
     example: str = "",
+    fallback: bool = False,
 ) -> tuple[Trainer, ScriptedBackend, ScriptedBackend, list[Event]]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "tasks.jsonl").write_text("\n".join(t.model_dump_json() for t in tasks()) + "\n")
@@ -112,6 +113,7 @@ def train(
     (tmp_path / "run.toml").write_text(
         '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n[run]\nname = "t"\nout_dir = "runs"\n'
         f"[train]\nepochs = 1\nsteps_per_epoch = {steps}\nbatch_size = {BATCH}\nminibatch_size = {BATCH}\ncandidates = {n}\n"
+        f"fallback = {str(fallback).lower()}\n"
         f'[lr]\nschedule = "constant"\nmax_edits = {max_edits}\nmin_edits = 1\n'
         f"[slow_update]\nenabled = {str(slow).lower()}\n[meta]\nenabled = false\n"
     )

@@ -61,7 +61,7 @@ async def test_the_worked_example_is_asked_of_the_optimizer_when_no_reply_passed
     assert edit.content.endswith('"):\n> Sum first.\n> ANSWER: <answer>')
 
 
-async def test_one_candidate_records_no_strategy_and_asks_nothing_more(tmp_path: Path) -> None:
+async def test_one_candidate_records_no_strategy_and_asks_nothing_more_when_the_clip_lands(tmp_path: Path) -> None:
     trainer, _, ob, _ = train(tmp_path, [GOOD], [1], n=1)
     st = await trainer.run()
     assert st.steps[0].strategies == {} and st.steps[0].strategy is None and QUOTED not in st.current
@@ -145,3 +145,52 @@ async def test_a_quoted_form_the_target_did_not_follow_is_not_gated_again(tmp_pa
     second = first[1]
     assert second.strategies.get(2) == "worked example" and "quoted literals" not in second.strategies.values()
     assert second.chosen == 2 and second.strategy == "worked example"
+
+
+async def test_with_one_candidate_a_step_whose_edits_the_memory_drops_gates_another_form(tmp_path: Path) -> None:
+    """Step 1 gates the optimizer's line and the target ignores it (a tie, remembered); step 2's
+    optimizer proposes the same line, the memory drops it, and instead of an empty step the one
+    candidate is the quoted-literal form, which the target follows."""
+    trainer, _, ob, _ = train(tmp_path, [BAD], [1], n=1, steps=3, follows=(QUOTED,), fallback=True)
+    st = await trainer.run()
+    first, second = st.steps[:2]
+    assert first.strategies == {} and first.chosen is None and first.candidates == 1
+    assert second.candidates == 1 and second.strategies == {1: "quoted literals"}
+    assert second.chosen == 1 and second.strategy == "quoted literals"
+    assert [e.content for e in second.applied] == [QUOTED]
+    assert QUOTED in (tmp_path / "runs/t/best_skill.md").read_text() and st.best_score == 1.0
+    assert st.rejected and st.rejected[0].edit.content == BAD  # step 1's tie, which dropped step 2's own edit
+    assert trainer.plan()["calls_per_step"] == 3 + 1 + 3 + 4 + 1  # an example may be asked
+    reflections = [r.messages[-1].content for r in ob.requests if "findings" in str(r.json_schema)]
+    assert "step 2: (quoted literals, the optimizer's edits changed nothing) accepted" in reflections[2]
+
+
+async def test_without_the_fallback_a_step_whose_edits_the_memory_drops_gates_nothing(tmp_path: Path) -> None:
+    trainer, _, ob, _ = train(tmp_path, [BAD], [1], n=1, steps=2, follows=(QUOTED,))
+    st = await trainer.run()
+    assert [s.candidates for s in st.steps] == [1, 1] and st.steps[1].chosen is None and st.steps[1].gate is None
+    assert QUOTED not in st.current and not [r for r in ob.requests if "reply" in str(r.json_schema)]
+
+
+async def test_with_one_candidate_a_step_with_no_edit_gates_a_worked_example_of_a_passing_reply(
+    tmp_path: Path,
+) -> None:
+    """The optimizer proposes nothing; the batch's judges name no literal line the skill lacks (it
+    quotes it already); the one candidate is the worked example built from the reply that passed,
+    with no model call."""
+    trainer, _, ob, _ = train(tmp_path, [], [1], n=1, seed=QUOTING, zero_passes=True, follows=(EXAMPLE,), fallback=True)
+    st = await trainer.run()
+    [step] = st.steps
+    assert step.strategies == {1: "worked example"} and step.chosen == 1 and st.current_score == 1.0
+    assert not [r for r in ob.requests if "reply" in str(r.json_schema)]
+
+
+async def test_with_one_candidate_no_other_form_leaves_the_step_without_a_candidate(tmp_path: Path) -> None:
+    """Nothing proposed, nothing to quote, no reply passed and the optimizer's example is empty: no
+    candidate is gated and the step says so."""
+    trainer, _, ob, _ = train(tmp_path, [], [1], n=1, seed=QUOTING, fallback=True)
+    st = await trainer.run()
+    [step] = st.steps
+    assert step.chosen is None and step.strategies == {} and step.gate is None
+    assert len([r for r in ob.requests if "reply" in str(r.json_schema)]) == 1  # the example was asked once
+    assert step.candidates == 1 and not (tmp_path / "runs/t/candidates").exists()

@@ -10,7 +10,10 @@ next-ranked edits the clip left out), until N distinct edit sets are built:
     candidate 2…  [ranked[0]], [ranked[1]], …           (each skipped when it equals an earlier set)
 
 With N > 1 the candidates after the first come from other strategies first (the quoted-literal
-form, a worked example: core/train/strategies.py), then from the ranked edits as above.
+form, a worked example: core/train/strategies.py), then from the ranked edits as above. With N = 1,
+a clip that changes nothing (every edit dropped by the memory, refused or already in the skill)
+gives its place to the first of those strategies that makes a new skill (`build`) when `[train] fallback = true`,
+so a step whose own edits all fail still gates one other form.
 
 Each candidate is gated on the selection split; identical candidate skills are gated once, and a
 candidate equal to the current skill is not gated at all. The gate keeps the accepted candidate
@@ -70,7 +73,11 @@ def build(
     others: Sequence[tuple[Strategy, list[Edit]]] = (),
 ) -> list[Candidate]:
     """The step's candidates: `first` (the clip, already applied), the strategies' `others`
-    (core/train/strategies.py), then the others of `edit_sets` up to `n`."""
+    (core/train/strategies.py), then the others of `edit_sets` up to `n`; with `n` = 1 and a clip
+    that changed nothing, the first of `others` alone."""
+    if n == 1 and first.skill == current and others:  # `[train] fallback`: the first strategy instead
+        strategy, edits = others[0]
+        return [Candidate(number=1, result=apply_edits(current, edits, limits), strategy=strategy)]
     others = list(others)[: n - 1]
     sets = edit_sets(selection.ranked, selection.selected, n - len(others))[1:]
     made: list[tuple[Strategy, EditResult]] = [("optimizer", first)]
@@ -81,6 +88,19 @@ def build(
         same = next((c.number for c in out if c.skill == result.skill), None)
         out.append(Candidate(number=number, result=result, same_as=same, strategy=strategy))
     return out
+
+
+def named(candidates: list[Candidate]) -> bool:
+    """Whether a step's record names its candidates' strategies: several, or one that is not the
+    optimizer's clip (`build`)."""
+    return len(candidates) > 1 or any(c.strategy != "optimizer" for c in candidates)
+
+
+def label(c: Candidate, built: int) -> str:
+    """How the next reflection's note names `c`, one of `built` candidates ("" for a lone clip)."""
+    if built > 1:
+        return f"candidate {c.number}/{built} ({c.strategy}) "
+    return "" if c.strategy == "optimizer" else f"({c.strategy}, the optimizer's edits changed nothing) "
 
 
 def to_gate(current: Skill, candidates: list[Candidate]) -> list[Candidate]:

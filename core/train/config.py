@@ -92,6 +92,7 @@ class TrainSection(_Section):
     rollouts_k: int = Field(default=1, ge=1)
     merge_group_size: int = Field(default=8, ge=1)
     candidates: int = Field(default=1, ge=1, le=8)  # candidate skills a step gates (core/train/candidates.py)
+    fallback: bool = False  # with 1 candidate, a step whose own edits change nothing gates another form
     min_support: int = Field(default=1, ge=1)  # distinct trajectories an edit must rest on to be ranked
     context_chars: int = Field(
         default=CONTEXT_CHARS, ge=0

@@ -46,6 +46,7 @@ from skillsleep.core.document.skill_lines import countable_lines, in_style, key,
 from skillsleep.core.shared.records import Edit
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.quoting import format_rule
+from skillsleep.core.train.reduce import whole_skill
 
 MAX_NOTES = 20
 
@@ -235,13 +236,8 @@ def _heading_indexes(lines: list[str]) -> set[int]:
 
 
 def _refuse_whole_skill(skill: Skill, edit: Edit) -> None:
-    """Skip an edit that would replace the whole skill: target "SKILL", or content that starts
-    with the skill's own title heading."""
-    target = (edit.target or "").strip().strip("`'\"").casefold()
-    first = next((line for line in (edit.content or "").split("\n") if line.strip()), "")
-    title = next((t for _, level, t in headings(skill.body) if level == 1), None)
-    own_title = title is not None and any(t.casefold() == title.casefold() for _, _, t in headings(first))
-    if target in ("skill", "skill.md") or own_title:
+    """Skip an edit that would replace the whole skill (`whole_skill`)."""
+    if whole_skill(skill, edit):
         raise _Skip(
             "an edit changes one line, never the whole skill; propose one line instead: an add edit "
             "whose content is the one instruction the skill lacks, or a replace of the one line that is wrong"

@@ -8,8 +8,10 @@
                        rewrite a refusal names (`named_fix`: the rewrite's refusal first, else the
                        edit's own), through the same screens and rules, before it is remembered
 
-The rewrites that need no call (a bare heading quoted, a literal output line made a rule) are in
-core/train/literals.py and core/train/quoting.py; what is still refused goes into the rejected-edit memory, core/train/memory.py.
+The rewrites that need no call (a bare heading quoted, a literal output line made a rule, a
+whole-skill replace reduced to the lines it adds or changes) are in core/train/literals.py,
+core/train/quoting.py and core/train/reduce.py: a refused edit they rewrite is not shown to the
+repair call; what is still refused goes into the rejected-edit memory, core/train/memory.py.
 A malformed repair reply, or a rewrite that is not a usable edit, is recorded as an unusable
 reply and the step goes on with what already applied. A budget reached during the repair raises
 `BudgetExceeded` like every call, and the run stops cleanly.
@@ -35,6 +37,7 @@ from skillsleep.core.train.edits import EditLimits, EditResult, apply_edits, nam
 from skillsleep.core.train.folder_context import folder_section
 from skillsleep.core.train.literals import quoted
 from skillsleep.core.train.quoting import Demands, quote_one
+from skillsleep.core.train.reduce import reduced
 from skillsleep.core.train.reflect import Finding, as_edit
 
 REPLY_TOKENS = 1024  # a few one-line rewrites
@@ -111,8 +114,10 @@ async def land(
     if not refusals:
         return Landed(skill=first.skill, applied=first.applied, skipped=[*held, *first.skipped], moot=first.moot)
     quotes = {n: q for n, r in enumerate(refusals, 1) if (q := quoted(r.edit)) is not None}
-    ask = [(n, r) for n, r in enumerate(refusals, 1) if n not in quotes]
+    parts = {n: p for n, r in enumerate(refusals, 1) if n not in quotes and (p := reduced(first.skill, r.edit))}
+    ask = [(n, r) for n, r in enumerate(refusals, 1) if n not in quotes and n not in parts]
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair, folder)
+    rewrites += [(n, e) for n, edits in sorted(parts.items()) for e in edits]
     rewrites = [(n, quote_one(e, demands or Demands())) for n, e in rewrites] + sorted(quotes.items())
     second = _round(first.skill, rewrites, _room(limits, first.applied), refuse, redactor)
     fixes = _named_fixes(refusals, second, limits)

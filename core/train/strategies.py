@@ -15,7 +15,8 @@ not samples of one proposal.
 A strategy whose edit does not change the skill (already there, refused by the rules or the safety
 screen), makes a skill that is already a candidate (the optimizer's clip may be the quoted form
 itself), or is an edit the memory holds (refused, or applied and not followed) gives no candidate;
-the next one takes its place.
+the next one takes its place. With N = 1 the trainer asks for one of them only when the clip
+changes nothing (`candidates.instead`).
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ class Trainer:
         k, cfg = self.cfg.train.rollouts_k, self.cfg
         batch = min(cfg.train.batch_size, len(self.train_tasks)) * k
         per_step = batch + math.ceil(batch / cfg.train.minibatch_size) + 3 + len(self.val) * k * cfg.train.candidates
-        per_step += 1 if cfg.train.candidates > 1 else 0  # a worked example asked of the optimizer
+        per_step += 1 if cfg.train.candidates > 1 or cfg.train.fallback else 0  # a worked example asked
         per_epoch = per_step * self.steps_per_epoch
         if cfg.slow_update.enabled:
             per_epoch += 2 * min(cfg.slow_update.sample_size, len(self.train_tasks)) + 1 + len(self.val) * k
@@ -216,7 +216,7 @@ class Trainer:
             skipped=distinct([*dropped, *result.skipped, *candidates.skipped(built[1:])]),
             moot=result.moot,
             candidates=len(built),
-            strategies={c.number: c.strategy for c in built} if len(built) > 1 else {},
+            strategies={c.number: c.strategy for c in built} if candidates.named(built) else {},
             failures=failures,
             refused=refused,
         )
@@ -246,13 +246,15 @@ class Trainer:
     ) -> tuple[list[candidates.Candidate], strategies.Extra]:
         """The step's candidates: the clip `landed` (the optimizer's edits), then with several the
         other strategies' (core/train/strategies.py; none repeating the clip or an edit `remembered`),
-        then each ranked edit alone."""
+        then each ranked edit alone. With one candidate, a clip that changes nothing (every edit
+        dropped, refused or moot) gives its place to the first strategy that makes a new skill."""
         n, first = (
             self.cfg.train.candidates,
             EditResult(skill=landed.skill, applied=landed.applied, skipped=landed.refused),
         )
+        instead = n == 1 and self.cfg.train.fallback and landed.skill == current
         others = await strategies.extra(
-            self.optimizer, current, trajectories, d, self.limits, n=n, redactor=self.redactor,
+            self.optimizer, current, trajectories, d, self.limits, n=2 if instead else n, redactor=self.redactor,
             taken=[landed.skill], remembered=remembered,
         )  # fmt: skip
         return candidates.build(current, first, selection, self.limits, n=n, others=others.candidates), others
@@ -340,7 +342,7 @@ class Trainer:
         record.chosen = candidates.choose(decisions)
         record.candidate_gates = decisions if several else {}
         kept = built[record.chosen - 1] if record.chosen else None
-        record.strategy = kept.strategy if kept and several else None
+        record.strategy = kept.strategy if kept and candidates.named(built) else None
         if several:
             self.on_event(
                 CandidateChosen(
@@ -374,7 +376,7 @@ class Trainer:
                 )
             verdict = ("accepted" if c is kept else "passed, not kept") if decision.accepted else "rejected"
             verdict += f" — {IGNORED}" if any([e] == edits for e, _ in ignored) else ""
-            which = f"candidate {c.number}/{len(built)} ({c.strategy}) " if several else ""
+            which = candidates.label(c, len(built))
             st.earlier_steps.append(gate_note(st.step, edits, decision.baseline, decision.candidate, which + verdict))
 
     def _boundary(self) -> Boundary:
