@@ -69,22 +69,36 @@ SIGN_OFF = Check(type="ends_with", value="Signed-off-by: Sam <sam@example.com>")
         (
             (SCORE, VERDICT, OWNER, SIGN_OFF),
             "Score:\nVerdict: <pass or fail>\nOwner:\nSigned-off-by: Sam <sam@example.com>",
-            "Every reply must include a line starting with `Score:`, the line `Verdict: <pass or fail>`, a line "
-            "starting with `Owner:` and the line `Signed-off-by: Sam <sam@example.com>`.",
+            "Every reply must include a line starting with `Score:`, a line `Verdict: pass` or `Verdict: fail`, "
+            "a line starting with `Owner:` and the line `Signed-off-by: Sam <sam@example.com>`.",
         ),
         (
             (FINDINGS, SCORE),
             "List each finding as a bullet.\n## Findings\nScore:\nKeep it short.",
             f"List each finding as a bullet.\n{BOTH}\nKeep it short.",
         ),
-        (  # a label with one reply's value (often one task's answer): the label is what every reply needs
+        (  # a label with one reply's value (often one task's answer): every value the judge allows is named
             (FINDINGS, Check(type="regex", value=r"^Verdict: (valid|invalid)\b"), SCORE),
             "## Findings\nVerdict: valid\nScore: 7 of 10",
-            "Every reply must include the heading `## Findings`, a line starting with `Verdict:` and a line "
-            "starting with `Score:`.",
+            "Every reply must include the heading `## Findings`, a line `Verdict: valid` or `Verdict: invalid` "
+            "and a line starting with `Score:`.",
+        ),
+        (  # a label whose pattern names no values: the label alone
+            (Check(type="regex", value=r"^Sport: \S"), Check(type="regex", value=r"^Label: (?:yes|no|maybe)\.?$")),
+            "Sport: tennis\nLabel:",
+            "Every reply must include a line starting with `Sport:` and a line `Label: yes`, `Label: no` or "
+            "`Label: maybe`.",
         ),
     ],
-    ids=["one-heading", "heading-and-label", "headings-only", "labels-only", "mixed-with-prose", "valued-labels"],
+    ids=[
+        "one-heading",
+        "heading-and-label",
+        "headings-only",
+        "labels-only",
+        "mixed-with-prose",
+        "valued-labels",
+        "label-and-choices",
+    ],
 )
 @pytest.mark.parametrize("op", ["add", "replace"])
 def test_literal_lines_the_judges_name_become_one_instruction(
@@ -135,13 +149,13 @@ def test_only_lines_every_failing_task_names_are_quoted() -> None:
 
 
 def test_an_answer_line_becomes_the_answer_rule_without_the_answer() -> None:
-    """`ANSWER: True` (one task's answer) under an answer-line judge is quoted by its label only, so it
-    states no answer and the answer-line screen lets it through."""
+    """`ANSWER: True` (one task's answer) under an answer-line judge is quoted as every line the judge
+    allows, so it states no one task's answer and the answer-line screen lets it through."""
     from skillsleep.core.train.literals import answer_lines
 
     line = Check(type="last_line_regex", value=r"^ANSWER: (True|False)$")
     [edit] = quote_literals([Edit(op="add", content="ANSWER: True", rationale="end with the answer line")], named(line))
-    assert edit.content == "End every reply with a line starting with `ANSWER:`."
+    assert edit.content == "End every reply with a line `ANSWER: True` or `ANSWER: False`."
     tasks = [
         Task(id=f"t{i}", prompt="p", judge=Judge(checks=[line], answer=a)) for i, a in enumerate(["True", "False"])
     ]

@@ -10,9 +10,9 @@ from test_candidates import BAD, GOOD, HALF, QUOTED, QUOTING, SEED, train
 
 from skillsleep.core.shared.records import Check, Judge, Task
 from skillsleep.core.train.edits import EditLimits
-from skillsleep.core.train.quoting import demands
+from skillsleep.core.train.quoting import choices, demands, literal_prefix
 from skillsleep.core.train.step_record import StepRecord
-from skillsleep.core.train.strategies import example_content, literal_prefix, quoted_edit
+from skillsleep.core.train.strategies import example_content, quoted_edit
 
 EXAMPLE = "Example of a good reply"
 
@@ -75,6 +75,18 @@ def test_a_step_record_written_before_strategies_still_loads() -> None:
     old = {"epoch": 0, "step": 0, "learning_rate": 1, "batch": ["t0"], "train_score": 0.0, "proposed": 1}
     record = StepRecord.model_validate({**old, "merged": 1, "selected": [], "applied": [], "candidates": 2})
     assert record.strategies == {} and record.strategy is None
+
+
+def test_a_pattern_of_a_label_and_plain_alternatives_is_quoted_with_each_line_it_allows() -> None:
+    assert choices(r"^Label: (plausible|implausible)\.?[ \t]*$") == ["Label: plausible", "Label: implausible"]
+    assert choices(r"Verdict\: (?:yes|no|not sure)") == ["Verdict: yes", "Verdict: no", "Verdict: not sure"]
+    assert choices(r"^ANSWER: .+") is None and choices(r"^Score: (\d+|n/a)") is None  # not plain words
+    assert choices(r"^(yes|no)$") is None  # no label before the choice
+    labels = _task(("regex", r"^Label: (plausible|implausible)\.?[ \t]*$"), ("regex", r"^Sport: \S"))
+    edit = quoted_edit([labels], demands([labels]))
+    assert edit is not None and edit.content == (
+        "Every reply must include a line `Label: plausible` or `Label: implausible` and a line starting with `Sport:`."
+    )
 
 
 def test_the_literal_prefix_of_a_pattern() -> None:

@@ -45,6 +45,10 @@ _HEADING = re.compile(r"^#{1,6}\s+(?P<text>\S.*?)\s*#*$")
 _LABEL = re.compile(rf"^(?P<label>{LABEL_WORDS}):\s*$")  # `Score:`, nothing after the colon
 # `Verdict: valid`: a label and a short value (an example of it, often one task's answer)
 _VALUED = re.compile(rf"^(?P<label>{LABEL_WORDS}):\s+\S+(?:\s+\S+){{0,3}}$")
+_ESCAPED = re.compile(r"\\([^\w\s])")
+_PREFIX = re.compile(r"^\^?((?:\\[^\w\s]|[^\\.^$*+?{}\[\]()|])+)")
+# a group of plain alternatives right after the prefix: `(plausible|implausible)`, `(?:yes|no)`
+_CHOICES = re.compile(r"^\((?:\?:)?(?P<values>[A-Za-z][\w -]*(?:\|[A-Za-z][\w -]*)+)\)")
 _TEXTS = frozenset({"contains", "starts_with", "ends_with"})
 _PATTERNS = frozenset({"regex", "last_line_regex"})
 
@@ -63,7 +67,9 @@ class Demands(Record):
         """How an instruction names `line` when it is a literal format line the judges name
         ("the heading `## Findings`", "a line starting with `Score:`", "the line `…`"), else None.
         A label with a short value (`Verdict: valid`, `ANSWER: True`) is named by its label alone:
-        the value is one reply's (often one task's answer), the label is what every reply needs."""
+        the value is one reply's (often one task's answer), the label is what every reply needs;
+        when a judge's pattern lists the label's values, a label line is named by every line it
+        allows (`pattern_piece`)."""
         text = _LIST_MARKER.sub("", line.strip(), count=1)
         if not text or "`" in text:
             return None
@@ -74,13 +80,24 @@ class Demands(Record):
         label = TEMPLATE_LINE.match(text) or _LABEL.match(text)
         word = label.group("label") if label is not None and not INSTRUCTION_VERB.match(label.group("label")) else None
         if label is not None and word is not None and (self.every or self._names_label(word)):
+            if (allowed := self._choices(word)) is not None:
+                return allowed
             return f"the line `{text}`" if label.re is TEMPLATE_LINE else f"a line starting with `{text}`"
         if text in self.texts:
             return f"the line `{text}`"
         valued = _VALUED.match(text)
-        if valued is not None and not INSTRUCTION_VERB.match(word := valued.group("label")) and self._names_label(word):
-            return f"a line starting with `{word}:`"  # the label the judges name, without one reply's value
+        lead = valued.group("label") if valued is not None else ""
+        if lead and not INSTRUCTION_VERB.match(lead) and self._names_label(lead):
+            # the label the judges name, without one reply's value (or every value their pattern allows)
+            return self._choices(lead) or f"a line starting with `{lead}:`"
         return f"JSON shaped like `{text}`" if self.json_valid and JSON_SHAPE.match(text) else None
+
+    def _choices(self, label: str) -> str | None:
+        """The judges' pattern for `label` as a piece quoting every line it allows, when one does."""
+        lead = f"{label}:"
+        return next(
+            (pattern_piece(p) for p in sorted(self.patterns) if (c := choices(p)) and c[0].startswith(lead)), None
+        )
 
     def _names_label(self, label: str) -> bool:
         lead = f"{label}:"
@@ -112,6 +129,42 @@ def demands(tasks: Iterable[Task]) -> Demands:
         patterns=frozenset(v for k, v in common if k == "pattern"),
         json_valid=("json", "") in common,
     )
+
+
+def literal_prefix(pattern: str) -> str | None:
+    """The literal text a regular expression starts with (`ANSWER: .+` → `ANSWER:`), when it names a
+    label or heading (a letter, and a colon or a leading #); else None."""
+    match = _PREFIX.match(pattern)
+    if match is None:
+        return None
+    rest, text = pattern[match.end() :], match.group(1)
+    if rest[:1] in ("?", "*", "{"):
+        text = text[:-1]  # the last character is optional
+    text = _ESCAPED.sub(r"\1", text).strip()
+    if "`" in text or not re.search(r"[A-Za-z]", text) or not (":" in text or text.startswith("#")):
+        return None
+    return text
+
+
+def choices(pattern: str) -> list[str] | None:
+    """The lines a pattern allows when it is a literal label and a group of plain alternatives
+    (`^Label: (plausible|implausible)\\.?$` → `Label: plausible`, `Label: implausible`); else None."""
+    match, prefix = _PREFIX.match(pattern), literal_prefix(pattern)
+    if match is None or prefix is None or (group := _CHOICES.match(pattern[match.end() :])) is None:
+        return None
+    lead = _ESCAPED.sub(r"\1", match.group(1)).lstrip()  # the label as written, with its space
+    return [f"{lead}{value.strip()}" for value in group.group("values").split("|")]
+
+
+def pattern_piece(pattern: str) -> str | None:
+    """How an instruction names a line a judge's pattern requires: each allowed line quoted when it
+    names them ("a line `Label: plausible` or `Label: implausible`": the label alone leaves a small
+    target to guess the values), else its literal prefix ("a line starting with `Score:`"), else None."""
+    if lines := choices(pattern):
+        quoted = [f"`{line}`" for line in lines]
+        return f"a line {', '.join(quoted[:-1])} or {quoted[-1]}"
+    prefix = literal_prefix(pattern)
+    return f"a line starting with `{prefix}`" if prefix else None
 
 
 def instruction(pieces: Sequence[str], rationale: str = "") -> str:

@@ -36,13 +36,11 @@ from skillsleep.core.shared.records import Edit, Message, Strategy, Task, Unusab
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.edits import EditLimits, apply_edits
 from skillsleep.core.train.memory import drop_remembered
-from skillsleep.core.train.quoting import Demands, instruction
+from skillsleep.core.train.quoting import Demands, instruction, pattern_piece
 from skillsleep.core.train.reflect import Trajectory
 
 EXAMPLE_TOKENS = 512
 PROMPT_CHARS = 80  # the task's prompt as the example names it
-_ESCAPED = re.compile(r"\\([^\w\s])")
-_PREFIX = re.compile(r"^\^?((?:\\[^\w\s]|[^\\.^$*+?{}\[\]()|])+)")
 
 
 @dataclass
@@ -55,29 +53,14 @@ class Extra:
     refused: list[RejectedEdit] = field(default_factory=list)
 
 
-def literal_prefix(pattern: str) -> str | None:
-    """The literal text a regular expression starts with (`ANSWER: .+` → `ANSWER:`), when it names a
-    label or heading (a letter, and a colon or a leading #); else None."""
-    match = _PREFIX.match(pattern)
-    if match is None:
-        return None
-    rest, text = pattern[match.end() :], match.group(1)
-    if rest[:1] in ("?", "*", "{"):
-        text = text[:-1]  # the last character is optional
-    text = _ESCAPED.sub(r"\1", text).strip()
-    if "`" in text or not re.search(r"[A-Za-z]", text) or not (":" in text or text.startswith("#")):
-        return None
-    return text
-
-
 def _piece(kind: str, value: str, demands: Demands) -> str | None:
     if kind == "section_present" and value.strip() in demands.sections and "`" not in value:
         heading = value.strip() if value.strip().startswith("#") else f"## {value.strip()}"
         return f"the heading `{heading}`"
     if kind in ("contains", "starts_with", "ends_with") and value.strip() in demands.texts and "`" not in value:
         return demands.piece(value.strip()) or f"the text `{value.strip()}`"
-    if kind in ("regex", "last_line_regex") and value in demands.patterns and (prefix := literal_prefix(value)):
-        return f"a line starting with `{prefix}`"
+    if kind in ("regex", "last_line_regex") and value in demands.patterns:
+        return pattern_piece(value)
     return None
 
 
