@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillsleep.core.shared.records import Rollout
+from skillsleep.core.models.backends.base import BackendSettings
+from skillsleep.core.models.backends.local import LocalBackend
+from skillsleep.core.shared.records import CompletionRequest, Message, Rollout
 from skillsleep.core.train.step_record import StepRecord
 from skillsleep.slash_commands.cli import main
 
@@ -98,3 +100,22 @@ def test_train_on_the_local_model_gates_on_real_scores(
     # the answer-line rule measurably helps the real model on held-out tasks (LOCAL_MODELS.md: 0/20 → 14/20)
     assert summary["best_score"] > summary["seed_score"], json.dumps(summary["gate"])
     assert summary["calls_by_role"]["target"]["calls"] > 0 and summary["cost_usd"] == 0
+
+
+async def test_the_embedded_model_counts_a_prompt_as_its_call_is_charged_and_the_call_reuses_it(
+    local_model_path: Path,
+) -> None:
+    """The budget's exact count (`count_input`) is the prompt tokens the call then reports, the JSON
+    schema's grammar adding none, and the evaluated prompt is reused from the model's cache."""
+    backend = LocalBackend(BackendSettings(model=str(local_model_path), concurrency=1, options={"threads": 1}))
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    messages = [Message(role="system", content="Reply in JSON."), Message(role="user", content="Name a colour. " * 30)]
+    request = CompletionRequest(model=backend.model, messages=messages, max_tokens=16, json_schema=schema)
+    try:
+        counted = await backend.count_input(request)
+        completion = await backend.complete(request)
+    finally:
+        await backend.aclose()
+    assert counted is not None and counted == completion.usage.input_tokens
+    assert counted < sum(len(m.content.encode()) for m in messages)  # well under the byte bound
+    assert completion.usage.cached_tokens >= counted - 1  # the count's evaluation was not paid twice

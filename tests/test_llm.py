@@ -192,3 +192,33 @@ async def test_a_shared_failure_reaches_every_waiter(tmp_path: Path) -> None:
     results = await asyncio.gather(*(llm.ask("target", MSG) for _ in range(3)), return_exceptions=True)
     assert all(isinstance(r, BackendError) for r in results)
     assert len(backend.requests) == 1
+
+
+class _Counting(ScriptedBackend):
+    """A scripted backend that counts a prompt's tokens as one per word (`counts`: whether it can)."""
+
+    def __init__(self, counts: bool) -> None:
+        super().__init__(BackendSettings(model="m"), lambda r: "ok")
+        self.counts, self.counted = counts, 0
+
+    async def count_input(self, request: CompletionRequest) -> int | None:
+        self.counted += 1
+        return sum(len(m.content.split()) for m in request.messages) if self.counts else None
+
+
+async def test_a_prompt_the_byte_bound_refuses_is_counted_by_a_backend_that_can_and_sent_when_it_fits() -> None:
+    long = [Message(role="user", content="word " * 400)]  # 2,000 bytes, 400 words
+    counting = _Counting(counts=True)
+    llm = LLM(counting, ledger=Ledger(budget=Budget(tokens=1000)), store=None)
+    assert (await llm.ask("reflect", MSG, max_tokens=100)).text == "ok" and counting.counted == 0  # fits: no count
+    assert (await llm.ask("reflect", long, max_tokens=100)).text == "ok" and counting.counted == 1
+    assert llm.ledger.spent_tokens <= 1000
+    # a count that does not fit either stops the run, as the byte bound did
+    with pytest.raises(BudgetExceeded, match="may need ~1100"):
+        await llm.ask("reflect", [Message(role="user", content="word " * 1000)], max_tokens=100)
+    # a backend that cannot count keeps the byte bound
+    plain = _Counting(counts=False)
+    llm = LLM(plain, ledger=Ledger(budget=Budget(tokens=1000)), store=None)
+    with pytest.raises(BudgetExceeded, match="raise --budget-tokens"):
+        await llm.ask("reflect", long, max_tokens=100)
+    assert plain.requests == [] and plain.counted == 1

@@ -144,6 +144,13 @@ class Ledger:
         self._reserved_usd = 0.0
         self._in_flight = 0  # reservations held; at 0 the sums restart at exactly 0 (no float drift)
 
+    def fits(self, provider: str, model: str, estimate: Usage) -> bool:
+        """Whether a call of `estimate` fits what is left of the budget on its own (calls in
+        flight aside); a model with no price fits a money cap here (`reserve` refuses it)."""
+        tokens_left = self.budget.tokens is None or self.spent_tokens + estimate.total <= self.budget.tokens
+        usd = price_bound(self.prices, provider, model, estimate) if find_price(self.prices, provider, model) else 0.0
+        return tokens_left and (self.budget.usd is None or self.spent_usd + usd <= self.budget.usd)
+
     def reserve(self, provider: str, model: str, estimate: Usage) -> tuple[int, float] | None:
         """Claim room for a call about to be made (its pessimistic estimate).
 

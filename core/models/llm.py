@@ -38,7 +38,9 @@ def estimate_usage(request: CompletionRequest) -> Usage:
     """An upper bound of a call's usage, reserved against the budget before it is sent. No token is
     shorter than one byte (byte-level BPE, SentencePiece with byte fallback: every provider's
     tokenizer here), so the UTF-8 bytes of the messages and of the JSON schema sent, with the
-    template's markers, bound the input; `max_tokens` bounds the reply."""
+    template's markers, bound the input; `max_tokens` bounds the reply. When this bound does not fit
+    the budget, a backend that can count the prompt (`count_input`: the embedded model) is asked
+    for the exact input instead (`LLM._send`)."""
     sent = sum(len(m.content.encode()) + MESSAGE_TOKENS for m in request.messages) + TEMPLATE_TOKENS
     if request.json_schema is not None:
         sent += len(json.dumps(request.json_schema).encode()) + SCHEMA_TOKENS
@@ -124,6 +126,11 @@ class LLM:
 
     async def _send(self, role: Role, request: CompletionRequest, key: str, timeout_s: float | None) -> Completion:
         estimate = estimate_usage(request)
+        if not self.ledger.fits(self.backend.name, self.backend.model, estimate):
+            # the byte bound would end the run; a backend that can count the prompt's tokens says
+            # how many it really is (the reply is still bounded by max_tokens)
+            counted = await self.backend.count_input(request)
+            estimate = estimate if counted is None else Usage(input_tokens=counted, output_tokens=request.max_tokens)
         while (reservation := self.ledger.reserve(self.backend.name, self.backend.model, estimate)) is None:
             await asyncio.sleep(RESERVE_POLL_S)  # calls in flight hold the rest of the budget
         try:

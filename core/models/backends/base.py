@@ -143,6 +143,11 @@ class Backend(Protocol):
 
     async def complete(self, request: CompletionRequest, *, timeout_s: float | None = None) -> Completion: ...
 
+    async def count_input(self, request: CompletionRequest) -> int | None:
+        """The exact input tokens `request` will be charged, when the backend can count them
+        cheaply (the embedded model's own tokenizer); None: only the byte bound is known."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -216,6 +221,10 @@ class BaseBackend:
             f"{self.name}:{self.model} failed {policy.attempts} times; last error: {last}. "
             f"Check the server or the provider's status{advice}."
         )
+
+    async def count_input(self, request: CompletionRequest) -> int | None:
+        """None: a remote provider's tokenizer is not at hand; the budget reserves the byte bound."""
+        return None
 
     def _delay(self, attempt: int, last: TransientError | None) -> float:
         policy = self.settings.retry

@@ -166,6 +166,16 @@ class LocalBackend(BaseBackend):
             model=self.model,
         )
 
+    async def count_input(self, request: CompletionRequest) -> int | None:
+        """The prompt's tokens as llama.cpp counts them: the request's messages through the chat
+        template, evaluated with no reply (one token is sampled and dropped). The evaluated prompt
+        stays in the model's cache, so the call that follows reuses it instead of paying twice."""
+        body = {**self._body(request), "max_tokens": 0}
+        body.pop("response_format", None)  # a grammar constrains the reply, it adds no prompt token
+        result = await asyncio.to_thread(self._call, body)
+        usage = result.get("usage") or {}
+        return int(usage["prompt_tokens"]) if "prompt_tokens" in usage else None
+
     def _unload(self) -> None:
         with self._lock:
             self._server = None
