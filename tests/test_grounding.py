@@ -402,7 +402,7 @@ def test_a_night_on_the_local_model_writes_no_ungrounded_judge_text(
 
 
 def test_a_finding_that_copies_the_reflect_or_repair_examples_is_dropped() -> None:
-    for name in ("reflect_system", "repair_system"):
+    for name in ("reflect_literal", "repair_system"):
         system = render(name)
         assert "Label: value" not in system and "`<a label>: <its value>`" in system
         assert "`<the exact text the feedback asks for>`" in system

@@ -8,7 +8,17 @@ from skillsleep.core.models.backends.base import BackendSettings
 from skillsleep.core.models.backends.scripted import ScriptedBackend
 from skillsleep.core.models.ledger import Ledger
 from skillsleep.core.models.llm import LLM
-from skillsleep.core.shared.records import Completion, CompletionRequest, Edit, Rollout, Run, Score, Task
+from skillsleep.core.shared.records import (
+    Check,
+    Completion,
+    CompletionRequest,
+    Edit,
+    Judge,
+    Rollout,
+    Run,
+    Score,
+    Task,
+)
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.aggregate import dedup
 from skillsleep.core.train.reflect import ReflectContext, Trajectory, backing, minibatches, reflect, reply_key
@@ -246,3 +256,30 @@ async def test_a_finding_rests_on_the_distinct_failed_trajectories_of_its_miniba
     [edit] = (await reflect(llm, SKILL, batch, ReflectContext(), minibatch_size=4)).edits
     assert edit.evidence == sorted(reply_key(t) for t in failed) and edit.support == 2  # the passed one is not
     assert backing([traj(4, True), traj(5, True)]) == sorted(reply_key(t) for t in [traj(4, True), traj(5, True)])
+
+
+def _judged(i: int, passed: bool, judge: Judge) -> Trajectory:
+    t = traj(i, passed)
+    return t.model_copy(update={"task": t.task.model_copy(update={"judge": judge})})
+
+
+async def test_how_to_quote_literal_text_is_shown_only_when_a_judge_may_require_some():
+    """A batch whose judges check only a length or a language is not shown the quoting example (a
+    small optimizer copied its placeholder into every finding); one check that names literal text,
+    an expected answer, a rubric or a judge with no checks shows it."""
+    quoting = "When the reply must contain literal text"
+    length = Judge(checks=[Check(type="max_sentences", value=3)])
+    spanish = Judge(checks=[Check(type="language", value="es")])
+    shown = {
+        "length and language": [length, spanish],
+        "a literal check beside them": [length, Judge(checks=[Check(type="ends_with", value="Bye.")])],
+        "an expected answer": [Judge(checks=[Check(type="language", value="es")], answer="4")],
+        "a rubric": [Judge(rubric="Is it kind?")],
+        "no checks": [Judge()],
+    }
+    for name, judges in shown.items():
+        llm, backend = make_llm(lambda r: NO_FINDINGS)
+        await reflect(llm, SKILL, [_judged(i, False, j) for i, j in enumerate(judges)], ReflectContext())
+        system = backend.requests[0].messages[0].content
+        assert (quoting in system) is (name != "length and language"), name
+        assert "Never rewrite the whole skill in one edit." in system and "$" not in system

@@ -16,6 +16,7 @@ import asyncio
 import hashlib
 import math
 import re
+from collections.abc import Iterable
 
 from pydantic import Field
 
@@ -33,7 +34,7 @@ from skillsleep.core.models.prompts import (
 )
 from skillsleep.core.models.replies import Lenient, Reply, Text, Unfit, given
 from skillsleep.core.shared.errors import ParseError
-from skillsleep.core.shared.records import Edit, EditKind, EditOp, Message, Record, Rollout, Task, UnusableReply
+from skillsleep.core.shared.records import Edit, EditKind, EditOp, Judge, Message, Record, Rollout, Task, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.folder_context import folder_section
 
@@ -124,12 +125,32 @@ def minibatches(trajectories: list[Trajectory], size: int) -> list[list[Trajecto
     return batches
 
 
+_LITERAL_CHECKS = frozenset(
+    {"section_present", "contains", "starts_with", "ends_with", "regex", "last_line_regex", "json_valid"}
+)
+
+
+def may_name_literals(tasks: Iterable[Task]) -> bool:
+    """Whether a judge of `tasks` may require literal text in the reply (a heading, a label line, a
+    fixed line, JSON). False only when every judge has checks and checks nothing else but things of
+    other kinds (a length, a language, a forbidden phrase): no literal check, no expected answer, no
+    rubric (which may ask for anything). The reflection is then not shown how to quote literal text,
+    whose example a small optimizer copies into findings that have nothing to quote."""
+    return not all(_literal_free(t.judge) for t in tasks)
+
+
+def _literal_free(judge: Judge) -> bool:
+    plain = judge.rubric is None and judge.answer is None and judge.answer_pattern is None
+    return plain and bool(judge.checks) and not any(c.type in _LITERAL_CHECKS for c in judge.checks)
+
+
 async def reflect(
     llm: LLM, skill: Skill, trajectories: list[Trajectory], ctx: ReflectContext, *, minibatch_size: int = 8
 ) -> ReflectResult:
     """Ask the optimizer (role "reflect") for findings on every minibatch, concurrently."""
     batches = minibatches(trajectories, minibatch_size)
-    system = Message(role="system", content=render("reflect_system"))
+    literal = "\n" + render("reflect_literal") if may_name_literals(t.task for t in trajectories) else ""
+    system = Message(role="system", content=render("reflect_system", literal_text=literal))
     shared = _shared_sections(skill, ctx)
     replies = await asyncio.gather(
         *(_reflect_one(llm, system, shared, batch, i, len(batches)) for i, batch in enumerate(batches))
@@ -177,7 +198,7 @@ def as_edit(finding: Finding | Unfit) -> tuple[Edit | None, str]:
     kind, op = finding.kind, finding.op
     target, content = given(finding.target), given(finding.content)
     rationale = given(finding.diagnosis) or ""
-    if content and (copied := copied_placeholders(content, "reflect_system", "repair_system")):
+    if content and (copied := copied_placeholders(content, "reflect_literal", "repair_system")):
         return None, f"the content copies the instructions' format {copied[0]} instead of the text it stands for"
     if kind == "execution_lapse":
         # A lapse note goes to the appendix: it never targets or removes a body line.
