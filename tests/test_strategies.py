@@ -177,6 +177,17 @@ async def test_with_one_candidate_a_step_whose_edits_the_memory_drops_gates_anot
     assert "step 2: (quoted literals, the optimizer's edits changed nothing) accepted" in reflections[2]
 
 
+async def test_a_rejected_fallback_candidate_is_recorded_as_the_step_s_applied_edits(tmp_path: Path) -> None:
+    """The worked example of a step with no edit of its own is gated and rejected (the target does
+    not follow it): the step record still says what was applied and gated, as for a rejected clip."""
+    trainer, _, _, _ = train(tmp_path, [], [1], n=1, seed=QUOTING, zero_passes=True, fallback=True)
+    [step] = (await trainer.run()).steps
+    assert step.strategies == {1: "worked example"} and step.chosen is None and step.gate is not None
+    assert [e.content for e in step.applied] == [
+        'Example of a good reply (to "What is 0+3?"):\n> 0 plus <answer>.\n> ANSWER: <answer>'
+    ]
+
+
 async def test_without_the_fallback_a_step_whose_edits_the_memory_drops_gates_nothing(tmp_path: Path) -> None:
     trainer, _, ob, _ = train(tmp_path, [BAD], [1], n=1, steps=2, follows=(QUOTED,))
     st = await trainer.run()

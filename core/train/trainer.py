@@ -212,7 +212,7 @@ class Trainer:
             proposed=len(reflected.edits),
             merged=len(merged.edits),
             selected=selection.selected,
-            applied=result.applied,
+            applied=built[0].result.applied,  # the clip's, or the one strategy's that took its place
             skipped=distinct([*dropped, *result.skipped, *candidates.skipped(built[1:])]),
             moot=result.moot,
             candidates=len(built),
