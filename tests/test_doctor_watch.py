@@ -52,7 +52,12 @@ def watching() -> Iterator[subprocess.Popen[str]]:
     finally:
         if watch.poll() is None:
             watch.send_signal(signal.SIGINT)
-        watch.communicate(timeout=60)
+        try:
+            watch.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # never leave it running into the next test
+            watch.kill()
+            _, err = watch.communicate()
+            pytest.fail(f"skillsleep watch did not stop within 60 s of Ctrl-C; its stderr:\n{err[-3000:]}")
 
 
 def test_repair_names_a_running_watch_with_its_pid_and_changes_nothing(data: Path) -> None:
