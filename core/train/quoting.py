@@ -51,6 +51,7 @@ _PREFIX = re.compile(r"^\^?((?:\\[^\w\s]|[^\\.^$*+?{}\[\]()|])+)")
 _CHOICES = re.compile(r"^\((?:\?:)?(?P<values>[A-Za-z][\w -]*(?:\|[A-Za-z][\w -]*)+)\)")
 _TEXTS = frozenset({"contains", "starts_with", "ends_with"})
 _PATTERNS = frozenset({"regex", "last_line_regex"})
+LITERAL_CHECKS = _TEXTS | _PATTERNS | {"section_present", "json_valid"}  # the check types `demands` reads
 
 
 class Demands(Record):

@@ -43,9 +43,10 @@ def reduced(skill: Skill, edit: Edit) -> list[Edit]:
     if any(_FENCE.match(line) for line in lines):
         return []
     titles = {i for i, _, _ in headings(content)}
-    ours = [line for i, line in enumerate(skill.editable_lines()) if line.strip() and i not in _heading_rows(skill)]
-    known = {key(line) for line in skill.editable_lines()}
-    free = list(ours)
+    editable = skill.editable_lines()
+    ruled = {i for i, _, _ in headings("\n".join(editable))}
+    free = [line for i, line in enumerate(editable) if line.strip() and i not in ruled]  # each replaced once
+    known = {key(line) for line in editable}
     out: list[Edit] = []
     for i, line in enumerate(lines):
         if not line.strip() or i in titles or key(line) in known:
@@ -74,7 +75,3 @@ def _closeness(old: str, new: str) -> float:
     says), else their keys' difflib ratio."""
     was, now = key(old), key(new)
     return 1.0 if was and now.startswith(was) else difflib.SequenceMatcher(None, was, now).ratio()
-
-
-def _heading_rows(skill: Skill) -> set[int]:
-    return {i for i, _, _ in headings("\n".join(skill.editable_lines()))}

@@ -37,6 +37,7 @@ from skillsleep.core.shared.errors import ParseError
 from skillsleep.core.shared.records import Edit, EditKind, EditOp, Judge, Message, Record, Rollout, Task, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.folder_context import folder_section
+from skillsleep.core.train.quoting import LITERAL_CHECKS
 
 RESPONSE_CHARS = 1000  # longer responses are cut in the middle: the head and the end matter most
 PROMPT_CHARS = 1500
@@ -125,11 +126,6 @@ def minibatches(trajectories: list[Trajectory], size: int) -> list[list[Trajecto
     return batches
 
 
-_LITERAL_CHECKS = frozenset(
-    {"section_present", "contains", "starts_with", "ends_with", "regex", "last_line_regex", "json_valid"}
-)
-
-
 def may_name_literals(tasks: Iterable[Task]) -> bool:
     """Whether a judge of `tasks` may require literal text in the reply (a heading, a label line, a
     fixed line, JSON). False only when every judge has checks and checks nothing else but things of
@@ -141,7 +137,7 @@ def may_name_literals(tasks: Iterable[Task]) -> bool:
 
 def _literal_free(judge: Judge) -> bool:
     plain = judge.rubric is None and judge.answer is None and judge.answer_pattern is None
-    return plain and bool(judge.checks) and not any(c.type in _LITERAL_CHECKS for c in judge.checks)
+    return plain and bool(judge.checks) and not any(c.type in LITERAL_CHECKS for c in judge.checks)
 
 
 async def reflect(
