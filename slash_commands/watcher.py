@@ -23,10 +23,12 @@ changed before the watcher started are read by the next harvest of their harness
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -310,6 +312,22 @@ def chat_roots(settings: EffectiveSettings) -> list[tuple[str, Path]]:
     return [("chat", folder) for folder in chat_folders(settings) if not folder.resolve().is_relative_to(own)]
 
 
+@contextmanager
+def ctrl_c_stops() -> Iterator[None]:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt while the watch runs, as "Ctrl-C to stop" says, even
+    when it was started with SIGINT ignored (a background job of a script, a test runner's worker:
+    the ignored state is inherited, and Python then installs no handler); the handler before is
+    put back after. Outside the main thread nothing changes (only it may set a handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def run_watch(
     debounce_s: float,
     duration_s: float | None,
@@ -329,7 +347,7 @@ def run_watch(
         )
     redact_patterns = tuple(settings.harvest.redact_patterns.value)
     watcher = Watcher(roots, debounce_s, on_report, redact_patterns, exclude=[data_dir()], later=absent_roots())
-    with Running(data_dir(), "watch"):  # `doctor --repair` names it rather than rebuild state.db under it
+    with ctrl_c_stops(), Running(data_dir(), "watch"):  # `doctor --repair` names it rather than rebuild state.db
         watcher.start()
         catch_up(roots, redact_patterns, on_report)
         try:  # from the "watching" line on, Ctrl-C is a clean stop (a test sends it as soon as it reads that line)

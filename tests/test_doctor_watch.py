@@ -39,10 +39,17 @@ def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @contextmanager
-def watching() -> Iterator[subprocess.Popen[str]]:
-    """A real `skillsleep watch`, once it has caught up and watches; stopped (Ctrl-C) afterwards."""
+def watching(*, sigint_ignored: bool = False) -> Iterator[subprocess.Popen[str]]:
+    """A real `skillsleep watch`, once it has caught up and watches; stopped (Ctrl-C) afterwards.
+    `sigint_ignored`: started with SIGINT ignored, as a background job of a script is (and as a
+    test worker was in CI, which made the watch deaf to Ctrl-C)."""
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
     watch = subprocess.Popen(
-        [str(SKILLSLEEP), "watch", "--debounce", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [str(SKILLSLEEP), "watch", "--debounce", "0.1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore,
     )
     try:
         assert watch.stderr is not None
@@ -93,3 +100,9 @@ def test_a_repair_that_leaves_the_state_database_alone_goes_ahead_beside_a_watch
         (data / "history.jsonl").write_bytes(b"\xff\n")
         code, out, err = invoke("doctor", "--repair")
         assert code == 0 and "everything was repaired" in out, err
+
+
+def test_ctrl_c_stops_a_watch_started_with_sigint_ignored(data: Path) -> None:
+    with watching(sigint_ignored=True) as watch:
+        pass
+    assert watch.returncode == 0 and running(data, "watch") == []  # a clean stop, its lock released
