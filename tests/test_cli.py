@@ -480,6 +480,27 @@ def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_setti
     assert "[target] retry.attempts / retry.timeout_s" in err and "--config" in err
 
 
+def test_the_optimizers_timeout_s_limits_each_of_its_calls(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    """[optimizer] timeout_s was parsed and ignored (its calls waited the retry's 120 s)."""
+    from servers import Action
+
+    fault_server.default = Action(kind="hang")
+    code, _, err = invoke(
+        "train",
+        "--config",
+        str(project / "run.toml"),
+        "optimizer.backend=openai:m",
+        f"optimizer.base_url={fault_server.url}/v1",
+        "optimizer.timeout_s=1",
+        "optimizer.retry.attempts=1",
+    )
+    assert code == 1
+    # the client's own timeout (0.9 s) or the retry loop's (1 s) fires, whichever the loaded machine lets first
+    assert f"openai:m failed 1 times; last error: no answer from {fault_server.url}/v1" in err
+    assert "within 1 s" in err
+    assert "raise [optimizer] retry.attempts" in err
+
+
 def test_train_refuses_credentials_the_optimizer_writes_and_keeps_them_out_of_every_file(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -304,3 +304,27 @@ def test_evidence_settings_below_one_are_refused_by_name(tmp_path: Path, overrid
     key = override.split("=")[0].split(".")[1]
     with pytest.raises(ConfigError, match=rf"\] {key}: "):
         load_config(write(tmp_path / "run.toml", MINIMAL), [override])
+
+
+@pytest.mark.parametrize("role", ["optimizer", "judge"])
+def test_a_call_roles_timeout_s_and_retry_timeout_s_are_one_limit(tmp_path: Path, role: str) -> None:
+    """[optimizer] / [judge] timeout_s limits each call (it was parsed and ignored: the backend read
+    only retry.timeout_s); either key sets both, and two different values are refused."""
+    own = getattr(load_config(write(tmp_path / "a.toml", MINIMAL + f"[{role}]\ntimeout_s = 900\n")), role)
+    assert (own.timeout_s, own.retry.timeout_s) == (900, 900)
+    retry = getattr(load_config(write(tmp_path / "b.toml", MINIMAL + f"[{role}.retry]\ntimeout_s = 30\n")), role)
+    assert (retry.timeout_s, retry.retry.timeout_s) == (30, 30)
+    same = load_config(write(tmp_path / "c.toml", MINIMAL), [f"{role}.timeout_s=5", f"{role}.retry.timeout_s=5"])
+    assert getattr(same, role).retry.timeout_s == 5
+    with pytest.raises(ConfigError, match=rf"{role}.*timeout_s = 900 and retry.timeout_s = 30 .*give one of them"):
+        load_config(write(tmp_path / "d.toml", MINIMAL), [f"{role}.timeout_s=900", f"{role}.retry.timeout_s=30"])
+    target = load_config(write(tmp_path / "e.toml", MINIMAL + "[target]\ntimeout_s = 900\n")).target
+    assert target.retry.timeout_s == 120  # the target's is one episode (an agent replay), its own key
+
+
+def test_a_nights_optimizer_and_judge_calls_get_the_call_timeout() -> None:
+    from skillsleep.core.night.settings import model_sections
+    from skillsleep.core.night.user_config import SleepSection
+
+    sections = model_sections(SleepSection(call_timeout=300))
+    assert [(s.timeout_s, s.retry.timeout_s) for s in sections] == [(300, 300)] * 3

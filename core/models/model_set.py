@@ -10,8 +10,9 @@ adds each provider's key and URL variables (slash_commands/wiring.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from skillsleep.core.models.backends.base import Backend, BackendSettings, BaseBackend, BaseUrl, RetryPolicy
 from skillsleep.core.models.backends.registry import create_backend, get_provider, parse_spec, provider_infos
@@ -38,13 +39,33 @@ class ModelSection(BaseModel):
     thinking: bool = False
 
 
-class OptimizerSection(ModelSection):
+class CallSection(ModelSection):
+    """A role whose every use is one model call (the optimizer, the judge): `timeout_s` and
+    `retry.timeout_s` both limit one attempt of it, so the one given sets the other (the backend,
+    its HTTP client included, reads `retry.timeout_s`); both given and different is an error."""
+
+    @model_validator(mode="after")
+    def _one_call_limit(self) -> Self:
+        own, retry = "timeout_s" in self.model_fields_set, "timeout_s" in self.retry.model_fields_set
+        if own and retry and self.timeout_s != self.retry.timeout_s:
+            raise ValueError(
+                f"timeout_s = {self.timeout_s:g} and retry.timeout_s = {self.retry.timeout_s:g} both limit one "
+                "attempt of this role's model call; give one of them"
+            )
+        if own and not retry:
+            self.retry = self.retry.model_copy(update={"timeout_s": self.timeout_s})
+        elif retry and not own:
+            self.timeout_s = self.retry.timeout_s
+        return self
+
+
+class OptimizerSection(CallSection):
     """The model that reflects, merges and ranks edits."""
 
     max_tokens: int = Field(default=1024, ge=1)
 
 
-class JudgeSection(ModelSection):
+class JudgeSection(CallSection):
     """The rubric judge; an empty backend means the optimizer's."""
 
     backend: str = ""
