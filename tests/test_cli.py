@@ -443,18 +443,24 @@ def test_a_malformed_base_url_in_a_run_config_names_the_file_and_key(project: Pa
     assert not (project / "runs").exists()
 
 
-def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_settings(
-    project: Path, fault_server
-) -> None:  # type: ignore[no-untyped-def]
+def train_on_a_stalled_server(project: Path, fault_server, role: str, *overrides: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    """`train` with `role` on the OpenAI-compatible fault server, which never answers, and `overrides`."""
     from servers import Action
 
     fault_server.default = Action(kind="hang")
-    code, _, err = invoke(
-        "train",
-        "--config",
-        str(project / "run.toml"),
-        "target.backend=openai:m",
-        f"target.base_url={fault_server.url}/v1",
+    url = f"{fault_server.url}/v1"
+    return invoke(
+        "train", "--config", str(project / "run.toml"), f"{role}.backend=openai:m", f"{role}.base_url={url}", *overrides
+    )
+
+
+def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_settings(
+    project: Path, fault_server
+) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = train_on_a_stalled_server(
+        project,
+        fault_server,
+        "target",
         "target.retry.attempts=2",
         "target.retry.timeout_s=1",
         "target.retry.base_delay_s=0",
@@ -482,15 +488,10 @@ def test_a_stalled_server_shows_each_retry_and_names_the_run_configs_retry_setti
 
 def test_the_optimizers_timeout_s_limits_each_of_its_calls(project: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
     """[optimizer] timeout_s was parsed and ignored (its calls waited the retry's 120 s)."""
-    from servers import Action
-
-    fault_server.default = Action(kind="hang")
-    code, _, err = invoke(
-        "train",
-        "--config",
-        str(project / "run.toml"),
-        "optimizer.backend=openai:m",
-        f"optimizer.base_url={fault_server.url}/v1",
+    code, _, err = train_on_a_stalled_server(
+        project,
+        fault_server,
+        "optimizer",
         "optimizer.timeout_s=1",
         "optimizer.retry.attempts=1",
     )
