@@ -12,7 +12,7 @@ from skillsleep.core.shared.records import Check, Judge, Task
 from skillsleep.core.train.edits import EditLimits
 from skillsleep.core.train.quoting import choices, demands, literal_prefix
 from skillsleep.core.train.step_record import StepRecord
-from skillsleep.core.train.strategies import example_content, quoted_edit
+from skillsleep.core.train.strategies import example_content, quoted_edit, unmet
 
 EXAMPLE = "Example of a good reply"
 
@@ -59,6 +59,30 @@ async def test_the_worked_example_is_asked_of_the_optimizer_when_no_reply_passed
     [edit] = step.applied
     assert edit.content is not None and edit.content.startswith(f'{EXAMPLE} (to "What is ')
     assert edit.content.endswith('"):\n> Sum first.\n> ANSWER: <answer>')
+
+
+async def test_an_asked_example_that_misses_its_tasks_own_checks_is_no_candidate(tmp_path: Path) -> None:
+    trainer, _, ob, _ = train(
+        tmp_path, [BAD], [1], n=2, seed=QUOTING, follows=(EXAMPLE,), example="The sum is <answer>."
+    )
+    st = await trainer.run()
+    step = st.steps[0]
+    assert len([r for r in ob.requests if "reply" in str(r.json_schema)]) == 1  # asked once, and checked
+    assert "worked example" not in step.strategies.values() and 2 not in step.candidate_gates  # no gate pass on it
+    assert EXAMPLE not in st.current
+    [problem] = [f for f in step.failures if f.role == "example"]
+    assert problem.error.startswith("the optimizer's example reply misses its task's own checks, no example: ")
+    assert "ANSWER: .+" in problem.error  # the check's own feedback says what the reply lacked
+
+
+def test_an_example_is_checked_with_its_answer_placeholder_read_as_the_tasks_answer() -> None:
+    task = Task(
+        id="x", prompt="p", judge=Judge(checks=[Check(type="regex", value=r"^ANSWER: \d+$")], answer="7")
+    )  # fmt: skip
+    assert unmet(task, "Add them.\nANSWER: <answer>") == []
+    assert unmet(task, "Add them.\nANSWER: seven") != []
+    no_answer = task.model_copy(update={"judge": Judge(checks=task.judge.checks)})
+    assert unmet(no_answer, "ANSWER: <answer>") != []  # nothing to read it as: the pattern wants digits
 
 
 async def test_one_candidate_records_no_strategy_and_asks_nothing_more_when_the_clip_lands(tmp_path: Path) -> None:

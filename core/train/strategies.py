@@ -8,7 +8,8 @@ not samples of one proposal.
                                       and a line starting with `Score:`."), no model call
                   "worked example"    otherwise: one short example reply added to the skill, built
                                       from the shortest passing trajectory of the batch; when none
-                                      passed, the optimizer is asked for one (role "example", one call)
+                                      passed, the optimizer is asked for one (role "example", one call),
+                                      kept only when it meets its task's own rule checks
     candidate 3   the worked example when candidate 2 quoted literals
     further       "optimizer": each ranked edit on its own (`candidates.edit_sets`)
 
@@ -32,8 +33,9 @@ from skillsleep.core.models.replies import Reply, Text
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.privacy.safety import screen_all
 from skillsleep.core.shared.errors import ParseError
-from skillsleep.core.shared.records import Edit, Message, Strategy, Task, UnusableReply
+from skillsleep.core.shared.records import Edit, Message, Run, Strategy, Task, UnusableReply
 from skillsleep.core.shared.rejected import RejectedEdit
+from skillsleep.core.train.checks import run_checks
 from skillsleep.core.train.edits import EditLimits, apply_edits
 from skillsleep.core.train.memory import drop_remembered
 from skillsleep.core.train.quoting import Demands, instruction, pattern_piece
@@ -121,6 +123,17 @@ async def _asked(llm: LLM, skill: Skill, t: Trajectory, limits: EditLimits) -> t
     return reply.reply, []
 
 
+def unmet(task: Task, reply: str) -> list[str]:
+    """The feedback of each rule check of `task` that `reply` fails, its `<answer>` placeholders
+    read as the task's expected answer (an example the agent copies must meet the format it shows:
+    the 1.5B optimizer wrote `{"Label": "implausible", …}` for a judge wanting a `Label:` line)."""
+    if not reply.strip():
+        return []
+    answer = (task.judge.answer or "").strip()
+    text = reply.replace("<answer>", answer) if answer else reply
+    return [r.feedback for r in run_checks(task.judge, Run(response=text)) if not r.passed]
+
+
 def _unanswered(t: Trajectory) -> str:
     """`t`'s reply with its task's expected answer written as `<answer>` (never one task's answer in the skill)."""
     answer, reply = (t.task.judge.answer or "").strip(), t.rollout.run.response
@@ -139,6 +152,10 @@ async def example_edit(
     elif trajectories:
         t, why = trajectories[0], "asked of the optimizer: no reply of the batch passed"
         reply, problems = await _asked(llm, skill, t, limits)
+        if missed := unmet(t.task, reply):
+            why = "; ".join(missed)
+            error = f"the optimizer's example reply misses its task's own checks, no example: {why}"
+            return None, [*problems, UnusableReply(role="example", where="example", error=error)]
     else:
         return None, []
     content = example_content(t.task.prompt, reply, limits)
