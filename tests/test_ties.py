@@ -145,6 +145,20 @@ async def test_the_same_words_proposed_again_are_dropped_before_ranking_on_any_s
     assert sum(BRIEF in r.messages[0].content for r in tb.requests) == len(trainer.val)  # gated once
 
 
+def test_an_ignored_add_is_its_words_wherever_it_would_go() -> None:
+    """The 0.5B optimizer proposed an ignored reminder note again as a skill line "after" itself (an
+    anchor the skill lacks: the end of the body), and it was gated a second time."""
+    line = "The sentence is plausible."
+    ignored = RejectedEdit(edit=Edit(op="add", content=line, kind="execution_lapse"), stage="ignored", reason="tie")
+    again = Edit(op="add", target=line, content=f" {line.upper()} ", kind="skill_defect")
+    elsewhere = Edit(op="add", target="- Read the question.", content=line)
+    kept, dropped = drop_remembered([again, elsewhere], [ignored], Skill.parse("# S\n\n- Read the question.\n"))
+    assert kept == [] and [d.edit for d in dropped] == [again, elsewhere]
+    replaced = RejectedEdit(edit=Edit(op="replace", target="- a", content=line), stage="ignored", reason="tie")
+    other = Edit(op="replace", target="- b", content=line)
+    assert drop_remembered([other], [replaced], Skill.parse("# S\n\n- a\n- b\n"))[0] == [other]  # another line
+
+
 async def test_a_repair_the_target_ignored_is_remembered_with_its_proposal_and_both_are_dropped(
     tmp_path: Path,
 ) -> None:

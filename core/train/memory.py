@@ -135,7 +135,7 @@ def drop_remembered(
     """`edits` without those identical to a remembered refusal, to an edit the target ignored, or to
     an edit the gate rejected on its own on this same `skill` text, and each one dropped (stage
     "memory", or "user"). Identical is after the rewrites that need no call (`quoted`) and with
-    whitespace and case folded."""
+    whitespace and case folded; an add is its words, wherever it would go."""
     known = {_normal(r.edit): r for r in rejected if r.stage in ("apply", "ignored") or r.skill == skill.hash}
     kept = [e for e in edits if _normal(e) not in known]
     dropped = [
@@ -148,7 +148,11 @@ def drop_remembered(
 
 
 def _normal(edit: Edit) -> str:
-    return rewritten(edit).key()
+    """An edit's identity in the memory: an add is its words wherever it goes (its anchor only places
+    it, and an unknown anchor puts it at the end), so an ignored line proposed again after another
+    line, or as a reminder note, is the same words; a replace or a delete is also the line it changes."""
+    edit = rewritten(edit)
+    return (edit.model_copy(update={"target": None}) if edit.op == "add" else edit).key()
 
 
 def _before(r: RejectedEdit) -> str:
