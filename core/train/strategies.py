@@ -153,8 +153,7 @@ async def example_edit(
         t, why = trajectories[0], "asked of the optimizer: no reply of the batch passed"
         reply, problems = await _asked(llm, skill, t, limits)
         if missed := unmet(t.task, reply):
-            why = "; ".join(missed)
-            error = f"the optimizer's example reply misses its task's own checks, no example: {why}"
+            error = f"the optimizer's example reply misses its task's own checks, no example: {'; '.join(missed)}"
             return None, [*problems, UnusableReply(role="example", where="example", error=error)]
     else:
         return None, []
