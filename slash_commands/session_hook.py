@@ -1,13 +1,15 @@
 """`skillsleep harvest --hook claude-code`: Claude Code's SessionEnd hook (plugins/claude-code/hooks).
 
-Claude Code runs it when a session ends, with the event's JSON on stdin
-(`{"session_id", "transcript_path", "cwd", "reason", …}`), and gives it about 1.5 s. It harvests
-exactly that transcript through the normal harvest path (cursors, redaction with the user's
-patterns), prints nothing and always exits 0: whatever goes wrong (input that is no such event,
-a transcript that does not exist because the session ran without persistence, a state database
-that is damaged or busy for longer than BUSY_WAIT_S, settings that cannot be read) is one line
-in <data>/logs/hooks.log, never a failure Claude Code shows. The next harvest (the night's, or
-`skillsleep harvest`) reads whatever this one did not.
+Claude Code runs the hook's shell command when a session ends, with the event's JSON on stdin
+(`{"session_id", "transcript_path", "cwd", "reason", …}`), and cancels it after 1.5 s (a plugin's
+own `timeout` does not extend that), printing "Hook cancelled" as the session ends. So the command
+reads the event and starts this in the background with SIGHUP ignored: the session ends at once and
+the harvest finishes after it, however loaded the machine. It harvests exactly that transcript
+through the normal harvest path (cursors, redaction with the user's patterns), prints nothing and
+always exits 0: whatever goes wrong (input that is no such event, a transcript that does not exist
+because the session ran without persistence, a state database that is damaged or busy for longer
+than BUSY_WAIT_S, settings that cannot be read) is one line in <data>/logs/hooks.log. The next
+harvest (the night's, or `skillsleep harvest`) reads whatever this one did not.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from skillsleep.core.shared.errors import SkillsleepError
 
 HOOK_LOG = "hooks.log"  # under <data>/logs/
 LOG_LIMIT = 256 * 1024  # beyond this the log is moved to hooks.log.1 (one old generation kept)
-BUSY_WAIT_S = 0.5  # how long the hook waits for a state database another process is writing
+BUSY_WAIT_S = 10.0  # how long the hook waits for a state database another process is writing
 
 
 def session_end(agent: str, stdin: bytes) -> None:

@@ -20,6 +20,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -150,9 +151,19 @@ class World:
         finally:
             store.close()
 
-    def hook_read(self) -> set[str]:
-        """The Claude Code sessions whose transcripts a harvest read (stored or not): their ids. A session
-        of nothing but /sleep verbs is read by the hook and never stored (docs/harvest.md)."""
+    def hook_read(self, sessions: int) -> set[str]:
+        """The Claude Code sessions whose transcripts a harvest read (stored or not): their ids, once
+        there are `sessions` of them or after a minute. The SessionEnd hook harvests in the background,
+        after `claude` has exited. A session of nothing but /sleep verbs is read by the hook and never
+        stored (docs/harvest.md)."""
+        deadline = time.monotonic() + 60
+        while True:
+            read = self._read()
+            if len(read) >= sessions or time.monotonic() > deadline:
+                return read
+            time.sleep(0.1)
+
+    def _read(self) -> set[str]:
         if not (self.data / "state.db").exists():
             return set()
         store = Store(self.data / "state.db")
@@ -180,7 +191,11 @@ def test_the_claude_code_plugin_validates(world: World, monkeypatch: pytest.Monk
     assert report["success"] is True and report["manifest"]["errors"] == []
     assert report["provides"]["skills"] == ["skillsleep:sleep"]
     assert [(h["event"], h["command"]) for h in report["provides"]["hooks"]] == [
-        ("SessionEnd", "type skillsleep >/dev/null 2>&1 || exit 0; skillsleep harvest --hook claude-code")
+        (
+            "SessionEnd",
+            "type skillsleep >/dev/null 2>&1 || exit 0; event=$(cat); "
+            "(trap '' HUP; printf '%s\\n' \"$event\" | skillsleep harvest --hook claude-code) >/dev/null 2>&1 &",
+        )
     ]
     world.skillsleep(monkeypatch, "install", "claude-code")  # the hook plugin as installed, full path and all
     installed = world.run(
@@ -207,7 +222,7 @@ def test_sleep_in_claude_code_with_the_plugin(world: World) -> None:
     assert "<command-name>/skillsleep:sleep</command-name>" in sent  # the bare name reached the plugin's skill
     assert "**skillsleep**: 0 night(s), 1 pending proposal(s)" in sent and f"`/sleep adopt {pid}`" in sent
     # the hook read that session, and stored none of it: nothing but /sleep, skillsleep's own
-    assert world.hook_read() == {result["session_id"]} and world.harvested() == {}
+    assert world.hook_read(1) == {result["session_id"]} and world.harvested() == {}
     assert not (world.data / "logs" / "hooks.log").exists()
 
     world.claude("/sleep adopt", *plugin, env=env)
@@ -226,7 +241,24 @@ def test_sleep_in_claude_code_with_the_plugin(world: World) -> None:
     world.claude(f"/sleep adopt {staged}", *plugin, env=env)
     assert "**Error:**" in world.sent() and "my own line" in world.sent()
     assert world.live.read_text() == NEW + "- my own line\n" and Proposals(world.data).get(staged).status == "staged"
-    assert len(world.hook_read()) == 5 and world.harvested() == {}  # every session read as it ended, none stored
+    assert len(world.hook_read(5)) == 5 and world.harvested() == {}  # every session read as it ended, none stored
+
+
+def test_the_session_end_hook_harvests_after_claude_code_exits_however_slowly_skillsleep_starts(
+    world: World,
+) -> None:
+    """Claude Code cancels a SessionEnd hook after 1.5 s and says "Hook cancelled" as the session ends
+    (on a loaded machine Python alone can take that long): the hook harvests in the background, so a
+    `skillsleep` that takes 3 s to start still harvests the session, and the session ends quietly."""
+    slow = world.root / "slow-bin"
+    slow.mkdir()
+    (slow / "skillsleep").write_text(f'#!/bin/sh\n[ "$1" = harvest ] && sleep 3\nexec {VENV_BIN}/skillsleep "$@"\n')
+    (slow / "skillsleep").chmod(0o755)
+    env = {**world.env, "PATH": f"{slow}:{world.env['PATH']}"}
+    result = world.claude("/sleep status", "--plugin-dir", str(ROOT / "plugins" / "claude-code"), env=env)
+    assert not result["is_error"]  # and nothing about the hook on stderr (World.claude)
+    assert world.hook_read(1) == {result["session_id"]}
+    assert not (world.data / "logs" / "hooks.log").exists()
 
 
 def test_sleep_adopt_by_skill_name_in_claude_code(world: World) -> None:
@@ -281,7 +313,7 @@ def test_installed_sleep_works_in_claude_code_without_a_plugin_flag_or_path(
     assert f"`/sleep adopt {pid}`" in sent
     # the skill says where it runs: a night started here would use Claude Code as harness and model
     assert "Next night: replays in claude-code, claude-code as the model ← claude-code (the agent this command " in sent
-    assert world.hook_read() == {result["session_id"]} and world.harvested() == {}  # the installed hook
+    assert world.hook_read(1) == {result["session_id"]} and world.harvested() == {}  # the installed hook
 
     world.skillsleep(monkeypatch, "uninstall", "claude-code")
     world.claude("/sleep status")
@@ -427,7 +459,6 @@ def test_sleep_run_in_claude_code_starts_a_detached_night_with_claude_code_as_ha
     the background replays in Claude Code and sends every model call to Claude Code's headless mode,
     and stages a proposal."""
     import re
-    import time
 
     from sleep_kit import TARGET_RULES, optimizer_rules, write_chat_logs
 

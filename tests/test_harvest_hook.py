@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from skillsleep.core.models.store import Store
+from skillsleep.slash_commands import session_hook
 from skillsleep.slash_commands.cli import main
 
 ENDED = "aaaaaaaa-0000-4000-8000-000000000001"
@@ -173,7 +174,10 @@ def test_a_damaged_state_database_is_logged_and_left_as_it_was(claude: Path, tmp
     assert db.read_bytes() == b"this is not a database" * 100
 
 
-def test_a_database_another_process_holds_is_logged_and_harvested_next_time(claude: Path, tmp_path: Path) -> None:
+def test_a_database_another_process_holds_is_logged_and_harvested_next_time(
+    claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session_hook, "BUSY_WAIT_S", 0.5)  # the hook waits 10 s for the writer to finish
     data = tmp_path / "data"
     Store(data / "state.db").close()
     holder = sqlite3.connect(data / "state.db", isolation_level=None)

@@ -80,7 +80,8 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
     assert f"if type {SKILLSLEEP} >/dev/null 2>&1;" in text
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]["SessionEnd"]
     assert [h["command"] for entry in hooks for h in entry["hooks"]] == [
-        f"type {SKILLSLEEP} >/dev/null 2>&1 || exit 0; {SKILLSLEEP} harvest --hook claude-code"
+        f"type {SKILLSLEEP} >/dev/null 2>&1 || exit 0; event=$(cat); "
+        f"(trap '' HUP; printf '%s\\n' \"$event\" | {SKILLSLEEP} harvest --hook claude-code) >/dev/null 2>&1 &"
     ]
     assert json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["name"] == "skillsleep"
     assert any("/sleep status" in note for note in out["notes"])
@@ -121,7 +122,8 @@ def test_a_path_a_shell_must_quote_is_quoted_everywhere(tmp_path: Path) -> None:
         and f"then {quoted} sleep --from-agent claude-code $ARGUMENTS" in files["SKILL.md"]
     )
     command = json.loads(files["hooks.json"])["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
-    assert shlex.split(command)[-4:] == [str(odd), "harvest", "--hook", "claude-code"]
+    words = shlex.split(command)
+    assert words[:2] == ["type", str(odd)] and words[-7:-3] == [str(odd), "harvest", "--hook", "claude-code)"]
     codex = installer("codex")(ctx).files[0].text
     assert f"   {quoted} sleep --prefix '$sleep' --from-agent codex" in codex
 
