@@ -5,13 +5,19 @@ and always exits 0, and what went wrong is one line in <data>/logs/hooks.log."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from skillsleep.core.models.store import Store
+from skillsleep.harnesses.plugin_bundle import bundle_text
 from skillsleep.slash_commands import session_hook
 from skillsleep.slash_commands.cli import main
 
@@ -212,3 +218,30 @@ def test_the_log_is_kept_small(claude: Path, tmp_path: Path) -> None:
     hook("not json")
     assert hook_log(tmp_path / "data")[-1].endswith("the hook's input is not JSON; nothing was harvested")
     assert log.stat().st_size < 1000 and (log.parent / "hooks.log.1").stat().st_size == 360_000
+
+
+def test_the_installed_hook_returns_at_once_and_its_harvest_outlives_a_hangup(claude: Path, tmp_path: Path) -> None:
+    """The hook command as `skillsleep install claude-code` writes it, run by a shell as Claude Code
+    runs it: it exits before a `skillsleep` that takes 2 s to start has read anything, and the hangup
+    that ends the session's process group (a closed terminal) does not stop the harvest."""
+    wrapper = tmp_path / "bin" / "skillsleep"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nsleep 2\nexec {Path(sys.executable).parent / "skillsleep"} "$@"\n')
+    wrapper.chmod(0o755)
+    hooks = json.loads(bundle_text("claude-code/hooks/hooks.json", wrapper))["hooks"]["SessionEnd"]
+    (command,) = [h["command"] for entry in hooks for h in entry["hooks"]]
+    shell = subprocess.run(
+        ["sh", "-c", f"echo $$ > {tmp_path / 'group'}; {command}"],
+        input=json.dumps(session_end(transcript(claude))),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        start_new_session=True,  # its own process group, as the session's
+    )
+    assert shell.returncode == 0 and shell.stdout == shell.stderr == ""
+    assert not (tmp_path / "data" / "state.db").exists()  # the shell was done before the harvest began
+    os.killpg(int((tmp_path / "group").read_text()), signal.SIGHUP)
+    deadline = time.monotonic() + 60
+    while not ((tmp_path / "data" / "state.db").exists() and stored(tmp_path / "data")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(stored(tmp_path / "data")) == [ENDED] and hook_log(tmp_path / "data") == []
