@@ -4,9 +4,13 @@ reads the transcripts again and the sessions get their skills."""
 
 from __future__ import annotations
 
+import multiprocessing
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from skillsleep.core.harvest.harvester import Harvester, Source
 from skillsleep.core.models.store import Store
@@ -82,3 +86,37 @@ def test_skill_rows_follow_their_session(tmp_path: Path) -> None:
     store.delete_sessions_from("/t/b")
     assert store.skill_uses() == {("codex", "y"): 1}
     store.close()
+
+
+def _open(path: str, start: Any, errors: Any) -> None:
+    start.wait()
+    try:
+        Store(Path(path)).close()
+    except Exception as exc:  # reported to the test, which names it
+        errors.put(f"{type(exc).__name__}: {exc}")
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["new file", "schema 1 file"])
+def test_processes_that_open_the_same_file_at_once_all_open_it_and_migrate_it_once(tmp_path: Path, old: bool) -> None:
+    """A session's end hook harvesting in the background while `/sleep` typed right after it opens
+    the same state database: each opens it, the version is recorded (or the file migrated) once."""
+    context = multiprocessing.get_context("fork")
+    errors: Any = context.Queue()
+    for trial in range(60):
+        path = tmp_path / f"{trial}" / "state.db"
+        path.parent.mkdir()
+        if old:
+            shutil.copyfile(V1, path)
+        start = context.Barrier(4)
+        workers = [context.Process(target=_open, args=(str(path), start, errors)) for _ in range(4)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(60)
+        assert [w.exitcode for w in workers] == [0] * 4
+        assert errors.empty(), errors.get()
+        assert _rows(path, "SELECT key, value FROM meta WHERE key='schema_version'") == [
+            ("schema_version", str(SCHEMA_VERSION))
+        ]
+        if old:
+            assert len(_rows(path, "SELECT harness, id FROM sessions")) == 9

@@ -29,16 +29,14 @@ from urllib.parse import quote
 from pydantic import Field, ValidationError
 
 from skillsleep.core.models.rundir import PRIVATE_FILE, private_dir
-from skillsleep.core.models.store_schema import SCHEMA, SCHEMA_VERSION, SKILL_ROWS, migrate
+from skillsleep.core.models.store_schema import BUSY, SCHEMA_VERSION, SKILL_ROWS, initialise, schema_version
 from skillsleep.core.shared.errors import Busy, ConfigError, SkillsleepError, StateDamaged
 from skillsleep.core.shared.records import Completion, LedgerEntry, Record
 from skillsleep.core.shared.session import Session
 
 HOLDS = "every harvested (redacted) session, the harvest cursors, the call ledger and the response cache"
 _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
-_BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED: another connection writes, longer than the timeout
 _NO_SHM = {8, 14}  # SQLITE_READONLY, SQLITE_CANTOPEN: a read-only WAL reader could not make its -shm file
-_VERSION = "SELECT value FROM meta WHERE key='schema_version'"
 _FORGET_SKILLS = "DELETE FROM session_skills WHERE (harness, id) IN (SELECT harness, id FROM sessions WHERE source=?)"
 
 
@@ -59,15 +57,7 @@ class Store:
             raise database_error(self.path, exc) from exc
         try:
             with self._use():
-                if not readonly:
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                    self._db.executescript(SCHEMA)
-                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                row = self._db.execute(_VERSION).fetchone() if "meta" in tables else None
-                if row is None and not readonly:
-                    self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                elif row is not None and int(row[0]) < SCHEMA_VERSION and not readonly:
-                    migrate(self._db, int(row[0]))
+                row = schema_version(self._db) if readonly else initialise(self._db, timeout_s)
             if row is not None and int(row[0]) > SCHEMA_VERSION:
                 raise ConfigError(
                     f"{self.path} was written by a newer skillsleep (schema {row[0]}); upgrade skillsleep."
@@ -297,7 +287,7 @@ def database_error(path: Path, exc: sqlite3.DatabaseError) -> SkillsleepError:
     holds and how to repair it), busy (another process writes it), or another failure such as a
     full disk (exit 1)."""
     code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-    if code in _BUSY:
+    if code in BUSY:
         return Busy(f"the state database {path} is busy: another process is writing it ({exc}); try again in a moment")
     if code in _DAMAGED:
         return StateDamaged(
@@ -324,8 +314,7 @@ def check_database(path: Path) -> tuple[str, bool]:
         if found != ["ok"]:
             more = " (and more)" if len(found) > 4 else ""
             return "SQLite's integrity check failed: " + "; ".join(found[:4]) + more, True
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if "meta" in tables else None
+        row = schema_version(db)
     except sqlite3.DatabaseError as exc:
         return f"SQLite's integrity check failed: {exc}", True
     finally:

@@ -8,13 +8,21 @@ sessions it holds (a version 1 session records no skill, so this finds none), no
 changed, and the harvest cursors are forgotten, so the next harvest reads every transcript still on
 disk again and stores its sessions with the skills they used (a session whose transcript is gone
 stays as it was). A file opened read-only is not migrated (`Store.skill_uses()` reads no rows then).
+Processes that open the same new or old file at once (a session's end hook harvesting in the
+background and a `/sleep` typed right after it) record the version, or migrate, once: one after the
+other, under the write lock.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
+from typing import Any
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "SKILL_ROWS", "migrate"]
+__all__ = ["BUSY", "SCHEMA", "SCHEMA_VERSION", "SKILL_ROWS", "initialise", "migrate", "schema_version"]
+
+BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED: another connection writes, longer than the timeout
+_VERSION = "SELECT value FROM meta WHERE key='schema_version'"
 
 SCHEMA_VERSION = 2
 
@@ -60,15 +68,53 @@ SKILL_ROWS = (
 
 def migrate(db: sqlite3.Connection, found: int) -> None:
     """Bring a database of schema `found` (< SCHEMA_VERSION; the tables of SCHEMA exist) up to date,
-    in one transaction: version 1 → 2 fills `session_skills` from the stored sessions."""
+    inside the caller's transaction (the write lock is held): version 1 → 2 fills
+    `session_skills` from the stored sessions."""
+    if found < 2:
+        db.execute("DELETE FROM session_skills")
+        db.execute(SKILL_ROWS.format(where="1"))
+        db.execute("DELETE FROM harvest_cursors")  # re-read: the sessions get their skills
+    db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+
+
+def schema_version(db: sqlite3.Connection) -> tuple[Any, ...] | None:
+    """The schema-version row; None in a file with no tables yet."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    row: tuple[Any, ...] | None = db.execute(_VERSION).fetchone() if "meta" in tables else None
+    return row
+
+
+def initialise(db: sqlite3.Connection, timeout_s: float) -> tuple[Any, ...] | None:
+    """WAL, the tables, and the version recorded in a new file or an older file migrated; the
+    version row as it is then. Processes opening a new file at once can meet where SQLite says
+    "locked" at once instead of waiting (the switch to WAL, which two of them may both wait to
+    make): each step is idempotent, so the whole is tried again, for up to `timeout_s`, as any
+    statement waits for a writer."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+            row = schema_version(db)
+            return row if row is not None and int(row[0]) >= SCHEMA_VERSION else _set_version(db)
+        except sqlite3.OperationalError as exc:
+            if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF not in BUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def _set_version(db: sqlite3.Connection) -> tuple[Any, ...] | None:
+    """Record the version in a new file, or migrate an older one, holding the write lock; read
+    again under it, since another process may have done it meanwhile."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        if found < 2:
-            db.execute("DELETE FROM session_skills")
-            db.execute(SKILL_ROWS.format(where="1"))
-            db.execute("DELETE FROM harvest_cursors")  # re-read: the sessions get their skills
-        db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        row = db.execute(_VERSION).fetchone()
+        if row is None:
+            db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) < SCHEMA_VERSION:
+            migrate(db, int(row[0]))
     except BaseException:
         db.rollback()
         raise
     db.execute("COMMIT")
+    return schema_version(db)
