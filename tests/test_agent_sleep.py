@@ -193,8 +193,8 @@ def test_the_claude_code_plugin_validates(world: World, monkeypatch: pytest.Monk
     assert [(h["event"], h["command"]) for h in report["provides"]["hooks"]] == [
         (
             "SessionEnd",
-            "type skillsleep >/dev/null 2>&1 || exit 0; event=$(cat); "
-            "(trap '' HUP; printf '%s\\n' \"$event\" | skillsleep harvest --hook claude-code) >/dev/null 2>&1 &",
+            "type skillsleep >/dev/null 2>&1 || exit 0; trap '' HUP; event=$(cat); "
+            "(printf '%s\\n' \"$event\" | skillsleep harvest --hook claude-code) >/dev/null 2>&1 &",
         )
     ]
     world.skillsleep(monkeypatch, "install", "claude-code")  # the hook plugin as installed, full path and all

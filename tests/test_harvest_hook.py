@@ -244,4 +244,6 @@ def test_the_installed_hook_returns_at_once_and_its_harvest_outlives_a_hangup(cl
     deadline = time.monotonic() + 60
     while not ((tmp_path / "data" / "state.db").exists() and stored(tmp_path / "data")) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert list(stored(tmp_path / "data")) == [ENDED] and hook_log(tmp_path / "data") == []
+    made = (tmp_path / "data" / "state.db").exists()
+    assert made and list(stored(tmp_path / "data")) == [ENDED], (made, hook_log(tmp_path / "data"))
+    assert hook_log(tmp_path / "data") == []

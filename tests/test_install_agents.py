@@ -80,8 +80,8 @@ def test_claude_code_gets_the_sleep_skill_and_the_session_end_hook_calling_this_
     assert f"if type {SKILLSLEEP} >/dev/null 2>&1;" in text
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]["SessionEnd"]
     assert [h["command"] for entry in hooks for h in entry["hooks"]] == [
-        f"type {SKILLSLEEP} >/dev/null 2>&1 || exit 0; event=$(cat); "
-        f"(trap '' HUP; printf '%s\\n' \"$event\" | {SKILLSLEEP} harvest --hook claude-code) >/dev/null 2>&1 &"
+        f"type {SKILLSLEEP} >/dev/null 2>&1 || exit 0; trap '' HUP; event=$(cat); "
+        f"(printf '%s\\n' \"$event\" | {SKILLSLEEP} harvest --hook claude-code) >/dev/null 2>&1 &"
     ]
     assert json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())["name"] == "skillsleep"
     assert any("/sleep status" in note for note in out["notes"])
