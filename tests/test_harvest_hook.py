@@ -237,6 +237,7 @@ def test_the_installed_hook_returns_at_once_and_its_harvest_outlives_a_hangup(cl
         text=True,
         timeout=30,
         start_new_session=True,  # its own process group, as the session's
+        env={k: os.environ[k] for k in ("PATH", "HOME", "SKILLSLEEP_HOME", "CLAUDE_CONFIG_DIR")},  # the fixture's
     )
     assert shell.returncode == 0 and shell.stdout == shell.stderr == ""
     assert not (tmp_path / "data" / "state.db").exists()  # the shell was done before the harvest began
