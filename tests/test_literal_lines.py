@@ -20,11 +20,13 @@ from skillsleep.core.models.store import Store
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.errors import BackendError
 from skillsleep.core.shared.records import Check, CompletionRequest, Edit, Judge, Task
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.train.aggregate import AggregateResult, MergedEdit, merge_screened
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.edits import EditLimits, apply_edits
 from skillsleep.core.train.evaluate import Evaluator
 from skillsleep.core.train.gate import GateConfig
+from skillsleep.core.train.memory import recall
 from skillsleep.core.train.quoting import Demands, demands, quote_literals
 from skillsleep.core.train.repair import land
 from skillsleep.core.train.trainer import Trainer
@@ -319,6 +321,21 @@ async def test_a_named_fix_passes_the_same_screens_and_is_not_tried_without_a_re
     assert block in [r.edit for r in landed.refused]  # still refused: remembered as it was
     landed = await land(repairer(None), skill, [block], EditLimits(), redactor=Redactor())
     assert landed.fixes == [] and landed.applied == [] and landed.problems  # no rewrite was refused again
+
+
+async def test_a_rewrite_or_a_named_fix_the_memory_holds_is_held_back() -> None:
+    skill, block = Skill.parse(SEED), Edit(op="add", content="## Findings\nScore:")
+    missing = {"op": "replace", "target": "- Not in the skill.", "content": "Score: <n>"}
+    ignored = RejectedEdit(edit=Edit(op="add", content=BOTH), stage="ignored", reason="applied; not followed")
+    known = recall([ignored], skill)
+    landed = await land(repairer(missing), skill, [block], EditLimits(), redactor=Redactor(), known=known)
+    assert landed.applied == [] and [f.content for f in landed.fixes] == [BOTH]  # tried, and held back
+    (held,) = [r for r in landed.skipped if r.stage == "memory"]
+    assert held.rewrite and held.edit.content == BOTH and held.reason.startswith("held back from the repair, ")
+    assert block in [r.edit for r in landed.refused]
+    said = {"op": "add", "target": "", "content": BOTH.upper()}  # the repair writes the held words itself
+    landed = await land(repairer(said), skill, [block], EditLimits(), redactor=Redactor(), known=known)
+    assert landed.applied == [] and all(r.stage == "memory" for r in landed.skipped if r.rewrite)
 
 
 async def test_a_step_whose_repair_is_refused_again_gates_the_named_fix(tmp_path: Path) -> None:

@@ -181,6 +181,31 @@ async def test_a_repair_the_target_ignored_is_remembered_with_its_proposal_and_b
     assert "then repaired as" in shown and "and the repair was applied, but the target did not follow it" in shown
 
 
+async def test_a_repair_in_the_words_of_an_ignored_edit_is_held_back_not_gated_again(tmp_path: Path) -> None:
+    # step 1: "Be brief." is applied and ignored; step 2: a refused heading is repaired into "Be brief."
+    opt, ledger = Sequence((BRIEF,), (HEADING,), rewrite=f"  {BRIEF.upper()} "), Ledger()
+    trainer, tb, _ = build(config(tmp_path, 2), tmp_path, opt, ledger=ledger)
+    st = await trainer.run()
+    first, second = st.steps
+    assert first.gate and not first.gate.accepted and [e.content for e in first.applied] == [BRIEF]
+    assert calls(ledger, "repair") == 1 and BRIEF not in st.current
+    assert all(e.content != f"  {BRIEF.upper()} " for e in second.applied)
+    (held,) = [r for r in second.skipped if r.stage == "memory"]
+    assert held.rewrite and held.edit.content == f"  {BRIEF.upper()} "
+    assert held.reason == (
+        "held back from the repair, applied before (epoch 1, step 1) and the target did not follow it: "
+        "the same words would not move it either"
+    )
+    saved = json.loads((tmp_path / "runs/t/steps/e0s1/step.json").read_text())["skipped"]
+    assert [(s["stage"], s.get("rewrite")) for s in saved if s.get("stage") == "memory"] == [("memory", True)]
+    assert sum("be brief" in r.messages[0].content.lower() for r in tb.requests) == len(trainer.val)  # gated once
+    # the fix the heading's refusal names is other words: tried (and, ignored too, remembered with it)
+    (fix,) = second.applied
+    assert fix.content.startswith("Every reply must include the heading `## Answer`")
+    (original,) = [r for r in st.rejected if r.edit.content == HEADING]
+    assert original.stage == "ignored" and original.repair == fix
+
+
 async def test_a_regression_and_a_tie_in_company_are_remembered_as_gate_rejections_as_before(
     tmp_path: Path,
 ) -> None:

@@ -46,6 +46,7 @@ RejectStage = Literal["safety", "memory", "support", "user", "apply", "repair", 
 
 DROPPED = "dropped before ranking"  # how the reason of an edit the memory or the user's rejection drops begins
 HELD_BACK = "held back before ranking"  # how the reason of an edit on too few trajectories begins
+REPAIR_HELD = "held back from the repair"  # for a rewrite or named fix the memory holds, in place of DROPPED
 USER_REJECTED = "the user rejected proposal"  # how a user entry's reason begins (a dropped edit's after DROPPED)
 NOT_FOLLOWED = "the target did not follow it"  # what a dropped edit's reason says of an "ignored" entry
 IGNORED = f"applied; {NOT_FOLLOWED}"  # how an "ignored" entry's reason begins (what people read)

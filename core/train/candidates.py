@@ -17,8 +17,9 @@ so a step whose own edits all fail still gates one other form.
 
 Each candidate is gated on the selection split; identical candidate skills are gated once, and a
 candidate equal to the current skill is not gated at all. The gate keeps the accepted candidate
-with the highest selection score (ties → the lower number). Extra candidates cost no model call
-of the optimizer, and rollouts are memoised by skill (`Evaluator`), so only new skills are paid.
+with the highest selection score (ties → the lower number). Extra candidates cost at most one
+model call of the optimizer (the worked example, asked for only when no reply of the batch passed),
+and rollouts are memoised by skill (`Evaluator`), so only new skills are paid.
 """
 
 from __future__ import annotations

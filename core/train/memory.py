@@ -15,6 +15,9 @@ drop_rejected_by_user()   so is one that says only what the user rejected (stage
                           core/night/rejections.py): every line it would add, or every line it would
                           delete, is in such a change, compared after the rewrites that need no call
                           and with whitespace, case and a list marker folded (stage "user" in `skipped`)
+recall()                  the same screen for one edit, for the repair's rewrites and the fixes
+                          refusals name (core/train/repair.py): one the memory would drop as a
+                          proposal is held back as a rewrite, with the same entry
 usable()                  that, and a proposal resting on fewer distinct trajectories than
                           `[train] min_support` is held back before ranking (stage "support")
 
@@ -28,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.shared.records import Edit, GateDecision, folded
-from skillsleep.core.shared.rejected import DROPPED, HELD_BACK, IGNORED, NOT_FOLLOWED, RejectedEdit
+from skillsleep.core.shared.rejected import DROPPED, HELD_BACK, IGNORED, NOT_FOLLOWED, REPAIR_HELD, RejectedEdit
 from skillsleep.core.train.gate import untouched
 from skillsleep.core.train.literals import rewritten
 
@@ -145,6 +148,22 @@ def drop_remembered(
     ]
     kept, by_user = drop_rejected_by_user(kept, rejected, rewritten)
     return kept, dropped + by_user
+
+
+def recall(rejected: list[RejectedEdit], skill: Skill) -> Callable[[Edit], RejectedEdit | None]:
+    """A screen for one edit on `skill`: the entry `drop_remembered` would drop it with as a proposal
+    (said of a rewrite: "held back from the repair, …"), or None. The repair's rewrites and named
+    fixes pass it (core/train/repair.py), so words the memory holds never reach the gate that way."""
+
+    def held(edit: Edit) -> RejectedEdit | None:
+        _, dropped = drop_remembered([edit], rejected, skill)
+        return (
+            dropped[0].model_copy(update={"reason": dropped[0].reason.replace(DROPPED, REPAIR_HELD, 1)})
+            if dropped
+            else None
+        )
+
+    return held
 
 
 def _normal(edit: Edit) -> str:

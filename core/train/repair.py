@@ -6,7 +6,9 @@
                        same bounded-edit rules (never looser), in the room the first pass left.
                        A refused edit whose rewrites are all refused again gets the concrete
                        rewrite a refusal names (`named_fix`: the rewrite's refusal first, else the
-                       edit's own), through the same screens and rules, before it is remembered
+                       edit's own), through the same screens and rules, before it is remembered;
+                       a rewrite or fix in the words of an edit the memory holds (refused, or
+                       applied and not followed by the target) is held back like a proposal
 
 The rewrites that need no call (a bare heading quoted, a literal output line made a rule, a
 whole-skill replace reduced to the lines it adds or changes) are in core/train/literals.py,
@@ -101,13 +103,16 @@ async def land(
     refuse: Callable[[Edit], str | None] = lambda _: None,
     demands: Demands | None = None,
     folder: SkillFolder | None = None,
+    known: Callable[[Edit], RejectedEdit | None] = lambda _: None,
 ) -> Landed:
     """Apply `edits`; when some are refused, make one repair call (`on_repair(count)` first) and
     apply its rewrites within what is left of `limits`; a refused edit whose rewrites were all
     refused again gets the fix its refusal names (`named_fix`), in what is left after them.
     `refuse` refuses an edit (or a rewrite) before the bounded-edit rules see it, with its reason
-    (`answer_lines`); the literal lines `demands` names are quoted in a rewrite (`quote_one`). The
-    repair call is shown the skill folder's other files (`folder`, redacted) as the reflection was."""
+    (`answer_lines`); the literal lines `demands` names are quoted in a rewrite (`quote_one`). A
+    rewrite or a fix `known` holds (the rejected-edit memory: `memory.recall`) is held back with
+    that entry, as its proposal would have been before ranking. The repair call is shown the skill
+    folder's other files (`folder`, redacted) as the reflection was."""
     held = [RejectedEdit(edit=e, stage="apply", reason=why) for e in edits if (why := refuse(e)) is not None]
     first = apply_edits(skill, [e for e in edits if not any(e is h.edit for h in held)], limits)
     refusals = [*held, *first.refusals()]
@@ -119,9 +124,10 @@ async def land(
     rewrites, problems = await _ask_for(llm, first.skill, ask, limits, on_repair, folder)
     rewrites += [(n, e) for n, edits in sorted(parts.items()) for e in edits]
     rewrites = [(n, quote_one(e, demands or Demands())) for n, e in rewrites] + sorted(quotes.items())
-    second = _round(first.skill, rewrites, _room(limits, first.applied), refuse, redactor)
+    second = _round(first.skill, rewrites, _room(limits, first.applied), refuse, known, redactor)
     fixes = _named_fixes(refusals, second, limits)
-    third = _round(second.result.skill, fixes, _room(limits, first.applied, second.result.applied), refuse, redactor)
+    room = _room(limits, first.applied, second.result.applied)
+    third = _round(second.result.skill, fixes, room, refuse, known, redactor)
     later = (second, third)
     repaired = [(n, e) for r in later for n, e in r.safe if 0 < n <= len(refusals) and _has(r.result.applied, e)]
     fixed = {n for n, _ in repaired}
@@ -145,15 +151,16 @@ async def land(
 @dataclass(frozen=True)
 class _Round:
     """One round of rewrites (numbered by the refused edit they rewrite): those that passed the
-    screens, what the rules made of them, and the ones `refuse` or the safety screen refused."""
+    screens, what the rules made of them, the ones `refuse` refused or the memory held back
+    (`held`), and the ones the safety screen refused."""
 
     safe: list[tuple[int, Edit]]
     result: EditResult
-    answers: list[tuple[int, RejectedEdit]]
+    held: list[tuple[int, RejectedEdit]]
     screened: list[tuple[int, RejectedEdit]]
 
     def skipped(self) -> list[RejectedEdit]:
-        return [r for _, r in self.answers] + [r.model_copy(update={"rewrite": True}) for r in self.result.skipped]
+        return [r for _, r in self.held] + [r.model_copy(update={"rewrite": True}) for r in self.result.skipped]
 
 
 def _round(
@@ -161,27 +168,32 @@ def _round(
     rewrites: list[tuple[int, Edit]],
     room: EditLimits,
     refuse: Callable[[Edit], str | None],
+    known: Callable[[Edit], RejectedEdit | None],
     redactor: Redactor,
 ) -> _Round:
-    """`rewrites` screened (`refuse`: an answer again stays refused; the safety screen) and applied."""
+    """`rewrites` screened (`refuse`: an answer again stays refused; `known`: the memory holds it;
+    the safety screen) and applied."""
     safe: list[tuple[int, Edit]] = []
-    answers: list[tuple[int, RejectedEdit]] = []
+    held: list[tuple[int, RejectedEdit]] = []
     screened: list[tuple[int, RejectedEdit]] = []
     for n, rewrite in rewrites:
         if (why := refuse(rewrite)) is not None:
-            answers.append((n, RejectedEdit(edit=rewrite, stage="apply", reason=why, rewrite=True)))
+            held.append((n, RejectedEdit(edit=rewrite, stage="apply", reason=why, rewrite=True)))
+            continue
+        if (entry := known(rewrite)) is not None:
+            held.append((n, entry.model_copy(update={"rewrite": True})))
             continue
         ok, refused = screen_all([rewrite], redactor)
         safe += [(n, e) for e in ok]
         screened += [(n, r) for r in refused]
-    return _Round(safe, apply_edits(skill, [e for _, e in safe], room), answers, screened)
+    return _Round(safe, apply_edits(skill, [e for _, e in safe], room), held, screened)
 
 
 def _named_fixes(refusals: list[RejectedEdit], second: _Round, limits: EditLimits) -> list[tuple[int, Edit]]:
-    """For each refused edit whose rewrites were all refused again (by `refuse`, the safety screen or
-    the rules): the rewrite a refusal names, its rewrite's refusal first, else its own
+    """For each refused edit whose rewrites were all refused again (by `refuse`, the memory, the
+    safety screen or the rules): the rewrite a refusal names, its rewrite's refusal first, else its own
     (`named_fix`), not tried yet: the first that applies alone, else the first."""
-    again = [*second.answers, *second.screened] + [
+    again = [*second.held, *second.screened] + [
         (n, r) for n, e in second.safe for r in second.result.refusals() if r.edit is e
     ]
     landed = {n for n, e in second.safe if _has(second.result.applied, e) or _has(second.result.moot, e)}

@@ -300,6 +300,7 @@ class Trainer:
             refuse=refuse,
             demands=demands,
             folder=self.folder,
+            known=memory.recall(st.rejected, skill),
         )
         if result.asked or result.rewrites or result.fixes:
             self.run_dir.write_json(self.run_dir.step_dir(st.epoch, st.step) / "repair.json", result.record())
