@@ -29,7 +29,14 @@ from urllib.parse import quote
 from pydantic import Field, ValidationError
 
 from skillsleep.core.models.rundir import PRIVATE_FILE, private_dir
-from skillsleep.core.models.store_schema import BUSY, SCHEMA_VERSION, SKILL_ROWS, initialise, schema_version
+from skillsleep.core.models.store_schema import (
+    BUSY,
+    SCHEMA_VERSION,
+    SKILL_ROWS,
+    initialise,
+    result_code,
+    schema_version,
+)
 from skillsleep.core.shared.errors import Busy, ConfigError, SkillsleepError, StateDamaged
 from skillsleep.core.shared.records import Completion, LedgerEntry, Record
 from skillsleep.core.shared.session import Session
@@ -253,7 +260,7 @@ def _connect(path: Path, timeout_s: float, *, readonly: bool) -> sqlite3.Connect
         return db
     except sqlite3.DatabaseError as exc:
         db.close()
-        if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF not in _NO_SHM:
+        if result_code(exc) not in _NO_SHM:
             raise
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
@@ -286,7 +293,7 @@ def database_error(path: Path, exc: sqlite3.DatabaseError) -> SkillsleepError:
     """The error for a failed state-database operation: damaged (exit 2, with what the file
     holds and how to repair it), busy (another process writes it), or another failure such as a
     full disk (exit 1)."""
-    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    code = result_code(exc)
     if code in BUSY:
         return Busy(f"the state database {path} is busy: another process is writing it ({exc}); try again in a moment")
     if code in _DAMAGED:

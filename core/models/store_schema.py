@@ -19,9 +19,16 @@ import sqlite3
 import time
 from typing import Any
 
-__all__ = ["BUSY", "SCHEMA", "SCHEMA_VERSION", "SKILL_ROWS", "initialise", "migrate", "schema_version"]
+__all__ = ["BUSY", "SCHEMA", "SCHEMA_VERSION", "SKILL_ROWS", "initialise", "migrate", "result_code", "schema_version"]
 
 BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED: another connection writes, longer than the timeout
+
+
+def result_code(exc: sqlite3.Error) -> int:
+    """SQLite's primary result code of `exc` (its extended code's low byte), 0 when it has none."""
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
 _VERSION = "SELECT value FROM meta WHERE key='schema_version'"
 
 SCHEMA_VERSION = 2
@@ -98,7 +105,7 @@ def initialise(db: sqlite3.Connection, timeout_s: float) -> tuple[Any, ...] | No
             row = schema_version(db)
             return row if row is not None and int(row[0]) >= SCHEMA_VERSION else _set_version(db)
         except sqlite3.OperationalError as exc:
-            if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF not in BUSY or time.monotonic() > deadline:
+            if result_code(exc) not in BUSY or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
 
