@@ -63,10 +63,10 @@ class Family(BaseModel):
 
 
 def family_names(*, held_out: bool = True) -> list[str]:
-    """The families under bench/quality/, in name order; without `held_out`, those kept for the end
-    are left out."""
+    """The families under bench/quality/, in name order with those kept for the end last (a run of
+    them all scores those at its end); without `held_out`, those are left out."""
     names = sorted(p.name for p in FAMILIES.iterdir() if (p / "family.json").is_file())
-    return [n for n in names if held_out or not load_family(n).held_out]
+    return sorted((n for n in names if held_out or not load_family(n).held_out), key=lambda n: load_family(n).held_out)
 
 
 def load_family(name: str) -> Family:
