@@ -350,7 +350,8 @@ async def test_a_rewrite_or_a_named_fix_the_memory_holds_is_held_back() -> None:
     assert block in [r.edit for r in landed.refused]
     said = {"op": "add", "target": "", "content": BOTH.upper()}  # the repair writes the held words itself
     landed = await land(repairer(said), skill, [block], EditLimits(), redactor=Redactor(), known=known)
-    assert landed.applied == [] and all(r.stage == "memory" for r in landed.skipped if r.rewrite)
+    held_words = [r.edit.content for r in landed.skipped if r.stage == "memory"]
+    assert landed.applied == [] and held_words == [BOTH.upper()] and landed.fixes == []  # the fix: the same words
 
 
 async def test_a_step_whose_repair_is_refused_again_gates_the_named_fix(tmp_path: Path) -> None:
