@@ -66,7 +66,8 @@ def family_names(*, held_out: bool = True) -> list[str]:
     """The families under bench/quality/, in name order with those kept for the end last (a run of
     them all scores those at its end); without `held_out`, those are left out."""
     names = sorted(p.name for p in FAMILIES.iterdir() if (p / "family.json").is_file())
-    return sorted((n for n in names if held_out or not load_family(n).held_out), key=lambda n: load_family(n).held_out)
+    kept = {n: load_family(n).held_out for n in names}
+    return sorted((n for n in names if held_out or not kept[n]), key=kept.__getitem__)
 
 
 def load_family(name: str) -> Family:
