@@ -229,6 +229,7 @@ async def one_run(
         "test": test,
         "test_per_task": {"seed": per_task["seed"], "best": per_task["best"]},  # for the family's gain interval
         **step_counts(run_dir),
+        "steps_skipped": summary.skipped,  # not run: every selection task already had the top score
         "calls": summary.calls_made,
         "tokens": summary.tokens,
         "by_role": roles,
@@ -288,6 +289,7 @@ def summarise(rows: list[dict[str, Any]], reference: dict[str, float]) -> list[d
                 "steps_applicable": sum(r["steps_applicable"] for r in runs),
                 "steps_moot": moot,
                 "steps_dead_end": sum(r["steps_dead_end"] for r in runs),
+                "steps_skipped": sum(r.get("steps_skipped", 0) for r in runs),  # rows written before it: none
                 "applicable_rate": round(applicable, 3),
                 "accepted": sum(r["accepted"] for r in runs),
                 "max_tokens_per_run": max_tokens,
@@ -331,7 +333,7 @@ def _row_line(r: dict[str, Any]) -> str:
         f"sel {sel['seed']:.2f}→{sel['best']:.2f} (final {sel['final']:.2f})  "
         f"test {test['seed']:.2f}→{test['best']:.2f} (final {test['final']:.2f}, ref {r['reference']:.2f})  "
         f"steps {r['steps']} applicable {r['steps_applicable']} moot {r['steps_moot']} "
-        f"dead-end {r['steps_dead_end']} accepted {r['accepted']}  "
+        f"dead-end {r['steps_dead_end']} skipped {r.get('steps_skipped', 0)} accepted {r['accepted']}  "
         f"calls/tokens {roles}  train {r['train_s']:.0f} s (with test scoring {r['wall_s']:.0f} s)"
     )
 
@@ -344,7 +346,8 @@ def _summary_line(s: dict[str, Any]) -> str:
         f"test seed {s['test_seed']:.2f} ref {s['test_reference']:.2f}  "
         f"{_gain(s)}  "
         f"headroom fraction {frac}  steps {s['steps']}: applicable {s['steps_applicable']}, "
-        f"moot {s['steps_moot']}, dead-end {s['steps_dead_end']} ({s['applicable_rate']:.0%} of the non-moot apply)  "
+        f"moot {s['steps_moot']}, dead-end {s['steps_dead_end']}, skipped {s['steps_skipped']} "
+        f"({s['applicable_rate']:.0%} of the non-moot apply)  "
         f"max tokens {s['max_tokens_per_run']}  "
         f"targets: gain {ok[s['target_gain']]}, tokens {ok[s['target_tokens']]}, "
         f"applicable {ok[s['target_applicable']]}"

@@ -76,7 +76,7 @@ def train_text(s: TrainResult) -> str:
     lines = [
         f"run: {s.run_dir}",
         f"selection score: seed {s.seed_score:.3f} → best {s.best_score:.3f} (final {s.final_score:.3f})",
-        f"steps: {s.steps}, candidates accepted {s.accepted}, rejected {s.rejected}",
+        f"steps: {s.steps}{_skipped(s.skipped)}, candidates accepted {s.accepted}, rejected {s.rejected}",
     ]
     if s.test:
         t = s.test
@@ -92,6 +92,10 @@ def train_text(s: TrainResult) -> str:
         lines += ["  … (--json lists them all)"] if len(s.problems) > 5 else []
     lines.append(f"best skill: {s.best_skill}")
     return "\n".join(lines)
+
+
+def _skipped(n: int) -> str:
+    return f" ({n} more skipped: every held-out task already had the top score, no candidate could pass)" if n else ""
 
 
 TASKS_SHOWN = 10  # the per-task rows train's text shows; --json (and summary.json) has every task

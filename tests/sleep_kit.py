@@ -2,7 +2,8 @@
 
 write_scripts(root)       opt.json (optimizer: mine, relevance, dream, reflect, merge, rank,
                           slow update, meta) and target.json (the chat target: follows RULE
-                          only when the skill holds it) for the scripted backend
+                          only when the skill holds it; `unsolved`: fails one held-out task
+                          whatever the skill) for the scripted backend
 write_script(root)        both in one rules file, for `--backend scripted:<file>` (every role)
 write_chat_logs(dir, …)   direct-chat logs in which TASKS recur `times` times, each followed by
                           a correction (so they mine as failing recurring tasks)
@@ -55,7 +56,9 @@ TASKS = [
     "Draft the weekly status email for the team",
 ]
 DREAM = "Please handle this one for the staging branch instead"
-CORRECTION = "no, put the answer on its own last line"  # what grounds the answer-line check of the judge
+CORRECTION = "no, put the answer on its own last line"
+# a target rule failing "Draft the weekly status email", which the mined splits hold out, whatever the skill
+UNSOLVED = {"match": "weekly status email", "reply": "Done."}  # what grounds the answer-line check of the judge
 
 
 def optimizer_rules(
@@ -105,11 +108,14 @@ def optimizer_rules(
 TARGET_RULES = [{"match": "ANSWER:", "reply": "Done.\nANSWER: ok"}, {"match": "[\\s\\S]", "reply": "Done."}]
 
 
-def write_scripts(root: Path, **optimizer: Any) -> tuple[Path, Path]:
+def write_scripts(root: Path, *, unsolved: bool = False, **optimizer: Any) -> tuple[Path, Path]:
+    """opt.json and target.json; `unsolved`: the target fails one held-out task (UNSOLVED) whatever
+    the skill, so that a night's held-out tasks never all have the top score (then the steps left
+    are skipped) and a night of several steps runs them all."""
     root.mkdir(parents=True, exist_ok=True)
     opt, target = root / "opt.json", root / "target.json"
     opt.write_text(json.dumps(optimizer_rules(**optimizer)))
-    target.write_text(json.dumps(TARGET_RULES))
+    target.write_text(json.dumps([UNSOLVED, *TARGET_RULES] if unsolved else TARGET_RULES))
     return opt, target
 
 

@@ -40,12 +40,16 @@ VAL = 4  # selection tasks
 BATCH = 3  # train tasks, one step
 
 
-def tasks() -> list[Task]:
+def tasks(unsolved: bool = False) -> list[Task]:
+    """BATCH train tasks, VAL selection tasks; `unsolved`: one more selection task whose reference
+    answer no reply gives, so that no skill leaves every held-out task at the top score (the trainer
+    skips the steps left once one does)."""
     judge = Judge(checks=[Check(type="last_line_regex", value=r"ANSWER: .+")], answer_pattern=r"ANSWER:\s*(.+)$")
     return [
-        Task(id=f"t{i}", prompt=f"What is {i}+{i + 3}?", judge=judge.model_copy(update={"answer": str(2 * i + 3)}),
+        Task(id=f"t{i}", prompt=f"What is {i}+{i + 3}?",
+             judge=judge.model_copy(update={"answer": str(2 * i + 3 + (i == BATCH + VAL))}),
              split="train" if i < BATCH else "val")
-        for i in range(BATCH + VAL)
+        for i in range(BATCH + VAL + unsolved)
     ]  # fmt: skip
 
 
@@ -106,9 +110,10 @@ def train(
     zero_passes: bool = False,
     example: str = "",
     fallback: bool = False,
+    unsolved: bool = False,
 ) -> tuple[Trainer, ScriptedBackend, ScriptedBackend, list[Event]]:
     tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "tasks.jsonl").write_text("\n".join(t.model_dump_json() for t in tasks()) + "\n")
+    (tmp_path / "tasks.jsonl").write_text("\n".join(t.model_dump_json() for t in tasks(unsolved)) + "\n")
     (tmp_path / "SKILL.md").write_text(seed)
     (tmp_path / "run.toml").write_text(
         '[data]\ntasks = "tasks.jsonl"\nskill = "SKILL.md"\n[run]\nname = "t"\nout_dir = "runs"\n'
@@ -125,7 +130,7 @@ def train(
     ev = Evaluator(
         ChatHarness(LLM(tb, ledger=ledger)), judge_llm=None, gate=GateConfig(), log_path=run_dir.rollouts_path
     )
-    split = {s: [t for t in tasks() if t.split == s] for s in ("train", "val")}
+    split = {s: [t for t in tasks(unsolved) if t.split == s] for s in ("train", "val")}
     events: list[Event] = []
     trainer = Trainer(
         cfg, splits=split, seed_skill=Skill.parse(seed), evaluator=ev, optimizer=LLM(ob, ledger=ledger),
@@ -135,20 +140,20 @@ def train(
 
 
 async def test_two_candidates_are_both_gated_and_the_better_one_is_kept(tmp_path: Path) -> None:
-    trainer, _tb, ob, events = train(tmp_path, [HALF, GOOD], [1, 2], n=2, steps=2, follows=(QUOTED,))
+    trainer, _tb, ob, events = train(tmp_path, [HALF, GOOD], [1, 2], n=2, steps=2, follows=(QUOTED,), unsolved=True)
     st = await trainer.run()
     step = st.steps[0]
     assert step.candidates == 2 and step.chosen == 2
     assert step.strategies == {1: "optimizer", 2: "quoted literals"} and step.strategy == "quoted literals"
-    assert {n: (d.accepted, d.candidate) for n, d in step.candidate_gates.items()} == {1: (True, 0.5), 2: (True, 1.0)}
+    assert {n: (d.accepted, d.candidate) for n, d in step.candidate_gates.items()} == {1: (True, 0.4), 2: (True, 0.8)}
     assert step.gate == step.candidate_gates[2] and [e.content for e in step.applied] == [QUOTED]
-    assert QUOTED in st.current and HALF not in st.current and st.current_score == 1.0
+    assert QUOTED in st.current and HALF not in st.current and st.current_score == 0.8
     assert (tmp_path / "runs/t/candidates/e0s0c1.md").read_text().count(HALF) == 1
     first = [e for e in events if getattr(e, "at", StepAt(epoch=0, epochs=1, step=1, steps=2)).step == 0]
     assert [(e.candidate, e.candidates) for e in first if isinstance(e, GateStarted)] == [(1, 2), (2, 2)]
     assert [e.describe().split(": ", 1)[1] for e in first if isinstance(e, GateDecided)] == [
-        "candidate 1/2 accepted: improved 0.000 → 0.500",
-        "candidate 2/2 accepted: improved 0.000 → 1.000",
+        "candidate 1/2 accepted: improved 0.000 → 0.400",
+        "candidate 2/2 accepted: improved 0.000 → 0.800",
     ]
     chosen = [e for e in first if isinstance(e, CandidateChosen)]
     assert chosen == [
@@ -159,8 +164,8 @@ async def test_two_candidates_are_both_gated_and_the_better_one_is_kept(tmp_path
     assert chosen[0].describe().endswith("kept candidate 2 (quoted literals)")
     assert not [r for r in st.rejected if r.step == 0]  # a candidate that passed but was not kept is not rejected
     second_reflection = [r.messages[-1].content for r in ob.requests if "findings" in str(r.json_schema)][-1]
-    assert "step 1: candidate 1/2 (optimizer) passed, not kept (0.000 → 0.500)" in second_reflection
-    assert "step 1: candidate 2/2 (quoted literals) accepted (0.000 → 1.000)" in second_reflection
+    assert "step 1: candidate 1/2 (optimizer) passed, not kept (0.000 → 0.400)" in second_reflection
+    assert "step 1: candidate 2/2 (quoted literals) accepted (0.000 → 0.800)" in second_reflection
 
 
 async def test_the_next_ranked_edit_gets_a_turn_when_the_clip_fails(tmp_path: Path) -> None:

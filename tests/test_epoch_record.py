@@ -40,7 +40,12 @@ def test_a_stage_that_did_not_run_leaves_no_key() -> None:
 
 
 def test_the_epoch_files_of_a_run_hold_what_each_epoch_end_did(project: Path) -> None:
-    code, _, err = invoke("train", "--config", str(unusable_replies(project)), "--json")
+    config = unusable_replies(project)
+    # one selection task fails whatever the skill, so the run never has every held-out task at the
+    # top score and its second epoch runs (with all at the top, the steps left are skipped)
+    target = json.loads((project / "target.json").read_text())
+    (project / "target.json").write_text(json.dumps([{"match": "Question 7:", "reply": "It is 4."}, *target]))
+    code, _, err = invoke("train", "--config", str(config), "--json")
     assert code == 0, err
     run = project / "runs" / "cli"
     files = [json.loads((run / "epochs" / f"e{n}.json").read_text()) for n in (0, 1)]

@@ -24,7 +24,7 @@ TRAIN_KINDS = {
     "reflecting",
     "gate_started",
     "gate_decided",
-    "no_edit",
+    "saturated",
     "epoch_end",
     "notice",
     "final_scoring",

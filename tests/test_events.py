@@ -33,6 +33,7 @@ from skillsleep.core.shared.events import (
     ReportWritten,
     Retry,
     RolloutDone,
+    Saturated,
     SeedScoring,
     StepAt,
     StepProblem,
@@ -81,6 +82,11 @@ CASES: list[tuple[object, str]] = [
         "epoch 1/2 step 3/4: 2 candidates, 0 distinct new skill(s) gated; none",
     ),
     (EpochEnd(epoch=0), "epoch 1: boundary (slow update, meta skill)"),
+    (
+        Saturated(score=1.0, tasks=6, skipped=2),
+        "every held-out task already has the top score (1.000 on 6): no candidate could score higher, so the "
+        "remaining 2 step(s) are skipped",
+    ),
     (Stopped(reason="budget of 100 tokens spent"), "stopped: budget of 100 tokens spent"),
     (Notice(text="watching claude-code /h (Ctrl-C to stop)"), "watching claude-code /h (Ctrl-C to stop)"),
     (FinalScoring(subject="seed, best and final skill", tasks=3), "scoring seed, best and final skill on 3 test tasks"),

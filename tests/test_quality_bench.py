@@ -144,7 +144,16 @@ def test_the_summary_counts_moot_steps_apart_from_dead_ends(bench: ModuleType) -
     assert s["applicable_rate"] == pytest.approx(2 / 3, abs=1e-3) and not s["target_applicable"]
     (held,) = bench.summarise([_row("o", 0, 0.9, 13934, 1, moot=1)], {"f": 1.0})
     assert held["applicable_rate"] == 1.0 and held["target_applicable"]
-    assert "moot 1, dead-end 0" in bench._summary_line(held)
+    assert "moot 1, dead-end 0, skipped 0" in bench._summary_line(held)
+
+
+def test_the_summary_counts_the_steps_skipped_at_the_top_score(bench: ModuleType) -> None:
+    # findings, seed 0: step 1 put every selection task at the top score, step 2 was skipped
+    one = {**_row("o", 0, 1.0, 9000, 1), "steps": 1, "steps_dead_end": 0, "steps_skipped": 1}
+    (s,) = bench.summarise([one, _row("o", 1, 0.2, 9000, 1)], {"f": 1.0})  # a row written before: none skipped
+    assert (s["steps"], s["steps_applicable"], s["steps_dead_end"], s["steps_skipped"]) == (3, 2, 1, 1)
+    assert s["applicable_rate"] == pytest.approx(2 / 3, abs=1e-3)  # a skipped step is not one that needed an edit
+    assert "dead-end 1, skipped 1 (67% of the non-moot apply)" in bench._summary_line(s)
 
 
 def test_candidates_reach_the_run_config_and_split_the_summary(bench: ModuleType, tmp_path: Path) -> None:

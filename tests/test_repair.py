@@ -261,7 +261,7 @@ async def test_an_edit_the_gate_rejected_is_dropped_when_proposed_again_on_the_s
     trainer.seed_skill = PASSING
     st = await trainer.run()
     first, second = st.steps
-    assert first.gate and not first.gate.accepted and (first.gate.baseline, first.gate.candidate) == (1.0, 0.0)
+    assert first.gate and not first.gate.accepted and (first.gate.baseline, first.gate.candidate) == (0.75, 0.0)
     (memory,) = st.rejected
     assert memory.stage == "gate" and memory.skill == Skill(st.seed_skill).hash
     assert second.selected == [] and second.gate is None and st.current == st.seed_skill

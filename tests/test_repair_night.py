@@ -10,7 +10,7 @@ import pytest
 
 from skillsleep.core.night.nights import Nights
 from skillsleep.harnesses.skills import SkillTarget
-from tests.sleep_kit import RULE, Recorder, optimizer_rules
+from tests.sleep_kit import RULE, UNSOLVED, Recorder, optimizer_rules
 from tests.test_night_engine import (
     LIVE,
     live_file,
@@ -64,12 +64,14 @@ def test_a_refusal_survives_into_the_next_night(root: Path, monkeypatch: pytest.
 
 
 def harmful_night(root: Path, rules: list[dict[str, str]]) -> SkillTarget:
-    """A live skill the target passes with (it holds RULE), an optimizer following `rules`, and a
-    target that answers "Bonjour." (failing every task) to a skill holding FRENCH: the gate sees a
-    regression, 1.000 → 0.000 (a tie that moves no task is remembered otherwise: tests/test_ties.py)."""
+    """A live skill the target passes one of the two held-out tasks with (it holds RULE; the other,
+    UNSOLVED, fails whatever the skill, so the held-out tasks are not all at the top score and the
+    night trains), an optimizer following `rules`, and a target that answers "Bonjour." (failing
+    every task) to a skill holding FRENCH: the gate sees a regression, 0.500 → 0.000 (a tie that
+    moves no task is remembered otherwise: tests/test_ties.py)."""
     (root / "opt.json").write_text(json.dumps(rules))
     target = json.loads((root / "target.json").read_text())
-    (root / "target.json").write_text(json.dumps([{"match": "French", "reply": "Bonjour."}, *target]))
+    (root / "target.json").write_text(json.dumps([{"match": "French", "reply": "Bonjour."}, UNSOLVED, *target]))
     return live_file(root, LIVE + f"- {RULE}\n")
 
 
@@ -80,7 +82,7 @@ def test_a_gate_rejection_is_not_proposed_again_the_next_night_on_the_same_skill
     skill = harmful_night(root, optimizer_rules(findings=[harmful]))
     rec = Recorder(monkeypatch)
     first = night(root, settings(root), skill)
-    assert first.outcome == "rejected" and first.gate and (first.gate.baseline, first.gate.candidate) == (1.0, 0.0)
+    assert first.outcome == "rejected" and first.gate and (first.gate.baseline, first.gate.candidate) == (0.5, 0.0)
     (memory,) = Nights(root / "data").memory(skill.key()).rejected
     assert memory.stage == "gate" and memory.edit.content == FRENCH and memory.skill
     assert any(FRENCH in text for text in rec.texts("target"))  # night 1 gated it

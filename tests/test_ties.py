@@ -214,7 +214,7 @@ async def test_a_regression_and_a_tie_in_company_are_remembered_as_gate_rejectio
     trainer.seed_skill = PASSING
     st = await trainer.run()
     (memory,) = st.rejected
-    assert (memory.stage, memory.before, memory.after) == ("gate", 1.0, 0.0) and memory.skill == PASSING.hash
+    assert (memory.stage, memory.before, memory.after) == ("gate", 0.75, 0.0) and memory.skill == PASSING.hash
     assert "rejected by the gate" in section(opt.prompts["findings"][1])
     assert "did not follow" not in opt.prompts["findings"][1]
     # two edits gated together tie: neither is known to be ignored ("Reply in French only." masks the other)

@@ -31,6 +31,10 @@ BAD = "Reply in French only."
 SEED = "---\nname: sums\ndescription: add numbers\n---\n# Sums\n\n- Read the question.\n"
 
 
+UNSOLVED = 9  # a held-out task whose reference answer no reply gives: the selection score tops out
+# at 0.75, so a good rule never leaves every held-out task at the top (the trainer would skip the rest)
+
+
 def make_tasks() -> list[Task]:
     judge = Judge(
         checks=[Check(type="last_line_regex", value=r"ANSWER: .+")],
@@ -44,7 +48,7 @@ def make_tasks() -> list[Task]:
             Task(
                 id=f"t{i}",
                 prompt=f"What is {i}+{i + 3}?",
-                judge=judge.model_copy(update={"answer": str(2 * i + 3)}),
+                judge=judge.model_copy(update={"answer": str(2 * i + 3 + (i == UNSOLVED))}),
                 split=split,
             )
         )
@@ -137,7 +141,7 @@ async def test_training_accepts_the_rule_and_rejects_the_harmful_edit(tmp_path: 
     opt = Optimizer()
     trainer, _, _ = build(cfg, tmp_path, opt)
     st = await trainer.run()
-    assert st.done and st.seed_score == 0.0 and st.best_score == 1.0
+    assert st.done and st.seed_score == 0.0 and st.best_score == 0.75
     decisions = [s.gate for s in st.steps if s.gate]
     assert decisions[0] is not None and decisions[0].accepted
     assert any(d is not None and not d.accepted for d in decisions)
@@ -148,7 +152,7 @@ async def test_training_accepts_the_rule_and_rejects_the_harmful_edit(tmp_path: 
     assert best.startswith("---\nname: sums\n")  # frontmatter kept
     # the rejected edit, with its score before → after, reached a later reflection prompt
     assert st.rejected and st.rejected[0].edit.content == BAD
-    later = [p for p in opt.prompts if "French" in p and "1.000" in p]
+    later = [p for p in opt.prompts if "French" in p and "0.750" in p]
     assert later, "the rejected edit never reached a later prompt"
     scores, paired = await score_test(trainer, st)
     assert scores == SplitScores(seed=0.0, best=1.0, final=1.0)
@@ -192,7 +196,7 @@ async def test_resume_after_a_crash_redoes_no_finished_call(tmp_path: Path) -> N
     first = {(r.messages[0].content, r.messages[-1].content) for r in tb1.requests[:19]}
     trainer2, tb2, _ = build(cfg, tmp_path, Optimizer())
     st = await trainer2.run(saved)
-    assert st.done and st.best_score == 1.0
+    assert st.done and st.best_score == 0.75
     again = {(r.messages[0].content, r.messages[-1].content) for r in tb2.requests}
     assert not (first & again), "a finished call was paid for again after resume"
 

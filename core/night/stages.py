@@ -33,6 +33,7 @@ from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.models.store import StoredSessions
 from skillsleep.core.night.held_out import evidence_for
 from skillsleep.core.night.nights import SkillMemory
+from skillsleep.core.night.no_candidate import no_candidate_reason
 from skillsleep.core.night.record import PlanCounts
 from skillsleep.core.night.user_config import SleepSection
 from skillsleep.core.privacy.redact import Redactor
@@ -50,7 +51,7 @@ from skillsleep.core.shared.events import (
     quiet,
 )
 from skillsleep.core.shared.records import GateDecision, Record, Split, Task, UnusableReply
-from skillsleep.core.shared.rejected import NOT_FOLLOWED, RejectedEdit
+from skillsleep.core.shared.rejected import RejectedEdit
 from skillsleep.core.shared.session import Session
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.evaluate import Evaluator
@@ -319,9 +320,8 @@ def _unchanged(
 ) -> Trained:
     """The verdict when the candidate is the live skill: no candidate, or none passed the gate."""
     if not gated:
-        return common.decided(
-            seed.text, outcome="no-candidate", baseline=mean(base_scores), reason=_no_candidate_reason(steps)
-        )
+        reason = no_candidate_reason(steps, len(base_scores) if common.state.skipped else 0)
+        return common.decided(seed.text, outcome="no-candidate", baseline=mean(base_scores), reason=reason)
     best = max(gated, key=lambda s: s.gate.candidate if s.gate else 0.0)
     assert best.gate is not None
     return common.decided(
@@ -370,31 +370,3 @@ def _guidance_refused(state: TrainState, epoch: int) -> list[RejectedEdit]:
     """The slow update's guidance lines the safety screen refused at the end of `epoch`."""
     slow = [e.slow_update for e in state.epochs if e.epoch == epoch and e.slow_update]
     return [r for s in slow for r in s.refused]
-
-
-def _no_candidate_reason(steps: list[StepRecord]) -> str:
-    proposed = sum(s.proposed for s in steps)
-    refused = sum(len(s.refused) for s in steps)
-    unread = sum(1 for s in steps for f in s.failures if f.role == "reflect" and "nothing used" in f.error)
-    if not proposed and unread:
-        return f"the optimizer proposed no edit: {unread} of its reflect replies could not be read (see Problems)"
-    if not proposed:
-        return "the optimizer proposed no edit (the skill already does well on these tasks, or its replies could not be read)"
-    if refused and refused >= proposed:
-        return f"all {refused} proposed edit(s) were refused by the safety screen"
-    if any(r.stage == "support" for s in steps for r in s.skipped):
-        return (
-            f"not enough evidence: the {proposed} proposed edit(s) rest on fewer distinct trajectories than "
-            "--min-support asks (copies of one reply count once), so none reached the gate"
-        )
-    if any(r.stage == "memory" and NOT_FOLLOWED in r.reason for s in steps for r in s.skipped):
-        return (
-            f"none of the {proposed} proposed edit(s) reached the gate: the target did not follow some of them "
-            "before, in the same words, so they were dropped; each step's record says why for each edit"
-        )
-    if any(r.stage == "user" for s in steps for r in s.skipped):
-        return (
-            f"none of the {proposed} proposed edit(s) reached the gate: some say only what you rejected before "
-            "(`skillsleep reject`), so they were dropped; each step's record says why for each edit"
-        )
-    return f"none of the {proposed} proposed edit(s) could be applied to the skill"

@@ -8,7 +8,7 @@ renders: it calls an `EventSink` with events, and the command line decides how t
 with `--json` and in a detached night's log).
 
     training    Plan, SeedScoring, StepStarted, Reflecting, StepProblem, Repairing, NoEdit, GateStarted,
-                GateDecided, CandidateChosen, EpochEnd, Stopped (the Trainer), FinalScoring, EvalStarted
+                GateDecided, CandidateChosen, EpochEnd, Saturated, Stopped (the Trainer), FinalScoring, EvalStarted
     a night     HarvestStarted, HarvestDone, NightResumed, Mining, AskingRelevance, WritingJudges,
                 NotEnoughEvidence, Dreaming, NightPlanned, FinalScoring, ReportWritten, ProposalStaged,
                 ProposalPending, Adopted, AdoptRefused
@@ -59,6 +59,7 @@ from skillsleep.core.shared.run_events import (
     Repairing,
     Retry,
     RolloutDone,
+    Saturated,
     SeedScoring,
     StepAt,
     StepProblem,
@@ -98,6 +99,7 @@ __all__ = [
     "ReportWritten",
     "Retry",
     "RolloutDone",
+    "Saturated",
     "SeedScoring",
     "StepAt",
     "StepProblem",
@@ -121,6 +123,7 @@ Event = Annotated[
     | GateDecided
     | CandidateChosen
     | EpochEnd
+    | Saturated
     | Stopped
     | Notice
     | FinalScoring

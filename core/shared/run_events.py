@@ -26,6 +26,7 @@ __all__ = [
     "Repairing",
     "Retry",
     "RolloutDone",
+    "Saturated",
     "SeedScoring",
     "StepAt",
     "StepProblem",
@@ -200,6 +201,22 @@ class EpochEnd(EventRecord):
         if self.night is not None:
             return f"night {self.night}: end of the night (slow update, meta skill)"
         return f"epoch {self.epoch + 1}: boundary (slow update, meta skill)"
+
+
+class Saturated(EventRecord):
+    """Every held-out task already has the top score: no candidate could score higher, so the run's
+    remaining steps are skipped (core/train/gate.py, `saturated`)."""
+
+    kind: Literal["saturated"] = "saturated"
+    score: float
+    tasks: int
+    skipped: int  # the steps not run
+
+    def describe(self) -> str:
+        return (
+            f"every held-out task already has the top score ({self.score:.3f} on {self.tasks}): no candidate "
+            f"could score higher, so the remaining {self.skipped} step(s) are skipped"
+        )
 
 
 class Stopped(EventRecord):

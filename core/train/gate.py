@@ -9,6 +9,9 @@ higher mean carried by one task is not enough. With no task lowered, M winning t
 luck about once in 2^M (a sign test). With the gate off (`enabled = false`) every candidate is
 accepted unchecked.
 
+When every held-out task already has the top score, no candidate can pass (`saturated`): the
+trainer skips the steps left rather than pay for candidates the gate must refuse.
+
 A rejected candidate that moved no held-out task (`untouched`: every task scored as before, and
 some task had room to rise) is a tie of another kind than a lower or a mixed score: its edits were
 applied and the target did not follow them (core/train/memory.py remembers them as "ignored").
@@ -165,6 +168,13 @@ def _accepted_reason(cfg: GateConfig, base: float, cand: float, deltas: list[Tas
     wins = sum(1 for d in deltas if d.after > d.before + _EPS)
     lower = sum(1 for d in deltas if d.after < d.before - _EPS)
     return f"improved {base:.3f} → {cand:.3f}: higher on {wins} of {len(deltas)} held-out tasks, {lower} lower"
+
+
+def saturated(cfg: GateConfig, score: float) -> bool:
+    """Whether no candidate could pass the gate: it is on, a candidate must score strictly higher
+    than `score` (the current skill's mean on the held-out tasks), and `score` is the top score
+    already (each task's is at most 1). Only the slow update's guidance, which may tie, can still pass."""
+    return cfg.enabled and score >= 1.0 - _EPS
 
 
 def untouched(decision: GateDecision) -> bool:

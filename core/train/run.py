@@ -73,6 +73,7 @@ class TrainResult(Record):
     failed: str | None = None  # what failed after the training (the test scoring), or None
     epochs: int
     steps: int
+    skipped: int = 0  # steps not run: every held-out task already had the top score (core/train/gate.py)
     accepted: int
     rejected: int
     seed_score: float
@@ -277,6 +278,7 @@ def _result(
         failed=failed,
         epochs=st.epoch,
         steps=len(st.steps),
+        skipped=st.skipped,
         accepted=sum(1 for s in gated if s.gate and s.gate.accepted),
         rejected=sum(1 for s in gated if s.gate and not s.gate.accepted),
         seed_score=st.seed_score,

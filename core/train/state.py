@@ -76,6 +76,7 @@ class TrainState(Record):
     next_budget: int | None = None
     steps: list[StepRecord] = Field(default_factory=list)
     epochs: list[EpochRecord] = Field(default_factory=list)
+    skipped: int = 0  # steps not run because every held-out task already had the top score (`saturated`)
     spent_tokens: int = 0
     spent_usd: float = 0.0
     stopped: str | None = None

@@ -1,6 +1,7 @@
 """The training loop: epochs of steps (rollout → reflect → safety screen → aggregate → safety
 screen → unmerge and quote literals → clip → update → repair → gate) and an epoch boundary (slow
-update, meta skill; core/train/epoch.py).
+update, meta skill; core/train/epoch.py). Once every held-out task has the top score, no candidate
+could pass the gate, and the steps left are skipped (`saturated`, core/train/gate.py).
 A whole run around it (resume, the test split, summary.json) is `train()` in core/train/run.py.
 
 State (`TrainState`, core/train/state.py) is saved atomically after every step, so a crash or Ctrl-C resumes at the next step; the
@@ -20,13 +21,13 @@ from skillsleep.core.models.rundir import RunDir
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.shared.errors import BudgetExceeded, ConfigError
 from skillsleep.core.shared.events import (
-    CandidateChosen,
     EpochEnd,
     EventSink,
     NoEdit,
     Plan,
     Reflecting,
     Repairing,
+    Saturated,
     SeedScoring,
     StepAt,
     StepProblem,
@@ -34,20 +35,21 @@ from skillsleep.core.shared.events import (
     Stopped,
 )
 from skillsleep.core.shared.records import Edit, Task
-from skillsleep.core.shared.rejected import IGNORED, RejectedEdit, distinct
+from skillsleep.core.shared.rejected import RejectedEdit, distinct
 from skillsleep.core.train import candidates, literals, memory, quoting, repair, strategies, unmerge
 from skillsleep.core.train.aggregate import AggregateResult, Screened, merge_screened
 from skillsleep.core.train.config import TrainConfig
 from skillsleep.core.train.edits import EditLimits, EditResult
 from skillsleep.core.train.epoch import Boundary, end_epoch
 from skillsleep.core.train.evaluate import Evaluator
-from skillsleep.core.train.gate import mean
+from skillsleep.core.train.gate import mean, saturated
 from skillsleep.core.train.ranking import Selection, rank_and_clip
 from skillsleep.core.train.reflect import ReflectContext, Trajectory, reflect
 from skillsleep.core.train.repair import Landed
 from skillsleep.core.train.schedule import budget_at
 from skillsleep.core.train.state import TrainState, config_hash
-from skillsleep.core.train.step_notes import gate_note, refused_note
+from skillsleep.core.train.step_gate import gate_step
+from skillsleep.core.train.step_notes import refused_note
 from skillsleep.core.train.step_record import StepRecord
 
 
@@ -111,10 +113,13 @@ class Trainer:
         st.stopped = None
         try:
             while st.epoch < self.cfg.train.epochs:
-                while st.step < self.steps_per_epoch:
+                while st.step < self.steps_per_epoch and not saturated(self.cfg.gate, st.current_score):
                     await self._step(st)
                     st.step += 1
                     self._save(st)
+                if saturated(self.cfg.gate, st.current_score) and self._left(st):
+                    await self._skip_rest(st)
+                    break
                 self.on_event(EpochEnd(epoch=st.epoch))
                 await end_epoch(self._boundary(), st)
                 st.epoch += 1
@@ -126,6 +131,24 @@ class Trainer:
             self.on_event(Stopped(reason=str(exc)))
         self._save(st)
         return st
+
+    async def _skip_rest(self, st: TrainState) -> None:
+        """Every held-out task has the top score, so no candidate could pass the gate: the steps left
+        are skipped (counted in `st.skipped`). The epoch under way still ends when a step of it ran
+        (its slow update may tie, its meta skill notes what the steps learned); an epoch of no step
+        has nothing for its end to compare or note."""
+        left = self._left(st)
+        self.on_event(Saturated(score=st.current_score, tasks=len(self.val), skipped=left))
+        if any(s.epoch == st.epoch for s in st.steps):
+            self.on_event(EpochEnd(epoch=st.epoch))
+            await end_epoch(self._boundary(), st)
+        st.skipped += left
+        st.epoch, st.step = self.cfg.train.epochs, 0
+        self._save(st)
+
+    def _left(self, st: TrainState) -> int:
+        """The steps of the run not run yet."""
+        return self.steps_per_epoch - st.step + (self.cfg.train.epochs - st.epoch - 1) * self.steps_per_epoch
 
     def plan(self) -> dict[str, int]:
         """Projected model calls of the whole run (an upper bound; the caches make it smaller)."""
@@ -230,7 +253,10 @@ class Trainer:
             st.earlier_steps.append(f"step {st.step + 1}: no applicable edit ({len(reflected.edits)} proposed)")
             self.on_event(NoEdit(at=at))
         else:
-            await self._gate_candidates(st, record, current, built, result)
+            await gate_step(
+                st, record, current, built, result, ev=self.ev, gate=self.gate, val=self.val,
+                run_dir=self.run_dir, at=at, on_event=self.on_event,
+            )  # fmt: skip
         self.run_dir.write_json(step_dir / "step.json", record)
         memory.remember_refused(st.rejected, result.refused, epoch=st.epoch, step=st.step)  # once the step is whole
         st.steps.append(record)
@@ -326,59 +352,6 @@ class Trainer:
         for r in screened.refused:
             self.on_event(StepProblem(at=at, problem=r.why()))
         return screened
-
-    async def _gate_candidates(
-        self, st: TrainState, record: StepRecord, current: Skill, built: list[candidates.Candidate], landed: Landed
-    ) -> None:
-        """Gate every new candidate skill of the step, keep the best accepted one, remember the rest
-        (with the proposals that `landed` repaired into them)."""
-        at, several, gated = self._at(st), len(built) > 1, candidates.to_gate(current, built)
-        for c in gated:
-            self.run_dir.write_text(
-                f"candidates/e{st.epoch}s{st.step}{f'c{c.number}' if several else ''}.md", c.skill.text
-            )
-        decisions = await candidates.gate_all(
-            self.ev, self.gate, current, gated, self.val, at=at, on_event=self.on_event, built=len(built)
-        )
-        record.chosen = candidates.choose(decisions)
-        record.candidate_gates = decisions if several else {}
-        kept = built[record.chosen - 1] if record.chosen else None
-        record.strategy = kept.strategy if kept and candidates.named(built) else None
-        if several:
-            self.on_event(
-                CandidateChosen(
-                    at=at, built=len(built), gated=len(gated), chosen=record.chosen, strategy=record.strategy
-                )
-            )
-        record.gate = decisions[kept.number] if kept else candidates.best_rejected(decisions)
-        if kept:
-            record.applied = kept.result.applied
-            if st.accept(kept.skill, record.gate.candidate):
-                self.run_dir.write_text("best_skill.md", kept.skill.text)
-        remembered = list(record.applied) if kept else []
-        alone = [c.result.applied[0] for c in gated if len(c.result.applied) == 1 and not decisions[c.number].accepted]
-        ignored = memory.unfollowed([(c.result.applied, decisions[c.number]) for c in gated])
-        for c in gated:
-            decision = decisions[c.number]
-            edits = c.result.applied
-            if not decision.accepted:
-                new = [e for e in edits if e not in remembered]
-                remembered += new
-                memory.remember_gated(
-                    st.rejected,
-                    new,
-                    decision,
-                    on=current,
-                    alone=alone,
-                    repaired=landed.repaired,
-                    epoch=st.epoch,
-                    step=st.step,
-                    ignored=ignored,
-                )
-            verdict = ("accepted" if c is kept else "passed, not kept") if decision.accepted else "rejected"
-            verdict += f" — {IGNORED}" if any([e] == edits for e, _ in ignored) else ""
-            which = candidates.label(c, len(built))
-            st.earlier_steps.append(gate_note(st.step, edits, decision.baseline, decision.candidate, which + verdict))
 
     def _boundary(self) -> Boundary:
         """What the end of an epoch works with (core/train/epoch.py)."""
