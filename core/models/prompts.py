@@ -44,6 +44,28 @@ def copied_placeholders(text: str, *templates: str) -> list[str]:
     return [mark for mark in PLACEHOLDER.findall(text) if mark in marks]
 
 
+def echoed_instruction(text: str, *templates: str, min_words: int = 5) -> bool:
+    """Whether `text` copies a stretch of at least `min_words` words of the prompt `templates`' own
+    instructions (case, punctuation and spacing aside; a placeholder breaks a stretch): a small
+    model's reply that repeats the rules it was given rather than following them."""
+    words = _words(text)
+    if len(words) < min_words:
+        return False
+    wanted = f" {' '.join(words)} "
+    for name in templates:
+        for part in _SLOT.split(_template(name).template):
+            if wanted in f" {' '.join(_words(part))} ":
+                return True
+    return False
+
+
+_SLOT = re.compile(rf"\$\{{?\w+\}}?|{PLACEHOLDER.pattern}")  # a template's $value or a <placeholder>
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.casefold())
+
+
 def truncate(text: str, limit: int) -> str:
     """Keep the head and the tail of a long text and say how much was cut in between."""
     if len(text) <= limit:

@@ -15,7 +15,7 @@ from pydantic import Field, StrictStr
 
 from skillsleep.core.document.skill import Skill
 from skillsleep.core.models.llm import LLM
-from skillsleep.core.models.prompts import as_bullets, bullet_lines, data_block, or_none, render
+from skillsleep.core.models.prompts import as_bullets, bullet_lines, data_block, echoed_instruction, or_none, render
 from skillsleep.core.models.replies import Lenient, Reply
 from skillsleep.core.privacy.redact import Redactor
 from skillsleep.core.privacy.safety import screen_all
@@ -33,10 +33,15 @@ RESPONSE_CHARS = 800
 # title, a code fence or a frontmatter fence.
 _STRUCTURE = re.compile(
     r"<!--|-->|skillsleep:\s*(?:slow-update|appendix)|^#{1,6}(?:\s|$)|^(?:`{3}|~{3}|-{3,}\s*$)"
-    r"|^\W*(?:guidance from earlier epochs|reminders)\W*$",
+    r"|^\W*(?:guidance from earlier epochs|reminders)\W*$"
+    r"|^<<<|>>>$|^(?:-{3}|\+{3,})\s*(?:before|after)\s*$",  # the prompt's data fences, the diff's file lines
     re.IGNORECASE,
 )
-_STRUCTURE_WHY = "a guidance line says what to do; it may not echo the skill's region markers, headings or fences"
+_STRUCTURE_WHY = (
+    "a guidance line says what to do; it may not echo the skill's region markers, headings or fences, "
+    "nor the prompt's data fences or diff headers"
+)
+_ECHO_WHY = "a guidance line says what the agent should do; it may not repeat the optimizer's own instructions"
 # A line ending in one of these was cut off mid-sentence ("… It does not"): no rule ends that way.
 _DANGLING = frozenset(
     {
@@ -129,13 +134,17 @@ async def slow_update(
 
 def unfit_guidance(edit: Edit) -> RejectedEdit | None:
     """Why a guidance line may not go into the region: it echoes the skill's structure (a region
-    marker, a heading, a region's title, a code fence) or is cut off mid-sentence; None when fit."""
+    marker, a heading, a region's title, a code fence) or the prompt's (a data fence, the diff's
+    file lines), repeats the slow update's own instructions (five words or more of them in a row),
+    or is cut off mid-sentence; None when fit."""
     line = edit.content or ""
     echo = _STRUCTURE.search(line)
     if echo is not None:
         return RejectedEdit(
             edit=edit, stage="safety", rule="structure", reason=_STRUCTURE_WHY, matched=echo.group(0) or line
         )
+    if echoed_instruction(line, "slow_update_system", "slow_update_user"):
+        return RejectedEdit(edit=edit, stage="safety", rule="prompt-echo", reason=_ECHO_WHY, matched=line[:80])
     words = re.findall(r"[\w']+|[^\w\s]", line)
     if words and (words[-1].casefold() in _DANGLING or words[-1] in _DANGLING_MARKS):
         return RejectedEdit(edit=edit, stage="safety", rule="cut-off", reason=_CUT_OFF_WHY, matched=line[-40:])
