@@ -159,6 +159,22 @@ def test_an_ignored_add_is_its_words_wherever_it_would_go() -> None:
     assert drop_remembered([other], [replaced], Skill.parse("# S\n\n- a\n- b\n"))[0] == [other]  # another line
 
 
+def test_an_ignored_rule_again_without_its_full_stop_is_the_same_words() -> None:
+    """`language` seed 1 (1.5B optimizer): step 2 proposed step 1's ignored rule again, the full stop
+    dropped, and it was gated a second time (0.00 → 0.00 again)."""
+    rule = "The reply must be written in Spanish (the students read Spanish), even though the problem is in English."
+    ignored = RejectedEdit(edit=Edit(op="add", content=rule), stage="ignored", reason="tie")
+    skill = Skill.parse("# S\n\n- Read the question.\n")
+    again = [Edit(op="add", content=rule.rstrip(".")), Edit(op="add", content=rule[:-1] + "!  ")]
+    kept, dropped = drop_remembered(again, [ignored], skill)
+    assert kept == [] and [d.edit for d in dropped] == again
+    other = [Edit(op="add", content=rule[:-1] + " (use Spanish numerals)."), Edit(op="add", content=rule + "\nAnswer:")]
+    assert drop_remembered(other, [ignored], skill)[0] == other  # more words, or another line, are not the same
+    stop = RejectedEdit(edit=Edit(op="replace", target="- a.", content="- b."), stage="ignored", reason="tie")
+    line = Edit(op="replace", target="- a", content="- b")  # the line it changes must be the line, as it is
+    assert drop_remembered([line], [stop], Skill.parse("# S\n\n- a\n- a.\n"))[0] == [line]
+
+
 async def test_a_repair_the_target_ignored_is_remembered_with_its_proposal_and_both_are_dropped(
     tmp_path: Path,
 ) -> None:

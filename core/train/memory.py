@@ -36,6 +36,7 @@ from skillsleep.core.train.gate import untouched
 from skillsleep.core.train.literals import rewritten
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+_CLOSING = re.compile(r"[.!;]+[ \t]*$", re.MULTILINE)  # a line's closing stop: not a word of it
 
 
 def remember_refused(rejected: list[RejectedEdit], refused: list[RejectedEdit], *, epoch: int, step: int) -> None:
@@ -138,7 +139,7 @@ def drop_remembered(
     """`edits` without those identical to a remembered refusal, to an edit the target ignored, or to
     an edit the gate rejected on its own on this same `skill` text, and each one dropped (stage
     "memory", or "user"). Identical is after the rewrites that need no call (`quoted`) and with
-    whitespace and case folded; an add is its words, wherever it would go."""
+    whitespace, case and each line's closing stop folded; an add is its words, wherever it would go."""
     known = {_normal(r.edit): r for r in rejected if r.stage in ("apply", "ignored") or r.skill == skill.hash}
     kept = [e for e in edits if _normal(e) not in known]
     dropped = [
@@ -169,9 +170,12 @@ def recall(rejected: list[RejectedEdit], skill: Skill) -> Callable[[Edit], Rejec
 def _normal(edit: Edit) -> str:
     """An edit's identity in the memory: an add is its words wherever it goes (its anchor only places
     it, and an unknown anchor puts it at the end), so an ignored line proposed again after another
-    line, or as a reminder note, is the same words; a replace or a delete is also the line it changes."""
+    line, or as a reminder note, is the same words; a replace or a delete is also the line it changes.
+    A line's closing full stop (or `!`, `;`) is no word: the 1.5B optimizer proposed an ignored rule
+    again without its full stop, and it was gated a second time."""
     edit = rewritten(edit)
-    return (edit.model_copy(update={"target": None}) if edit.op == "add" else edit).key()
+    words = _CLOSING.sub("", edit.content or "")
+    return edit.model_copy(update={"content": words, "target": None if edit.op == "add" else edit.target}).key()
 
 
 def _before(r: RejectedEdit) -> str:
